@@ -1,0 +1,48 @@
+// Typed errors of cortexd: every failure a user can see carries a code and a message without secrets.
+import { redact } from './redact.js';
+
+/** Base of every error cortexd throws on purpose. `message` is already redacted. */
+export class CortexError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(redact(message), options);
+    this.name = 'CortexError';
+    this.code = code;
+  }
+}
+
+/** One problem found in a configuration: the file, the JSON path inside it, and what is wrong. */
+export interface ConfigIssue {
+  file: string;
+  /** Dotted JSON path such as `modes.guard.hertz` or `modes.a.agent_inputs[0].type`; empty for the whole file. */
+  path: string;
+  message: string;
+  /** `unknown_type` marks a plugin type the registry does not know; other codes are format problems. */
+  kind: 'format' | 'unknown_type' | 'parse' | 'version' | 'env' | 'reference';
+}
+
+/** Formats an issue the way `cortexd check` prints it: `file: json.path: message`. */
+export function formatIssue(issue: ConfigIssue): string {
+  return issue.path ? `${issue.file}: ${issue.path}: ${issue.message}` : `${issue.file}: ${issue.message}`;
+}
+
+/** A configuration that cannot be used; carries every problem found, not only the first. */
+export class ConfigError extends CortexError {
+  readonly issues: ConfigIssue[];
+  constructor(issues: ConfigIssue[]) {
+    super('config_invalid', issues.map(formatIssue).join('\n'));
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+/** Turns anything thrown (including libraries that throw strings) into a redacted one-line message. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return redact(err.message);
+  if (typeof err === 'string') return redact(err);
+  try {
+    return redact(JSON.stringify(err));
+  } catch {
+    return redact(String(err));
+  }
+}

@@ -1,0 +1,47 @@
+// A typed, explicit registry: plugin type name -> its config schema and factory; no scanning, no side effects.
+import type { z } from 'zod';
+
+export type PluginKind = 'input' | 'action' | 'connector' | 'llm' | 'simulator';
+
+export interface PluginSpec<Factory> {
+  /** The name a configuration uses (`type`, `connector`, action `name`). */
+  type: string;
+  /** One line for `cortexd check` and the JSON Schema. */
+  description: string;
+  /** Validates the entry's `config` block before anything starts. */
+  schema: z.ZodType;
+  create: Factory;
+}
+
+export class Registry<Factory> {
+  readonly kind: PluginKind;
+  private readonly specs = new Map<string, PluginSpec<Factory>>();
+
+  constructor(kind: PluginKind, specs: Array<PluginSpec<Factory>> = []) {
+    this.kind = kind;
+    for (const spec of specs) this.register(spec);
+  }
+
+  register(spec: PluginSpec<Factory>): void {
+    if (this.specs.has(spec.type)) throw new Error(`duplicate ${this.kind} plugin type: ${spec.type}`);
+    this.specs.set(spec.type, spec);
+  }
+
+  get(type: string): PluginSpec<Factory> | undefined {
+    return this.specs.get(type);
+  }
+
+  names(): string[] {
+    return [...this.specs.keys()].sort();
+  }
+
+  all(): Array<PluginSpec<Factory>> {
+    return [...this.specs.values()];
+  }
+
+  /** The message `cortexd check` prints for a name this registry lacks. */
+  unknownMessage(type: string): string {
+    const known = this.names();
+    return `unknown ${this.kind} type "${type}"; known: ${known.length ? known.join(', ') : '(none registered yet)'}`;
+  }
+}
