@@ -1,0 +1,46 @@
+// The input plugin contract: the spec's five operations (listen, poll, raw to text, formatted buffer, stop).
+import type { Observable } from 'rxjs';
+import type { Logger } from 'pino';
+
+/** One piece of input turned into text, with the time it was produced (ms since epoch). */
+export interface InputMessage {
+  timestamp: number;
+  text: string;
+  /** True when the text is final (a committed transcript, a typed line); a final message wakes the loop. */
+  final?: boolean;
+}
+
+/**
+ * An input plugin. Raw data stays inside the plugin (and its RxJS pipelines); the runtime only sees
+ * text messages and the formatted buffer. Implementations must be safe to `stop()` twice.
+ */
+export interface InputPlugin<Raw = unknown> {
+  /** Registered type name, for example `TextInput`. */
+  readonly type: string;
+  /** Short label for the prompt section, for example `Voice` or `Vision`. */
+  readonly descriptor: string;
+  /** Listen: the channel of raw events. Subscribing starts the device or socket; unsubscribing releases it. */
+  listen(): Observable<Raw>;
+  /** Poll: one raw event, or undefined when none is ready before `signal` aborts. */
+  poll(signal?: AbortSignal): Promise<Raw | undefined>;
+  /** RawToText: convert one raw event to a message (undefined when it carries no text). */
+  rawToText(raw: Raw): InputMessage | undefined;
+  /**
+   * FormattedLatestBuffer: the messages buffered since the last call, formatted for the prompt,
+   * then cleared; undefined when nothing new arrived (so an idle robot does not call the model).
+   */
+  formattedLatestBuffer(): string | undefined;
+  /** Stop: release every resource (device, socket, child process, timer, subscription). */
+  stop(): Promise<void>;
+}
+
+/** What the runtime gives an input plugin when it creates it. */
+export interface InputContext {
+  logger: Logger;
+  /** The state directory (for inputs that persist something). */
+  stateDir: string;
+  /** Aborted when the mode that owns the input exits. */
+  signal: AbortSignal;
+}
+
+export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;
