@@ -1,0 +1,112 @@
+// Chat completions client: validates a request before sending, then returns the completion or an SSE stream of deltas and usage.
+import { isProvider, MODEL_PREFIXES, modelSupported, PROVIDERS, unsupportedModelMessage, type Provider } from './catalog.js';
+import { CloudProtocolError, CloudValidationError } from './errors.js';
+import { CloudHttp, type Credential } from './http.js';
+import {
+  ChatCompletionRequestSchema,
+  ChatCompletionResponseSchema,
+  PATHS,
+  type ChatCompletionRequest,
+  type ChatCompletionResponse,
+} from './protocol.js';
+import { collectChatStream, parseChatStream, type ChatStreamEvent, type CollectedChat } from './sse.js';
+
+/**
+ * Checks a provider/model pair against the spec's prefix table. Returns the problem as one line, or
+ * undefined when the pair is fine. Used by `cortexd check` and by the client before sending.
+ */
+export function checkModel(provider: string, model: string): string | undefined {
+  if (!isProvider(provider)) return `unsupported model provider: ${provider} (known: ${PROVIDERS.join(', ')})`;
+  if (!modelSupported(provider, model)) return unsupportedModelMessage(provider, model);
+  return undefined;
+}
+
+/** Every problem of a request, as `field: message` lines; empty when it may be sent. */
+export function validateChatRequest(provider: string, request: unknown, opts: { catalog?: boolean } = {}): string[] {
+  const issues: string[] = [];
+  const parsed = ChatCompletionRequestSchema.safeParse(request);
+  if (!parsed.success) {
+    for (const i of parsed.error.issues) issues.push(`${i.path.join('.') || '(request)'}: ${i.message}`);
+  }
+  if (opts.catalog !== false) {
+    const model = (request as { model?: unknown } | null)?.model;
+    const problem = checkModel(provider, typeof model === 'string' ? model : '');
+    if (problem && (typeof model === 'string' || !isProvider(provider))) issues.push(problem);
+  }
+  return issues;
+}
+
+export interface ChatCallOptions {
+  signal?: AbortSignal;
+}
+
+/** An open completion stream: iterate for events, or `collect()` them into one result. */
+export interface ChatStream extends AsyncIterable<ChatStreamEvent> {
+  collect(onText?: (text: string) => void): Promise<CollectedChat>;
+}
+
+export interface ChatClientOptions {
+  http: CloudHttp;
+  apiKey: string;
+  /**
+   * Check provider and model prefix against the catalog before sending (default true). Off lets a newer
+   * server's models through; the server still answers 404 for what it does not support.
+   */
+  catalogCheck?: boolean;
+}
+
+/** `POST /api/core/{provider}/chat/completions`, with `Authorization: Bearer <API key>`. */
+export class ChatClient {
+  private readonly http: CloudHttp;
+  private readonly credential: Credential;
+  private readonly catalogCheck: boolean;
+
+  constructor(options: ChatClientOptions) {
+    this.http = options.http;
+    this.credential = { kind: 'bearer', token: options.apiKey };
+    this.catalogCheck = options.catalogCheck ?? true;
+  }
+
+  private validated(provider: Provider | string, request: ChatCompletionRequest, stream: boolean): ChatCompletionRequest {
+    const endpoint = CloudHttp.endpoint({ method: 'POST', path: PATHS.chat(provider) });
+    if (!/^[a-z0-9_]+$/.test(provider)) throw new CloudValidationError(endpoint, [`provider: invalid path segment`]);
+    const issues = validateChatRequest(provider, request, { catalog: this.catalogCheck });
+    if (issues.length) throw new CloudValidationError(endpoint, issues);
+    const body: ChatCompletionRequest = { ...request };
+    if (stream) body.stream = true;
+    else delete body.stream;
+    return body;
+  }
+
+  /** A whole completion. Retried per the client's policy (429, 503 unreachable, reset before any byte). */
+  async create(provider: Provider | string, request: ChatCompletionRequest, options: ChatCallOptions = {}): Promise<ChatCompletionResponse> {
+    const body = this.validated(provider, request, false);
+    const req = { method: 'POST' as const, path: PATHS.chat(provider), body, credential: this.credential };
+    return this.http.json(options.signal ? { ...req, signal: options.signal } : req, ChatCompletionResponseSchema);
+  }
+
+  /**
+   * A streamed completion (`stream: true`). Resolves once the response headers arrived (until then the
+   * retry policy applies); from then on nothing is retried and a broken stream throws CloudStreamError.
+   * Aborting `signal` ends the iteration with the signal's reason and closes the connection.
+   */
+  async stream(provider: Provider | string, request: ChatCompletionRequest, options: ChatCallOptions = {}): Promise<ChatStream> {
+    const body = this.validated(provider, request, true);
+    const path = PATHS.chat(provider);
+    const endpoint = CloudHttp.endpoint({ method: 'POST', path });
+    const req = { method: 'POST' as const, path, body, credential: this.credential, accept: 'text/event-stream' };
+    const res = await this.http.send(options.signal ? { ...req, signal: options.signal } : req);
+    const type = res.headers.get('content-type') ?? '';
+    if (!type.includes('text/event-stream') || !res.body) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new CloudProtocolError(endpoint, `expected text/event-stream, got ${type || 'no body'}`);
+    }
+    const events = parseChatStream(res.body, endpoint, options.signal);
+    return {
+      [Symbol.asyncIterator]: () => events,
+      collect: (onText) => collectChatStream(events, onText),
+    };
+  }
+}
+
+export { MODEL_PREFIXES };
