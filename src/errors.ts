@@ -29,10 +29,13 @@ export function formatIssue(issue: ConfigIssue): string {
 /** A configuration that cannot be used; carries every problem found, not only the first. */
 export class ConfigError extends CortexError {
   readonly issues: ConfigIssue[];
-  constructor(issues: ConfigIssue[]) {
+  /** Warnings found before the load failed (unknown fields, a newer version...), shown with the problems. */
+  readonly warnings: string[];
+  constructor(issues: ConfigIssue[], warnings: string[] = []) {
     super('config_invalid', issues.map(formatIssue).join('\n'));
     this.name = 'ConfigError';
     this.issues = issues;
+    this.warnings = warnings;
   }
 }
 

@@ -13,21 +13,21 @@ export interface PluginSpec<Factory> {
   create: Factory;
 }
 
-export class Registry<Factory> {
+export class Registry<Factory, Spec extends PluginSpec<Factory> = PluginSpec<Factory>> {
   readonly kind: PluginKind;
-  private readonly specs = new Map<string, PluginSpec<Factory>>();
+  private readonly specs = new Map<string, Spec>();
 
-  constructor(kind: PluginKind, specs: Array<PluginSpec<Factory>> = []) {
+  constructor(kind: PluginKind, specs: Spec[] = []) {
     this.kind = kind;
     for (const spec of specs) this.register(spec);
   }
 
-  register(spec: PluginSpec<Factory>): void {
+  register(spec: Spec): void {
     if (this.specs.has(spec.type)) throw new Error(`duplicate ${this.kind} plugin type: ${spec.type}`);
     this.specs.set(spec.type, spec);
   }
 
-  get(type: string): PluginSpec<Factory> | undefined {
+  get(type: string): Spec | undefined {
     return this.specs.get(type);
   }
 
@@ -35,7 +35,7 @@ export class Registry<Factory> {
     return [...this.specs.keys()].sort();
   }
 
-  all(): Array<PluginSpec<Factory>> {
+  all(): Spec[] {
     return [...this.specs.values()];
   }
 

@@ -1,5 +1,8 @@
 // Zod schemas of the configuration file (agent-runtime-config.md): every field of the spec's tables, typed.
 import { z } from 'zod';
+import { openObject } from './issues.js';
+
+// Objects are loose: unknown fields are kept (and reported as warnings by the loader), never dropped.
 
 /** A plugin's own options: validated later by the plugin's schema from the registry. */
 export const PluginConfig = z.record(z.string(), z.unknown());
@@ -38,7 +41,7 @@ const HANDLER_FIELD: Record<(typeof HANDLER_TYPES)[number], readonly string[]> =
 };
 
 export const LifecycleHook = z
-  .object({
+  .looseObject({
     hook_type: z.enum(HOOK_TYPES),
     handler_type: z.enum(HANDLER_TYPES),
     handler_config: HandlerConfig,
@@ -79,7 +82,7 @@ export const ContextCondition = z.union([
 ]);
 
 export const TransitionRule = z
-  .object({
+  .looseObject({
     from_mode: z.string().min(1),
     to_mode: z.string().min(1),
     transition_type: z.enum(TRANSITION_TYPES),
@@ -100,24 +103,25 @@ export const TransitionRule = z
     }
   });
 
-export const LlmEntry = z.object({
+export const LlmEntry = z.looseObject({
   type: z.string().min(1),
-  config: z
-    .looseObject({
+  /** Plugin options; the fields named here are common to model plugins, the plugin's schema checks the rest. */
+  config: openObject(
+    z.looseObject({
       base_url: z.string().optional(),
       api_key: z.string().optional(),
       agent_name: z.string().optional(),
       history_length: z.number().int().nonnegative().optional(),
-    })
-    .default({}),
+    }),
+  ).default({}),
   agent_name: z.string().optional(),
   history_length: z.number().int().nonnegative().optional(),
 });
 
-export const InputEntry = z.object({ type: z.string().min(1), config: PluginConfig.default({}) });
-export const SimulatorEntry = z.object({ type: z.string().min(1), config: PluginConfig.default({}) });
+export const InputEntry = z.looseObject({ type: z.string().min(1), config: PluginConfig.default({}) });
+export const SimulatorEntry = z.looseObject({ type: z.string().min(1), config: PluginConfig.default({}) });
 
-export const ActionEntry = z.object({
+export const ActionEntry = z.looseObject({
   name: z.string().min(1),
   llm_label: z.string().min(1),
   implementation: z.string().default('passthrough'),
@@ -127,7 +131,7 @@ export const ActionEntry = z.object({
 });
 
 export const McpServer = z
-  .object({
+  .looseObject({
     name: z.string().min(1),
     transport: z.enum(MCP_TRANSPORTS),
     command: z.string().min(1).optional(),
@@ -151,7 +155,7 @@ export const McpServer = z
  * timeout_seconds, remember_locations, save_interactions, lifecycle_hooks, simulators and
  * cortex_llm routinely, so those take documented defaults (no timeout, false, [], the global model).
  */
-export const Mode = z.object({
+export const Mode = z.looseObject({
   display_name: z.string(),
   description: z.string(),
   system_prompt_base: z.string(),
@@ -170,7 +174,7 @@ export const Mode = z.object({
 });
 
 /** Addresses of the hosted service; `embedded` means the in-process local service. */
-export const ServiceAddresses = z.object({
+export const ServiceAddresses = z.looseObject({
   base_url: z.string().optional(),
   ws_base_url: z.string().optional(),
   asr_ws_url: z.string().optional(),
@@ -178,7 +182,7 @@ export const ServiceAddresses = z.object({
 });
 
 /** The multi-mode configuration, the form every file has after legacy conversion. */
-export const AgentConfig = z.object({
+export const AgentConfig = z.looseObject({
   version: z.string(),
   /** Global loop frequency; modes carry their own, so optional in multi-mode files. */
   hertz: Hertz.optional(),

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// The `cortexd` command: parses arguments and hands each subcommand to its module; no stack traces for users.
+import { Command } from 'commander';
+import { register as registerCheck } from './check.js';
+import { register as registerModes } from './modes.js';
+import { register as registerSchema } from './schema.js';
+import { EXIT, reportError } from './output.js';
+
+export function buildProgram(): Command {
+  const program = new Command('cortexd')
+    .description('an agent runtime for robots: modes, inputs, a language model and actions')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+  for (const register of [registerCheck, registerModes, registerSchema]) register(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return EXIT.ok;
+    if (typeof code === 'string' && code.startsWith('commander.')) return EXIT.invalid;
+    return reportError(err);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.exitCode = reportError(err);
+  },
+);

@@ -1,0 +1,64 @@
+// Checks that need the whole configuration: mode references, rule targets, duplicate labels, hook placement.
+import type { AgentConfig } from './schema.js';
+
+export interface CrossProblem {
+  path: Array<PropertyKey>;
+  message: string;
+}
+
+/** Problems that a field-by-field schema cannot see. */
+export function crossCheck(config: AgentConfig): CrossProblem[] {
+  const problems: CrossProblem[] = [];
+  const modeNames = Object.keys(config.modes);
+  const known = `known modes: ${modeNames.join(', ')}`;
+
+  if (!config.modes[config.default_mode]) {
+    problems.push({ path: ['default_mode'], message: `"${config.default_mode}" is not a mode; ${known}` });
+  }
+  if (config.modes['*']) problems.push({ path: ['modes', '*'], message: '"*" is reserved for rules that apply from any mode' });
+
+  config.transition_rules.forEach((rule, i) => {
+    if (rule.from_mode !== '*' && !config.modes[rule.from_mode]) {
+      problems.push({ path: ['transition_rules', i, 'from_mode'], message: `"${rule.from_mode}" is not a mode ("*" means any mode); ${known}` });
+    }
+    if (!config.modes[rule.to_mode]) {
+      problems.push({ path: ['transition_rules', i, 'to_mode'], message: `"${rule.to_mode}" is not a mode; ${known}` });
+    }
+    if (rule.transition_type === 'manual' && !config.allow_manual_switching) {
+      problems.push({ path: ['transition_rules', i, 'transition_type'], message: 'a manual rule needs allow_manual_switching: true' });
+    }
+  });
+
+  config.global_lifecycle_hooks.forEach((hook, i) => {
+    if (hook.hook_type !== 'on_startup' && hook.hook_type !== 'on_shutdown') {
+      problems.push({
+        path: ['global_lifecycle_hooks', i, 'hook_type'],
+        message: `global hooks run at start and stop only (on_startup, on_shutdown); put ${hook.hook_type} hooks in a mode's lifecycle_hooks`,
+      });
+    }
+  });
+
+  for (const [name, mode] of Object.entries(config.modes)) {
+    const labels = new Map<string, number>();
+    mode.agent_actions.forEach((action, i) => {
+      const first = labels.get(action.llm_label);
+      if (first !== undefined) {
+        problems.push({ path: ['modes', name, 'agent_actions', i, 'llm_label'], message: `"${action.llm_label}" is already used by agent_actions[${first}]; the model could not tell them apart` });
+      } else {
+        labels.set(action.llm_label, i);
+      }
+    });
+    const servers = new Set<string>();
+    mode.mcp_servers.forEach((server, i) => {
+      if (servers.has(server.name)) problems.push({ path: ['modes', name, 'mcp_servers', i, 'name'], message: `duplicate tool server name "${server.name}"` });
+      servers.add(server.name);
+    });
+    if (mode.timeout_seconds === undefined) {
+      const timed = config.transition_rules.findIndex((r) => r.transition_type === 'time_based' && r.from_mode === name && r.timeout_seconds === undefined);
+      if (timed >= 0) {
+        problems.push({ path: ['transition_rules', timed, 'timeout_seconds'], message: `a time_based rule needs timeout_seconds here or in mode "${name}"` });
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,166 @@
+// `${VAR}` and `${VAR:-default}` substitution in every string value of a parsed configuration.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import { projectRoot } from '../paths.js';
+
+export type JsonPath = Array<string | number>;
+
+/** A variable that was not set and had no default, and where it was used. */
+export interface UnresolvedVariable {
+  variable: string;
+  path: JsonPath;
+}
+
+/** A `${` without its closing `}` or with a malformed name. */
+export interface SubstitutionProblem {
+  path: JsonPath;
+  message: string;
+}
+
+export interface SubstitutionResult {
+  value: unknown;
+  unresolved: UnresolvedVariable[];
+  problems: SubstitutionProblem[];
+}
+
+/**
+ * The variables a configuration sees: the `.env` file beside the project (or `$CORTEX_ENV_FILE`)
+ * overlaid by the process environment, so the process environment wins.
+ */
+export function configEnvironment(processEnv: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
+  const file = processEnv.CORTEX_ENV_FILE ?? join(projectRoot(), '.env');
+  let fromFile: Record<string, string> = {};
+  try {
+    fromFile = parseDotenv(readFileSync(file));
+  } catch {
+    fromFile = {};
+  }
+  return { ...fromFile, ...processEnv };
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Substitutes one string. Rules (POSIX-shell-like, documented in the README):
+ * - `${VAR}`: the value of VAR; set-but-empty gives ''.
+ * - `${VAR:-default}`: the value of VAR unless it is unset OR empty, else `default` (may be empty).
+ * - `$${` is a literal `${`.
+ * - Several references per string are allowed; the default text ends at the first `}`.
+ * Returns the string, or the names that were unset without a default, or a syntax problem.
+ */
+export function substituteString(
+  input: string,
+  env: Record<string, string | undefined>,
+): { value: string; unset: string[]; problem?: string } {
+  let out = '';
+  const unset: string[] = [];
+  let i = 0;
+  while (i < input.length) {
+    const at = input.indexOf('${', i);
+    if (at < 0) {
+      out += input.slice(i);
+      break;
+    }
+    if (at > 0 && input[at - 1] === '$') {
+      out += input.slice(i, at - 1) + '${';
+      i = at + 2;
+      continue;
+    }
+    out += input.slice(i, at);
+    const close = input.indexOf('}', at + 2);
+    if (close < 0) return { value: input, unset, problem: `unterminated "\${" at character ${at + 1}` };
+    const body = input.slice(at + 2, close);
+    const sep = body.indexOf(':-');
+    const name = sep >= 0 ? body.slice(0, sep) : body;
+    if (!NAME.test(name)) {
+      return { value: input, unset, problem: `"\${${body}}" is not a valid variable reference (expected \${NAME} or \${NAME:-default})` };
+    }
+    const current = env[name];
+    if (sep >= 0) {
+      out += current === undefined || current === '' ? body.slice(sep + 2) : current;
+    } else if (current === undefined) {
+      unset.push(name);
+    } else {
+      out += current;
+    }
+    i = close + 1;
+  }
+  return { value: out, unset };
+}
+
+/**
+ * Substitutes every string value (never keys) of a JSON value. Strings that reference an unset
+ * variable without default are left out: the nearest object property holding them is deleted and
+ * reported in `unresolved`, so the schema decides whether the field was optional (a warning) or
+ * required (an error that names the variable and the path).
+ */
+export function substituteAll(value: unknown, env: Record<string, string | undefined>): SubstitutionResult {
+  const unresolved: UnresolvedVariable[] = [];
+  const problems: SubstitutionProblem[] = [];
+
+  // Returns the new value, or `REMOVE` when the property holding it must be deleted; the names of
+  // the unset variables wait in `pending` until the object property that is removed is known.
+  const REMOVE = Symbol('remove');
+  let pending: string[] = [];
+  const walk = (v: unknown, path: JsonPath, depth: number): unknown => {
+    if (depth > 200) {
+      problems.push({ path, message: 'nested more than 200 levels deep' });
+      return v;
+    }
+    if (typeof v === 'string') {
+      if (!v.includes('${')) return v;
+      const r = substituteString(v, env);
+      if (r.problem) {
+        problems.push({ path, message: r.problem });
+        return v;
+      }
+      if (r.unset.length > 0) {
+        pending.push(...r.unset);
+        return REMOVE;
+      }
+      return r.value;
+    }
+    if (Array.isArray(v)) {
+      let removed = false;
+      const arr = v.map((item, idx) => {
+        const next = walk(item, [...path, idx], depth + 1);
+        if (next === REMOVE) removed = true;
+        return next;
+      });
+      // An array cannot lose one element without changing meaning: the whole property goes.
+      return removed ? REMOVE : arr;
+    }
+    if (v && typeof v === 'object') {
+      const obj: Record<string, unknown> = {};
+      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
+        const next = walk(item, [...path, k], depth + 1);
+        if (next === REMOVE) {
+          for (const variable of new Set(pending)) unresolved.push({ variable, path: [...path, k] });
+          pending = [];
+        } else {
+          obj[k] = next;
+        }
+      }
+      return obj;
+    }
+    return v;
+  };
+
+  const result = walk(value, [], 0);
+  for (const variable of new Set(pending)) unresolved.push({ variable, path: [] });
+  return { value: result === REMOVE ? undefined : result, unresolved, problems };
+}
+
+/** Formats a JSON path as `modes.guard.agent_inputs[0].type`. */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else {
+      const s = String(seg);
+      out += /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? (out ? `.${s}` : s) : `[${JSON.stringify(s)}]`;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,190 @@
+// Loads a configuration: read, JSON5 parse, version check, substitution, legacy conversion, validation.
+import { readFileSync, statSync } from 'node:fs';
+import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import JSON5 from 'json5';
+import type { z } from 'zod';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import { configDir } from '../paths.js';
+import { configEnvironment, formatPath, substituteAll } from './env.js';
+import { unknownFields, zodIssueMessages } from './issues.js';
+import { convertLegacy, isLegacy } from './legacy.js';
+import { checkPlugins } from './plugins-check.js';
+import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
+import { checkUrid } from './urid.js';
+import { checkVersion } from './version.js';
+import { crossCheck } from './cross-check.js';
+
+export interface LoadTarget {
+  /** A configuration name: `config/<name>.json5`. */
+  name?: string;
+  /** A path to a file, as given to `--config`. */
+  file?: string;
+}
+
+export interface LoadOptions {
+  /** The variables the file sees; default: `.env` overlaid by the process environment. */
+  env?: Record<string, string | undefined>;
+  /** Resolve plugin types through the registry and validate their config blocks (default true). */
+  plugins?: boolean;
+}
+
+/** Largest configuration file read; anything bigger is refused before parsing. */
+export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** Resolves a target to an absolute file path and the name used in messages and mode memory. */
+export function resolveTarget(target: LoadTarget): { file: string; configName: string } {
+  if (target.file) {
+    const file = resolve(target.file);
+    return { file, configName: basename(file, extname(file)) };
+  }
+  const name = target.name ?? process.env.CONFIG;
+  if (!name) throw new ConfigError([{ file: 'config', path: '', kind: 'format', message: 'no configuration named: pass NAME, --config PATH, or set CONFIG' }]);
+  if (!NAME_RE.test(name) || name.includes('..')) {
+    throw new ConfigError([{ file: name, path: '', kind: 'format', message: `not a configuration name: ${JSON.stringify(name)} (letters, digits, _ . - only; use --config for a path)` }]);
+  }
+  const stem = name.endsWith('.json5') ? name.slice(0, -'.json5'.length) : name;
+  return { file: join(configDir(), `${stem}.json5`), configName: stem };
+}
+
+/** The file name as printed in problems: relative to the working directory when inside it. */
+export function displayName(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
+/**
+ * Loads and validates a configuration. Collects every problem it can find and throws one
+ * ConfigError carrying all of them; returns warnings (unknown fields, newer version, placeholder
+ * key, optional fields left out for lack of a variable) with the loaded config.
+ */
+export async function loadConfig(target: LoadTarget, options: LoadOptions = {}): Promise<LoadedConfig> {
+  const { file, configName } = resolveTarget(target);
+  const shown = displayName(file);
+  const issues: ConfigIssue[] = [];
+  const warnings: string[] = [];
+  const fail = (path: Array<PropertyKey> | string, message: string, kind: ConfigIssue['kind'] = 'format') =>
+    issues.push({ file: shown, path: typeof path === 'string' ? path : formatPath(path), message, kind });
+  const warn = (path: Array<PropertyKey> | string, message: string) => {
+    const p = typeof path === 'string' ? path : formatPath(path);
+    warnings.push(p ? `${shown}: ${p}: ${message}` : `${shown}: ${message}`);
+  };
+
+  // Read.
+  let text: string;
+  try {
+    const size = statSync(file).size;
+    if (size > MAX_CONFIG_BYTES) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `file is ${size} bytes; the limit is ${MAX_CONFIG_BYTES}` }]);
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    const message = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : `cannot read: ${code ?? String(err)}`;
+    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message }]);
+  }
+
+  // Parse.
+  let raw: unknown;
+  try {
+    raw = JSON5.parse(text);
+  } catch (err) {
+    const e = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
+    if (err instanceof RangeError) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: 'nested too deeply to parse' }]);
+    const where = e.lineNumber !== undefined ? `line ${e.lineNumber}, column ${e.columnNumber}: ` : '';
+    const what = String(e.message ?? err).replace(/^JSON5: /, '').replace(/ at \d+:\d+$/, '');
+    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `${where}${what}` }]);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError([{ file: shown, path: '', kind: 'format', message: `the top level must be an object, got ${Array.isArray(raw) ? 'a list' : JSON.stringify(raw)}` }]);
+  }
+  let data = raw as Record<string, unknown>;
+
+  // Version.
+  const version = checkVersion(data.version);
+  if (!version.ok) {
+    fail('version', version.message, 'version');
+    if (!version.continue) throw new ConfigError(issues, warnings);
+  } else if (version.warning) {
+    warn('version', version.warning);
+  }
+
+  // Substitution.
+  const env = options.env ?? configEnvironment();
+  const sub = substituteAll(data, env);
+  for (const p of sub.problems) fail(p.path, p.message, 'env');
+  data = (sub.value ?? {}) as Record<string, unknown>;
+
+  // Legacy conversion.
+  const legacy = isLegacy(data);
+  if (legacy) data = convertLegacy(data, configName);
+  else if (data.name === undefined) data.name = configName;
+
+  // The API key may come from OM_API_KEY instead of the file.
+  const envKey = env.OM_API_KEY;
+  if ((data.api_key === undefined || data.api_key === '') && envKey) data.api_key = envKey;
+
+  // Schema.
+  const parsed = AgentConfig.safeParse(data, { reportInput: true });
+  const unresolvedAt = new Map(sub.unresolved.map((u) => [formatPath(u.path), u.variable]));
+  const requiredMissing = new Set<string>();
+  if (!parsed.success) {
+    for (const { path, message } of zodIssueMessages(parsed.error)) {
+      const p = formatPath(path);
+      const variable = unresolvedAt.get(p);
+      if (variable) {
+        requiredMissing.add(p);
+        fail(p, `environment variable ${variable} is not set and has no default (write \${${variable}:-default} or set it)`, 'env');
+      } else if (p === 'api_key' && message.startsWith('missing')) {
+        fail(p, 'missing: set api_key in the file or the OM_API_KEY environment variable', 'format');
+      } else {
+        fail(p, message);
+      }
+    }
+  }
+  for (const [p, variable] of unresolvedAt) {
+    if (!requiredMissing.has(p)) warn(p, `environment variable ${variable} is not set and has no default; this optional field is left out`);
+  }
+  for (const p of unknownFields(AgentConfig as z.ZodType, data)) warn(p, 'unknown field (kept, not used by this runtime)');
+
+  // URID from the file or the URID variable.
+  const uridCheck = checkUrid(data.URID ?? env.URID);
+  if (!uridCheck.ok) fail(data.URID !== undefined ? 'URID' : 'URID (from the URID variable)', uridCheck.message);
+
+  if (!parsed.success) throw new ConfigError(issues, warnings);
+  const config = parsed.data;
+
+  // Modes without a model take the global one; a mode's own model replaces it whole.
+  const modes: Record<string, ModeConfig & { cortex_llm: LlmConfig }> = {};
+  for (const [name, mode] of Object.entries(config.modes)) {
+    const llm = mode.cortex_llm ?? config.cortex_llm;
+    if (!llm) {
+      fail(['modes', name, 'cortex_llm'], 'missing, and there is no global cortex_llm to use instead');
+      continue;
+    }
+    modes[name] = { ...mode, cortex_llm: llm };
+  }
+
+  for (const problem of crossCheck(config)) fail(problem.path, problem.message, 'reference');
+  if (options.plugins !== false) {
+    const plugins = checkPlugins(config);
+    for (const p of plugins.problems) fail(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
+    for (const p of plugins.unknownFields) warn(p, 'unknown field (kept, not used by this plugin)');
+  }
+  if (issues.length > 0) throw new ConfigError(issues, warnings);
+
+  const apiKey = config.api_key || envKey || '';
+  if (!/^key_(live|test)_/.test(apiKey)) {
+    warn('api_key', apiKey === '' ? 'no API key: calls to the hosted service will fail with 401' : `placeholder API key ${apiKey === 'openmind_free' ? '"openmind_free"' : '(no key_live_/key_test_ prefix)'}: calls to the hosted service will fail; set OM_API_KEY`);
+  }
+
+  return {
+    file,
+    configName,
+    legacy,
+    config: { ...config, modes },
+    apiKey,
+    ...(uridCheck.ok && uridCheck.urid ? { urid: uridCheck.urid } : {}),
+    warnings,
+  };
+}

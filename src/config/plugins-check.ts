@@ -1,0 +1,57 @@
+// Resolves every plugin type of a configuration through the registry and validates its config block.
+import type { z } from 'zod';
+import { formatPath } from './env.js';
+import { unknownFields, zodIssueMessages } from './issues.js';
+import type { AgentConfig } from './schema.js';
+import { actions, inputs, llms, simulators } from '../plugins.js';
+import type { Registry } from '../plugin-registry.js';
+
+export interface PluginProblem {
+  path: Array<PropertyKey>;
+  message: string;
+  unknownType: boolean;
+}
+
+export interface PluginCheck {
+  problems: PluginProblem[];
+  unknownFields: string[];
+}
+
+/** Checks inputs, actions (and their connectors), models and simulators of every mode and the global model. */
+export function checkPlugins(config: AgentConfig): PluginCheck {
+  const result: PluginCheck = { problems: [], unknownFields: [] };
+
+  const check = (registry: Registry<unknown>, type: string, options: unknown, at: Array<PropertyKey>, typeField: string) => {
+    const spec = registry.get(type);
+    if (!spec) {
+      result.problems.push({ path: [...at, typeField], message: registry.unknownMessage(type), unknownType: true });
+      return undefined;
+    }
+    const parsed = spec.schema.safeParse(options ?? {}, { reportInput: true });
+    if (!parsed.success) {
+      for (const m of zodIssueMessages(parsed.error, [...at, 'config'])) result.problems.push({ path: m.path, message: m.message, unknownType: false });
+    } else {
+      result.unknownFields.push(...unknownFields(spec.schema as z.ZodType, options ?? {}, [...at, 'config']));
+    }
+    return spec;
+  };
+
+  if (config.cortex_llm) check(llms, config.cortex_llm.type, config.cortex_llm.config, ['cortex_llm'], 'type');
+  for (const [name, mode] of Object.entries(config.modes)) {
+    const base = ['modes', name];
+    mode.agent_inputs.forEach((input, i) => check(inputs as Registry<unknown>, input.type, input.config, [...base, 'agent_inputs', i], 'type'));
+    mode.simulators.forEach((sim, i) => check(simulators, sim.type, sim.config, [...base, 'simulators', i], 'type'));
+    if (mode.cortex_llm) check(llms, mode.cortex_llm.type, mode.cortex_llm.config, [...base, 'cortex_llm'], 'type');
+    mode.agent_actions.forEach((action, i) => {
+      const at = [...base, 'agent_actions', i];
+      const spec = actions.get(action.name);
+      if (!spec) {
+        result.problems.push({ path: [...at, 'name'], message: actions.unknownMessage(action.name), unknownType: true });
+        return;
+      }
+      check(spec.connectors, action.connector, action.config, at, 'connector');
+    });
+  }
+  return result;
+}
+
