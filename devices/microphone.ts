@@ -1,0 +1,161 @@
+// The microphone: config schema, the Microphone interface, and the real binding (node-record-lpcm16: arecord/sox by name on PATH).
+import { createRequire } from 'node:module';
+import type { ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { Observable, Subject, catchError, defer, retry, throwError, timer } from 'rxjs';
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import { ASR_RATES } from '../src/cloud/catalog.js';
+import { DeviceError, backoffDelay, type BackoffOptions } from './device-error.js';
+import { createReplayMicrophone } from './microphone-replay.js';
+
+const RestartSchema = {
+  /** First restart delay after the recorder fails (ms). */
+  restart_initial_ms: z.number().int().positive().default(500),
+  /** Longest restart delay (ms). */
+  restart_max_ms: z.number().int().positive().default(10_000),
+  /** Restarts in a row without audio before the microphone gives up; unset: never. */
+  max_restarts: z.number().int().nonnegative().optional(),
+};
+
+export const RecorderMicrophoneSchema = z.strictObject({
+  binding: z.literal('recorder'),
+  /** Program spawned by bare name through PATH. */
+  recorder: z.enum(['arecord', 'sox', 'rec']).default('arecord'),
+  /** ALSA device name (arecord -D), e.g. `plughw:1,0`; default device when unset. */
+  device: z.string().min(1).optional(),
+  rate: z.literal(ASR_RATES).default(16000),
+  ...RestartSchema,
+});
+
+export const ReplayMicrophoneSchema = z.strictObject({
+  binding: z.literal('replay'),
+  /** A WAV file (16-bit PCM, mono) or raw s16le mono PCM. */
+  file: z.string().min(1),
+  /** Rate of the audio; a WAV file whose header says otherwise is refused (typed error), never resampled. */
+  rate: z.literal(ASR_RATES).default(16000),
+  /** Start over at the end (default) or complete after one pass. */
+  loop: z.boolean().default(true),
+  /** Pace the audio in real time (default) or emit it as fast as it is read. */
+  realtime: z.boolean().default(true),
+  /** Size of each emitted buffer in ms of audio. */
+  period_ms: z.number().int().positive().default(20),
+});
+
+export const MicrophoneConfigSchema = z.discriminatedUnion('binding', [RecorderMicrophoneSchema, ReplayMicrophoneSchema]);
+export type MicrophoneConfig = z.input<typeof MicrophoneConfigSchema>;
+export type RecorderMicrophoneConfig = z.output<typeof RecorderMicrophoneSchema>;
+export type ReplayMicrophoneConfig = z.output<typeof ReplayMicrophoneSchema>;
+
+/** Mono signed 16-bit little-endian PCM at `rate`. */
+export interface Microphone {
+  readonly binding: 'recorder' | 'replay';
+  readonly rate: number;
+  /**
+   * Cold: each subscription starts capturing, unsubscribing stops (kills the recorder). Buffers have
+   * any size (chunk them with `chunkPcm`). The recorder binding restarts a failed recorder with
+   * backoff; the stream errors only when `max_restarts` is exhausted.
+   */
+  pcm(): Observable<Buffer>;
+  /** Every failure that caused a restart. */
+  readonly failures$: Observable<DeviceError>;
+}
+
+export interface DeviceContext {
+  logger?: Logger;
+}
+
+interface Recording {
+  process: ChildProcess;
+  stream(): Readable;
+  stop(): void;
+}
+const requireCjs = createRequire(import.meta.url);
+const recordLib = requireCjs('node-record-lpcm16') as { record(options: Record<string, unknown>): Recording };
+
+/** One run of the recorder program: errors (typed) when it fails to start, exits, or reports an error string. */
+export function recordOnce(config: Pick<RecorderMicrophoneConfig, 'recorder' | 'device' | 'rate'>): Observable<Buffer> {
+  return new Observable<Buffer>((subscriber) => {
+    let stopped = false;
+    let recording: Recording;
+    try {
+      recording = recordLib.record({
+        recorder: config.recorder,
+        device: config.device,
+        sampleRate: config.rate,
+        channels: 1,
+        audioType: 'raw',
+      });
+    } catch (err) {
+      subscriber.error(DeviceError.from('microphone', err, `cannot start ${config.recorder}`));
+      return;
+    }
+    const fail = (err: unknown, context: string) => {
+      if (!stopped) subscriber.error(DeviceError.from('microphone', err, context));
+    };
+    const stream = recording.stream();
+    const onData = (chunk: Buffer | string) => subscriber.next(typeof chunk === 'string' ? Buffer.from(chunk, 'binary') : chunk);
+    const onError = (err: unknown) => fail(err, config.recorder);
+    const onSpawnError = (err: unknown) => fail(err, `cannot run ${config.recorder}`);
+    const onEnd = () => fail(`${config.recorder} stopped sending audio`, 'recorder ended');
+    stream.on('data', onData);
+    stream.on('error', onError);
+    stream.on('end', onEnd);
+    recording.process.on('error', onSpawnError);
+    return () => {
+      stopped = true;
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      recording.process.off('error', onSpawnError);
+      // Errors after our own kill (the lib reports the signal exit as an error string) are expected.
+      stream.on('error', () => {});
+      recording.process.on('error', () => {});
+      if (recording.process.exitCode === null && !recording.process.killed) recording.process.kill();
+    };
+  });
+}
+
+/** Wraps a one-shot capture so failures restart it with backoff (counter reset by any audio). */
+export function withRestarts(
+  once: () => Observable<Buffer>,
+  options: BackoffOptions & { maxRestarts?: number },
+  failures: Subject<DeviceError>,
+  logger?: Logger,
+): Observable<Buffer> {
+  return defer(once).pipe(
+    retry({
+      count: options.maxRestarts ?? Infinity,
+      resetOnSuccess: true,
+      delay: (err: unknown, attempt: number) => {
+        const error = DeviceError.from('microphone', err);
+        failures.next(error);
+        const wait = backoffDelay(attempt, options);
+        logger?.warn({ err: error, attempt, wait_ms: wait }, 'microphone failed; restarting');
+        return timer(wait);
+      },
+    }),
+    catchError((err: unknown) => throwError(() => DeviceError.from('microphone', err, 'gave up restarting'))),
+  );
+}
+
+function createRecorderMicrophone(config: RecorderMicrophoneConfig, ctx: DeviceContext): Microphone {
+  const failures = new Subject<DeviceError>();
+  return {
+    binding: 'recorder',
+    rate: config.rate,
+    failures$: failures.asObservable(),
+    pcm: () =>
+      withRestarts(
+        () => recordOnce(config),
+        { initialMs: config.restart_initial_ms, maxMs: config.restart_max_ms, maxRestarts: config.max_restarts },
+        failures,
+        ctx.logger,
+      ),
+  };
+}
+
+/** Builds the microphone a config names (validated here, so a bad block fails before anything spawns). */
+export function createMicrophone(config: MicrophoneConfig, ctx: DeviceContext = {}): Microphone {
+  const parsed = MicrophoneConfigSchema.parse(config);
+  return parsed.binding === 'recorder' ? createRecorderMicrophone(parsed, ctx) : createReplayMicrophone(parsed);
+}

@@ -1,0 +1,106 @@
+// Proves the simulated microphone replays audio exactly and in real time, and a failing recorder restarts with backoff.
+import t from 'tap';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestScheduler } from 'rxjs/testing';
+import { Observable, Subject, lastValueFrom, toArray, take, firstValueFrom } from 'rxjs';
+import { replayPcm, createReplayMicrophone, loadPcm } from '../../devices/microphone-replay.js';
+import { withRestarts, createMicrophone } from '../../devices/microphone.js';
+import { DeviceError, backoffDelay } from '../../devices/device-error.js';
+import { parseWav, wavHeader } from '../../devices/wav.js';
+
+const pcm = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+
+t.test('real-time replay follows the clock: 100 ms of 16 kHz audio is 3200 bytes', async (t) => {
+  const ts = new TestScheduler(() => {});
+  const got: Array<{ at: number; n: number }> = [];
+  ts.run(({ flush }) => {
+    const audio = Buffer.alloc(32000);
+    replayPcm(audio, { rate: 16000, loop: false, realtime: true, periodMs: 20, scheduler: ts }).subscribe((b) => got.push({ at: ts.now(), n: b.length }));
+    flush();
+  });
+  t.same(got.slice(0, 3), [{ at: 20, n: 640 }, { at: 40, n: 640 }, { at: 60, n: 640 }]);
+  t.equal(got.reduce((s, g) => s + g.n, 0), 32000, 'every byte, once');
+  t.equal(got.at(-1)!.at, 1000, 'one second of audio took one second');
+});
+
+t.test('looped replay wraps around without losing or repeating a byte', async (t) => {
+  const out = await lastValueFrom(replayPcm(pcm, { rate: 8000, loop: true, realtime: false, periodMs: 30 }).pipe(take(20), toArray()));
+  const all = Buffer.concat(out);
+  for (let i = 0; i < all.length; i++) if (all[i] !== pcm[i % pcm.length]) return t.fail(`byte ${i} differs`);
+  t.ok(all.length > pcm.length * 2, 'went round more than twice');
+});
+
+t.test('replay of a WAV file strips the header; a wrong rate is refused', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'mic-'));
+  const wav = join(dir, 'a.wav');
+  writeFileSync(wav, Buffer.concat([wavHeader(pcm.length, 16000), pcm]));
+  const loaded = await loadPcm(wav, 8000);
+  t.equal(loaded.rate, 16000);
+  t.same(loaded.pcm, pcm);
+  const mic = createMicrophone({ binding: 'replay', file: wav, loop: false, realtime: false });
+  t.same(Buffer.concat(await lastValueFrom(mic.pcm().pipe(toArray()))), pcm);
+  const wrong = createReplayMicrophone({ binding: 'replay', file: wav, rate: 8000, loop: false, realtime: false, period_ms: 20 });
+  await t.rejects(lastValueFrom(wrong.pcm()), { name: 'DeviceError', message: /16000 Hz but .* 8000 Hz/ });
+  await t.rejects(lastValueFrom(createMicrophone({ binding: 'replay', file: join(dir, 'none.wav') }).pcm()), { name: 'DeviceError', code: 'microphone_failed' });
+});
+
+t.test('WAV parser skips extra chunks and accepts streamed (size 0) data chunks', async (t) => {
+  const header = wavHeader(0, 22050);
+  const list = Buffer.concat([Buffer.from('LIST'), Buffer.from([4, 0, 0, 0]), Buffer.from('abcd')]);
+  const file = Buffer.concat([header.subarray(0, 36), list, header.subarray(36), pcm]);
+  const info = parseWav(file);
+  t.equal(info.rate, 22050);
+  t.same(info.data, pcm);
+  t.throws(() => parseWav(Buffer.from('nope')), { name: 'DeviceError' });
+});
+
+t.test('a recorder that fails (string errors) restarts with growing delays and reports each failure', async (t) => {
+  const ts = new TestScheduler(() => {});
+  const failures = new Subject<DeviceError>();
+  const seen: string[] = [];
+  failures.subscribe((e) => seen.push(`${ts.now()}:${e.message}`));
+  let runs = 0;
+  const once = () =>
+    new Observable<Buffer>((s) => {
+      runs += 1;
+      if (runs <= 3) s.error(`arecord has exited with error code ${runs}.`);
+      else s.next(Buffer.from([runs]));
+    });
+  const out: number[] = [];
+  ts.run(({ flush }) => {
+    withRestarts(once, { initialMs: 100, maxMs: 1000, jitter: 0 }, failures).subscribe((b) => out.push(b[0]!));
+    flush();
+  });
+  t.equal(runs, 4);
+  t.same(out, [4]);
+  t.same(seen, [
+    '0:microphone: arecord has exited with error code 1.',
+    '100:microphone: arecord has exited with error code 2.',
+    '300:microphone: arecord has exited with error code 3.',
+  ], 'delays 100, 200 ms (exponential)');
+});
+
+t.test('restarts are bounded by max_restarts; then the stream errors with a typed error', async (t) => {
+  const failures = new Subject<DeviceError>();
+  const once = () => new Observable<Buffer>((s) => s.error('boom'));
+  await t.rejects(firstValueFrom(withRestarts(once, { initialMs: 1, maxMs: 1, maxRestarts: 2 }, failures)), { name: 'DeviceError', message: 'microphone: gave up restarting: boom' });
+});
+
+t.test('backoff grows, caps, and jitters within bounds', async (t) => {
+  const o = { initialMs: 100, maxMs: 1000, jitter: 0.2 };
+  t.equal(backoffDelay(1, o, () => 0.5), 100);
+  t.equal(backoffDelay(4, o, () => 0.5), 800);
+  t.equal(backoffDelay(10, o, () => 0.5), 1000);
+  t.equal(backoffDelay(10, o, () => 1), 1200);
+  t.equal(backoffDelay(10, o, () => 0), 800);
+});
+
+t.test('config is validated before anything starts', async (t) => {
+  t.throws(() => createMicrophone({ binding: 'recorder', rate: 12345 as 16000 }));
+  t.throws(() => createMicrophone({ binding: 'replay' } as never));
+  const mic = createMicrophone({ binding: 'recorder' });
+  t.equal(mic.rate, 16000);
+  t.equal(mic.binding, 'recorder');
+});
