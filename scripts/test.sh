@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh clone: set-up if needed, build, tap; ends with "N passed, N failed" and tap's exit code.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh --no-run || { echo "0 passed, 1 failed"; exit 1; }
+
+mkdir -p test-output
+log=test-output/tap.log
+npx tap --reporter=tap "$@" 2>&1 | tee "$log"
+code=${PIPESTATUS[0]}
+
+# tap prints "# { total: N, pass: N, fail: N, ... }"; CI reads "N passed, N failed".
+summary=$(grep -E '^# \{ total: [0-9]+' "$log" | tail -n 1)
+pass=$(printf '%s' "$summary" | sed -nE 's/.*pass: ([0-9]+).*/\1/p')
+fail=$(printf '%s' "$summary" | sed -nE 's/.*fail: ([0-9]+).*/\1/p')
+skip=$(printf '%s' "$summary" | sed -nE 's/.*skip: ([0-9]+).*/\1/p')
+pass=${pass:-0}
+fail=${fail:-0}
+if [ -z "$summary" ] && [ "$code" -ne 0 ]; then fail=1; fi
+if [ -n "$skip" ]; then
+  echo "$pass passed, $fail failed, $skip skipped"
+else
+  echo "$pass passed, $fail failed"
+fi
+exit "$code"
