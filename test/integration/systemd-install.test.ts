@@ -1,0 +1,158 @@
+// Proves systemd/install.sh into a temporary root installs everything, is idempotent, keeps edits, uninstalls, and that both units pass systemd-analyze verify.
+import t from 'tap';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const repo = join(import.meta.dirname, '../..');
+const script = join(repo, 'systemd/install.sh');
+const analyze = '/usr/bin/systemd-analyze';
+const isRoot = process.getuid?.() === 0;
+
+/** A small built package: what install.sh copies, without the real 300 MB of node_modules. */
+function fakeSource(dir: string): string {
+  const src = join(dir, 'src');
+  mkdirSync(join(src, 'dist/src/cli'), { recursive: true });
+  writeFileSync(join(src, 'dist/src/cli/main.js'), 'console.log(JSON.stringify(process.argv.slice(2)));\n');
+  mkdirSync(join(src, 'node_modules/dep'), { recursive: true });
+  writeFileSync(join(src, 'node_modules/dep/index.js'), 'export default 1;\n');
+  mkdirSync(join(src, 'config/hooks'), { recursive: true });
+  writeFileSync(join(src, 'config/default.json5'), '{ name: "default" }\n');
+  writeFileSync(join(src, 'config/hooks/greet.mjs'), 'export function greet() {}\n');
+  writeFileSync(join(src, 'package.json'), '{ "name": "cortexd", "type": "module" }\n');
+  mkdirSync(join(src, 'systemd'));
+  for (const f of ['cortexd@.service', 'cortexd-cloud.service']) copyFileSync(join(repo, 'systemd', f), join(src, 'systemd', f));
+  return src;
+}
+
+function run(args: string[]): { code: number; out: string } {
+  const r = spawnSync('bash', [script, ...args], { encoding: 'utf8' });
+  return { code: r.status ?? -1, out: `${r.stdout}${r.stderr}` };
+}
+
+/** Every path under dir with its type, mode, content hash and mtime: "changes nothing" means this is equal. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (p: string): void => {
+    const st = lstatSync(p);
+    const rel = p.slice(dir.length) || '/';
+    if (st.isDirectory()) {
+      out[rel] = `dir ${st.mode.toString(8)}`;
+      for (const e of readdirSync(p).sort()) walk(join(p, e));
+    } else {
+      const hash = st.isFile() ? createHash('sha256').update(readFileSync(p)).digest('hex').slice(0, 16) : 'link';
+      out[rel] = `${st.mode.toString(8)} ${st.uid}:${st.gid} ${hash} ${st.mtimeMs}`;
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function realUserExists(name: string): boolean {
+  return spawnSync('getent', ['passwd', name]).status === 0;
+}
+
+t.test('install.sh --prefix installs, is idempotent, keeps edits and uninstalls', async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'cortexd-install-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const src = fakeSource(tmp);
+  const root = join(tmp, 'root');
+  const hadRealUser = realUserExists('cortexd');
+  const args = ['--prefix', root, '--source', src, '--node', process.execPath];
+
+  const first = run(args);
+  t.equal(first.code, 0, first.out);
+  t.match(first.out, /systemctl enable --now cortexd@NAME/, 'prints the enable command');
+
+  const opt = join(root, 'opt/cortexd');
+  t.equal(readFileSync(join(opt, 'dist/src/cli/main.js'), 'utf8'), readFileSync(join(src, 'dist/src/cli/main.js'), 'utf8'));
+  t.ok(existsSync(join(opt, 'node_modules/dep/index.js')));
+  const launched = execFileSync(join(opt, 'bin/cortexd'), ['run', 'spot'], { encoding: 'utf8' });
+  t.equal(launched.trim(), '["run","spot"]', 'bin/cortexd runs the compiled CLI with its arguments');
+
+  const env = join(root, 'etc/cortexd/env');
+  t.equal(statSync(env).mode & 0o777, 0o600, 'env file is 0600');
+  t.match(readFileSync(env, 'utf8'), /^OM_API_KEY=$/m);
+  t.ok(existsSync(join(root, 'etc/cortexd/config/default.json5')));
+  t.ok(existsSync(join(root, 'etc/cortexd/config/hooks/greet.mjs')));
+
+  for (const unit of ['cortexd@.service', 'cortexd-cloud.service']) {
+    const text = readFileSync(join(root, 'etc/systemd/system', unit), 'utf8');
+    t.match(text, `ExecStart=${opt}/bin/cortexd`, `${unit} runs the prefixed launcher`);
+    t.match(text, `EnvironmentFile=-${root}/etc/cortexd/env`);
+  }
+  t.match(readFileSync(join(root, 'etc/systemd/system/cortexd@.service'), 'utf8'), /ExecStart=\S+ run %i$/m);
+
+  if (isRoot) {
+    const passwd = readFileSync(join(root, 'etc/passwd'), 'utf8');
+    t.match(passwd, /^cortexd:x:\d+:\d+:[^:]*:\/var\/lib\/cortexd:\/usr\/sbin\/nologin$/m, 'user created in the prefix');
+    const group = readFileSync(join(root, 'etc/group'), 'utf8');
+    for (const g of ['audio', 'video', 'dialout']) t.match(group, new RegExp(`^${g}:x:\\d+:(.*,)?cortexd(,.*)?$`, 'm'), `cortexd in ${g}`);
+  }
+  t.equal(realUserExists('cortexd'), hadRealUser, 'no real user created');
+
+  const before = snapshot(root);
+  const second = run(args);
+  t.equal(second.code, 0, second.out);
+  t.same(snapshot(root), before, 'a second run changes nothing');
+  t.match(second.out, /up to date/);
+  t.notMatch(second.out, /wrote|created|added/);
+
+  writeFileSync(env, 'OM_API_KEY=key_live_edited\n', { mode: 0o600 });
+  writeFileSync(join(root, 'etc/cortexd/config/default.json5'), '{ name: "mine" }\n');
+  writeFileSync(join(src, 'dist/src/cli/main.js'), 'console.log("v2");\n');
+  const third = run(args);
+  t.equal(third.code, 0, third.out);
+  t.equal(readFileSync(env, 'utf8'), 'OM_API_KEY=key_live_edited\n', 'an edited env file is kept');
+  t.equal(readFileSync(join(root, 'etc/cortexd/config/default.json5'), 'utf8'), '{ name: "mine" }\n', 'an edited config is kept');
+  t.equal(execFileSync(join(opt, 'bin/cortexd'), [], { encoding: 'utf8' }).trim(), 'v2', 'a new build is installed');
+
+  const un = run(['--prefix', root, '--uninstall']);
+  t.equal(un.code, 0, un.out);
+  t.notOk(existsSync(opt), 'package removed');
+  t.notOk(existsSync(join(root, 'etc/systemd/system/cortexd@.service')), 'units removed');
+  t.ok(existsSync(env), 'secrets kept without --purge');
+  const purge = run(['--prefix', root, '--uninstall', '--purge']);
+  t.equal(purge.code, 0, purge.out);
+  t.notOk(existsSync(join(root, 'etc/cortexd')), '--purge removes /etc/cortexd');
+  if (isRoot) t.notMatch(readFileSync(join(root, 'etc/passwd'), 'utf8'), /^cortexd:/m, '--purge removes the user');
+});
+
+t.test('install.sh refuses a source that was not built', async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'cortexd-install-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const src = fakeSource(tmp);
+  rmSync(join(src, 'dist'), { recursive: true });
+  const r = run(['--prefix', join(tmp, 'root'), '--source', src, '--node', process.execPath]);
+  t.not(r.code, 0);
+  t.match(r.out, /npm run build/);
+});
+
+t.test('both units pass systemd-analyze verify', { skip: existsSync(analyze) ? false : `${analyze} is not installed` }, async (t) => {
+  const tmp = mkdtempSync(join(tmpdir(), 'cortexd-verify-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  const root = join(tmp, 'root');
+  // verify checks that ExecStart exists, so the units are verified as installed into a temporary root.
+  const r = run(['--prefix', root, '--source', fakeSource(tmp), '--node', process.execPath]);
+  t.equal(r.code, 0, r.out);
+  const verify = (file: string): { code: number; out: string } => {
+    const v = spawnSync(analyze, ['verify', '--man=no', file], { encoding: 'utf8', cwd: join(root, 'etc/systemd/system') });
+    return { code: v.status ?? -1, out: `${v.stdout}${v.stderr}`.trim() };
+  };
+  for (const unit of ['cortexd@.service', 'cortexd-cloud.service']) {
+    const v = verify(`./${unit}`);
+    t.equal(v.code, 0, `${unit} verifies`);
+    t.equal(v.out, '', `${unit}: no warnings (unknown keys only warn)`);
+  }
+  // The check can fail: a misspelt key is reported.
+  const bad = join(root, 'etc/systemd/system/cortexd-bad.service');
+  writeFileSync(bad, readFileSync(join(root, 'etc/systemd/system/cortexd-cloud.service'), 'utf8').replace('DevicePolicy=', 'DevicePolicyy='));
+  t.match(verify('./cortexd-bad.service').out, /Unknown key 'DevicePolicyy'/);
+});
+
+t.test('install.sh is shellcheck-clean', { skip: spawnSync('shellcheck', ['--version']).status === 0 ? false : 'shellcheck is not installed' }, async (t) => {
+  const r = spawnSync('shellcheck', [script], { encoding: 'utf8' });
+  t.equal(r.status, 0, r.stdout);
+});
