@@ -1,4 +1,6 @@
-// Typed errors of the device bindings, and the backoff schedule their restarts use.
+// Typed errors of the device bindings, and the backoff restart policy they share.
+import { type Observable, type Subject, catchError, defer, retry, throwError, timer } from 'rxjs';
+import type { Logger } from 'pino';
 import { CortexError, describeError } from '../src/errors.js';
 
 export type DeviceKind = 'microphone' | 'camera' | 'serial' | 'speaker';
@@ -41,4 +43,32 @@ export function backoffDelay(attempt: number, options: BackoffOptions, random: (
   const jitter = options.jitter ?? 0.2;
   const base = Math.min(options.maxMs, options.initialMs * factor ** Math.max(0, attempt - 1));
   return Math.max(0, Math.round(base * (1 + jitter * (2 * random() - 1))));
+}
+
+/**
+ * Wraps a one-shot capture (`once` errors when the device fails) so failures restart it after
+ * `backoffDelay(attempt)`; any emitted value resets the attempt counter. Each failure is reported on
+ * `failures` and logged. After `maxRestarts` failures in a row the stream errors with a DeviceError.
+ */
+export function withRestarts<T>(
+  device: DeviceKind,
+  once: () => Observable<T>,
+  options: BackoffOptions & { maxRestarts?: number },
+  failures: Subject<DeviceError>,
+  logger?: Logger,
+): Observable<T> {
+  return defer(once).pipe(
+    retry({
+      count: options.maxRestarts ?? Infinity,
+      resetOnSuccess: true,
+      delay: (err: unknown, attempt: number) => {
+        const error = DeviceError.from(device, err);
+        failures.next(error);
+        const wait = backoffDelay(attempt, options);
+        logger?.warn({ err: error, attempt, wait_ms: wait }, `${device} failed; restarting`);
+        return timer(wait);
+      },
+    }),
+    catchError((err: unknown) => throwError(() => DeviceError.from(device, err, 'gave up restarting'))),
+  );
 }

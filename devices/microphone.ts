@@ -2,11 +2,11 @@
 import { createRequire } from 'node:module';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { Observable, Subject, catchError, defer, retry, throwError, timer } from 'rxjs';
+import { Observable, Subject } from 'rxjs';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { ASR_RATES } from '../src/cloud/catalog.js';
-import { DeviceError, backoffDelay, type BackoffOptions } from './device-error.js';
+import { DeviceError, withRestarts } from './device-error.js';
 import { createReplayMicrophone } from './microphone-replay.js';
 
 const RestartSchema = {
@@ -115,29 +115,6 @@ export function recordOnce(config: Pick<RecorderMicrophoneConfig, 'recorder' | '
   });
 }
 
-/** Wraps a one-shot capture so failures restart it with backoff (counter reset by any audio). */
-export function withRestarts(
-  once: () => Observable<Buffer>,
-  options: BackoffOptions & { maxRestarts?: number },
-  failures: Subject<DeviceError>,
-  logger?: Logger,
-): Observable<Buffer> {
-  return defer(once).pipe(
-    retry({
-      count: options.maxRestarts ?? Infinity,
-      resetOnSuccess: true,
-      delay: (err: unknown, attempt: number) => {
-        const error = DeviceError.from('microphone', err);
-        failures.next(error);
-        const wait = backoffDelay(attempt, options);
-        logger?.warn({ err: error, attempt, wait_ms: wait }, 'microphone failed; restarting');
-        return timer(wait);
-      },
-    }),
-    catchError((err: unknown) => throwError(() => DeviceError.from('microphone', err, 'gave up restarting'))),
-  );
-}
-
 function createRecorderMicrophone(config: RecorderMicrophoneConfig, ctx: DeviceContext): Microphone {
   const failures = new Subject<DeviceError>();
   return {
@@ -146,6 +123,7 @@ function createRecorderMicrophone(config: RecorderMicrophoneConfig, ctx: DeviceC
     failures$: failures.asObservable(),
     pcm: () =>
       withRestarts(
+        'microphone',
         () => recordOnce(config),
         { initialMs: config.restart_initial_ms, maxMs: config.restart_max_ms, maxRestarts: config.max_restarts },
         failures,

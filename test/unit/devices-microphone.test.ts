@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { TestScheduler } from 'rxjs/testing';
 import { Observable, Subject, lastValueFrom, toArray, take, firstValueFrom } from 'rxjs';
 import { replayPcm, createReplayMicrophone, loadPcm } from '../../devices/microphone-replay.js';
-import { withRestarts, createMicrophone } from '../../devices/microphone.js';
-import { DeviceError, backoffDelay } from '../../devices/device-error.js';
+import { createMicrophone } from '../../devices/microphone.js';
+import { DeviceError, backoffDelay, withRestarts } from '../../devices/device-error.js';
 import { parseWav, wavHeader } from '../../devices/wav.js';
 
 const pcm = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
@@ -70,7 +70,7 @@ t.test('a recorder that fails (string errors) restarts with growing delays and r
     });
   const out: number[] = [];
   ts.run(({ flush }) => {
-    withRestarts(once, { initialMs: 100, maxMs: 1000, jitter: 0 }, failures).subscribe((b) => out.push(b[0]!));
+    withRestarts('microphone', once, { initialMs: 100, maxMs: 1000, jitter: 0 }, failures).subscribe((b) => out.push(b[0]!));
     flush();
   });
   t.equal(runs, 4);
@@ -85,7 +85,7 @@ t.test('a recorder that fails (string errors) restarts with growing delays and r
 t.test('restarts are bounded by max_restarts; then the stream errors with a typed error', async (t) => {
   const failures = new Subject<DeviceError>();
   const once = () => new Observable<Buffer>((s) => s.error('boom'));
-  await t.rejects(firstValueFrom(withRestarts(once, { initialMs: 1, maxMs: 1, maxRestarts: 2 }, failures)), { name: 'DeviceError', message: 'microphone: gave up restarting: boom' });
+  await t.rejects(firstValueFrom(withRestarts('microphone', once, { initialMs: 1, maxMs: 1, maxRestarts: 2 }, failures)), { name: 'DeviceError', message: 'microphone: gave up restarting: boom' });
 });
 
 t.test('backoff grows, caps, and jitters within bounds', async (t) => {

@@ -1,0 +1,125 @@
+// The camera: config schema, the Camera interface, and the real binding (OpenCV VideoCapture, 640x480 MJPG, buffer size 1).
+import { Observable, Subject } from 'rxjs';
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import type { Frame } from '../src/pipelines/jpeg.js';
+import { loadOpenCV, cvCall, cvCallAsync, type OpenCV } from './opencv.js';
+import { DeviceError, withRestarts } from './device-error.js';
+import { fileFrames, syntheticFrames } from './camera-sim.js';
+
+export type { Frame };
+
+const Size = {
+  width: z.number().int().positive().default(640),
+  height: z.number().int().positive().default(480),
+};
+
+export const OpenCvCameraSchema = z.strictObject({
+  binding: z.literal('opencv'),
+  /** V4L2 index (`0` is /dev/video0) or a device path / URL OpenCV can open. */
+  device: z.union([z.number().int().nonnegative(), z.string().min(1)]).default(0),
+  ...Size,
+  fps: z.number().positive().default(30),
+  /** Four-character code asked of the driver; MJPG keeps USB bandwidth low at 640x480x30. */
+  fourcc: z.string().length(4).default('MJPG'),
+  restart_initial_ms: z.number().int().positive().default(1000),
+  restart_max_ms: z.number().int().positive().default(15_000),
+});
+
+export const FileCameraSchema = z.strictObject({
+  binding: z.literal('file'),
+  /** A video file OpenCV can read (mp4, avi, mkv...). */
+  file: z.string().min(1),
+  /** Playback rate; default the file's own. */
+  fps: z.number().positive().optional(),
+  loop: z.boolean().default(true),
+});
+
+export const SyntheticCameraSchema = z.strictObject({
+  binding: z.literal('synthetic'),
+  ...Size,
+  fps: z.number().positive().default(30),
+  /** Frames to produce before completing; unset: endless. */
+  frames: z.number().int().positive().optional(),
+});
+
+export const CameraConfigSchema = z.discriminatedUnion('binding', [OpenCvCameraSchema, FileCameraSchema, SyntheticCameraSchema]);
+export type CameraConfig = z.input<typeof CameraConfigSchema>;
+export type OpenCvCameraConfig = z.output<typeof OpenCvCameraSchema>;
+export type FileCameraConfig = z.output<typeof FileCameraSchema>;
+export type SyntheticCameraConfig = z.output<typeof SyntheticCameraSchema>;
+
+export interface Camera {
+  readonly binding: 'opencv' | 'file' | 'synthetic';
+  /**
+   * Cold: each subscription opens the capture and emits BGR frames as they are captured (`seq`
+   * counts from 0; `capturedAt` is ms since the epoch); unsubscribing releases the capture.
+   */
+  frames(): Observable<Frame>;
+  readonly failures$: Observable<DeviceError>;
+}
+
+/** Opens a VideoCapture with the wanted size, codec and a one-frame driver buffer (so reads are fresh). */
+export function openCapture(cv: OpenCV, config: Pick<OpenCvCameraConfig, 'device' | 'width' | 'height' | 'fps' | 'fourcc'>) {
+  const cap = cvCall(`open camera ${String(config.device)}`, () => new cv.VideoCapture(config.device as never));
+  const f = config.fourcc;
+  const fourcc = f.charCodeAt(0) | (f.charCodeAt(1) << 8) | (f.charCodeAt(2) << 16) | (f.charCodeAt(3) << 24);
+  // Drivers may refuse a property; the frames then show what they do deliver.
+  cap.set(cv.CAP_PROP_FOURCC, fourcc);
+  cap.set(cv.CAP_PROP_FRAME_WIDTH, config.width);
+  cap.set(cv.CAP_PROP_FRAME_HEIGHT, config.height);
+  cap.set(cv.CAP_PROP_FPS, config.fps);
+  cap.set(cv.CAP_PROP_BUFFERSIZE, 1);
+  return cap;
+}
+
+/** One capture session: reads frames back to back (the driver paces them); errors when a read fails. */
+function captureOnce(config: OpenCvCameraConfig, seqStart: { next: number }): Observable<Frame> {
+  return new Observable<Frame>((subscriber) => {
+    let stopped = false;
+    let release: (() => void) | undefined;
+    (async () => {
+      const cv = await loadOpenCV();
+      const cap = openCapture(cv, config);
+      release = () => cap.release();
+      if (stopped) return release();
+      while (!stopped) {
+        const mat = await cvCallAsync('read camera', () => cap.readAsync());
+        if (stopped) break;
+        if (mat.empty) throw new DeviceError('camera', `camera ${String(config.device)} returned no frame (unplugged?)`);
+        subscriber.next({ mat, capturedAt: Date.now(), seq: seqStart.next++ });
+      }
+    })().catch((err: unknown) => {
+      if (!stopped) subscriber.error(DeviceError.from('camera', err));
+    });
+    return () => {
+      stopped = true;
+      // A read may be in flight on the thread pool; releasing after it returns is done by the loop.
+      setImmediate(() => release?.());
+    };
+  });
+}
+
+export interface CameraContext {
+  logger?: Logger;
+}
+
+export function createCamera(config: CameraConfig, ctx: CameraContext = {}): Camera {
+  const parsed = CameraConfigSchema.parse(config);
+  const failures = new Subject<DeviceError>();
+  const base = { binding: parsed.binding, failures$: failures.asObservable() } as const;
+  switch (parsed.binding) {
+    case 'opencv':
+      return {
+        ...base,
+        frames: () => {
+          const seq = { next: 0 };
+          return withRestarts('camera', () => captureOnce(parsed, seq), { initialMs: parsed.restart_initial_ms, maxMs: parsed.restart_max_ms }, failures, ctx.logger);
+        },
+      };
+    case 'file':
+      return { ...base, frames: () => fileFrames(parsed) };
+    case 'synthetic':
+      return { ...base, frames: () => syntheticFrames(parsed) };
+  }
+}
