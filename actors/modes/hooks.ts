@@ -1,0 +1,145 @@
+// Runs the lifecycle hooks of one event: priority order, sync with a timeout, async cancelled at its timeout, on_failure.
+import { createActor, fromPromise } from 'xstate';
+import type { HookConfig } from '../../src/config/schema.js';
+import { describeError } from '../../src/errors.js';
+import { handlerActors, HookError } from './handlers.js';
+import type { HookEnv, HookFailure, HookVars } from './types.js';
+
+/**
+ * Hooks of one event, highest `priority` first. Global hooks (from `global_lifecycle_hooks`) and
+ * the mode's own hooks for the same event are merged; at equal priority global hooks run first,
+ * then each list in the order written.
+ */
+export function orderHooks(global: readonly HookConfig[], own: readonly HookConfig[], type: HookConfig['hook_type']): HookConfig[] {
+  const all = [...global, ...own].filter((h) => h.hook_type === type);
+  return all.map((hook, i) => ({ hook, i })).sort((a, b) => b.hook.priority - a.hook.priority || a.i - b.i).map((x) => x.hook);
+}
+
+/** Short description of a hook for logs and failure reasons. */
+export function describeHook(hook: HookConfig): string {
+  const c = hook.handler_config;
+  const what = c.message ?? c.command ?? (c.module_name ? `${c.module_name}.${c.function}` : c.function) ?? c.action ?? c.action_type ?? '';
+  const short = what.length > 60 ? `${what.slice(0, 57)}...` : what;
+  return `${hook.handler_type} "${short}"`;
+}
+
+/**
+ * Runs one hook's handler as an actor and settles when it finishes, fails, reaches its
+ * `timeout_seconds` (measured on the env clock) or `signal` aborts. On timeout or abort the handler
+ * actor is stopped, which aborts the handler's own signal (a command gets SIGTERM).
+ */
+export function runHook(hook: HookConfig, vars: HookVars, env: HookEnv, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(new HookError('cancelled'));
+    const actor = createActor(handlerActors[hook.handler_type], { input: { hook, vars, env } });
+    let settled = false;
+    const finish = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      env.clock.clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      sub.unsubscribe();
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const timer = env.clock.setTimeout(() => {
+      finish(new HookError(`timed out after ${hook.timeout_seconds} s`));
+      actor.stop();
+    }, hook.timeout_seconds * 1000);
+    const onAbort = () => {
+      finish(new HookError('cancelled'));
+      actor.stop();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const sub = actor.subscribe({
+      complete: () => finish(),
+      error: (err) => finish(err instanceof Error ? err : new HookError(describeError(err))),
+    });
+    actor.start();
+  });
+}
+
+/** Owner of hooks started with `async_execution: true`: each is cancelled at its timeout or by `abortAll`. */
+export class AsyncHooks {
+  private readonly running = new Set<AbortController>();
+
+  start(hook: HookConfig, vars: HookVars, env: HookEnv, onFailure: (f: HookFailure) => void): void {
+    const controller = new AbortController();
+    this.running.add(controller);
+    runHook(hook, vars, env, controller.signal)
+      .catch((err) => {
+        if (!controller.signal.aborted || describeError(err) !== 'cancelled') onFailure(failureOf(hook, vars, err));
+      })
+      .finally(() => this.running.delete(controller));
+  }
+
+  /** Number of async hooks still running. */
+  get size(): number {
+    return this.running.size;
+  }
+
+  abortAll(): void {
+    for (const c of this.running) c.abort();
+    this.running.clear();
+  }
+}
+
+function failureOf(hook: HookConfig, vars: HookVars, err: unknown): HookFailure {
+  return { hook_type: vars.hook_type, mode: vars.mode_name, handler: describeHook(hook), on_failure: hook.on_failure, error: describeError(err) };
+}
+
+/** Logs a failure as its `on_failure` says: log -> warn, abort -> error, ignore -> debug only. */
+export function logFailure(env: HookEnv, f: HookFailure): void {
+  const line = `${f.hook_type} hook ${f.handler} of mode "${f.mode}" failed: ${f.error}`;
+  if (f.on_failure === 'ignore') env.logger.debug(f, line);
+  else if (f.on_failure === 'abort') env.logger.error(f, line);
+  else env.logger.warn(f, line);
+}
+
+export interface HookRunInput {
+  hooks: readonly HookConfig[];
+  vars: HookVars;
+  env: HookEnv;
+  asyncHooks: AsyncHooks;
+}
+
+export interface HookRunOutput {
+  /** True when a synchronous hook with `on_failure: abort` failed; the remaining hooks did not run. */
+  aborted: boolean;
+  reason?: string;
+  /** Failures of synchronous hooks (async failures are logged when they happen). */
+  failures: HookFailure[];
+}
+
+/**
+ * Runs `hooks` in order. A synchronous hook (`async_execution: false`) runs to completion, bounded
+ * by its timeout, before the next. An async hook is started and the run goes on; it is still
+ * cancelled at its timeout, and since its event has moved on, its failure is only logged even with
+ * `on_failure: abort`. A failed synchronous hook: `log` logs and goes on, `ignore` goes on
+ * silently, `abort` stops the remaining hooks of the event and reports `aborted`.
+ */
+export async function runHooks(input: HookRunInput, signal: AbortSignal): Promise<HookRunOutput> {
+  const failures: HookFailure[] = [];
+  for (const hook of input.hooks) {
+    if (signal.aborted) break;
+    if (hook.async_execution) {
+      input.asyncHooks.start(hook, input.vars, input.env, (f) => logFailure(input.env, { ...f, on_failure: f.on_failure === 'ignore' ? 'ignore' : 'log' }));
+      continue;
+    }
+    try {
+      await runHook(hook, input.vars, input.env, signal);
+    } catch (err) {
+      if (signal.aborted) break;
+      const failure = failureOf(hook, input.vars, err);
+      logFailure(input.env, failure);
+      if (hook.on_failure !== 'ignore') failures.push(failure);
+      if (hook.on_failure === 'abort') {
+        return { aborted: true, reason: `${failure.hook_type} hook ${failure.handler} failed: ${failure.error}`, failures };
+      }
+    }
+  }
+  return { aborted: false, failures };
+}
+
+/** The hook runner as an actor for the mode machine: stopping it (leaving the state) cancels the running hook. */
+export const hookRunner = fromPromise<HookRunOutput, HookRunInput>(({ input, signal }) => runHooks(input, signal));

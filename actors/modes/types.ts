@@ -1,0 +1,92 @@
+// Types shared by the mode machine, its hook runner and its handlers: dependencies, clock, events.
+import type { Logger } from '../../src/log.js';
+import type { AgentConfig, HookConfig } from '../../src/config/schema.js';
+import type { ModeMemoryStore, TransitionRecord } from '../../src/modes/memory.js';
+
+/** The time source of timers outside XState's own scheduler (hook timeouts). XState's SimulatedClock fits. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (id) => clearTimeout(id as ReturnType<typeof setTimeout>),
+};
+
+/** Speaks a hook message through the mode's speak action. Must stop when `signal` aborts. */
+export type SpeakFn = (text: string, signal: AbortSignal, mode: string) => Promise<void> | void;
+/** Dispatches an action of `mode` by llm_label or name with a value. Must stop when `signal` aborts. */
+export type DispatchActionFn = (labelOrName: string, value: unknown, signal: AbortSignal, mode: string) => Promise<void> | void;
+
+/** What the mode machine needs from the agent. Everything is optional; tests replace what they drive. */
+export interface ModeDeps {
+  /** Pass the same clock to `createActor(..., { clock })`; default the real clock. */
+  clock?: Clock;
+  logger?: Logger;
+  speak?: SpeakFn;
+  dispatchAction?: DispatchActionFn;
+  /** Directory of function-hook modules; default `<configDir>/hooks`. */
+  hooksDir?: string;
+  /** Mode memory; default a file under stateDir() when mode_memory_enabled; `false` disables it. */
+  memory?: ModeMemoryStore | false;
+  /** Name for mode memory and logs; default the config's `name`. */
+  configName?: string;
+}
+
+/** What a hook's handler sees of the running agent. */
+export interface HookEnv {
+  config: AgentConfig;
+  clock: Clock;
+  logger: Logger;
+  speak?: SpeakFn;
+  dispatchAction?: DispatchActionFn;
+  hooksDir: string;
+}
+
+/** Placeholder values and context of one hook event. */
+export interface HookVars {
+  hook_type: HookConfig['hook_type'];
+  /** The mode whose hooks run (the current mode for global hooks). */
+  mode_name: string;
+  from_mode: string;
+  to_mode: string;
+  reason: string;
+}
+
+/** Input of one handler actor. */
+export interface HandlerInput {
+  hook: HookConfig;
+  vars: HookVars;
+  env: HookEnv;
+}
+
+/** A hook that failed, as reported in `hook.failed` events. */
+export interface HookFailure {
+  hook_type: HookConfig['hook_type'];
+  mode: string;
+  handler: string;
+  on_failure: HookConfig['on_failure'];
+  error: string;
+}
+
+/** Events the mode machine accepts. */
+export type ModeEvent =
+  | { type: 'input.text'; text: string }
+  | { type: 'mode.switch'; mode: string; reason?: string }
+  | { type: 'context.update'; key: string; value: unknown }
+  | { type: 'context.update'; values: Record<string, unknown> }
+  | { type: 'agent.shutdown' };
+
+/** Events the mode machine emits (`actor.on(type, ...)`). */
+export type ModeEmitted =
+  | ({ type: 'mode.changed' } & TransitionRecord)
+  | { type: 'mode.ready'; mode: string }
+  | { type: 'mode.refused'; requested: string; reason: string }
+  | { type: 'mode.aborted'; from: string; to: string; reason: string }
+  | { type: 'mode.timeout'; mode: string; at: number }
+  | ({ type: 'hook.failed' } & HookFailure)
+  | { type: 'memory.warning'; message: string }
+  | { type: 'startup.failed'; reason: string };
