@@ -1,0 +1,163 @@
+// One speech-recognition socket session: parse audio messages, meter them, detect utterances, send partials, transcripts, info and errors.
+import { randomUUID } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import { ASR_DEFAULT_RATE, ASR_RATES } from '../cloud/catalog.js';
+import { AsrClientMessageSchema, SpeechbAsrClientMessageSchema } from '../cloud/protocol.js';
+import { PocketsphinxRecognizer } from './backends/pocketsphinx.js';
+import { EnergyVad, resampleS16 } from './backends/vad.js';
+import type { ServiceContext } from './context.js';
+import type { VerifiedKey } from './keys.js';
+import { asrCostMicro } from './metering.js';
+
+/** Fixed prefix of every `error` event message (spec: "a fixed error text plus details"). */
+export const ASR_ERROR_PREFIX = 'Recognition error: ';
+/** Speech between two partial decodes, in ms. */
+export const PARTIAL_EVERY_MS = 800;
+/** The second socket accepts rates 8000..48000 Hz (decision; the spec leaves them open). */
+const SPEECHB_RATES = { min: 8000, max: 48000 };
+
+/**
+ * Session behaviour:
+ * - `speechlab`: sends `connection` with `clientId`; `partial` while speech continues (a decode every
+ *   PARTIAL_EVERY_MS of speech, skipped while one is running); a committed transcript (no `type`)
+ *   when an utterance ends; `info` when the internal session restarts (limits.asrSessionMs); `error`
+ *   events prefixed ASR_ERROR_PREFIX. A bad message is reported and the session continues; a bad
+ *   first-message rate or an exhausted balance is reported, then the socket closes (1008).
+ * - `speechb`: only `{asr_reply}` for committed transcripts; its errors are `{error}` frames.
+ * - Both close with 1000 "silence timeout" after limits.asrSilenceMs without detected speech.
+ * Audio is metered per message over the cumulative session bytes (35 CU/min speechlab, 50 general).
+ */
+export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speechlab' | 'speechb', ctx: ServiceContext): void {
+  const clientId = randomUUID();
+  const abort = new AbortController();
+  const recognizer = new PocketsphinxRecognizer({ grammar: ctx.backends?.asr?.grammar });
+  const log = ctx.logger.child({ socket: flavour, clientId });
+  let rate: number | undefined;
+  let vad: EnergyVad | undefined;
+  let bytes = 0;
+  let chargedMicro = 0;
+  let odd: Buffer | undefined;
+  let utteranceNo = 0;
+  let partialBusy = false;
+  let lastPartialMs = 0;
+  let lastPartialText = '';
+  let finals: Promise<void> = Promise.resolve();
+  let closed = false;
+
+  const send = (msg: Record<string, unknown>): void => {
+    if (!closed && ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+  };
+  const sendError = (details: string): void =>
+    flavour === 'speechlab'
+      ? send({ type: 'error', message: ASR_ERROR_PREFIX + details, clientId })
+      : send({ error: ASR_ERROR_PREFIX + details });
+  const fatal = (details: string): void => {
+    sendError(details);
+    ws.close(1008, details.slice(0, 120));
+  };
+
+  let silenceTimer = setTimeout(() => ws.close(1000, 'silence timeout'), ctx.limits.asrSilenceMs);
+  const heardSpeech = (): void => {
+    clearTimeout(silenceTimer);
+    silenceTimer = setTimeout(() => ws.close(1000, 'silence timeout'), ctx.limits.asrSilenceMs);
+  };
+
+  const decode = (pcm: Buffer): Promise<string> =>
+    recognizer.decode(resampleS16(pcm, rate ?? ASR_DEFAULT_RATE, 16000), abort.signal);
+
+  const commit = (pcm: Buffer): void => {
+    utteranceNo++;
+    finals = finals.then(async () => {
+      try {
+        const text = await decode(pcm);
+        if (!text) return;
+        if (flavour === 'speechlab') send({ asr_reply: text, clientId, time: Date.now() });
+        else send({ asr_reply: text });
+      } catch (err) {
+        if (!abort.signal.aborted) {
+          log.warn({ err }, 'decode failed');
+          sendError(`decoder failed: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    });
+  };
+
+  const partial = (pcm: Buffer, speechMs: number): void => {
+    if (flavour !== 'speechlab' || partialBusy || speechMs - lastPartialMs < PARTIAL_EVERY_MS) return;
+    lastPartialMs = speechMs;
+    partialBusy = true;
+    const forUtterance = utteranceNo;
+    decode(pcm)
+      .then((text) => {
+        // A partial that finishes after its utterance was committed is dropped: finals win.
+        if (text && text !== lastPartialText && forUtterance === utteranceNo) {
+          lastPartialText = text;
+          send({ type: 'partial', asr_reply: text, clientId, time: Date.now() });
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => (partialBusy = false));
+  };
+
+  const restartTimer = setInterval(() => {
+    const pending = vad?.flush();
+    if (pending) commit(pending);
+    lastPartialMs = 0;
+    if (flavour === 'speechlab') send({ type: 'info', message: 'Recognition session restarted', clientId });
+  }, ctx.limits.asrSessionMs);
+
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) return sendError('expected a JSON text message');
+    let raw: unknown;
+    try {
+      raw = JSON.parse(data.toString());
+    } catch {
+      return sendError('message is not valid JSON');
+    }
+    const schema = flavour === 'speechlab' ? AsrClientMessageSchema : SpeechbAsrClientMessageSchema;
+    const parsed = schema.safeParse(raw);
+    if (rate === undefined) {
+      const r = (raw as { rate?: unknown } | null)?.rate ?? ASR_DEFAULT_RATE;
+      const ok =
+        typeof r === 'number' &&
+        (flavour === 'speechlab' ? (ASR_RATES as readonly number[]).includes(r) : Number.isInteger(r) && r >= SPEECHB_RATES.min && r <= SPEECHB_RATES.max);
+      if (!ok) return fatal(`unsupported sample rate ${JSON.stringify(r)}; use one of ${ASR_RATES.join(', ')}`);
+      rate = r as number;
+      vad = new EnergyVad({ rate });
+    }
+    if (!parsed.success) return sendError(`invalid message: ${parsed.error.issues[0]?.message ?? 'bad shape'}`);
+    let pcm = Buffer.from(parsed.data.audio, 'base64');
+    if (odd) pcm = Buffer.concat([odd, pcm]);
+    odd = pcm.length % 2 ? pcm.subarray(pcm.length - 1) : undefined;
+    if (odd) pcm = pcm.subarray(0, pcm.length - 1);
+
+    bytes += pcm.length;
+    const total = asrCostMicro(flavour === 'speechlab' ? 'speechlab' : 'general', bytes, rate);
+    if (total > chargedMicro) {
+      ctx.accounts.charge({ keyId: key.keyId, userId: key.userId, kind: 'asr', item: `${flavour}/asr@${rate}`, quantityIn: pcm.length, costMicro: total - chargedMicro });
+      chargedMicro = total;
+    }
+    for (const ev of vad!.push(pcm)) {
+      if (ev.type === 'start') {
+        lastPartialMs = 0;
+        lastPartialText = '';
+      } else if (ev.type === 'speech') {
+        heardSpeech();
+        partial(ev.pcm, ev.speechMs);
+      } else commit(ev.pcm);
+    }
+    if (ctx.accounts.availableMicro(key.userId) <= 0) fatal('Insufficient CU balance');
+  });
+
+  ws.on('close', () => {
+    closed = true;
+    clearTimeout(silenceTimer);
+    clearInterval(restartTimer);
+    abort.abort();
+    void finals.finally(() => recognizer.close());
+  });
+  ws.on('error', (err) => log.debug({ err }, 'socket error'));
+
+  if (flavour === 'speechlab') send({ type: 'connection', message: 'Connected to speech recognition', clientId });
+  log.debug('recognition session started');
+}

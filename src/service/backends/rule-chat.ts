@@ -1,0 +1,160 @@
+// The offline rule-based chat model: a deterministic simulator (not intelligence) that answers the heard utterance with tool calls for offered actions.
+import type { ChatCompletionRequest, ToolCall, ToolDefinition } from '../../cloud/protocol.js';
+import {
+  CALL_TOOL_PATTERN,
+  ECHO_REPLY,
+  FACE_TOOLS,
+  MOVE_REPLY,
+  MOVE_RULES,
+  MOVE_TOOLS,
+  SPEAK_RULES,
+  SPEAK_TOOLS,
+  UTTERANCE_PATTERNS,
+} from './chat-rules.js';
+
+export interface RuleAnswer {
+  content: string | null;
+  toolCalls: ToolCall[];
+  /** Names of the rules that fired, for logs and tests. */
+  rules: string[];
+}
+
+interface JsonSchemaProp {
+  type?: string | string[];
+  enum?: unknown[];
+}
+
+/** The text of the last user message (empty when there is none). */
+export function lastUserText(req: Pick<ChatCompletionRequest, 'messages'>): string {
+  for (let i = req.messages.length - 1; i >= 0; i--) {
+    const m = req.messages[i]!;
+    if (m.role === 'user') return m.content;
+  }
+  return '';
+}
+
+/** What was heard, found by UTTERANCE_PATTERNS; undefined when nothing was heard. */
+export function heardUtterance(text: string): string | undefined {
+  for (const re of UTTERANCE_PATTERNS) {
+    const m = re.exec(text);
+    const got = m?.[1]?.trim();
+    if (got) return got;
+  }
+  const t = text.trim();
+  if (t && !t.includes('\n') && t.length <= 200) return t;
+  return undefined;
+}
+
+function props(tool: ToolDefinition): Array<[string, JsonSchemaProp]> {
+  const p = (tool.function.parameters?.properties ?? {}) as Record<string, JsonSchemaProp>;
+  return Object.entries(p);
+}
+
+function isString(p: JsonSchemaProp): boolean {
+  return p.type === 'string' || (Array.isArray(p.type) && p.type.includes('string')) || (p.type === undefined && !p.enum);
+}
+
+/** Arguments for a tool that takes one text: the first string property without an enum gets `text`. */
+function textArgs(tool: ToolDefinition, text: string): Record<string, unknown> {
+  const entry = props(tool).find(([, p]) => !p.enum && isString(p));
+  return { [entry?.[0] ?? 'text']: text };
+}
+
+/** Arguments choosing among `values`: the first enum property accepting one of them, else the first string property. */
+function choiceArgs(tool: ToolDefinition, values: readonly string[]): Record<string, unknown> | undefined {
+  for (const [name, p] of props(tool)) {
+    if (!p.enum) continue;
+    const options = p.enum.filter((v): v is string => typeof v === 'string');
+    for (const v of values) {
+      const hit = options.find((o) => o.toLowerCase() === v.toLowerCase());
+      if (hit) return { [name]: hit };
+    }
+    return undefined;
+  }
+  return textArgs(tool, values[0] ?? '');
+}
+
+/** Parses `with ...` arguments: JSON object, key=value pairs, or free text for the first string property. */
+function explicitArgs(tool: ToolDefinition, raw: string | undefined): Record<string, unknown> {
+  if (!raw) return {};
+  const s = raw.trim();
+  try {
+    const v = JSON.parse(s) as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    /* not JSON */
+  }
+  const pairs = [...s.matchAll(/([A-Za-z_][\w-]*)=("[^"]*"|\S+)/g)];
+  if (pairs.length > 0) {
+    const out: Record<string, unknown> = {};
+    for (const [, k, v] of pairs) {
+      const val = v!.startsWith('"') ? v!.slice(1, -1) : v!;
+      out[k!] = /^-?\d+(\.\d+)?$/.test(val) ? Number(val) : val;
+    }
+    return out;
+  }
+  return textArgs(tool, s);
+}
+
+function offered(tools: readonly ToolDefinition[], names: readonly string[]): ToolDefinition | undefined {
+  for (const n of names) {
+    const t = tools.find((x) => x.function.name.toLowerCase() === n);
+    if (t) return t;
+  }
+  return undefined;
+}
+
+/**
+ * Answers a chat request deterministically. With tools offered (and tool_choice not `none`):
+ * an explicit "use <tool> with ..." calls that tool; a movement intent calls the movement tool (and
+ * speaks an acknowledgement); speech gets a `speak` reply from SPEAK_RULES or an echo, plus a face
+ * when a rule names one; nothing heard means no tool calls (idle). Without tools the reply is text.
+ */
+export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools' | 'tool_choice'>): RuleAnswer {
+  const heard = heardUtterance(lastUserText(req));
+  const tools = req.tool_choice === 'none' ? [] : (req.tools ?? []);
+  const calls: Array<{ tool: ToolDefinition; args: Record<string, unknown> }> = [];
+  const rules: string[] = [];
+  if (!heard) return { content: tools.length ? null : '', toolCalls: [], rules: ['idle'] };
+  const lower = heard.toLowerCase();
+
+  const explicit = CALL_TOOL_PATTERN.exec(heard);
+  const explicitTool = explicit ? tools.find((t) => t.function.name === explicit[1]) : undefined;
+  if (explicit && explicitTool) {
+    rules.push('call_tool');
+    calls.push({ tool: explicitTool, args: explicitArgs(explicitTool, explicit[2]) });
+  }
+
+  let spoken: string | undefined;
+  let face: string | undefined;
+  const moveTool = offered(tools, MOVE_TOOLS);
+  const move = calls.length === 0 ? MOVE_RULES.find((r) => r.pattern.test(lower)) : undefined;
+  if (move && (moveTool || tools.length === 0)) {
+    const args = moveTool ? choiceArgs(moveTool, move.values) : undefined;
+    if (moveTool && args) calls.push({ tool: moveTool, args });
+    rules.push(`move:${move.name}`);
+    spoken = MOVE_REPLY.replace('{move}', move.values[0] ?? move.name);
+  }
+  if (calls.length === 0 && !spoken) {
+    const r = SPEAK_RULES.find((x) => x.pattern.test(lower));
+    rules.push(r ? `speak:${r.name}` : 'speak:echo');
+    spoken = r ? r.reply : ECHO_REPLY.replace('{text}', heard);
+    face = r?.face;
+  }
+
+  const speakTool = offered(tools, SPEAK_TOOLS);
+  if (spoken && speakTool) calls.push({ tool: speakTool, args: textArgs(speakTool, spoken) });
+  const faceTool = face ? offered(tools, FACE_TOOLS) : undefined;
+  if (face && faceTool) {
+    const args = choiceArgs(faceTool, [face]);
+    if (args) calls.push({ tool: faceTool, args });
+  }
+
+  if (tools.length === 0) return { content: spoken ?? '', toolCalls: [], rules };
+  const toolCalls: ToolCall[] = calls.map((c, i) => ({
+    id: `call_${i}_${c.tool.function.name}`,
+    type: 'function',
+    function: { name: c.tool.function.name, arguments: JSON.stringify(c.args) },
+  }));
+  return { content: toolCalls.length ? null : (spoken ?? ''), toolCalls, rules };
+}

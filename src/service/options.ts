@@ -1,0 +1,109 @@
+// Options of the local service and their defaults: addresses, database, secret, limits, backends (from options or environment).
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { PROVIDERS, type Provider } from '../cloud/catalog.js';
+import { stateDir } from '../paths.js';
+import { KEY_OPS_RATE_LIMIT, type RateLimitOptions } from './ratelimit.js';
+
+/** A chat backend of one provider: forward to a chat-completions upstream, or the offline rule-based model. */
+export type ChatBackendConfig =
+  | { kind: 'upstream'; baseUrl: string; apiKey?: string }
+  | { kind: 'rules' };
+
+/** A speech-synthesis backend: espeak-ng offline, or another hosted-API-compatible service upstream. */
+export type TtsBackendConfig = { kind: 'espeak' } | { kind: 'upstream'; baseUrl: string; apiKey?: string };
+
+export interface BackendOptions {
+  /** Per provider; a provider left out uses the environment, else the rule-based model. */
+  chat?: Partial<Record<Provider, ChatBackendConfig>>;
+  /** Per TTS vendor; default espeak-ng for both. */
+  tts?: Partial<Record<'speechlab' | 'speechb', TtsBackendConfig>>;
+  /**
+   * Recognition: `grammar` is a list of command phrases compiled to a JSGF grammar (the default is
+   * DEFAULT_COMMANDS in backends/commands.ts); `'open'` uses pocketsphinx's full English model.
+   */
+  asr?: { grammar?: readonly string[] | 'open' };
+}
+
+export interface ServiceLimits {
+  /** Maximum HTTP request body in bytes (413 past it). Default 1 MiB. */
+  bodyBytes: number;
+  /** Maximum characters of one speech synthesis request. Default 5000. */
+  ttsChars: number;
+  /** Maximum size of one recognition socket message in bytes. Default 1 MiB. */
+  asrMessageBytes: number;
+  /** Maximum size of one vision socket message in bytes. Default 2 MiB. */
+  vlmMessageBytes: number;
+  /** Silence (no detected speech) after which a recognition socket closes. Default 60 s. */
+  asrSilenceMs: number;
+  /** Length of one internal recognition session before it restarts with `info`. Default 5 min. */
+  asrSessionMs: number;
+}
+
+export const DEFAULT_LIMITS: ServiceLimits = {
+  bodyBytes: 1024 * 1024,
+  ttsChars: 5000,
+  asrMessageBytes: 1024 * 1024,
+  vlmMessageBytes: 2 * 1024 * 1024,
+  asrSilenceMs: 60_000,
+  asrSessionMs: 5 * 60_000,
+};
+
+export interface ServiceOptions {
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** Port; 0 picks a free one. Default 0. */
+  port?: number;
+  /** SQLite file; `:memory:` allowed. Default `<stateDir()>/cloud.sqlite`. */
+  dbPath?: string;
+  /** JWT signing secret; default generated once into `<stateDir()>/cloud-jwt.secret` (mode 0600). */
+  jwtSecret?: string;
+  logger?: Logger;
+  backends?: BackendOptions;
+  limits?: Partial<ServiceLimits>;
+  /** Rate limit of key and account operations per user. */
+  keyRateLimit?: RateLimitOptions;
+  /** Clock for balances and key timestamps (tests). */
+  now?: () => Date;
+}
+
+export function defaultDbPath(): string {
+  return join(stateDir(), 'cloud.sqlite');
+}
+export function defaultSecretPath(): string {
+  return join(stateDir(), 'cloud-jwt.secret');
+}
+
+/**
+ * The chat backend of `provider`: the explicit option, else environment
+ * `CORTEX_CLOUD_<PROVIDER>_BASE_URL` (+ `CORTEX_CLOUD_<PROVIDER>_API_KEY`), e.g.
+ * CORTEX_CLOUD_PROVIDER_A_BASE_URL=https://api.example.com/v1, else the rule-based model.
+ */
+export function chatBackendFor(
+  provider: Provider,
+  opts: BackendOptions | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ChatBackendConfig {
+  const explicit = opts?.chat?.[provider];
+  if (explicit) return explicit;
+  const up = provider.toUpperCase();
+  const baseUrl = env[`CORTEX_CLOUD_${up}_BASE_URL`];
+  if (baseUrl) return { kind: 'upstream', baseUrl, apiKey: env[`CORTEX_CLOUD_${up}_API_KEY`] || undefined };
+  return { kind: 'rules' };
+}
+
+/** Same for speech synthesis: CORTEX_CLOUD_SPEECHLAB_BASE_URL / _API_KEY, CORTEX_CLOUD_SPEECHB_...; default espeak-ng. */
+export function ttsBackendFor(
+  vendor: 'speechlab' | 'speechb',
+  opts: BackendOptions | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): TtsBackendConfig {
+  const explicit = opts?.tts?.[vendor];
+  if (explicit) return explicit;
+  const up = vendor.toUpperCase();
+  const baseUrl = env[`CORTEX_CLOUD_${up}_BASE_URL`];
+  if (baseUrl) return { kind: 'upstream', baseUrl, apiKey: env[`CORTEX_CLOUD_${up}_API_KEY`] || undefined };
+  return { kind: 'espeak' };
+}
+
+export { PROVIDERS, KEY_OPS_RATE_LIMIT };
