@@ -89,8 +89,8 @@ t.test('no retry on 400, 401, 403, 404, 500 or 503 key-not-configured', async (t
     const before = countOf(PATH);
     peer.route('POST', PATH, (_req, res) => sendJson(res, status, { error }));
     const c = client();
-    await t.rejects(c.chat.create('provider_a', REQ), { status, serverMessage: error, endpoint: `POST ${PATH}` });
-    await t.rejects(c.chat.stream('provider_a', REQ), { status });
+    await t.rejects(c.chat.create('provider_a', REQ), { message: `${status}: ${error}`, status, serverMessage: error, endpoint: `POST ${PATH}` });
+    await t.rejects(c.chat.stream('provider_a', REQ), { message: `${status}: ${error}`, status });
     t.equal(countOf(PATH) - before, 2, `${status}: one request per call`);
     t.same(c.waits, []);
   }
