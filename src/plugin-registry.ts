@@ -3,17 +3,21 @@ import type { z } from 'zod';
 
 export type PluginKind = 'input' | 'action' | 'connector' | 'llm' | 'simulator';
 
-export interface PluginSpec<Factory> {
+/** What `cortexd check` and `cortexd schema` need to know of a plugin. */
+export interface PluginInfo {
   /** The name a configuration uses (`type`, `connector`, action `name`). */
   type: string;
   /** One line for `cortexd check` and the JSON Schema. */
   description: string;
   /** Validates the entry's `config` block before anything starts. */
   schema: z.ZodType;
+}
+
+export interface PluginSpec<Factory> extends PluginInfo {
   create: Factory;
 }
 
-export class Registry<Factory, Spec extends PluginSpec<Factory> = PluginSpec<Factory>> {
+export class Registry<Factory, Spec extends PluginInfo = PluginSpec<Factory>> {
   readonly kind: PluginKind;
   private readonly specs = new Map<string, Spec>();
 

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { AgentConfig, Mode } from './schema.js';
 import { actions, inputs, llms, simulators } from '../plugins.js';
-import type { Registry } from '../plugin-registry.js';
+import type { PluginInfo, Registry } from '../plugin-registry.js';
 
 /** A legacy single-mode file: the top-level fields plus one mode's fields at the top. */
 export const LegacyConfig = AgentConfig.omit({ modes: true, default_mode: true, transition_rules: true, allow_manual_switching: true, mode_memory_enabled: true })
@@ -14,7 +14,7 @@ type Json = Record<string, unknown>;
 const toSchema = (schema: z.ZodType): Json => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
 
 /** Per registered type, `{ if: {type: T}, then: {config: schema} }` so editors check plugin options too. */
-function pluginRules(registry: Registry<unknown>, typeField: string): Json[] {
+function pluginRules(registry: Registry<unknown, PluginInfo>, typeField: string): Json[] {
   return registry.all().map((spec) => ({
     if: { properties: { [typeField]: { const: spec.type } }, required: [typeField] },
     then: { properties: { config: { ...strip(toSchema(spec.schema)), description: spec.description } } },
@@ -45,7 +45,7 @@ export function configJsonSchema(): Json {
   const multi = strip(toSchema(AgentConfig));
   const legacy = strip(toSchema(LegacyConfig));
   for (const s of [multi, legacy]) {
-    attach(s, 'agent_inputs', pluginRules(inputs as Registry<unknown>, 'type'));
+    attach(s, 'agent_inputs', pluginRules(inputs, 'type'));
     attach(s, 'simulators', pluginRules(simulators, 'type'));
   }
   const llmRules = pluginRules(llms, 'type');

@@ -7,12 +7,13 @@ import { ConfigError, type ConfigIssue } from '../errors.js';
 import { configDir } from '../paths.js';
 import { configEnvironment, formatPath, substituteAll } from './env.js';
 import { unknownFields, zodIssueMessages } from './issues.js';
-import { convertLegacy, isLegacy } from './legacy.js';
+import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { checkPlugins } from './plugins-check.js';
 import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
 import { checkUrid } from './urid.js';
 import { checkVersion } from './version.js';
 import { crossCheck } from './cross-check.js';
+import { ADDRESS_KEYS, EMBEDDED, readAddresses, type AddressSettings } from '../cloud/addresses.js';
 
 export interface LoadTarget {
   /** A configuration name: `config/<name>.json5`. */
@@ -64,10 +65,12 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
   const shown = displayName(file);
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
+  // Paths are reported as the user wrote the file: for a legacy file, `modes.<name>.hertz` is `hertz`.
+  let filePath = (p: string) => p;
   const fail = (path: Array<PropertyKey> | string, message: string, kind: ConfigIssue['kind'] = 'format') =>
-    issues.push({ file: shown, path: typeof path === 'string' ? path : formatPath(path), message, kind });
+    issues.push({ file: shown, path: filePath(typeof path === 'string' ? path : formatPath(path)), message, kind });
   const warn = (path: Array<PropertyKey> | string, message: string) => {
-    const p = typeof path === 'string' ? path : formatPath(path);
+    const p = filePath(typeof path === 'string' ? path : formatPath(path));
     warnings.push(p ? `${shown}: ${p}: ${message}` : `${shown}: ${message}`);
   };
 
@@ -115,43 +118,62 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
   for (const p of sub.problems) fail(p.path, p.message, 'env');
   data = (sub.value ?? {}) as Record<string, unknown>;
 
-  // Legacy conversion.
-  const legacy = isLegacy(data);
-  if (legacy) data = convertLegacy(data, configName);
-  else if (data.name === undefined) data.name = configName;
+  // Legacy conversion, decided on the file as written (a `modes` emptied by substitution is still multi-mode).
+  const legacy = isLegacy(raw as Record<string, unknown>);
+  if (legacy) {
+    data = convertLegacy(data, configName);
+    const modeName = String(data.default_mode);
+    filePath = (p) => legacyFilePath(p, modeName);
+  } else if (data.name === undefined) data.name = configName;
 
   // The API key may come from OM_API_KEY instead of the file.
   const envKey = env.OM_API_KEY;
   if ((data.api_key === undefined || data.api_key === '') && envKey) data.api_key = envKey;
 
-  // Schema.
+  // Schema. A field left out for an unset variable is an error naming the variable(s) when the
+  // schema (or a plugin's schema, below) requires it, else a warning once all checks have run.
   const parsed = AgentConfig.safeParse(data, { reportInput: true });
-  const unresolvedAt = new Map(sub.unresolved.map((u) => [formatPath(u.path), u.variable]));
-  const requiredMissing = new Set<string>();
-  if (!parsed.success) {
-    for (const { path, message } of zodIssueMessages(parsed.error)) {
-      const p = formatPath(path);
-      const variable = unresolvedAt.get(p);
-      if (variable) {
-        requiredMissing.add(p);
-        fail(p, `environment variable ${variable} is not set and has no default (write \${${variable}:-default} or set it)`, 'env');
-      } else if (p === 'api_key' && message.startsWith('missing')) {
-        fail(p, 'missing: set api_key in the file or the OM_API_KEY environment variable', 'format');
-      } else {
-        fail(p, message);
-      }
-    }
+  const unresolvedAt = new Map<string, string[]>();
+  for (const u of sub.unresolved) {
+    const p = formatPath(u.path);
+    unresolvedAt.set(p, [...(unresolvedAt.get(p) ?? []), u.variable]);
   }
-  for (const [p, variable] of unresolvedAt) {
-    if (!requiredMissing.has(p)) warn(p, `environment variable ${variable} is not set and has no default; this optional field is left out`);
+  const requiredMissing = new Set<string>();
+  const failOrUnset = (path: Array<PropertyKey>, message: string, kind: ConfigIssue['kind']) => {
+    const p = filePath(formatPath(path));
+    const variables = unresolvedAt.get(p);
+    if (variables) {
+      if (requiredMissing.has(p)) return;
+      requiredMissing.add(p);
+      const names = variables.join(', ');
+      const example = variables[0]!;
+      fail(p, `environment variable${variables.length > 1 ? 's' : ''} ${names} ${variables.length > 1 ? 'are' : 'is'} not set and ${variables.length > 1 ? 'have' : 'has'} no default (write \${${example}:-default} or set it)`, 'env');
+    } else if (p === 'api_key' && message.startsWith('missing')) {
+      fail(p, 'missing: set api_key in the file or the OM_API_KEY environment variable', 'format');
+    } else {
+      fail(p, message, kind);
+    }
+  };
+  const warnUnset = () => {
+    for (const [p, variables] of unresolvedAt) {
+      if (!requiredMissing.has(p)) warn(p, `environment variable${variables.length > 1 ? 's' : ''} ${variables.join(', ')} not set and no default; this optional field is left out`);
+    }
+    unresolvedAt.clear();
+  };
+  if (!parsed.success) {
+    for (const { path, message } of zodIssueMessages(parsed.error)) failOrUnset(path, message, 'format');
   }
   for (const p of unknownFields(AgentConfig as z.ZodType, data)) warn(p, 'unknown field (kept, not used by this runtime)');
 
   // URID from the file or the URID variable.
-  const uridCheck = checkUrid(data.URID ?? env.URID);
+  // A URID in the file that is not a string is already reported by the schema.
+  const uridCheck = data.URID !== undefined && typeof data.URID !== 'string' ? ({ ok: true, urid: undefined } as const) : checkUrid(data.URID ?? env.URID);
   if (!uridCheck.ok) fail(data.URID !== undefined ? 'URID' : 'URID (from the URID variable)', uridCheck.message);
 
-  if (!parsed.success) throw new ConfigError(issues, warnings);
+  if (!parsed.success) {
+    warnUnset();
+    throw new ConfigError(issues, warnings);
+  }
   const config = parsed.data;
 
   // Modes without a model take the global one; a mode's own model replaces it whole.
@@ -168,13 +190,22 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
   for (const problem of crossCheck(config)) fail(problem.path, problem.message, 'reference');
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);
-    for (const p of plugins.problems) fail(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
+    for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
     for (const p of plugins.unknownFields) warn(p, 'unknown field (kept, not used by this plugin)');
   }
-  if (issues.length > 0) throw new ConfigError(issues, warnings);
+  // Hosted addresses: the file's `service` block under the CORTEX_* variables; `embedded` is the local service.
+  let addresses: AddressSettings | undefined;
+  try {
+    addresses = readAddresses(config.service, env, shown);
+  } catch (err) {
+    if (err instanceof ConfigError) for (const i of err.issues) fail(i.path, i.message);
+    else throw err;
+  }
+  if (issues.length > 0 || !addresses) throw new ConfigError(issues, warnings);
 
   const apiKey = config.api_key || envKey || '';
-  if (!/^key_(live|test)_/.test(apiKey)) {
+  const allEmbedded = ADDRESS_KEYS.every((k) => addresses[k] === EMBEDDED);
+  if (!allEmbedded && !/^key_(live|test)_/.test(apiKey)) {
     warn('api_key', apiKey === '' ? 'no API key: calls to the hosted service will fail with 401' : `placeholder API key ${apiKey === 'openmind_free' ? '"openmind_free"' : '(no key_live_/key_test_ prefix)'}: calls to the hosted service will fail; set OM_API_KEY`);
   }
 
@@ -184,6 +215,7 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
     legacy,
     config: { ...config, modes },
     apiKey,
+    addresses,
     ...(uridCheck.ok && uridCheck.urid ? { urid: uridCheck.urid } : {}),
     warnings,
   };

@@ -1,10 +1,9 @@
 // Resolves every plugin type of a configuration through the registry and validates its config block.
 import type { z } from 'zod';
-import { formatPath } from './env.js';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import type { AgentConfig } from './schema.js';
 import { actions, inputs, llms, simulators } from '../plugins.js';
-import type { Registry } from '../plugin-registry.js';
+import type { PluginInfo, Registry } from '../plugin-registry.js';
 
 export interface PluginProblem {
   path: Array<PropertyKey>;
@@ -21,7 +20,7 @@ export interface PluginCheck {
 export function checkPlugins(config: AgentConfig): PluginCheck {
   const result: PluginCheck = { problems: [], unknownFields: [] };
 
-  const check = (registry: Registry<unknown>, type: string, options: unknown, at: Array<PropertyKey>, typeField: string) => {
+  const check = (registry: Registry<unknown, PluginInfo>, type: string, options: unknown, at: Array<PropertyKey>, typeField: string) => {
     const spec = registry.get(type);
     if (!spec) {
       result.problems.push({ path: [...at, typeField], message: registry.unknownMessage(type), unknownType: true });
@@ -39,7 +38,7 @@ export function checkPlugins(config: AgentConfig): PluginCheck {
   if (config.cortex_llm) check(llms, config.cortex_llm.type, config.cortex_llm.config, ['cortex_llm'], 'type');
   for (const [name, mode] of Object.entries(config.modes)) {
     const base = ['modes', name];
-    mode.agent_inputs.forEach((input, i) => check(inputs as Registry<unknown>, input.type, input.config, [...base, 'agent_inputs', i], 'type'));
+    mode.agent_inputs.forEach((input, i) => check(inputs, input.type, input.config, [...base, 'agent_inputs', i], 'type'));
     mode.simulators.forEach((sim, i) => check(simulators, sim.type, sim.config, [...base, 'simulators', i], 'type'));
     if (mode.cortex_llm) check(llms, mode.cortex_llm.type, mode.cortex_llm.config, [...base, 'cortex_llm'], 'type');
     mode.agent_actions.forEach((action, i) => {

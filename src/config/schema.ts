@@ -1,6 +1,7 @@
 // Zod schemas of the configuration file (agent-runtime-config.md): every field of the spec's tables, typed.
 import { z } from 'zod';
 import { openObject } from './issues.js';
+import type { AddressSettings } from '../cloud/addresses.js';
 
 // Objects are loose: unknown fields are kept (and reported as warnings by the loader), never dropped.
 
@@ -228,6 +229,8 @@ export interface LoadedConfig {
   config: AgentConfig & { modes: Record<string, ModeConfig & { cortex_llm: LlmConfig }> };
   /** The API key after `OM_API_KEY` fallback; '' when none. */
   apiKey: string;
+  /** Hosted service addresses (file's `service` block under the CORTEX_* variables); `embedded` until the local service runs. */
+  addresses: AddressSettings;
   /** Normalised URID (upper case) or undefined. */
   urid?: string;
   warnings: string[];

@@ -1,0 +1,70 @@
+// CloudLLM: the hosted chat completions of one provider and model, with the model checked against the provider's prefixes.
+import { z } from 'zod';
+import { PROVIDERS } from '../../cloud/catalog.js';
+import { checkModel } from '../../cloud/chat.js';
+import type { ChatCompletionResponse } from '../../cloud/protocol.js';
+import type { PluginSpec } from '../../plugin-registry.js';
+import type { LlmAnswer, LlmFactory, LlmToolCall } from '../llm.js';
+
+export const CloudLlmOptions = z
+  .looseObject({
+    provider: z.enum(PROVIDERS).default('provider_a'),
+    model: z.string().min(1).default('gen-4o-mini'),
+    temperature: z.number().min(0).max(2).optional(),
+    max_tokens: z.number().int().positive().optional(),
+    /** Seconds one call may take before it is aborted. */
+    timeout_seconds: z.number().positive().default(20),
+    agent_name: z.string().optional(),
+    history_length: z.number().int().nonnegative().default(10),
+  })
+  .superRefine((o, ctx) => {
+    const problem = checkModel(o.provider, o.model);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['model'], message: problem });
+  });
+export type CloudLlmOptions = z.infer<typeof CloudLlmOptions>;
+
+/** Turns the first choice of a completion into text and parsed tool calls; unparsable arguments are kept as text. */
+export function answerFromCompletion(res: ChatCompletionResponse, startedAt: number, now: number): LlmAnswer {
+  const message = res.choices[0]?.message as { content?: string | null; tool_calls?: Array<{ id?: string; function: { name: string; arguments: string } }> } | undefined;
+  const toolCalls: LlmToolCall[] = (message?.tool_calls ?? []).map((c) => {
+    let args: unknown = c.function.arguments;
+    try {
+      args = JSON.parse(c.function.arguments);
+    } catch {
+      // Kept as the raw string: the action's schema rejects it with a clear message.
+    }
+    return { ...(c.id ? { id: c.id } : {}), name: c.function.name, arguments: args };
+  });
+  const text = message?.content ?? undefined;
+  return { ...(text ? { text } : {}), toolCalls, ...(res.usage ? { usage: res.usage } : {}), model: res.model, latencyMs: now - startedAt };
+}
+
+const create: LlmFactory = (config, ctx) => {
+  const options = CloudLlmOptions.parse(config ?? {});
+  return {
+    type: 'CloudLLM',
+    async ask(request, signal) {
+      const startedAt = Date.now();
+      const timeout = AbortSignal.timeout(options.timeout_seconds * 1000);
+      const res = await ctx.cloud.chat.create(
+        options.provider,
+        {
+          model: options.model,
+          messages: request.messages,
+          ...(request.tools.length ? { tools: request.tools } : {}),
+          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+          ...(options.max_tokens !== undefined ? { max_tokens: options.max_tokens } : {}),
+        },
+        { signal: AbortSignal.any([signal, timeout]) },
+      );
+      return answerFromCompletion(res, startedAt, Date.now());
+    },
+  };
+};
+
+export const cloudLlmSpec: PluginSpec<LlmFactory> = {
+  type: 'CloudLLM',
+  description: 'Hosted chat completions (POST /api/core/{provider}/chat/completions); provider and model checked against the provider prefixes',
+  schema: CloudLlmOptions,
+  create,
+};
