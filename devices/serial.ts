@@ -1,0 +1,102 @@
+// Serial lines: config schema and a line reader over serialport (or its mock binding) that reopens the port after an unplug.
+import { Observable, Subject } from 'rxjs';
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
+import { DeviceError, withRestarts } from './device-error.js';
+
+const Common = {
+  /** Device path, e.g. `/dev/ttyUSB0` or a pty made by socat; `SerialPort.list()` needs udevadm, so paths are explicit. */
+  path: z.string().min(1),
+  baud_rate: z.number().int().positive().default(9600),
+  /** Line delimiter; a trailing `\r` is always stripped, so `\n` also reads CRLF lines (NMEA). */
+  delimiter: z.string().min(1).default('\n'),
+  reopen_initial_ms: z.number().int().positive().default(500),
+  reopen_max_ms: z.number().int().positive().default(5000),
+};
+
+export const SerialConfigSchema = z.discriminatedUnion('binding', [
+  z.strictObject({ binding: z.literal('serialport'), ...Common }),
+  /** serialport's mock binding: the port must have been made with `SerialPortMock.binding.createPort(path)`. */
+  z.strictObject({ binding: z.literal('mock'), ...Common }),
+]);
+export type SerialConfig = z.input<typeof SerialConfigSchema>;
+type ParsedSerialConfig = z.output<typeof SerialConfigSchema>;
+
+type AnyPort = SerialPort | SerialPortMock;
+
+export interface SerialLine {
+  readonly path: string;
+  /**
+   * Cold: subscribing opens the port and emits its lines (without the delimiter). When the port closes
+   * or fails (unplugged, the peer of a pty went away), it is reopened with backoff and reading
+   * resumes; unsubscribing closes it.
+   */
+  lines(): Observable<string>;
+  /** Writes to the open port; rejects with a DeviceError when it is not open. */
+  write(data: string | Buffer): Promise<void>;
+  /** The open port, if any (diagnostics and tests drive the mock binding through it). */
+  port(): AnyPort | undefined;
+  readonly failures$: Observable<DeviceError>;
+}
+
+function openPort(config: ParsedSerialConfig): Promise<AnyPort> {
+  return new Promise((resolve, reject) => {
+    const options = { path: config.path, baudRate: config.baud_rate, autoOpen: false };
+    const port: AnyPort = config.binding === 'mock' ? new SerialPortMock(options) : new SerialPort(options);
+    port.open((err) => (err ? reject(err) : resolve(port)));
+  });
+}
+
+export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } = {}): SerialLine {
+  const parsed = SerialConfigSchema.parse(config);
+  const failures = new Subject<DeviceError>();
+  let current: AnyPort | undefined;
+
+  const openOnce = () =>
+    new Observable<string>((subscriber) => {
+      let closedByUs = false;
+      let port: AnyPort | undefined;
+      openPort(parsed).then(
+        (opened) => {
+          port = opened;
+          if (closedByUs) {
+            opened.close(() => {});
+            return;
+          }
+          current = opened;
+          const parser = opened.pipe(new ReadlineParser({ delimiter: parsed.delimiter, encoding: 'utf8' }));
+          parser.on('data', (line: string) => subscriber.next(line.endsWith('\r') ? line.slice(0, -1) : line));
+          opened.on('error', (err) => {
+            if (!closedByUs) subscriber.error(DeviceError.from('serial', err, parsed.path));
+          });
+          opened.on('close', () => {
+            if (current === opened) current = undefined;
+            if (!closedByUs) subscriber.error(new DeviceError('serial', `${parsed.path} closed (unplugged?)`, { code: 'serial_closed' }));
+          });
+        },
+        (err: unknown) => subscriber.error(DeviceError.from('serial', err, `cannot open ${parsed.path}`)),
+      );
+      return () => {
+        closedByUs = true;
+        if (port && current === port) current = undefined;
+        if (port?.isOpen) port.close(() => {});
+      };
+    });
+
+  return {
+    path: parsed.path,
+    failures$: failures.asObservable(),
+    port: () => current,
+    lines: () => withRestarts('serial', openOnce, { initialMs: parsed.reopen_initial_ms, maxMs: parsed.reopen_max_ms }, failures, ctx.logger),
+    write: (data) =>
+      new Promise<void>((resolve, reject) => {
+        const port = current;
+        if (!port?.isOpen) {
+          reject(new DeviceError('serial', `${parsed.path} is not open`, { code: 'serial_closed' }));
+          return;
+        }
+        port.write(data, (err) => (err ? reject(DeviceError.from('serial', err, parsed.path)) : port.drain(() => resolve())));
+      }),
+  };
+}

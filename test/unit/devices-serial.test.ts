@@ -1,0 +1,83 @@
+// Proves serial lines are read from serialport's mock binding, the port is reopened after it closes, and NMEA is parsed and checked.
+import t from 'tap';
+import { SerialPortMock } from 'serialport';
+import { firstValueFrom, filter, take, toArray, lastValueFrom } from 'rxjs';
+import { createSerialLine } from '../../devices/serial.js';
+import { parseNmea, formatNmea, nmeaCoordinate } from '../../devices/nmea.js';
+
+/** The mock binding behind a port opened by the `mock` binding. */
+const mock = (port: unknown) => (port as SerialPortMock).port!;
+
+const waitFor = async <T>(fn: () => T | undefined, ms = 3000): Promise<T> => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setImmediate(r));
+  }
+};
+
+t.test('reads CRLF and LF lines, and writes', async (t) => {
+  SerialPortMock.binding.createPort('/dev/MOCK0', { record: true });
+  const serial = createSerialLine({ binding: 'mock', path: '/dev/MOCK0' });
+  const got = lastValueFrom(serial.lines().pipe(take(3), toArray()));
+  const port = await waitFor(() => serial.port());
+  mock(port).emitData('hello\r\nwor');
+  mock(port).emitData('ld\nthird\n');
+  t.same(await got, ['hello', 'world', 'third']);
+  await t.rejects(serial.write('x'), { name: 'DeviceError', code: 'serial_closed' }, 'closed after unsubscribe');
+  t.teardown(() => SerialPortMock.binding.reset());
+});
+
+t.test('after the port closes underneath, it is reopened and reading resumes', async (t) => {
+  SerialPortMock.binding.createPort('/dev/MOCK1');
+  const serial = createSerialLine({ binding: 'mock', path: '/dev/MOCK1', reopen_initial_ms: 5, reopen_max_ms: 10 });
+  const failures: string[] = [];
+  serial.failures$.subscribe((e) => failures.push(e.code));
+  const lines: string[] = [];
+  const sub = serial.lines().subscribe((l) => lines.push(l));
+  const first = await waitFor(() => serial.port());
+  mock(first).emitData('before\n');
+  await waitFor(() => (lines.length === 1 ? true : undefined));
+  first.close();
+  const second = await waitFor(() => (serial.port() && serial.port() !== first ? serial.port() : undefined));
+  mock(second).emitData('after\n');
+  await waitFor(() => (lines.length === 2 ? true : undefined));
+  t.same(lines, ['before', 'after']);
+  t.same(failures, ['serial_closed']);
+  await serial.write('ping\n');
+  t.equal(mock(second).lastWrite?.toString(), 'ping\n');
+  sub.unsubscribe();
+  t.teardown(() => SerialPortMock.binding.reset());
+});
+
+t.test('a path that does not exist is retried until it appears', async (t) => {
+  const serial = createSerialLine({ binding: 'mock', path: '/dev/LATER', reopen_initial_ms: 5, reopen_max_ms: 5 });
+  const failures: string[] = [];
+  serial.failures$.subscribe((e) => failures.push(e.message));
+  const line = firstValueFrom(serial.lines());
+  await waitFor(() => (failures.length >= 2 ? true : undefined));
+  SerialPortMock.binding.createPort('/dev/LATER');
+  const port = await waitFor(() => serial.port());
+  mock(port).emitData('finally\n');
+  t.equal(await line, 'finally');
+  t.match(failures[0], /cannot open \/dev\/LATER/);
+  t.teardown(() => SerialPortMock.binding.reset());
+});
+
+t.test('NMEA: GGA, RMC and VTG parsed; bad checksums and other text refused', async (t) => {
+  const gga = parseNmea('$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47');
+  t.match(gga, { type: 'GGA', quality: 1, satellites: 8, hdop: 0.9, altitudeM: 545.4 });
+  t.ok(Math.abs((gga as { lat: number }).lat - 48.1173) < 1e-4);
+  t.ok(Math.abs((gga as { lon: number }).lon - 11.516667) < 1e-4);
+  const rmc = parseNmea('$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A');
+  t.match(rmc, { type: 'RMC', valid: true, speedKnots: 22.4, courseDeg: 84.4, date: '230394' });
+  t.equal(parseNmea('$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48'), 'bad_checksum');
+  t.equal(parseNmea('hello'), 'not_nmea');
+  t.equal(parseNmea(formatNmea('GPGSV', [1, 1, 0])), 'unsupported');
+  t.match(parseNmea(formatNmea('GNVTG', ['054.7', 'T', '', 'M', '005.5', 'N', '010.2', 'K'])), { type: 'VTG', talker: 'GN', speedKmh: 10.2 });
+  t.equal(nmeaCoordinate('3345.000', 'S'), -33.75);
+  t.equal(nmeaCoordinate('', 'N'), undefined);
+  t.match(parseNmea('$GPRMC,,V,,,,,,,,,,N*53'), { type: 'RMC', valid: false, lat: undefined });
+});
