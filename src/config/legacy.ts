@@ -1,4 +1,5 @@
 // Conversion of a legacy single-mode configuration into the multi-mode form, done once at load.
+import { formatPath } from './env.js';
 
 /** Top-level fields of a legacy file that belong to its one mode. */
 const MODE_FIELDS = [
@@ -51,4 +52,15 @@ export function convertLegacy(raw: Record<string, unknown>, fallbackName: string
     modes: { [modeName]: mode },
     transition_rules: [],
   };
+}
+
+/**
+ * Maps a path of the converted form back to the file as written: `modes.<name>.agent_inputs[0].type`
+ * is `agent_inputs[0].type` in a legacy file. Paths outside the one mode's fields are unchanged.
+ */
+export function legacyFilePath(path: string, modeName: string): string {
+  const prefix = formatPath(['modes', modeName]);
+  if (!path.startsWith(prefix)) return path;
+  const m = /^\.([A-Za-z_][A-Za-z0-9_]*)(?=$|[.[])/.exec(path.slice(prefix.length));
+  return m && (MODE_FIELDS as readonly string[]).includes(m[1]!) ? path.slice(prefix.length + 1) : path;
 }

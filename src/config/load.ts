@@ -193,6 +193,7 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
     for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
     for (const p of plugins.unknownFields) warn(p, 'unknown field (kept, not used by this plugin)');
   }
+  warnUnset();
   // Hosted addresses: the file's `service` block under the CORTEX_* variables; `embedded` is the local service.
   let addresses: AddressSettings | undefined;
   try {
