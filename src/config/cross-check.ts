@@ -6,23 +6,30 @@ export interface CrossProblem {
   message: string;
 }
 
+/** A name as it appears in messages: quoted, escaped (never a line break), at most 60 characters. */
+function q(name: string): string {
+  return JSON.stringify(name.length > 60 ? `${name.slice(0, 57)}...` : name);
+}
+
 /** Problems that a field-by-field schema cannot see. */
 export function crossCheck(config: AgentConfig): CrossProblem[] {
   const problems: CrossProblem[] = [];
   const modeNames = Object.keys(config.modes);
-  const known = `known modes: ${modeNames.join(', ')}`;
+  const known = `known modes: ${modeNames.map(q).join(', ')}`;
+  // Own keys only: a name such as "constructor" or "toString" must not resolve through Object.prototype.
+  const isMode = (name: string) => Object.hasOwn(config.modes, name);
 
-  if (!config.modes[config.default_mode]) {
-    problems.push({ path: ['default_mode'], message: `"${config.default_mode}" is not a mode; ${known}` });
+  if (!isMode(config.default_mode)) {
+    problems.push({ path: ['default_mode'], message: `${q(config.default_mode)} is not a mode; ${known}` });
   }
-  if (config.modes['*']) problems.push({ path: ['modes', '*'], message: '"*" is reserved for rules that apply from any mode' });
+  if (isMode('*')) problems.push({ path: ['modes', '*'], message: '"*" is reserved for rules that apply from any mode' });
 
   config.transition_rules.forEach((rule, i) => {
-    if (rule.from_mode !== '*' && !config.modes[rule.from_mode]) {
-      problems.push({ path: ['transition_rules', i, 'from_mode'], message: `"${rule.from_mode}" is not a mode ("*" means any mode); ${known}` });
+    if (rule.from_mode !== '*' && !isMode(rule.from_mode)) {
+      problems.push({ path: ['transition_rules', i, 'from_mode'], message: `${q(rule.from_mode)} is not a mode ("*" means any mode); ${known}` });
     }
-    if (!config.modes[rule.to_mode]) {
-      problems.push({ path: ['transition_rules', i, 'to_mode'], message: `"${rule.to_mode}" is not a mode; ${known}` });
+    if (!isMode(rule.to_mode)) {
+      problems.push({ path: ['transition_rules', i, 'to_mode'], message: `${q(rule.to_mode)} is not a mode; ${known}` });
     }
     if (rule.transition_type === 'manual' && !config.allow_manual_switching) {
       problems.push({ path: ['transition_rules', i, 'transition_type'], message: 'a manual rule needs allow_manual_switching: true' });
@@ -43,20 +50,20 @@ export function crossCheck(config: AgentConfig): CrossProblem[] {
     mode.agent_actions.forEach((action, i) => {
       const first = labels.get(action.llm_label);
       if (first !== undefined) {
-        problems.push({ path: ['modes', name, 'agent_actions', i, 'llm_label'], message: `"${action.llm_label}" is already used by agent_actions[${first}]; the model could not tell them apart` });
+        problems.push({ path: ['modes', name, 'agent_actions', i, 'llm_label'], message: `${q(action.llm_label)} is already used by agent_actions[${first}]; the model could not tell them apart` });
       } else {
         labels.set(action.llm_label, i);
       }
     });
     const servers = new Set<string>();
     mode.mcp_servers.forEach((server, i) => {
-      if (servers.has(server.name)) problems.push({ path: ['modes', name, 'mcp_servers', i, 'name'], message: `duplicate tool server name "${server.name}"` });
+      if (servers.has(server.name)) problems.push({ path: ['modes', name, 'mcp_servers', i, 'name'], message: `duplicate tool server name ${q(server.name)}` });
       servers.add(server.name);
     });
     if (mode.timeout_seconds === undefined) {
       const timed = config.transition_rules.findIndex((r) => r.transition_type === 'time_based' && r.from_mode === name && r.timeout_seconds === undefined);
       if (timed >= 0) {
-        problems.push({ path: ['transition_rules', timed, 'timeout_seconds'], message: `a time_based rule needs timeout_seconds here or in mode "${name}"` });
+        problems.push({ path: ['transition_rules', timed, 'timeout_seconds'], message: `a time_based rule needs timeout_seconds here or in mode ${q(name)}` });
       }
     }
   }
