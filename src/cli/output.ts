@@ -4,12 +4,25 @@ import { ConfigError, CortexError, describeError, formatIssue } from '../errors.
 /** Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration or usage. */
 export const EXIT = { ok: 0, failure: 1, invalid: 2 } as const;
 
+/** Longest problem or warning line printed; the rest is cut with a count, so one bad value cannot flood a terminal. */
+export const MAX_LINE = 2000;
+
+/**
+ * One line, whatever a configuration holds: control characters (a newline inside a mode name or
+ * a value) are escaped as in JSON, and very long lines are cut.
+ */
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const escaped = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
+  return escaped.length > MAX_LINE ? `${escaped.slice(0, MAX_LINE)}... (${escaped.length - MAX_LINE} more characters)` : escaped;
+}
+
 export function out(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
 export function warnLine(line: string): void {
-  process.stderr.write(`warning: ${line}\n`);
+  process.stderr.write(`warning: ${oneLine(line)}\n`);
 }
 
 export function errLine(line: string): void {
@@ -20,7 +33,7 @@ export function errLine(line: string): void {
 export function reportError(err: unknown): number {
   if (err instanceof ConfigError) {
     for (const w of err.warnings) warnLine(w);
-    for (const issue of err.issues) out(formatIssue(issue));
+    for (const issue of err.issues) out(oneLine(formatIssue(issue)));
     return EXIT.invalid;
   }
   if (err instanceof CortexError) {

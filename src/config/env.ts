@@ -105,7 +105,8 @@ export function substituteAll(value: unknown, env: Record<string, string | undef
   let pending: string[] = [];
   const walk = (v: unknown, path: JsonPath, depth: number): unknown => {
     if (depth > 200) {
-      problems.push({ path, message: 'nested more than 200 levels deep' });
+      // Reported where the nesting starts to matter, not with a path of 200 segments.
+      problems.push({ path: path.slice(0, 4), message: 'nested more than 200 levels deep below this point' });
       return v;
     }
     if (typeof v === 'string') {

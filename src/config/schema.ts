@@ -1,6 +1,6 @@
 // Zod schemas of the configuration file (agent-runtime-config.md): every field of the spec's tables, typed.
 import { z } from 'zod';
-import { openObject } from './issues.js';
+import { describeValue, openObject } from './issues.js';
 import type { AddressSettings } from '../cloud/addresses.js';
 
 // Objects are loose: unknown fields are kept (and reported as warnings by the loader), never dropped.
@@ -147,7 +147,7 @@ export const McpServer = z
     }
     if (s.transport !== 'stdio') {
       if (!s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: `url is required for transport ${s.transport}` });
-      else if (!URL.canParse(s.url)) ctx.addIssue({ code: 'custom', path: ['url'], message: `not a URL: ${s.url}` });
+      else if (!URL.canParse(s.url)) ctx.addIssue({ code: 'custom', path: ['url'], message: `not a URL: ${describeValue(s.url)}` });
     }
   });
 
