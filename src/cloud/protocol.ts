@@ -12,7 +12,7 @@ import { ASR_RATES, KEY_PREFIXES } from './catalog.js';
  * - `finish_reason` is any string; known values are `stop`, `length`, `tool_calls`, `content_filter`.
  * - The `speechb` TTS request requires `text`; `voice` and `language_code` are optional.
  * - The second ASR socket accepts any positive integer `rate`; the `speechlab` socket only ASR_RATES.
- * - The vision socket reports errors as `{error: string}` text frames (the HTTP error shape).
+ * - The vision socket and the second ASR socket report errors as `{error: string}` text frames (the HTTP error shape).
  * Schemas of received messages are loose (unknown fields kept) so a newer server does not break us.
  */
 
@@ -238,6 +238,9 @@ export type SpeechbAsrClientMessage = z.infer<typeof SpeechbAsrClientMessageSche
 
 export const SpeechbAsrReplySchema = z.looseObject({ asr_reply: z.string() });
 export type SpeechbAsrReply = z.infer<typeof SpeechbAsrReplySchema>;
+/** What the second ASR socket sends: transcripts, or `{error}` frames (decision: the spec shows only `{asr_reply}`). */
+export const SpeechbAsrServerMessageSchema = z.union([SpeechbAsrReplySchema, ErrorBodySchema]);
+export type SpeechbAsrServerMessage = z.infer<typeof SpeechbAsrServerMessageSchema>;
 
 // ---------- Vision socket ----------
 

@@ -4,12 +4,12 @@ import { CloudValidationError } from './errors.js';
 import {
   AsrServerMessageSchema,
   PATHS,
-  SpeechbAsrReplySchema,
+  SpeechbAsrServerMessageSchema,
   VlmServerMessageSchema,
   type AsrClientMessage,
   type AsrServerMessage,
   type SpeechbAsrClientMessage,
-  type SpeechbAsrReply,
+  type SpeechbAsrServerMessage,
   type VlmClientMessage,
   type VlmServerMessage,
 } from './protocol.js';
@@ -92,19 +92,19 @@ export interface SpeechbAsrOptions extends CommonOpen {
   languageCode?: string;
 }
 
-/** Opens {asr_ws_url}?api_key=; replies are `{asr_reply}`. */
-export async function openSpeechbAsr(options: SpeechbAsrOptions): Promise<AsrSession<SpeechbAsrReply>> {
+/** Opens {asr_ws_url}?api_key=; replies are `{asr_reply}` or `{error}`. */
+export async function openSpeechbAsr(options: SpeechbAsrOptions): Promise<AsrSession<SpeechbAsrServerMessage>> {
   const rate = options.rate ?? ASR_DEFAULT_RATE;
   const language = options.languageCode ?? 'en-US';
   checkAsrStart('WS {asr_ws_url}', rate, language);
-  const socket = await openSocket<SpeechbAsrClientMessage, typeof SpeechbAsrReplySchema>({
+  const socket = await openSocket<SpeechbAsrClientMessage, typeof SpeechbAsrServerMessageSchema>({
     url: options.asrWsUrl,
     apiKey: options.apiKey,
-    inbound: SpeechbAsrReplySchema,
+    inbound: SpeechbAsrServerMessageSchema,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
   });
-  return new AsrSession<SpeechbAsrReply>(socket as CloudSocket<AsrClientMessage | SpeechbAsrClientMessage, SpeechbAsrReply>, rate, language);
+  return new AsrSession<SpeechbAsrServerMessage>(socket as CloudSocket<AsrClientMessage | SpeechbAsrClientMessage, SpeechbAsrServerMessage>, rate, language);
 }
 
 /** A vision session: frames out, `{vlm_reply}` (or `{error}`) in. */

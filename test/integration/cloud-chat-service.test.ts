@@ -131,7 +131,7 @@ t.test('the openai npm client is a second, independent client of the same endpoi
   t.equal(tc?.type, 'function');
   t.same(tc?.type === 'function' ? JSON.parse(tc.function.arguments) : undefined, { action: 'turn right' });
 
-  await t.rejects(openai.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }), { status: 404 });
+  await t.rejects(openai.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }), { status: 404, message: /unsupported model/ });
   const bad = new OpenAI({ apiKey: 'key_live_wrong000000', baseURL: `${svc.url}/api/core/provider_a`, maxRetries: 0 });
-  await t.rejects(bad.chat.completions.create({ model: 'gen-4o', messages: [{ role: 'user', content: 'x' }] }), { status: 401 });
+  await t.rejects(bad.chat.completions.create({ model: 'gen-4o', messages: [{ role: 'user', content: 'x' }] }), { status: 401, message: /401/ });
 });
