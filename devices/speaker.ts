@@ -1,0 +1,178 @@
+// The speaker: plays PCM/WAV/MP3 through aplay, paplay or ffplay found on PATH, or into a file/null sink; playback can be interrupted.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import { BehaviorSubject, type Observable } from 'rxjs';
+import { z } from 'zod';
+import { DeviceError } from './device-error.js';
+import { isWav, parseWav } from './wav.js';
+
+export const PLAYERS = ['aplay', 'paplay', 'ffplay'] as const;
+export type PlayerName = (typeof PLAYERS)[number];
+
+export const SpeakerConfigSchema = z.discriminatedUnion('binding', [
+  z.strictObject({
+    binding: z.literal('player'),
+    /** Program to use; default the first of aplay, paplay, ffplay found on PATH (ffplay for MP3). */
+    player: z.enum(PLAYERS).optional(),
+    /** ALSA device for aplay (`-D`). */
+    device: z.string().min(1).optional(),
+  }),
+  /** Writes every clip to `dir`; with `realtime` a clip "plays" for its duration. */
+  z.strictObject({ binding: z.literal('file'), dir: z.string().min(1), realtime: z.boolean().default(true) }),
+  /** Discards audio; with `realtime` a clip "plays" for its duration (so echo suppression behaves as on a robot). */
+  z.strictObject({ binding: z.literal('null'), realtime: z.boolean().default(true) }),
+]);
+export type SpeakerConfig = z.input<typeof SpeakerConfigSchema>;
+
+export interface AudioClip {
+  data: Buffer;
+  format: 'wav' | 'mp3' | 'pcm';
+  /** Sample rate of `pcm` clips (mono s16le). */
+  rate?: number;
+}
+
+export interface PlayResult {
+  /** False when `stop()` or the signal interrupted it. */
+  completed: boolean;
+  durationMs: number;
+}
+
+export interface Speaker {
+  readonly binding: 'player' | 'file' | 'null';
+  /** Plays one clip after those already queued; resolves when it ends or is interrupted. */
+  play(clip: AudioClip, signal?: AbortSignal): Promise<PlayResult>;
+  /** Interrupts the clip playing and drops the queued ones (barge-in). */
+  stop(): void;
+  /** True while a clip is playing: the microphone pipeline mutes on it. */
+  readonly playing$: Observable<boolean>;
+}
+
+/** The first executable named `name` on PATH, or undefined. */
+export function findOnPath(name: string, path = process.env.PATH ?? ''): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Duration of a clip in ms: exact for WAV/PCM, an estimate at 128 kbit/s for MP3. */
+export function clipDurationMs(clip: AudioClip): number {
+  if (clip.format === 'mp3') return (clip.data.length * 8) / 128;
+  if (clip.format === 'wav' && isWav(clip.data)) {
+    const w = parseWav(clip.data);
+    return (w.data.length * 1000) / (w.rate * w.channels * (w.bitsPerSample / 8));
+  }
+  return (clip.data.length * 1000) / ((clip.rate ?? 16000) * 2);
+}
+
+/** Program and arguments that play `clip` from stdin. */
+export function playerCommand(player: PlayerName, clip: AudioClip, device?: string): { cmd: string; args: string[] } {
+  const rate = String(clip.rate ?? 16000);
+  switch (player) {
+    case 'aplay':
+      if (clip.format === 'mp3') throw new DeviceError('speaker', 'aplay cannot play MP3; install ffplay or use WAV/PCM', { code: 'speaker_format' });
+      return { cmd: 'aplay', args: [...(device ? ['-D', device] : []), '-q', ...(clip.format === 'pcm' ? ['-t', 'raw', '-f', 'S16_LE', '-c', '1', '-r', rate] : []), '-'] };
+    case 'paplay':
+      if (clip.format === 'mp3') throw new DeviceError('speaker', 'paplay cannot play MP3; install ffplay or use WAV/PCM', { code: 'speaker_format' });
+      return { cmd: 'paplay', args: clip.format === 'pcm' ? ['--raw', '--format=s16le', '--channels=1', `--rate=${rate}`] : [] };
+    case 'ffplay':
+      return { cmd: 'ffplay', args: ['-nodisp', '-autoexit', '-loglevel', 'error', ...(clip.format === 'pcm' ? ['-f', 's16le', '-ar', rate, '-ac', '1'] : []), '-i', 'pipe:0'] };
+  }
+}
+
+function choosePlayer(configured: PlayerName | undefined, clip: AudioClip): PlayerName {
+  if (configured) return configured;
+  const order: readonly PlayerName[] = clip.format === 'mp3' ? ['ffplay'] : PLAYERS;
+  const found = order.find((p) => findOnPath(p));
+  if (!found) throw new DeviceError('speaker', `no audio player on PATH (looked for ${order.join(', ')})`, { code: 'speaker_unavailable' });
+  return found;
+}
+
+export function createSpeaker(config: SpeakerConfig): Speaker {
+  const parsed = SpeakerConfigSchema.parse(config);
+  const playing = new BehaviorSubject(false);
+  let generation = 0;
+  let queue: Promise<unknown> = Promise.resolve();
+  let interruptCurrent: (() => void) | undefined;
+  let clipCount = 0;
+  if (parsed.binding === 'file') mkdirSync(parsed.dir, { recursive: true });
+
+  const runPlayer = (clip: AudioClip, onInterrupt: (fn: () => void) => void) =>
+    new Promise<boolean>((resolve, reject) => {
+      if (parsed.binding !== 'player') return resolve(true);
+      const { cmd, args } = playerCommand(choosePlayer(parsed.player, clip), clip, parsed.device);
+      const child: ChildProcess = spawn(cmd, args, { stdio: ['pipe', 'ignore', 'pipe'] });
+      let interrupted = false;
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+      child.stdin?.on('error', () => {}); // EPIPE when interrupted mid-write
+      child.on('error', (err) => reject(DeviceError.from('speaker', err, `cannot run ${cmd}`)));
+      child.on('close', (code) => {
+        if (interrupted) resolve(false);
+        else if (code === 0) resolve(true);
+        else reject(new DeviceError('speaker', `${cmd} exited with code ${String(code)}: ${stderr.trim()}`));
+      });
+      onInterrupt(() => {
+        interrupted = true;
+        child.kill('SIGTERM');
+      });
+      child.stdin?.end(clip.data);
+    });
+
+  const waitDuration = (ms: number, onInterrupt: (fn: () => void) => void) =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(true), ms);
+      onInterrupt(() => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+
+  const playNow = async (clip: AudioClip, myGeneration: number, signal?: AbortSignal): Promise<PlayResult> => {
+    const durationMs = clipDurationMs(clip);
+    if (myGeneration !== generation || signal?.aborted) return { completed: false, durationMs };
+    const onInterrupt = (fn: () => void) => {
+      interruptCurrent = fn;
+    };
+    const onAbort = () => interruptCurrent?.();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    playing.next(true);
+    try {
+      if (parsed.binding === 'file') {
+        const ext = clip.format === 'pcm' ? 'raw' : clip.format;
+        await writeFile(join(parsed.dir, `${String(++clipCount).padStart(4, '0')}.${ext}`), clip.data);
+      }
+      const completed =
+        parsed.binding === 'player' ? await runPlayer(clip, onInterrupt) : parsed.realtime ? await waitDuration(durationMs, onInterrupt) : true;
+      return { completed, durationMs };
+    } finally {
+      interruptCurrent = undefined;
+      signal?.removeEventListener('abort', onAbort);
+      playing.next(false);
+    }
+  };
+
+  return {
+    binding: parsed.binding,
+    playing$: playing.asObservable(),
+    play(clip, signal) {
+      const myGeneration = generation;
+      const result = queue.then(() => playNow(clip, myGeneration, signal));
+      queue = result.catch(() => undefined);
+      return result;
+    },
+    stop() {
+      generation += 1;
+      interruptCurrent?.();
+    },
+  };
+}
