@@ -22,18 +22,21 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'info';
   const usePretty = options.pretty ?? Boolean(process.stderr.isTTY);
-  const destination =
+  const destination = redactingDestination(
     options.destination ??
-    (usePretty
-      ? pretty({ sync: true, destination: 2, colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
-      : pino.destination({ dest: 2, sync: true }));
-  return pino(
+      (usePretty
+        ? pretty({ sync: true, destination: 2, colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
+        : pino.destination({ dest: 2, sync: true })),
+  );
+  const logger = pino(
     {
       level,
       base: options.base ?? {},
       hooks: {
         logMethod(args, method) {
-          const cleaned = args.map((a) => (typeof a === 'string' ? redact(a) : a)) as typeof args;
+          // Strings are redacted; values interpolated into the message (`%j`, `%o`) lose secret fields too.
+          const messageAt = args.findIndex((a) => typeof a === 'string');
+          const cleaned = args.map((a, i) => (typeof a === 'string' ? redact(a) : messageAt >= 0 && i > messageAt ? redactDeep(a) : a)) as typeof args;
           method.apply(this, cleaned);
         },
       },
@@ -46,14 +49,40 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         },
       },
       serializers: {
+        // formatters.log runs first and has turned Errors into `{ name, message, code }` already.
         err: (e: unknown) => {
-          if (e instanceof Error) return { type: e.name, message: redact(e.message), code: (e as { code?: unknown }).code };
+          if (e && typeof e === 'object') {
+            const { name, message, code } = e as { name?: unknown; message?: unknown; code?: unknown };
+            return { type: typeof name === 'string' ? name : 'Error', message: redact(String(message ?? '')), ...(code !== undefined ? { code } : {}) };
+          }
           return { message: redact(String(e)) };
         },
       },
     },
     destination,
   );
+  // pino applies formatters.bindings to the root only; child bindings are redacted here.
+  const child = logger.child;
+  logger.child = function (this: Logger, bindings, childOptions) {
+    return child.call(this, redactDeep(bindings) as typeof bindings, childOptions);
+  } as typeof logger.child;
+  return logger;
+}
+
+/**
+ * The last line of defence: every line is redacted as text before it reaches the stream, so a
+ * secret that slipped past the structured redaction (an Error's message used as `msg`, a binding,
+ * an interpolated value) is still removed. Secret shapes never contain JSON quotes, so redacting
+ * the serialised line cannot break it.
+ */
+function redactingDestination(stream: DestinationStream): DestinationStream {
+  const target = stream as DestinationStream & { flush?: (cb?: (err?: Error) => void) => void; flushSync?: () => void; end?: () => void };
+  return {
+    write: (line: string) => target.write(redact(line)),
+    ...(target.flush ? { flush: (cb?: (err?: Error) => void) => target.flush!(cb) } : {}),
+    ...(target.flushSync ? { flushSync: () => target.flushSync!() } : {}),
+    ...(target.end ? { end: () => target.end!() } : {}),
+  } as DestinationStream;
 }
 
 let root: Logger | undefined;

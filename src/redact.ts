@@ -46,7 +46,10 @@ export function redactDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redact(value);
   if (Array.isArray(value)) return value.map((v) => redactDeep(v, depth + 1));
   if (value && typeof value === 'object') {
-    if (value instanceof Error) return { name: value.name, message: redact(value.message) };
+    if (value instanceof Error) {
+      const code = (value as { code?: unknown }).code;
+      return { name: value.name, message: redact(value.message), ...(code !== undefined ? { code } : {}) };
+    }
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       out[k] = SECRET_FIELDS.includes(k) && v !== undefined && v !== '' ? REPLACEMENT : redactDeep(v, depth + 1);
