@@ -97,15 +97,17 @@ export function recordOnce(config: Pick<RecorderMicrophoneConfig, 'recorder' | '
     const onData = (chunk: Buffer | string) => subscriber.next(typeof chunk === 'string' ? Buffer.from(chunk, 'binary') : chunk);
     const onError = (err: unknown) => fail(err, config.recorder);
     const onSpawnError = (err: unknown) => fail(err, `cannot run ${config.recorder}`);
-    const onEnd = () => fail(`${config.recorder} stopped sending audio`, 'recorder ended');
+    // The library reports a non-zero exit as an error string on the stream; a clean exit is ours to report.
+    const onClose = (code: number | null, signal: string | null) =>
+      fail(`${config.recorder} exited (code ${String(code)}${signal ? `, signal ${signal}` : ''}) and stopped sending audio`, 'recorder ended');
     stream.on('data', onData);
     stream.on('error', onError);
-    stream.on('end', onEnd);
+    recording.process.on('close', onClose);
     recording.process.on('error', onSpawnError);
     return () => {
       stopped = true;
       stream.off('data', onData);
-      stream.off('end', onEnd);
+      recording.process.off('close', onClose);
       recording.process.off('error', onSpawnError);
       // Errors after our own kill (the lib reports the signal exit as an error string) are expected.
       stream.on('error', () => {});
