@@ -124,7 +124,9 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
     data = convertLegacy(data, configName);
     const modeName = String(data.default_mode);
     filePath = (p) => legacyFilePath(p, modeName);
-  } else if (data.name === undefined) data.name = configName;
+  }
+  // `name` defaults to the config name in both forms (a legacy mode is already named after it).
+  if (data.name === undefined) data.name = configName;
 
   // The API key may come from OM_API_KEY instead of the file.
   const envKey = env.OM_API_KEY;
