@@ -50,6 +50,8 @@ export const SPEAK_RULES: ReadonlyArray<{ name: string; pattern: RegExp; reply: 
 export const ECHO_REPLY = 'I heard you say: {text}';
 /** Reply spoken along a movement. */
 export const MOVE_REPLY = 'Okay, {move}.';
+/** Reply when the offered movement tool's enum has no value for the intent. */
+export const MOVE_UNSUPPORTED_REPLY = 'Sorry, I cannot {move}.';
 
 /** Tool names treated as speech, movement and facial expression actions (first offered wins). */
 export const SPEAK_TOOLS = ['speak', 'say', 'tts'] as const;

@@ -5,6 +5,7 @@ import {
   ECHO_REPLY,
   FACE_TOOLS,
   MOVE_REPLY,
+  MOVE_UNSUPPORTED_REPLY,
   MOVE_RULES,
   MOVE_TOOLS,
   SPEAK_RULES,
@@ -131,9 +132,15 @@ export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools'
   const move = calls.length === 0 ? MOVE_RULES.find((r) => r.pattern.test(lower)) : undefined;
   if (move && (moveTool || tools.length === 0)) {
     const args = moveTool ? choiceArgs(moveTool, move.values) : undefined;
-    if (moveTool && args) calls.push({ tool: moveTool, args });
-    rules.push(`move:${move.name}`);
-    spoken = MOVE_REPLY.replace('{move}', move.values[0] ?? move.name);
+    const what = move.values[0] ?? move.name;
+    if (moveTool && !args) {
+      rules.push(`move:${move.name}:unsupported`);
+      spoken = MOVE_UNSUPPORTED_REPLY.replace('{move}', what);
+    } else {
+      if (moveTool && args) calls.push({ tool: moveTool, args });
+      rules.push(`move:${move.name}`);
+      spoken = MOVE_REPLY.replace('{move}', what);
+    }
   }
   if (calls.length === 0 && !spoken) {
     const r = SPEAK_RULES.find((x) => x.pattern.test(lower));
