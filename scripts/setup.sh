@@ -9,8 +9,8 @@ run_main=1
 
 # Debian packages: OpenCV for the camera and offline vision, sox/alsa for the microphone and speaker,
 # socat and gpsd-clients for hardware-in-the-loop tests, espeak-ng/pocketsphinx for offline speech,
-# ffmpeg for test media and mp3, chromium for the WebSim browser tests, graphviz for `cortexd graph --format svg`.
-PACKAGES=(libopencv-dev opencv-data sox alsa-utils socat espeak-ng ffmpeg pocketsphinx pocketsphinx-en-us gpsd-clients chromium graphviz)
+# ffmpeg for test media and mp3, chromium for the WebSim browser tests, graphviz for `cortexd graph --format svg`, shellcheck for the install script's test.
+PACKAGES=(libopencv-dev opencv-data sox alsa-utils socat espeak-ng ffmpeg pocketsphinx pocketsphinx-en-us gpsd-clients chromium graphviz shellcheck)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

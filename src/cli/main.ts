@@ -4,6 +4,9 @@ import { Command } from 'commander';
 import { register as registerCheck } from './check.js';
 import { register as registerModes } from './modes.js';
 import { register as registerSchema } from './schema.js';
+import { register as registerKeys } from './keys.js';
+import { register as registerBalance } from './balance.js';
+import { register as registerDoctor } from './doctor.js';
 import { EXIT, reportError } from './output.js';
 
 export function buildProgram(): Command {
@@ -12,7 +15,7 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerCheck, registerModes, registerSchema]) register(program);
+  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor]) register(program);
   return program;
 }
 
