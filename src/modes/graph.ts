@@ -84,7 +84,15 @@ export function toStatelyJson(config: AgentConfig): Record<string, unknown> {
 
 /** Mermaid text cannot hold some characters inside labels; they are replaced by look-alikes. */
 function mermaidText(text: string): string {
-  return text.replace(/"/g, "'").replace(/[:;#]/g, ' ').replace(/[<>{}]/g, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/"/g, "'")
+    .replace(/<=/g, '≤')
+    .replace(/>=/g, '≥')
+    .replace(/</g, '‹')
+    .replace(/>/g, '›')
+    .replace(/[:;#{}]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** A Mermaid `stateDiagram-v2` of the configuration. */
@@ -94,7 +102,7 @@ export function toMermaid(config: AgentConfig): string {
   const lines = ['stateDiagram-v2'];
   for (const name of names) lines.push(`  state "${mermaidText(modeLabel(name, config).join(' - '))}" as ${id.get(name)}`);
   lines.push(`  [*] --> ${id.get(config.default_mode)}`);
-  for (const e of modeEdges(config)) lines.push(`  ${id.get(e.from)} --> ${id.get(e.to)} : #${e.ruleIndex} ${mermaidText(e.label)}`);
+  for (const e of modeEdges(config)) lines.push(`  ${id.get(e.from)} --> ${id.get(e.to)} : R${e.ruleIndex} ${mermaidText(e.label)}`);
   if (config.allow_manual_switching) lines.push(`  note right of ${id.get(config.default_mode)} : manual switching allowed`);
   return `${lines.join('\n')}\n`;
 }
