@@ -1,0 +1,100 @@
+// An ASR stream: microphone audio (muted while the robot speaks) pumped into a retrying socket session that emits asr.* events.
+import { createActor, type Actor, type SimulatedClock } from 'xstate';
+import type { Observable } from 'rxjs';
+import { isFinalTranscript } from '../../src/cloud/protocol.js';
+import { chunkBytes } from '../../src/pipelines/pcm-chunker.js';
+import { muteWhile } from '../../src/pipelines/mute.js';
+import { AudioPump } from './audio-pump.js';
+import type { LinkConnector } from './link.js';
+import { streamSessionMachine, type SessionTiming } from './session-machine.js';
+
+export interface SpeakerControl {
+  playing$: Observable<boolean>;
+  stop(): void;
+}
+
+export interface AsrStreamOptions {
+  connect: LinkConnector;
+  /** PCM already cut into chunks (`chunkPcm`), mono s16le at `rate`. */
+  audio$: Observable<Buffer>;
+  rate: number;
+  /** Audio kept while reconnecting, in ms (default 10 s); older audio is dropped and counted. */
+  ringMs?: number;
+  timing?: Partial<SessionTiming>;
+  /** The robot's speaker: audio is muted while it plays, unless `allowInterruption`. */
+  speaker?: SpeakerControl;
+  /** Keep listening while the robot speaks; speech heard then stops playback (barge-in). */
+  allowInterruption?: boolean;
+  systemId?: string;
+  now?: () => number;
+  /** XState clock (tests pass a SimulatedClock). */
+  clock?: SimulatedClock;
+}
+
+/** Maps a server message of either ASR socket to `asr.*` events (the spec's client rule for finals). */
+export function asrEvents(message: unknown): Array<{ type: string; [k: string]: unknown }> {
+  if (!message || typeof message !== 'object') return [];
+  const m = message as { type?: unknown; asr_reply?: unknown; message?: unknown; clientId?: unknown; error?: unknown; time?: unknown };
+  if (m.type === 'partial' && typeof m.asr_reply === 'string') return [{ type: 'asr.partial', text: m.asr_reply, time: m.time }];
+  if (isFinalTranscript(m)) return [{ type: 'asr.final', text: m.asr_reply, time: (message as { time?: unknown }).time }];
+  if (m.type === 'connection') return [{ type: 'asr.connected', clientId: m.clientId }];
+  if (m.type === 'info') return [{ type: 'asr.info', message: m.message }];
+  if (m.type === 'error') return [{ type: 'asr.error', message: m.message }];
+  if (typeof m.error === 'string') return [{ type: 'asr.error', message: m.error }];
+  return [];
+}
+
+export interface AsrStream {
+  actor: Actor<typeof streamSessionMachine>;
+  pump: AudioPump;
+  stop(): void;
+}
+
+/**
+ * Starts the session actor and the audio pump. Rate: one message per chunk. Drop policy: none while
+ * connected; while reconnecting, a ring of `ringMs` (oldest dropped, counted in `pump.stats()`).
+ * A `1000` close (the server's silence timeout) reconnects at once; other closes back off.
+ * The recognition `info` restart keeps the socket, so no audio is touched.
+ */
+export function startAsrStream(options: AsrStreamOptions): AsrStream {
+  const speaker = options.speaker;
+  const audio$ = speaker && !options.allowInterruption ? options.audio$.pipe(muteWhile(speaker.playing$)) : options.audio$;
+  const ringBytes = chunkBytes({ rate: options.rate }, options.ringMs ?? 10_000);
+  const keepaliveBytes = chunkBytes({ rate: options.rate }, 100);
+  const pump = new AudioPump(audio$, ringBytes, options.now);
+  let speaking = false;
+  const speakingSub = speaker?.playing$.subscribe((p) => (speaking = p));
+  const actor = createActor(streamSessionMachine, {
+    systemId: options.systemId ?? 'asr',
+    ...(options.clock ? { clock: options.clock } : {}),
+    input: {
+      prefix: 'asr',
+      connect: options.connect,
+      ...(options.timing ? { timing: options.timing } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      hooks: {
+        attach: (link) => pump.attach({ sendAudio: (pcm) => link.sendAudio?.(pcm) ?? false }),
+        detach: () => pump.detach(),
+        keepalive: () => void pump.sendSilence(keepaliveBytes, options.timing?.keepaliveMs ?? 5000),
+        onMessage: (message) => {
+          const events = asrEvents(message);
+          if (speaking && options.allowInterruption && events.some((e) => e.type === 'asr.partial' || e.type === 'asr.final')) speaker?.stop();
+          return events;
+        },
+        isBenignClose: (code) => code === 1000,
+      },
+    },
+  });
+  pump.start();
+  actor.start();
+  return {
+    actor,
+    pump,
+    stop() {
+      actor.send({ type: 'stop' });
+      actor.stop();
+      pump.stop();
+      speakingSub?.unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// The socket a stream actor drives, reduced to what it needs (send, close, events), with adapters for src/cloud sessions.
+import type { AsrSession, VisionSession } from '../../src/cloud/sockets.js';
+import type { CloudSocket } from '../../src/cloud/socket.js';
+
+export type LinkEvent =
+  | { type: 'message'; message: unknown }
+  | { type: 'invalid'; raw: string; reason: string }
+  | { type: 'close'; code: number; reason: string };
+
+/** An open socket session; it never reconnects (the actor does). */
+export interface StreamLink {
+  sendAudio?(pcm: Buffer): boolean;
+  sendFrame?(jpeg: Buffer, timestampSeconds: number): boolean;
+  /** Bytes queued but not yet written (vision applies latest-frame-wins on it). */
+  bufferedAmount(): number;
+  /** Calls `listener` for every event until the returned function is called. */
+  subscribe(listener: (event: LinkEvent) => void): () => void;
+  close(code?: number, reason?: string): void;
+}
+
+/** Opens a new link; rejects with a CloudSocketError (fatal on 401/4xx) or aborts with `signal`. */
+export type LinkConnector = (signal: AbortSignal) => Promise<StreamLink>;
+
+function subscribeSocket(socket: CloudSocket<unknown, unknown>, listener: (event: LinkEvent) => void): () => void {
+  const onMessage = (message: unknown) => listener({ type: 'message', message });
+  const onInvalid = (raw: string, reason: string) => listener({ type: 'invalid', raw, reason });
+  const onClose = (code: number, reason: string) => listener({ type: 'close', code, reason });
+  const onError = () => undefined; // a close always follows
+  socket.on('message', onMessage);
+  socket.on('invalid', onInvalid);
+  socket.on('close', onClose);
+  socket.on('error', onError);
+  return () => {
+    socket.off('message', onMessage);
+    socket.off('invalid', onInvalid);
+    socket.off('close', onClose);
+    socket.off('error', onError);
+  };
+}
+
+export function linkFromAsrSession(session: AsrSession<unknown>): StreamLink {
+  const socket = session.socket as unknown as CloudSocket<unknown, unknown>;
+  return {
+    sendAudio: (pcm) => session.sendAudio(pcm),
+    bufferedAmount: () => socket.bufferedAmount,
+    subscribe: (listener) => subscribeSocket(socket, listener),
+    close: (code, reason) => session.close(code, reason),
+  };
+}
+
+export function linkFromVisionSession(session: VisionSession): StreamLink {
+  const socket = session.socket as unknown as CloudSocket<unknown, unknown>;
+  return {
+    sendFrame: (jpeg, ts) => session.sendFrame(jpeg, ts),
+    bufferedAmount: () => socket.bufferedAmount,
+    subscribe: (listener) => subscribeSocket(socket, listener),
+    close: (code, reason) => session.close(code, reason),
+  };
+}
