@@ -41,7 +41,8 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * An open socket. It never reconnects: after `close` it is done, and the owner (a stream actor) decides
+ * An open socket. Incoming frames wait until a `message` listener is attached, so nothing sent right
+ * after the upgrade is lost. It never reconnects: after `close` it is done, and the owner (a stream actor) decides
  * whether to open a new one. `close()` or the open signal's abort ends it.
  */
 export class CloudSocket<Out, In> extends EventEmitter<SocketEventMap<In>> {
@@ -84,6 +85,15 @@ export class CloudSocket<Out, In> extends EventEmitter<SocketEventMap<In>> {
     });
     const onAbort = () => this.close(1000, 'aborted');
     signal?.addEventListener('abort', onAbort, { once: true });
+    // A server may send right after the upgrade (the `connection` message), before the caller had a
+    // chance to subscribe: hold incoming frames until the first `message` listener is attached.
+    ws.pause();
+    const onListener = (event: string | symbol) => {
+      if (event !== 'message') return;
+      (this as EventEmitter).off('newListener', onListener);
+      process.nextTick(() => ws.resume());
+    };
+    (this as EventEmitter).on('newListener', onListener);
   }
 
   get isOpen(): boolean {
