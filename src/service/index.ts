@@ -1,13 +1,13 @@
 // Entry point of the local hosted-API service: startService() builds stores, routes and sockets, listens, and returns its addresses, admin handle and close().
 import type { AddressInfo } from 'node:net';
-import type { ApiKeyRecord, BalanceRecord } from '../cloud/protocol.js';
 import { createLogger } from '../log.js';
-import { Accounts, planKeyLimit as planLimit, type User } from './accounts.js';
+import { Accounts } from './accounts.js';
+import { createAdmin, type ServiceAdmin } from './admin.js';
 import { buildApp } from './app.js';
 import { JwtAuthority, loadOrCreateSecret } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { openDb } from './db.js';
-import { ApiKeys, type KeyPrefix } from './keys.js';
+import { ApiKeys } from './keys.js';
 import { DEFAULT_LIMITS, KEY_OPS_RATE_LIMIT, defaultDbPath, defaultSecretPath, type ServiceOptions } from './options.js';
 import { TokenBuckets } from './ratelimit.js';
 import { attachSockets, ASR_SECOND_PATH, VLM_PATH } from './sockets.js';
@@ -15,23 +15,7 @@ import { attachSockets, ASR_SECOND_PATH, VLM_PATH } from './sockets.js';
 export type { ServiceOptions, ServiceLimits, BackendOptions, ChatBackendConfig, TtsBackendConfig } from './options.js';
 export type { User } from './accounts.js';
 export { ASR_SECOND_PATH, VLM_PATH } from './sockets.js';
-
-export interface ServiceAdmin {
-  /** Creates a user (or returns the existing one of that name). Plans: free, starter (default), pro, enterprise. */
-  createUser(name: string, plan?: string): User;
-  /** A JWT for the account endpoints, signed by the service's secret; creates the user if needed. */
-  issueJwt(userName: string, ttlSeconds?: number): Promise<string>;
-  /** Creates an API key for the user (created if needed); subject to the plan's key limit. */
-  createApiKey(userName: string, prefix?: KeyPrefix): { apiKey: string; info: ApiKeyRecord };
-  /** Sets credits in whole CU; fields left out stay unchanged. */
-  setCredits(userName: string, credits: { prepaid?: number; monthlyUnused?: number; monthlyTotal?: number }): void;
-  setPlan(userName: string, plan: string): void;
-  balance(userName: string): BalanceRecord;
-  /** A key record by id, including deleted keys. */
-  keyInfo(keyId: string): ApiKeyRecord | undefined;
-  /** The usage ledger of a key, oldest first; `cost_micro` in 1e-6 CU. */
-  usage(keyId: string): ReturnType<Accounts['usage']>;
-}
+export { openAdmin, type ServiceAdmin } from './admin.js';
 
 export interface RunningService {
   /** HTTP base URL, e.g. http://127.0.0.1:PORT */
@@ -81,24 +65,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
   const url = `http://${hostPart}:${port}`;
   const wsUrl = `ws://${hostPart}:${port}`;
 
-  const userNamed = (name: string): User => {
-    const u = accounts.userByName(name);
-    if (!u) throw new Error(`no user named ${name}`);
-    return u;
-  };
-  const admin: ServiceAdmin = {
-    createUser: (name, plan) => accounts.createUser(name, plan),
-    issueJwt: (name, ttl) => jwt.issue(accounts.userByName(name) ?? accounts.createUser(name), ttl),
-    createApiKey: (name, prefix) => {
-      const u = accounts.userByName(name) ?? accounts.createUser(name);
-      return keys.create(u.id, { plan: u.plan, limit: planLimit(u.plan), prefix });
-    },
-    setCredits: (name, credits) => accounts.setCredits(userNamed(name).id, credits),
-    setPlan: (name, plan) => accounts.setPlan(userNamed(name).id, plan),
-    balance: (name) => accounts.balance(userNamed(name).id)!,
-    keyInfo: (id) => keys.get(id),
-    usage: (id) => accounts.usage(id),
-  };
+  const admin = createAdmin(accounts, keys, jwt);
 
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> =>
