@@ -110,8 +110,8 @@ const mutations: fc.Arbitrary<Mutation> = fc.oneof(
     return { what: `truncated at ${cut}`, text: text.slice(0, cut) };
   }),
   fc.constantFrom('} x', ',,', '}}', ' @', ' /* open comment').map((junk) => ({ what: `junk after the object: ${junk}`, text: json(base()) + junk })),
-  fc.constantFrom(['modes', 'guard', 'hertz'], ['transition_rules', 0, 'transition_type'], ['global_lifecycle_hooks', 0, 'hook_type']).chain((path) =>
-    hugeString.map((s) => ({ what: `huge string at ${path.join('.')}`, text: json(setAt(base(), path as Path, s)) })),
+  fc.constantFrom<Path>(['modes', 'guard', 'hertz'], ['transition_rules', 0, 'transition_type'], ['global_lifecycle_hooks', 0, 'hook_type']).chain((path) =>
+    hugeString.map((s) => ({ what: `huge string at ${path.join('.')}`, text: json(setAt(base(), path, s)) })),
   ),
   fc.constantFrom<[Path, string]>(
     [['modes', 'guard', 'hertz'], deepArrays],
