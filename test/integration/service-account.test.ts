@@ -137,3 +137,29 @@ t.test('unknown paths and oversized bodies use the error shape', async (t) => {
   t.same(big, { status: 413, body: { error: 'Request body too large: the limit is 1000 bytes' } });
 });
 
+
+t.test('storage failures are the spec 500 rows', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const Database = (await import('better-sqlite3')).default;
+  const dir = mkdtempSync(join(tmpdir(), 'svc-db-'));
+  const dbPath = join(dir, 'cloud.sqlite');
+  const svc = await startService({ dbPath, jwtSecret: 'q'.repeat(40), logger: silent });
+  t.teardown(async () => {
+    await svc.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const token = await svc.admin.issueJwt('hank');
+  const { info } = svc.admin.createApiKey('hank');
+  // Another process breaks the key table under the running service.
+  const other = new Database(dbPath);
+  other.exec('ALTER TABLE api_keys RENAME TO api_keys_gone');
+  other.close();
+  t.same(await call(svc, 'GET', '/api/core/api_keys', { token }), { status: 500, body: { error: 'Failed to fetch API keys' } });
+  t.same(await call(svc, 'POST', '/api/core/api_keys/create', { token }), { status: 500, body: { error: 'Failed to create API key' } });
+  t.same(await call(svc, 'POST', '/api/core/api_keys/delete', { token, body: JSON.stringify({ id: info.id }) }), {
+    status: 500,
+    body: { error: 'Failed to delete API key' },
+  });
+});

@@ -76,6 +76,10 @@ t.test('chat completions', async (t) => {
     await expect(await chat(svc, 'provider_d', { ...hello, model: 'gk-4' }, auth), 503, 'Failed to connect to provider_d server');
     upstream.failWith = { status: 400, message: 'bad thing' };
     await expect(await chat(svc, 'provider_a', hello, auth), 400, 'provider_a upstream error 400: bad thing');
+    upstream.failWith = { status: 502, message: 'upstream down' };
+    await expect(await chat(svc, 'provider_a', hello, auth), 500, 'provider_a upstream error 502: upstream down');
+    upstream.garbage = true;
+    await expect(await chat(svc, 'provider_a', hello, auth), 500, 'provider_a upstream sent an invalid response');
     t.equal(svc.admin.keyInfo(info.id)?.total_cost, 0, 'failed requests cost nothing');
   });
 

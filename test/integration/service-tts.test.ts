@@ -116,3 +116,28 @@ t.test('speechlab vendor upstream: 503 without a key, per-request override, unre
   t.equal(deadRes.status, 503);
   t.match(await deadRes.json(), { error: 'Failed to connect to speechlab server', details: String });
 });
+
+t.test('a vendor that drops the audio mid-body: 500 Failed to read response body', async (t) => {
+  const { createServer } = await import('node:http');
+  const vendor = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': '100000' });
+    res.write(Buffer.alloc(1000, 1));
+    setImmediate(() => res.destroy());
+  });
+  await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
+  const port = (vendor.address() as { port: number }).port;
+  const gw = await startService({
+    dbPath: ':memory:',
+    jwtSecret: 'h'.repeat(40),
+    logger: silent,
+    backends: { tts: { speechlab: { kind: 'upstream', baseUrl: `http://127.0.0.1:${port}`, apiKey: 'vendor-key' } } },
+  });
+  t.teardown(async () => {
+    await gw.close();
+    await new Promise<void>((r) => vendor.close(() => r()));
+  });
+  const { apiKey, info } = gw.admin.createApiKey('alice');
+  const res = await post(gw, '/speechlab/tts', { input: 'hello' }, { 'x-api-key': apiKey });
+  t.same([res.status, await res.json()], [500, { error: 'Failed to read response body' }]);
+  t.same(gw.admin.usage(info.id), [], 'not charged');
+});

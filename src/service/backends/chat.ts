@@ -59,8 +59,8 @@ function upstreamBackend(provider: Provider, baseUrl: string, apiKey: string | u
       } catch {
         /* keep text */
       }
-      // Upstream 4xx are the caller's problem and keep their status; upstream 5xx become 502.
-      throw new BackendError(res.status < 500 ? res.status : 502, `${provider} upstream error ${res.status}: ${msg}`);
+      // Upstream 4xx are the caller's problem and keep their status; upstream 5xx are the spec's 500.
+      throw new BackendError(res.status < 500 ? res.status : 500, `${provider} upstream error ${res.status}: ${msg}`);
     }
     return res;
   };
@@ -70,12 +70,12 @@ function upstreamBackend(provider: Provider, baseUrl: string, apiKey: string | u
       try {
         return (await res.json()) as ChatCompletionResponse;
       } catch {
-        throw new BackendError(502, `${provider} upstream sent an invalid response`);
+        throw new BackendError(500, `${provider} upstream sent an invalid response`);
       }
     },
     async stream(req, signal) {
       const res = await call({ ...req, stream: true, stream_options: { include_usage: true } }, signal);
-      if (!res.body) throw new BackendError(502, `${provider} upstream sent no body`);
+      if (!res.body) throw new BackendError(500, `${provider} upstream sent no body`);
       return res.body as unknown as AsyncIterable<Uint8Array>;
     },
   };
