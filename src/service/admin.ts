@@ -16,6 +16,11 @@ export interface ServiceAdmin {
   /** Sets credits in whole CU; fields left out stay unchanged. */
   setCredits(userName: string, credits: { prepaid?: number; monthlyUnused?: number; monthlyTotal?: number }): void;
   setPlan(userName: string, plan: string): void;
+  /**
+   * Deletes every active key of the user (created if needed, with `plan`) and creates one new key:
+   * what an embedding runtime calls at each start, since a key's secret cannot be read back later.
+   */
+  rotateApiKey(userName: string, plan?: string): { apiKey: string; info: ApiKeyRecord };
   balance(userName: string): BalanceRecord;
   /** A key record by id, including deleted keys. */
   keyInfo(keyId: string): ApiKeyRecord | undefined;
@@ -38,6 +43,11 @@ export function createAdmin(accounts: Accounts, keys: ApiKeys, jwt: JwtAuthority
     },
     setCredits: (name, credits) => accounts.setCredits(userNamed(name).id, credits),
     setPlan: (name, plan) => accounts.setPlan(userNamed(name).id, plan),
+    rotateApiKey: (name, plan) => {
+      const u = accounts.userByName(name) ?? accounts.createUser(name, plan);
+      for (const k of keys.list(u.id)) keys.delete(u.id, k.id);
+      return keys.create(u.id, { plan: u.plan, limit: planKeyLimit(u.plan) });
+    },
     balance: (name) => accounts.balance(userNamed(name).id)!,
     keyInfo: (id) => keys.get(id),
     usage: (id) => accounts.usage(id),

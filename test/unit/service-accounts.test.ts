@@ -62,3 +62,18 @@ t.test('token buckets', async (t) => {
   ms += 2000;
   t.equal(b.take('x'), 0);
 });
+
+t.test('rotateApiKey: one fresh key per start, old ones refused', async (t) => {
+  const { createAdmin } = await import('../../src/service/admin.js');
+  const { JwtAuthority } = await import('../../src/service/auth.js');
+  const db = openDb(':memory:');
+  t.teardown(() => db.close());
+  const keys = new ApiKeys(db);
+  const admin = createAdmin(new Accounts(db), keys, new JwtAuthority('k'.repeat(40)));
+  const first = admin.rotateApiKey('embedded', 'enterprise');
+  for (let i = 0; i < 10; i++) admin.rotateApiKey('embedded');
+  const last = admin.rotateApiKey('embedded');
+  t.equal(keys.verify(first.apiKey).ok, false);
+  t.equal(keys.verify(last.apiKey).ok, true);
+  t.equal(admin.balance('embedded').plan, 'enterprise');
+});
