@@ -12,7 +12,8 @@ const PATTERNS: Array<[RegExp, string]> = [
   // JSON Web Tokens: three base64url segments, the first starting with eyJ ({"...).
   [/\beyJ[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*/g, REPLACEMENT],
   // api_key / apikey / token / jwt query parameters and key=value pairs.
-  [/\b((?:api_?key|token|jwt|access_token|speechlab_api_key)=)[^&\s"'#]+/gi, `$1${REPLACEMENT}`],
+  // A placeholder such as `api_key=<API_KEY>` in a server's help text is left readable.
+  [/\b((?:api_?key|token|jwt|access_token|speechlab_api_key)=)[^&\s"'#<][^&\s"'#]*/gi, `$1${REPLACEMENT}`],
   // Authorization headers and bearer tokens in text.
   [/\b(Bearer\s+)[A-Za-z0-9_\-.~+/=]+/gi, `$1${REPLACEMENT}`],
   // Common vendor key shapes that may come from upstream providers (sk-..., long hex secrets after "key").

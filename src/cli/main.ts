@@ -8,6 +8,7 @@ import { register as registerKeys } from './keys.js';
 import { register as registerBalance } from './balance.js';
 import { register as registerDoctor } from './doctor.js';
 import { register as registerGraph } from './graph.js';
+import { register as registerCloud } from './cloud.js';
 import { EXIT, reportError } from './output.js';
 
 export function buildProgram(): Command {
@@ -16,7 +17,7 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph]) register(program);
+  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud]) register(program);
   return program;
 }
 
