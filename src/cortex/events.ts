@@ -1,0 +1,55 @@
+// The agent's event stream: one typed union that `--events`, the terminal view, WebSim and metrics all read.
+import { Subject, type Observable } from 'rxjs';
+
+/** State of an action command as it moves through its actor. */
+export type ActionState = 'queued' | 'running' | 'done' | 'failed' | 'dropped' | 'interrupted';
+
+/** State of an ASR or VLM stream actor. */
+export type StreamState = 'connecting' | 'streaming' | 'backingOff' | 'failed' | 'stopped';
+
+/**
+ * Everything a person watching the robot may want to see. Times are ms since epoch; no event ever
+ * carries media (PCM, JPEG) or secrets: text, numbers and small JSON only.
+ */
+export type AgentEvent =
+  | { type: 'agent.started'; at: number; config: string; mode: string; service?: string }
+  | { type: 'agent.stopping'; at: number; reason: string }
+  | { type: 'agent.stopped'; at: number; code: number }
+  | { type: 'mode.changed'; at: number; from: string; to: string; trigger: string; reason: string; rule_index?: number }
+  | { type: 'mode.refused'; at: number; requested: string; reason: string }
+  | { type: 'hook'; at: number; mode: string; hook_type: string; handler_type: string; ok: boolean; error?: string; duration_ms?: number }
+  | { type: 'tick'; at: number; mode: string; n: number; late_skipped: number; lateness_ms: number; called_model: boolean }
+  | { type: 'input'; at: number; mode: string; input: string; text: string; final: boolean }
+  | { type: 'prompt'; at: number; mode: string; tick: number; prompt: string }
+  | {
+      type: 'model.answer';
+      at: number;
+      mode: string;
+      tick: number;
+      model: string;
+      text?: string;
+      tool_calls: Array<{ name: string; arguments: unknown }>;
+      latency_ms: number;
+      cost_cu?: number;
+    }
+  | { type: 'model.error'; at: number; mode: string; tick: number; error: string }
+  | { type: 'action'; at: number; mode: string; label: string; name: string; connector: string; state: ActionState; value?: unknown; error?: string }
+  | { type: 'stream'; at: number; kind: 'asr' | 'vlm'; input: string; state: StreamState; detail?: string }
+  | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
+  | { type: 'error'; at: number; source: string; message: string };
+
+export type AgentEventType = AgentEvent['type'];
+
+/** The bus: producers `emit`, readers subscribe to `events$`. Hot; late subscribers miss the past. */
+export class AgentBus {
+  private readonly subject = new Subject<AgentEvent>();
+  readonly events$: Observable<AgentEvent> = this.subject.asObservable();
+
+  emit(event: AgentEvent): void {
+    this.subject.next(event);
+  }
+
+  complete(): void {
+    this.subject.complete();
+  }
+}
