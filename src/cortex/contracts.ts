@@ -50,3 +50,24 @@ export interface McpHub {
   call(name: string, args: unknown, signal: AbortSignal): Promise<string>;
   stop(): Promise<void>;
 }
+
+/** What a simulator (WebSim) may see and do of the running agent. Never exposes secrets. */
+export interface AgentControl {
+  readonly bus: AgentBus;
+  /** The configuration name and its converted form (secrets redacted by whoever sends it anywhere). */
+  readonly configName: string;
+  readonly config: import('../config/schema.js').LoadedConfig['config'];
+  currentMode(): string;
+  /** A manual switch, with the mode machine's refusal reason when refused. */
+  switchMode(mode: string, reason: string): Promise<{ ok: boolean; reason?: string }>;
+  /** Feeds typed text to the current mode's TextInput; false when the mode has none. */
+  pushText(text: string): boolean;
+}
+
+/** A running simulator; one instance per agent, kept across mode switches. */
+export interface SimulatorHandle {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type SimulatorFactory = (config: unknown, ctx: { agent: AgentControl; logger: Logger }) => SimulatorHandle;
