@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { createLogger } from '../log.js';
 import { openAdmin, startService } from '../service/index.js';
 import { PLANS } from '../service/accounts.js';
+import { Notifier } from '../systemd/notify.js';
+import { Watchdog } from '../systemd/watchdog.js';
 
 interface ServeOptions {
   host: string;
@@ -36,9 +38,16 @@ export function register(program: Command): void {
       const svc = await startService({ host: opts.host, port: port(opts.port), dbPath: opts.db, logger, backends: { asr: { grammar } } });
       logger.info({ url: svc.url, ws: svc.wsUrl, asr: svc.asrWsUrl, vlm: svc.vlmWsUrl }, 'cortexd cloud listening');
       process.stdout.write(`url=${svc.url}\nws_url=${svc.wsUrl}\nasr_ws_url=${svc.asrWsUrl}\nvlm_ws_url=${svc.vlmWsUrl}\n`);
+      // Under systemd (Type=notify): ready once listening, watchdog pings from the event loop.
+      const notifier = new Notifier({ onError: (m) => logger.warn(m) });
+      const watchdog = new Watchdog(notifier);
+      await notifier.ready(`listening on ${svc.url}`);
+      watchdog.start();
       await new Promise<void>((resolve) => {
         const stop = (signal: string): void => {
           logger.info({ signal }, 'cortexd cloud stopping');
+          watchdog.stop();
+          void notifier.stopping(`stopping on ${signal}`);
           process.off('SIGTERM', onTerm);
           process.off('SIGINT', onInt);
           void svc.close().then(resolve);
