@@ -1,7 +1,7 @@
 // The simulated cameras: a video file read by OpenCV at its frame rate, or generated frames with a moving shape.
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { Frame } from '../src/pipelines/jpeg.js';
-import { loadOpenCV, cvCall, cvCallAsync, type OpenCV, type Mat } from './opencv.js';
+import { loadOpenCV, cvCall, cvCallAsync, type OpenCV, type Mat } from '../src/vision/opencv.js';
 import { DeviceError } from './device-error.js';
 import type { FileCameraConfig, SyntheticCameraConfig } from './camera.js';
 

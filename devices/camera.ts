@@ -3,7 +3,7 @@ import { Observable, Subject } from 'rxjs';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Frame } from '../src/pipelines/jpeg.js';
-import { loadOpenCV, cvCall, cvCallAsync, type OpenCV } from './opencv.js';
+import { loadOpenCV, cvCall, cvCallAsync, type OpenCV } from '../src/vision/opencv.js';
 import { DeviceError, withRestarts } from './device-error.js';
 import { fileFrames, syntheticFrames } from './camera-sim.js';
 

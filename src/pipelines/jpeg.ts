@@ -1,6 +1,6 @@
 // Encodes camera frames to JPEG with OpenCV (async, off the event loop) and frames them as vision socket messages.
 import { type OperatorFunction } from 'rxjs';
-import { loadOpenCV, cvCall, cvCallAsync, type Mat } from '../../devices/opencv.js';
+import { loadOpenCV, cvCall, cvCallAsync, type Mat } from '../vision/opencv.js';
 import { latestWins, type LatestWinsStats } from './latest-wins.js';
 
 /** One captured image. `mat` is an OpenCV BGR image; `capturedAt` is ms since the epoch. */

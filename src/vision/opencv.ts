@@ -1,7 +1,7 @@
 // The one loader of @u4/opencv4nodejs: sets its environment, silences its log, and turns thrown strings into typed errors.
 import { arch } from 'node:process';
 import type { Mat } from '@u4/opencv4nodejs';
-import { CortexError, describeError } from '../src/errors.js';
+import { CortexError, describeError } from '../errors.js';
 
 /** The OpenCV namespace as the binding exports it (classes, functions and constants). */
 export type OpenCV = typeof import('@u4/opencv4nodejs').cv;

@@ -9,7 +9,7 @@ import { mergeMap } from 'rxjs';
 import { createCamera } from '../../devices/camera.js';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';
 import { encodeJpegLatest, toVlmMessage } from '../../src/pipelines/jpeg.js';
-import { loadOpenCV } from '../../devices/opencv.js';
+import { loadOpenCV } from '../../src/vision/opencv.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hil-cam-'));
 const video = join(dir, 'testsrc.avi');

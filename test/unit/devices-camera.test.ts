@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { lastValueFrom, toArray, take } from 'rxjs';
 import { createCamera } from '../../devices/camera.js';
 import { drawSyntheticFrame } from '../../devices/camera-sim.js';
-import { loadOpenCV } from '../../devices/opencv.js';
+import { loadOpenCV } from '../../src/vision/opencv.js';
 
 t.test('synthetic camera: size, count, increasing sequence and capture times', async (t) => {
   const cam = createCamera({ binding: 'synthetic', width: 160, height: 120, fps: 200, frames: 5 });

@@ -5,7 +5,7 @@ import { timer, map, take, from, lastValueFrom, toArray, Subject } from 'rxjs';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';
 import { latestWins } from '../../src/pipelines/latest-wins.js';
 import { encodeJpeg, encodeJpegSync, toVlmMessage, encodeJpegLatest } from '../../src/pipelines/jpeg.js';
-import { loadOpenCV } from '../../devices/opencv.js';
+import { loadOpenCV } from '../../src/vision/opencv.js';
 
 const scheduler = (t: { same: (a: unknown, b: unknown) => void }) => new TestScheduler((actual, expected) => t.same(actual, expected));
 

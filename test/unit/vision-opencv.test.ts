@@ -1,6 +1,6 @@
 // Proves the OpenCV loader: it loads the system build quietly, encodes JPEG, and turns thrown strings into typed errors.
 import t from 'tap';
-import { loadOpenCV, cvCall, cvCallAsync, OpenCvError, openCvIfLoaded, systemOpenCvLibDir } from '../../devices/opencv.js';
+import { loadOpenCV, cvCall, cvCallAsync, OpenCvError, openCvIfLoaded, systemOpenCvLibDir } from '../../src/vision/opencv.js';
 
 t.test('loads once, without Info lines on stdout, and encodes a JPEG', async (t) => {
   const written: string[] = [];

@@ -1,6 +1,6 @@
 // Offline vision description with OpenCV: faces (Haar cascade) and motion between consecutive frames, described as one sentence.
 import { existsSync } from 'node:fs';
-import { cvCall, loadOpenCV, type Mat, type OpenCV } from '../../../devices/opencv.js';
+import { cvCall, loadOpenCV, type Mat, type OpenCV } from '../../vision/opencv.js';
 
 /** Where Debian's opencv-data keeps the cascades. */
 export const HAAR_DIRS = ['/usr/share/opencv4/haarcascades', '/usr/share/opencv/haarcascades'];
