@@ -1,0 +1,107 @@
+// A VLM stream: camera frames sampled, JPEG-encoded off the event loop and sent latest-frame-wins into a retrying vision socket session that emits vlm.* events.
+import { createActor, type Actor, type SimulatedClock } from 'xstate';
+import { filter, type Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import { sampleFps } from '../../src/pipelines/frame-sampler.js';
+import { DEFAULT_JPEG_QUALITY, encodeJpegLatest, type EncodedFrame, type Frame } from '../../src/pipelines/jpeg.js';
+import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
+import { FrameSender, type FrameSenderOptions, type FrameSenderStats } from './frame-sender.js';
+import type { LinkConnector } from './link.js';
+import { streamSessionMachine, type SessionTiming } from './session-machine.js';
+
+export interface VlmStreamOptions {
+  connect: LinkConnector;
+  /** Camera frames (BGR mats); subscribed from start to stop. */
+  frames$: Observable<Frame>;
+  /** Frames per second sent at most (default 2; the hosted socket describes about one frame a second). */
+  fps?: number;
+  /** JPEG quality 0..100 (default 70). */
+  quality?: number;
+  /** Unsent bytes the socket may hold before a frame waits (default 0: one frame in flight). */
+  maxBufferedBytes?: number;
+  timing?: Partial<SessionTiming>;
+  systemId?: string;
+  now?: () => number;
+  clock?: SimulatedClock;
+  /** Options of the sender (tests pass a virtual scheduler for its re-check timer). */
+  sender?: FrameSenderOptions;
+  /** Replaces the JPEG encoder (tests without OpenCV); default `encodeJpegLatest(quality)`. */
+  encode?: OperatorFunction<Frame, EncodedFrame>;
+}
+
+/** Maps a vision socket message to `vlm.*` events: `{vlm_reply}` is a description, `{error}` a reported error. */
+export function vlmEvents(message: unknown): Array<{ type: string; [k: string]: unknown }> {
+  if (!message || typeof message !== 'object') return [];
+  const m = message as { vlm_reply?: unknown; error?: unknown };
+  if (typeof m.vlm_reply === 'string') return [{ type: 'vlm.reply', text: m.vlm_reply }];
+  if (typeof m.error === 'string') return [{ type: 'vlm.error', message: m.error }];
+  return [];
+}
+
+export interface VlmStreamStats extends FrameSenderStats {
+  /** Frames the encoder skipped because a newer one arrived while it was busy. */
+  encodeDropped: number;
+  encoded: number;
+}
+
+export interface VlmStream {
+  actor: Actor<typeof streamSessionMachine>;
+  stats(): VlmStreamStats;
+  stop(): void;
+}
+
+/**
+ * Starts the session actor and the frame pipeline: sample to `fps` -> (only while a socket is open)
+ * encode latest-frame-wins -> send latest-frame-wins on the socket's bufferedAmount. Rate: at most
+ * `fps`, less when the encoder or socket is slower. Drop policy: latest frame wins at every stage;
+ * nothing is kept across a reconnect (a stale picture is worth less than the next one).
+ * Closes: `1000` reconnects at once, others back off; 401 and 1008 stop the stream with the reason.
+ */
+export function startVlmStream(options: VlmStreamOptions): VlmStream {
+  const sender = new FrameSender({ ...options.sender, ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}) });
+  const encodeStats: LatestWinsStats = { processed: 0, dropped: 0 };
+  const encode = options.encode ?? encodeJpegLatest(options.quality ?? DEFAULT_JPEG_QUALITY, encodeStats);
+  const actor = createActor(streamSessionMachine, {
+    systemId: options.systemId ?? 'vlm',
+    ...(options.clock ? { clock: options.clock } : {}),
+    input: {
+      prefix: 'vlm',
+      connect: options.connect,
+      ...(options.timing ? { timing: options.timing } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      hooks: {
+        attach: (link) =>
+          sender.attach({
+            sendFrame: (jpeg, ts) => link.sendFrame?.(jpeg, ts) ?? false,
+            bufferedAmount: () => link.bufferedAmount(),
+          }),
+        detach: () => sender.detach(),
+        // Frames are the traffic; the vision protocol has no keepalive message.
+        keepalive: () => undefined,
+        onMessage: vlmEvents,
+        isBenignClose: (code) => code === 1000,
+      },
+    },
+  });
+  let pipeline: Subscription | undefined = options.frames$
+    .pipe(
+      sampleFps({ fps: options.fps ?? 2, timeOf: (f: Frame) => f.capturedAt }),
+      filter(() => sender.attached),
+      encode,
+    )
+    .subscribe({
+      next: (frame) => sender.offer(frame),
+      error: (err: unknown) => actor.send({ type: 'link.fatal', reason: `camera stopped: ${err instanceof Error ? err.message : String(err)}` }),
+    });
+  actor.start();
+  return {
+    actor,
+    stats: () => ({ ...sender.stats(), encodeDropped: encodeStats.dropped, encoded: encodeStats.processed }),
+    stop() {
+      pipeline?.unsubscribe();
+      pipeline = undefined;
+      actor.send({ type: 'stop' });
+      actor.stop();
+      sender.detach();
+    },
+  };
+}

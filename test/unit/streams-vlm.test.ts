@@ -1,0 +1,137 @@
+// Proves the VLM stream actor: replies as vlm.reply events, latest-frame-wins on a busy socket, no frames across reconnects, fatal 401.
+import t from 'tap';
+import { SimulatedClock } from 'xstate';
+import { Subject, VirtualTimeScheduler, map } from 'rxjs';
+import { startVlmStream, vlmEvents } from '../../actors/streams/vlm-stream.js';
+import { FrameSender } from '../../actors/streams/frame-sender.js';
+import type { LinkEvent, StreamLink } from '../../actors/streams/link.js';
+import type { EncodedFrame, Frame } from '../../src/pipelines/jpeg.js';
+import { CloudSocketAuthError } from '../../src/cloud/errors.js';
+
+class FakeVisionLink implements StreamLink {
+  sent: Array<{ seq: number; ts: number }> = [];
+  buffered = 0;
+  closed: number | undefined;
+  private listener: ((e: LinkEvent) => void) | undefined;
+  sendFrame(jpeg: Buffer, ts: number) {
+    if (this.closed !== undefined) return false;
+    this.sent.push({ seq: jpeg.readUInt32BE(0), ts });
+    return true;
+  }
+  bufferedAmount() {
+    return this.buffered;
+  }
+  subscribe(listener: (e: LinkEvent) => void) {
+    this.listener = listener;
+    return () => (this.listener = undefined);
+  }
+  close(code = 1000) {
+    this.closed ??= code;
+  }
+  server(e: LinkEvent) {
+    if (e.type === 'close') this.closed ??= e.code;
+    this.listener?.(e);
+  }
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+/** A frame whose "JPEG" is its sequence number, so the peer can tell which frame it got. */
+const frame = (seq: number, at: number): Frame => ({ mat: undefined as never, capturedAt: at, seq });
+const fakeEncode = map((f: Frame): EncodedFrame => {
+  const jpeg = Buffer.alloc(4);
+  jpeg.writeUInt32BE(f.seq);
+  return { jpeg, capturedAt: f.capturedAt, seq: f.seq, width: 640, height: 480 };
+});
+
+function setup(connect?: (n: number) => Promise<StreamLink>) {
+  const clock = new SimulatedClock();
+  const links: FakeVisionLink[] = [];
+  let calls = 0;
+  const frames = new Subject<Frame>();
+  const scheduler = new VirtualTimeScheduler();
+  const stream = startVlmStream({
+    connect: async () => {
+      calls += 1;
+      if (connect) return connect(calls);
+      const l = new FakeVisionLink();
+      links.push(l);
+      return l;
+    },
+    frames$: frames,
+    fps: 1000,
+    encode: fakeEncode,
+    sender: { scheduler },
+    clock,
+    now: () => clock.now(),
+    timing: { backoffInitialMs: 100, backoffMaxMs: 1000, connectTimeoutMs: 500 },
+  });
+  const events: Array<{ type: string; [k: string]: unknown }> = [];
+  for (const type of ['vlm.reply', 'vlm.error', 'vlm.state', 'vlm.failed', 'vlm.closed']) stream.actor.on(type, (e) => events.push(e as never));
+  return { clock, links, frames, stream, events, scheduler, calls: () => calls };
+}
+
+t.test('frames reach the socket with their capture time; replies and errors become vlm.* events', async (t) => {
+  const { links, frames, stream, events } = setup();
+  await tick();
+  t.match(stream.actor.getSnapshot().value, { streaming: 'live' });
+  frames.next(frame(1, 1_700_000_000_000));
+  t.same(links[0]!.sent, [{ seq: 1, ts: 1_700_000_000 }], 'timestamp in Unix seconds');
+  links[0]!.server({ type: 'message', message: { vlm_reply: 'I see 1 face (center). No motion.' } });
+  links[0]!.server({ type: 'message', message: { error: 'Invalid frame: frame is not a decodable image' } });
+  t.same(
+    events.filter((e) => e.type === 'vlm.reply' || e.type === 'vlm.error').map((e) => e.text ?? e.message),
+    ['I see 1 face (center). No motion.', 'Invalid frame: frame is not a decodable image'],
+  );
+  t.match(stream.actor.getSnapshot().value, { streaming: 'live' }, 'an error frame keeps the session');
+  stream.stop();
+});
+
+t.test('a busy socket gets the newest frame when it drains, never a queue', async (t) => {
+  const { links, frames, stream, scheduler } = setup();
+  await tick();
+  const link = links[0]!;
+  frames.next(frame(1, 1000));
+  link.buffered = 50_000; // frame 1 still being written
+  for (let i = 2; i <= 30; i++) frames.next(frame(i, 1000 + i));
+  t.same(link.sent.map((s) => s.seq), [1], 'nothing sent while the socket is busy');
+  link.buffered = 0;
+  scheduler.flush(); // the waiting frame re-checks the socket's buffer every 10 ms
+  t.same(link.sent.map((s) => s.seq), [1, 30], 'the newest frame, once');
+  t.equal(stream.stats().replaced, 28);
+  stream.stop();
+});
+
+t.test('frames are not kept across a reconnect; sending resumes on the new socket', async (t) => {
+  const { clock, links, frames, stream } = setup();
+  await tick();
+  links[0]!.server({ type: 'close', code: 1006, reason: '' });
+  frames.next(frame(5, 5000));
+  clock.increment(200);
+  await tick();
+  t.equal(links.length, 2);
+  frames.next(frame(6, 6000));
+  t.same(links[1]!.sent.map((s) => s.seq), [6]);
+  t.equal(stream.stats().sent, 1);
+  stream.stop();
+});
+
+t.test('401 at connect stops the stream with the server text; no retry', async (t) => {
+  const { clock, stream, events, calls } = setup(async () => {
+    throw new CloudSocketAuthError('WS /vlm', 'Invalid API key: revoked');
+  });
+  await tick();
+  clock.increment(120_000);
+  await tick();
+  t.equal(calls(), 1);
+  t.equal(stream.actor.getSnapshot().value, 'failed');
+  t.match(events.find((e) => e.type === 'vlm.failed'), { reason: /Invalid API key: revoked/ });
+});
+
+t.test('FrameSender without a socket drops and counts; vlmEvents ignores unknown messages', async (t) => {
+  const sender = new FrameSender();
+  sender.offer({ jpeg: Buffer.alloc(4), capturedAt: 0, seq: 0, width: 1, height: 1 });
+  t.equal(sender.stats().droppedDisconnected, 1);
+  t.same(vlmEvents({ something: 1 }), []);
+  t.same(vlmEvents(null), []);
+});
