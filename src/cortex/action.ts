@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { PluginInfo, PluginSpec, Registry } from '../plugin-registry.js';
+import type { CloudClient } from '../cloud/client.js';
 
 /** Carries out one action value (already validated against the action's `args` schema). */
 export interface ActionConnector {
@@ -17,6 +18,8 @@ export interface ActionContext {
   stateDir: string;
   /** Where console connectors write their lines (the terminal view or `--events`). */
   write: (line: string) => void;
+  /** The hosted (or embedded local) service, for connectors that call it (speechlab_tts, speechb_tts). */
+  cloud?: CloudClient;
 }
 
 export type ConnectorFactory = (config: unknown, ctx: ActionContext) => ActionConnector;

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ToolDefinition } from '../cloud/protocol.js';
 import type { ActionConfig, McpServerConfig } from '../config/schema.js';
 import type { AgentBus } from './events.js';
+import type { CloudClient } from '../cloud/client.js';
 
 /**
  * A running action of the current mode (built from an `agent_actions` entry). It owns its queue policy:
@@ -31,6 +32,8 @@ export interface ActionHandleDeps {
   stateDir: string;
   /** Console output of `console` connectors (the terminal view, or events only). */
   write: (line: string) => void;
+  /** The hosted (or embedded local) service; connectors that need it fail with a clear error without it. */
+  cloud?: CloudClient;
 }
 
 /** The tools offered to the model: one per action (named by llm_label) plus MCP tools (`mcp_<server>_<tool>`). */

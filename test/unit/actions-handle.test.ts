@@ -1,0 +1,187 @@
+// Proves the action actor's queue policies: speak queues and can be interrupted, move/face keep the latest, bad values fail on the bus.
+import t from 'tap';
+import { pino } from 'pino';
+import { filter, firstValueFrom, take, toArray } from 'rxjs';
+import { createActionHandle } from '../../actors/actions/handle.js';
+import { moveAction, speakAction } from '../../actors/actions/catalog.js';
+import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
+import type { ActionConfig } from '../../src/config/schema.js';
+import type { ConnectorFactory } from '../../src/cortex/action.js';
+
+type ActionEv = Extract<AgentEvent, { type: 'action' }>;
+
+/** A connector whose commands wait until the test releases them (or their signal aborts). */
+function gate() {
+  const started: unknown[] = [];
+  const aborted: unknown[] = [];
+  const waiting: Array<() => void> = [];
+  let stopped = 0;
+  const create: ConnectorFactory = () => ({
+    name: 'gate',
+    run: (value, signal) =>
+      new Promise<void>((resolve, reject) => {
+        started.push(value);
+        if ((value as { sentence?: string }).sentence === 'boom') return reject(new Error('speaker on fire'));
+        waiting.push(resolve);
+        signal.addEventListener('abort', () => {
+          waiting.splice(waiting.indexOf(resolve), 1);
+          aborted.push(value);
+          reject(signal.reason);
+        });
+      }),
+    stop: async () => void stopped++,
+  });
+  return { create, started, aborted, release: () => waiting.shift()?.(), stopped: () => stopped };
+}
+
+const g = gate();
+speakAction.connectors.register({ type: 'test_gate', description: 'test', schema: speakAction.schema, create: g.create });
+moveAction.connectors.register({ type: 'test_gate', description: 'test', schema: moveAction.schema, create: g.create });
+
+const entry = (name: string, connector = 'test_gate'): ActionConfig => ({
+  name,
+  llm_label: name,
+  connector,
+  implementation: 'passthrough',
+  config: {},
+  exclude_from_prompt: false,
+});
+
+function setup(name: string, connector?: string) {
+  const bus = new AgentBus();
+  const events: ActionEv[] = [];
+  bus.events$.subscribe((e) => e.type === 'action' && events.push(e));
+  const lines: string[] = [];
+  const handle = createActionHandle(entry(name, connector), { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: (l) => lines.push(l) });
+  const next = (state: ActionEv['state']) =>
+    firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && e.state === state)));
+  return { bus, events, handle, lines, next };
+}
+
+const states = (events: ActionEv[]) => events.map((e) => `${e.state}:${JSON.stringify(e.value)}`);
+
+t.test('speak runs utterances in order, one at a time, and dispatch returns at once', async (t) => {
+  const { handle, events, next } = setup('speak');
+  handle.dispatch({ sentence: 'one' }, 'model');
+  handle.dispatch({ sentence: 'two' }, 'model');
+  t.equal(handle.queueLength, 1, 'second utterance waits');
+  t.same(g.started.slice(-1), [{ sentence: 'one' }]);
+  const done = next('done');
+  const running = next('running');
+  g.release();
+  await done;
+  await running;
+  t.same(g.started.slice(-1), [{ sentence: 'two' }]);
+  const done2 = next('done');
+  g.release();
+  await done2;
+  t.same(states(events), [
+    'queued:{"sentence":"one"}',
+    'running:{"sentence":"one"}',
+    'queued:{"sentence":"two"}',
+    'done:{"sentence":"one"}',
+    'running:{"sentence":"two"}',
+    'done:{"sentence":"two"}',
+  ]);
+  await handle.stop();
+});
+
+t.test('interrupt aborts the utterance playing and drops the queue', async (t) => {
+  const { handle, events } = setup('speak');
+  const before = g.aborted.length;
+  handle.dispatch({ sentence: 'long story' }, 'model');
+  handle.dispatch({ sentence: 'more' }, 'model');
+  handle.dispatch({ sentence: 'even more' }, 'model');
+  handle.interrupt();
+  t.same(g.aborted.slice(before), [{ sentence: 'long story' }], 'connector signal aborted');
+  t.equal(handle.queueLength, 0);
+  t.same(
+    events.filter((e) => e.state === 'interrupted' || e.state === 'dropped').map((e) => `${e.state}:${(e.value as { sentence: string }).sentence}`),
+    ['interrupted:long story', 'dropped:more', 'dropped:even more'],
+  );
+  await handle.stop();
+  t.ok(g.stopped() >= 1, 'connector released');
+});
+
+t.test('move keeps only the newest pending command', async (t) => {
+  const { handle, events, next } = setup('move');
+  handle.dispatch({ action: 'sit' }, 'model');
+  handle.dispatch({ action: 'dance' }, 'model');
+  handle.dispatch({ action: 'turn left' }, 'model');
+  t.equal(handle.queueLength, 1);
+  const running = next('running');
+  g.release();
+  t.same((await running).value, { action: 'turn left' });
+  t.same(
+    events.filter((e) => e.state === 'dropped').map((e) => e.value),
+    [{ action: 'dance' }],
+  );
+  const done = next('done');
+  g.release();
+  await done;
+  await handle.stop();
+});
+
+t.test('an invalid value is reported as failed with the reason, never thrown', async (t) => {
+  const { handle, events } = setup('move');
+  t.doesNotThrow(() => handle.dispatch({ action: 'fly' }, 'model'));
+  t.doesNotThrow(() => handle.dispatch('not an object at all', 'model'));
+  t.equal(events.length, 2);
+  t.equal(events[0]!.state, 'failed');
+  t.match(events[0]!.error, /invalid value for move: action: Invalid option/);
+  t.equal(handle.queueLength, 0);
+  await handle.stop();
+});
+
+t.test('a connector failure is a failed event and the next command still runs', async (t) => {
+  const { handle, next } = setup('speak');
+  const failed = next('failed');
+  handle.dispatch({ sentence: 'boom' }, 'model');
+  t.match((await failed).error, /speaker on fire/);
+  const running = next('running');
+  handle.dispatch({ sentence: 'fine' }, 'model');
+  t.same((await running).value, { sentence: 'fine' });
+  await handle.stop();
+});
+
+t.test('run() resolves when done, accepts a bare string, and rejects when its signal aborts', async (t) => {
+  const { handle } = setup('speak');
+  const p = handle.run('hello', new AbortController().signal);
+  g.release();
+  await t.resolves(p);
+  const ac = new AbortController();
+  const q = handle.run({ sentence: 'waiting' }, ac.signal);
+  ac.abort();
+  await t.rejects(q, { state: 'interrupted' });
+  await t.rejects(handle.run({ sentence: '' }, new AbortController().signal), { state: 'failed' });
+  await handle.stop();
+});
+
+t.test('busy$ is true while a command runs', async (t) => {
+  const { handle, next } = setup('speak');
+  const seen = firstValueFrom(handle.busy$.pipe(take(3), toArray()));
+  handle.dispatch({ sentence: 'x' }, 'model');
+  const done = next('done');
+  g.release();
+  await done;
+  t.same(await seen, [false, true, false]);
+  await handle.stop();
+});
+
+t.test('the console connector writes the sentence', async (t) => {
+  const { handle, lines, next } = setup('speak', 'console');
+  const done = next('done');
+  handle.dispatch({ sentence: 'hello there' }, 'model');
+  await done;
+  t.same(lines, ['[speak] hello there']);
+  await handle.stop();
+});
+
+t.test('stop settles pending run() calls and later dispatches are dropped', async (t) => {
+  const { handle, events } = setup('speak');
+  const p = handle.run({ sentence: 'a' }, new AbortController().signal);
+  await handle.stop();
+  await t.rejects(p, { state: 'interrupted' });
+  handle.dispatch({ sentence: 'late' }, 'model');
+  t.equal(events.at(-1)!.state, 'dropped');
+});
