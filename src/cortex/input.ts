@@ -1,6 +1,7 @@
 // The input plugin contract: the spec's five operations (listen, poll, raw to text, formatted buffer, stop).
 import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
+import type { CloudClient } from '../cloud/client.js';
 
 /** One piece of input turned into text, with the time it was produced (ms since epoch). */
 export interface InputMessage {
@@ -41,6 +42,12 @@ export interface InputContext {
   stateDir: string;
   /** Aborted when the mode that owns the input exits. */
   signal: AbortSignal;
+  /** The hosted API (addresses and key): inputs that open its sockets need it and fail clearly without it. */
+  cloud?: CloudClient;
+  /** True while the robot's own speaker plays: voice inputs mute the microphone then (echo suppression). */
+  speakerBusy$?: Observable<boolean>;
+  /** Stops what the speaker plays now (barge-in by a voice input that allows interruption). */
+  interruptSpeaker?: () => void;
 }
 
 export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;
