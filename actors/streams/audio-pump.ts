@@ -28,6 +28,8 @@ export class AudioPump {
   private sent = 0;
   private requeued = 0;
   private lastSendAt = 0;
+  /** What ended the audio source, if it failed. */
+  sourceError: unknown;
 
   constructor(
     private readonly audio$: Observable<Buffer>,
@@ -39,7 +41,11 @@ export class AudioPump {
 
   start(): void {
     if (this.sub) return;
-    this.sub = this.audio$.pipe(gateWithRing(this.open$, this.ring)).subscribe((chunk) => this.deliver(chunk));
+    // A source error ends the pump (the owner handles it upstream); it must never become an unhandled error.
+    this.sub = this.audio$.pipe(gateWithRing(this.open$, this.ring)).subscribe({
+      next: (chunk) => this.deliver(chunk),
+      error: (err: unknown) => (this.sourceError = err),
+    });
   }
 
   private deliver(chunk: Buffer): void {

@@ -1,0 +1,132 @@
+// The shared half of every device/socket input plugin: one shared raw stream, poll, a bounded message buffer, formatting and stop.
+import { Observable, Subject, defer, filter, firstValueFrom, share, takeUntil, tap } from 'rxjs';
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import type { InputMessage, InputPlugin } from '../../src/cortex/input.js';
+import { CortexError } from '../../src/errors.js';
+
+/** Fields every input below accepts. */
+export const CommonInputFields = {
+  /** Label of this input in the prompt (`Voice: ...`). */
+  descriptor: z.string().min(1).optional(),
+  /** Most messages kept between two ticks; the oldest go first. */
+  buffer_size: z.number().int().positive().max(1000).default(20),
+};
+
+/** How the buffer answers `formattedLatestBuffer`: every message since the last call, or only the newest. */
+export type BufferPolicy = 'all' | 'latest';
+
+/** An input could not be built: a required service is missing from the runtime (for example the cloud client). */
+export class InputSetupError extends CortexError {
+  constructor(type: string, message: string) {
+    super('input_setup', `${type}: ${message}`);
+    this.name = 'InputSetupError';
+  }
+}
+
+export interface BufferedInputOptions {
+  type: string;
+  descriptor: string;
+  bufferSize: number;
+  policy: BufferPolicy;
+  logger?: Logger;
+  /** Aborted when the owning mode exits: stops the input. */
+  signal?: AbortSignal;
+  /** Which messages enter the buffer (default: all). ASR keeps finals only. */
+  keep?: (message: InputMessage) => boolean;
+}
+
+/**
+ * Subclasses give the cold raw source and `rawToText`. Listening: the first subscriber starts the
+ * source (device or socket), the last unsubscribe or `stop()` releases it; every subscriber sees the
+ * same events. Messages produced while listening are buffered (bounded, oldest dropped and counted)
+ * until `formattedLatestBuffer()` takes them.
+ */
+export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
+  readonly type: string;
+  readonly descriptor: string;
+  /** Messages dropped because the buffer was full between two ticks. */
+  dropped = 0;
+  protected readonly logger: Logger | undefined;
+  private readonly options: BufferedInputOptions;
+  private readonly stop$ = new Subject<void>();
+  private raw$: Observable<Raw> | undefined;
+  private buffer: InputMessage[] = [];
+  private stopped = false;
+
+  constructor(options: BufferedInputOptions) {
+    this.options = options;
+    this.type = options.type;
+    this.descriptor = options.descriptor;
+    this.logger = options.logger;
+    options.signal?.addEventListener('abort', () => void this.stop(), { once: true });
+  }
+
+  /** The cold raw stream: subscribing opens the device or socket, unsubscribing releases it. */
+  protected abstract source(): Observable<Raw>;
+
+  abstract rawToText(raw: Raw): InputMessage | undefined;
+
+  /** Formats the buffered messages (oldest first); default: one `Descriptor: text` line per message. */
+  protected format(messages: InputMessage[]): string {
+    return messages.map((m) => `${this.descriptor}: ${m.text}`).join('\n');
+  }
+
+  /** Called by `stop()` after the raw stream is released (close what `source()` does not own). */
+  protected async release(): Promise<void> {}
+
+  listen(): Observable<Raw> {
+    this.raw$ ??= defer(() => this.source()).pipe(
+      tap((raw) => {
+        const message = this.rawToText(raw);
+        if (message) this.remember(message);
+      }),
+      takeUntil(this.stop$),
+      share(),
+    );
+    return this.raw$;
+  }
+
+  async poll(signal?: AbortSignal): Promise<Raw | undefined> {
+    if (this.stopped || signal?.aborted) return undefined;
+    const next = firstValueFrom(this.listen(), { defaultValue: undefined });
+    if (!signal) return next;
+    return Promise.race([next, new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }))]);
+  }
+
+  /** Adds a message as if the source had produced it (the runtime's text box, tests). */
+  protected remember(message: InputMessage): void {
+    if (this.options.keep && !this.options.keep(message)) return;
+    if (this.options.policy === 'latest') {
+      this.buffer = [message];
+      return;
+    }
+    this.buffer.push(message);
+    while (this.buffer.length > this.options.bufferSize) {
+      this.buffer.shift();
+      this.dropped += 1;
+    }
+  }
+
+  formattedLatestBuffer(): string | undefined {
+    if (this.buffer.length === 0) return undefined;
+    const messages = this.buffer;
+    this.buffer = [];
+    return this.format(messages);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.stop$.next();
+    this.stop$.complete();
+    await this.release();
+  }
+
+  protected get isStopped(): boolean {
+    return this.stopped;
+  }
+}
+
+/** Keeps only values that carry something (helper for sources that map to optional values). */
+export const defined = <T>() => filter((v: T | undefined): v is T => v !== undefined);
