@@ -1,0 +1,102 @@
+// Vision description with OpenCV, shared by the local service and the robot: faces (Haar cascade) and motion between frames, as one sentence.
+import { existsSync } from 'node:fs';
+import { cvCall, cvCallAsync, loadOpenCV, type Mat, type OpenCV } from './opencv.js';
+
+/** Where Debian's opencv-data keeps the cascades. */
+export const HAAR_DIRS = ['/usr/share/opencv4/haarcascades', '/usr/share/opencv/haarcascades'];
+const FACE_CASCADE = 'haarcascade_frontalface_default.xml';
+
+export interface FrameAnalysis {
+  faces: Array<{ x: number; y: number; width: number; height: number }>;
+  /** Fraction of pixels that changed since the previous frame (0..1); undefined for the first frame. */
+  motion: number | undefined;
+  width: number;
+  height: number;
+}
+
+/** Thresholds of the motion words, as fractions of changed pixels. */
+export const MOTION_LEVELS = { slight: 0.01, strong: 0.1 } as const;
+
+/** One sentence a language model can read, e.g. "I see 1 face (center). Strong motion (23% of the view)." */
+export function describe(a: FrameAnalysis): string {
+  const parts: string[] = [];
+  if (a.faces.length === 0) parts.push('I see no faces.');
+  else {
+    const where = a.faces.map((f) => {
+      const cx = (f.x + f.width / 2) / a.width;
+      return cx < 1 / 3 ? 'left' : cx > 2 / 3 ? 'right' : 'center';
+    });
+    parts.push(`I see ${a.faces.length} face${a.faces.length === 1 ? '' : 's'} (${where.join(', ')}).`);
+  }
+  if (a.motion === undefined) parts.push('No motion information yet.');
+  else if (a.motion < MOTION_LEVELS.slight) parts.push('No motion.');
+  else {
+    const pct = Math.round(a.motion * 100);
+    parts.push(`${a.motion >= MOTION_LEVELS.strong ? 'Strong' : 'Slight'} motion (${pct}% of the view).`);
+  }
+  return parts.join(' ');
+}
+
+/** Per-session analyser: keeps the previous small grey frame for motion. */
+export class VisionAnalyser {
+  private prev: Mat | undefined;
+  private constructor(
+    private readonly cv: OpenCV,
+    private readonly cascade: InstanceType<OpenCV['CascadeClassifier']>,
+  ) {}
+
+  /** Loads OpenCV and the face cascade; rejects with a clear message when either is missing. */
+  static async create(): Promise<VisionAnalyser> {
+    const cv = await loadOpenCV();
+    const dir = HAAR_DIRS.find((d) => existsSync(`${d}/${FACE_CASCADE}`));
+    if (!dir) throw new Error(`face cascade ${FACE_CASCADE} not found in ${HAAR_DIRS.join(' or ')} (install opencv-data)`);
+    const cascade = cvCall('load face cascade', () => new cv.CascadeClassifier(`${dir}/${FACE_CASCADE}`));
+    return new VisionAnalyser(cv, cascade);
+  }
+
+  /** Analyses one JPEG (or PNG) image; throws when it cannot be decoded. */
+  analyse(image: Buffer): FrameAnalysis {
+    const cv = this.cv;
+    const mat = cvCall('decode frame', () => cv.imdecode(image));
+    if (mat.empty || mat.cols === 0) throw new Error('frame is not a decodable image');
+    const { grey, eq } = this.prepare(mat);
+    const found = cvCall('detect faces', () => this.cascade.detectMultiScale(eq, 1.1, 4, 0, new cv.Size(24, 24)));
+    return this.finish(mat, grey, found.objects);
+  }
+
+  /**
+   * Analyses a captured BGR image without encoding it; face detection (the costly step) runs on
+   * libuv's thread pool, so a camera input does not stall the event loop (and the audio path).
+   */
+  async analyseMat(mat: Mat): Promise<FrameAnalysis> {
+    const cv = this.cv;
+    if (mat.empty || mat.cols === 0) throw new Error('frame is empty');
+    const { grey, eq } = this.prepare(mat);
+    const found = await cvCallAsync('detect faces', () => this.cascade.detectMultiScaleAsync(eq, 1.1, 4, 0, new cv.Size(24, 24)));
+    return this.finish(mat, grey, found.objects);
+  }
+
+  private prepare(mat: Mat): { grey: Mat; eq: Mat } {
+    const grey = cvCall('grey', () => (mat.channels === 1 ? mat : mat.bgrToGray()));
+    const eq = cvCall('equalize', () => grey.equalizeHist());
+    return { grey, eq };
+  }
+
+  private finish(mat: Mat, grey: Mat, faces: Array<{ x: number; y: number; width: number; height: number }>): FrameAnalysis {
+    const cv = this.cv;
+    const small = cvCall('shrink', () => grey.resize(120, 160).gaussianBlur(new cv.Size(5, 5), 0));
+    let motion: number | undefined;
+    if (this.prev) {
+      const prev = this.prev;
+      const diff = cvCall('motion', () => small.absdiff(prev).threshold(25, 255, cv.THRESH_BINARY));
+      motion = diff.countNonZero() / (diff.rows * diff.cols);
+    }
+    this.prev = small;
+    return {
+      faces: faces.map((r) => ({ x: r.x, y: r.y, width: r.width, height: r.height })),
+      motion,
+      width: mat.cols,
+      height: mat.rows,
+    };
+  }
+}
