@@ -4,6 +4,8 @@ import type { InputFactory } from './cortex/input.js';
 import type { ActionPluginSpec } from './cortex/action.js';
 import type { LlmFactory } from './cortex/llm.js';
 import { cloudLlmSpec } from './cortex/llm/cloud-llm.js';
+import { localLlmSpec } from './cortex/llm/local-llm.js';
+import { multiLlmSpec } from './cortex/llm/multi-llm.js';
 import { faceAction, moveAction, speakAction } from '../actors/actions/catalog.js';
 import { textInputSpec } from '../actors/inputs/text-input.js';
 
@@ -14,7 +16,7 @@ export const inputs = new Registry<InputFactory>('input', [textInputSpec]);
 export const actions = new Registry<never, ActionPluginSpec>('action', [speakAction, moveAction, faceAction]);
 
 /** Model plugins, by `cortex_llm.type`. */
-export const llms = new Registry<LlmFactory>('llm', [cloudLlmSpec]);
+export const llms = new Registry<LlmFactory>('llm', [cloudLlmSpec, localLlmSpec, multiLlmSpec]);
 
 /** Simulators, by `simulators[].type`. */
 export const simulators = new Registry<unknown>('simulator', []);

@@ -5,6 +5,7 @@ import { checkModel } from '../../cloud/chat.js';
 import type { ChatCompletionResponse } from '../../cloud/protocol.js';
 import type { PluginSpec } from '../../plugin-registry.js';
 import type { LlmAnswer, LlmFactory, LlmToolCall } from '../llm.js';
+import { chatPlugin } from './chat-plugin.js';
 
 export const CloudLlmOptions = z
   .looseObject({
@@ -15,6 +16,7 @@ export const CloudLlmOptions = z
     /** Seconds one call may take before it is aborted. */
     timeout_seconds: z.number().positive().default(20),
     agent_name: z.string().optional(),
+    /** Past exchanges (prompt + answer) sent with each call; older ones are summarised by this model. */
     history_length: z.number().int().nonnegative().default(10),
   })
   .superRefine((o, ctx) => {
@@ -24,7 +26,7 @@ export const CloudLlmOptions = z
 export type CloudLlmOptions = z.infer<typeof CloudLlmOptions>;
 
 /** Turns the first choice of a completion into text and parsed tool calls; unparsable arguments are kept as text. */
-export function answerFromCompletion(res: ChatCompletionResponse, startedAt: number, now: number): LlmAnswer {
+export function answerFromCompletion(res: Pick<ChatCompletionResponse, 'choices' | 'model'> & { usage?: ChatCompletionResponse['usage'] | undefined }, startedAt: number, now: number): LlmAnswer {
   const message = res.choices[0]?.message as { content?: string | null; tool_calls?: Array<{ id?: string; function: { name: string; arguments: string } }> } | undefined;
   const toolCalls: LlmToolCall[] = (message?.tool_calls ?? []).map((c) => {
     let args: unknown = c.function.arguments;
@@ -41,11 +43,14 @@ export function answerFromCompletion(res: ChatCompletionResponse, startedAt: num
 
 const create: LlmFactory = (config, ctx) => {
   const options = CloudLlmOptions.parse(config ?? {});
-  return {
+  return chatPlugin({
     type: 'CloudLLM',
-    async ask(request, signal) {
+    label: `CloudLLM ${options.provider}/${options.model}`,
+    timeoutMs: options.timeout_seconds * 1000,
+    historyLength: options.history_length,
+    logger: ctx.logger,
+    async complete(request, signal) {
       const startedAt = Date.now();
-      const timeout = AbortSignal.timeout(options.timeout_seconds * 1000);
       const res = await ctx.cloud.chat.create(
         options.provider,
         {
@@ -55,11 +60,11 @@ const create: LlmFactory = (config, ctx) => {
           ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
           ...(options.max_tokens !== undefined ? { max_tokens: options.max_tokens } : {}),
         },
-        { signal: AbortSignal.any([signal, timeout]) },
+        { signal },
       );
       return answerFromCompletion(res, startedAt, Date.now());
     },
-  };
+  });
 };
 
 export const cloudLlmSpec: PluginSpec<LlmFactory> = {

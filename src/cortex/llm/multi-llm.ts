@@ -1,0 +1,146 @@
+// MultiLLM: several models behind one plugin: race them for the first valid answer, or try them in order.
+import { z } from 'zod';
+import { CortexError, describeError } from '../../errors.js';
+import type { PluginSpec } from '../../plugin-registry.js';
+import type { LlmAnswer, LlmFactory, LlmPlugin, LlmRequest } from '../llm.js';
+import { chatPlugin, type ChatLlm, withTimeout } from './chat-plugin.js';
+import { CloudLlmOptions, cloudLlmSpec } from './cloud-llm.js';
+import { LocalLlmOptions, localLlmSpec } from './local-llm.js';
+
+const ModelEntry = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('CloudLLM'), config: CloudLlmOptions.default(CloudLlmOptions.parse({})), timeout_seconds: z.number().positive().optional() }),
+  z.looseObject({ type: z.literal('LocalLLM'), config: LocalLlmOptions, timeout_seconds: z.number().positive().optional() }),
+]);
+
+export const MultiLlmOptions = z.looseObject({
+  /** `first_valid`: ask all at once, the first valid answer wins and the others are aborted. `fallback`: one after another. */
+  strategy: z.enum(['first_valid', 'fallback']).default('fallback'),
+  models: z.array(ModelEntry).min(1, 'at least one model'),
+  /** Seconds each model may take (a model entry's own `timeout_seconds` wins). */
+  timeout_seconds: z.number().positive().default(20),
+  agent_name: z.string().optional(),
+  /** Past exchanges kept by MultiLLM itself (the member models keep none); summaries use the same strategy. */
+  history_length: z.number().int().nonnegative().default(10),
+});
+export type MultiLlmOptions = z.infer<typeof MultiLlmOptions>;
+
+/** Every member failed or answered nothing usable; `failures` says why, one line per model. */
+export class MultiLlmError extends CortexError {
+  readonly failures: string[];
+  constructor(failures: string[]) {
+    super('llm_all_failed', `no model gave a valid answer: ${failures.join('; ')}`);
+    this.name = 'MultiLlmError';
+    this.failures = failures;
+  }
+}
+
+/**
+ * Why an answer is not usable, or undefined when it is: it must say something or call a tool, and every
+ * tool it calls must be one of the request's tools with object arguments.
+ */
+export function invalidReason(answer: LlmAnswer, request: LlmRequest): string | undefined {
+  if (!answer.text?.trim() && answer.toolCalls.length === 0) return 'empty answer';
+  if (request.tools.length) {
+    const names = new Set(request.tools.map((t) => t.function.name));
+    for (const call of answer.toolCalls) {
+      if (!names.has(call.name)) return `unknown tool ${call.name}`;
+      if (!call.arguments || typeof call.arguments !== 'object') return `arguments of ${call.name} are not a JSON object`;
+    }
+  }
+  return undefined;
+}
+
+interface Member {
+  label: string;
+  plugin: LlmPlugin;
+  timeoutMs: number;
+}
+
+async function askMember(member: Member, request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer> {
+  const answer = await withTimeout(member.label, member.timeoutMs, signal, (s) => member.plugin.ask(request, s));
+  const reason = invalidReason(answer, request);
+  if (reason) throw new CortexError('llm_invalid_answer', reason);
+  return answer;
+}
+
+/** Tries members in order; the first valid answer is returned. */
+export async function fallback(members: Member[], request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer> {
+  const failures: string[] = [];
+  for (const member of members) {
+    signal.throwIfAborted();
+    try {
+      return await askMember(member, request, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      failures.push(`${member.label}: ${describeError(err)}`);
+    }
+  }
+  throw new MultiLlmError(failures);
+}
+
+/** Asks all members at once; the first valid answer wins and the other calls are aborted. */
+export function firstValid(members: Member[], request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer> {
+  return new Promise((resolve, reject) => {
+    const controllers = members.map(() => new AbortController());
+    const failures: string[] = new Array(members.length);
+    let pending = members.length;
+    let settled = false;
+    const finish = () => {
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      for (const c of controllers) c.abort(new CortexError('llm_race_lost', 'another model answered first'));
+    };
+    const onAbort = () => {
+      if (settled) return;
+      finish();
+      reject(signal.reason);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    members.forEach((member, i) => {
+      askMember(member, request, controllers[i]!.signal).then(
+        (answer) => {
+          if (settled) return;
+          finish();
+          resolve(answer);
+        },
+        (err: unknown) => {
+          failures[i] = `${member.label}: ${describeError(err)}`;
+          if (--pending === 0 && !settled) {
+            finish();
+            reject(new MultiLlmError(failures));
+          }
+        },
+      );
+    });
+  });
+}
+
+const create: LlmFactory = (config, ctx) => {
+  const options = MultiLlmOptions.parse(config ?? {});
+  const members: Member[] = options.models.map((m, i) => {
+    const timeout = m.timeout_seconds ?? options.timeout_seconds;
+    // Members keep no history (MultiLLM keeps it once) and get the per-model timeout.
+    const memberConfig = { ...m.config, history_length: 0, timeout_seconds: timeout };
+    const plugin = m.type === 'CloudLLM' ? cloudLlmSpec.create(memberConfig, ctx) : localLlmSpec.create(memberConfig, ctx);
+    return { label: `#${i} ${m.type} ${m.config.model}`, plugin, timeoutMs: timeout * 1000 };
+  });
+  const total = options.strategy === 'fallback' ? members.reduce((s, m) => s + m.timeoutMs, 0) : Math.max(...members.map((m) => m.timeoutMs));
+  const plugin: ChatLlm = chatPlugin({
+    type: 'MultiLLM',
+    label: `MultiLLM ${options.strategy}`,
+    // A bound above the members' own timeouts, so it only fires if a member ignores its signal.
+    timeoutMs: total + 1000,
+    historyLength: options.history_length,
+    logger: ctx.logger,
+    complete: (request, signal) => (options.strategy === 'fallback' ? fallback(members, request, signal) : firstValid(members, request, signal)),
+  });
+  return plugin;
+};
+
+export const multiLlmSpec: PluginSpec<LlmFactory> = {
+  type: 'MultiLLM',
+  description: 'Several CloudLLM/LocalLLM models: strategy first_valid (race, first valid answer wins) or fallback (in order), per-model timeout',
+  schema: MultiLlmOptions,
+  create,
+};
