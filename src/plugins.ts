@@ -8,6 +8,8 @@ import { localLlmSpec } from './cortex/llm/local-llm.js';
 import { multiLlmSpec } from './cortex/llm/multi-llm.js';
 import { faceAction, moveAction, speakAction } from '../actors/actions/catalog.js';
 import { textInputSpec } from '../actors/inputs/text-input.js';
+import type { SimulatorFactory } from './cortex/contracts.js';
+import { webSimSpec } from './websim/plugin.js';
 
 /** Input plugins, by `agent_inputs[].type`. */
 export const inputs = new Registry<InputFactory>('input', [textInputSpec]);
@@ -19,4 +21,4 @@ export const actions = new Registry<never, ActionPluginSpec>('action', [speakAct
 export const llms = new Registry<LlmFactory>('llm', [cloudLlmSpec, localLlmSpec, multiLlmSpec]);
 
 /** Simulators, by `simulators[].type`. */
-export const simulators = new Registry<unknown>('simulator', []);
+export const simulators = new Registry<SimulatorFactory>('simulator', [webSimSpec]);

@@ -1,0 +1,154 @@
+// The WebSim page entry: connects the event socket (with reconnects), keeps the state, renders every panel, sends commands.
+import { drawFace } from './face.js';
+import { highlight, loadGraph, transitionText, type DrawnGraph } from './graph.js';
+import { h, renderActions, renderAnswer, renderCounters, renderErrors, renderHooks, renderInputs, renderStreams } from './panels.js';
+import { reduce, type ClientMessage, type ServerMessage, type SimMeta, type SimState } from './state.js';
+
+const $ = (id: string): HTMLElement => {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`page element #${id} missing`);
+  return e;
+};
+
+let meta: SimMeta | null = null;
+let state: SimState | null = null;
+let graph: DrawnGraph | null = null;
+let socket: WebSocket | null = null;
+let nextId = 1;
+const pending = new Map<number, (reply: { ok: boolean; reason?: string }) => void>();
+
+const label = (mode: string) => meta?.modes.find((m) => m.name === mode)?.display_name ?? mode;
+
+function setStatus(text: string, kind: 'connecting' | 'open' | 'closed'): void {
+  const s = $('status');
+  s.textContent = text;
+  s.dataset.state = kind;
+}
+
+function renderButtons(): void {
+  if (!meta || !state) return;
+  const box = $('switch-buttons');
+  const off = meta.allow_manual_switching ? null : meta.manual_disabled_reason;
+  box.replaceChildren(
+    ...meta.modes.map((m) => {
+      const b = h('button', null, m.display_name) as HTMLButtonElement;
+      b.type = 'button';
+      b.dataset.mode = m.name;
+      b.title = off ?? (m.name === state!.mode ? 'current mode' : `switch to ${m.name}: ${m.description}`);
+      b.disabled = off !== null || m.name === state!.mode;
+      b.setAttribute('aria-pressed', String(m.name === state!.mode));
+      b.addEventListener('click', () => void switchTo(m.name));
+      return b;
+    }),
+  );
+  const note = $('switch-note');
+  if (off) {
+    note.textContent = `Switch buttons disabled: ${off}.`;
+  } else if (state.lastRefusal && (!state.lastTransition || state.lastRefusal.at > state.lastTransition.at)) {
+    note.textContent = `Switch to ${state.lastRefusal.requested} refused: ${state.lastRefusal.reason}`;
+  }
+}
+
+function render(): void {
+  if (!meta || !state) return;
+  const s = state;
+  $('current-mode').textContent = label(s.mode);
+  document.body.dataset.mode = s.mode;
+  if (graph) highlight(graph, s.mode, s.lastTransition);
+  $('transition').textContent = transitionText(s.lastTransition, label);
+  renderButtons();
+  renderInputs($('inputs'), s);
+  renderStreams($('streams'), s);
+  renderCounters($('counters'), s);
+  renderAnswer($('answer'), $('latency'), $('prompt'), s);
+  renderActions($('actions'), s);
+  renderHooks($('hooks'), s);
+  renderErrors($('errors'), s);
+  $('face-emotion').textContent = s.face?.emotion ?? '';
+  const face = $('face');
+  const shown = face.querySelector('svg')?.dataset.emotion;
+  if (shown !== (s.face?.emotion ?? '')) drawFace(face, s.face?.emotion ?? null);
+  if (s.status !== 'running') setStatus(`agent ${s.status}`, 'closed');
+}
+
+/** A client message before it gets its id (Omit<> on the union would merge its members). */
+type Outgoing = ClientMessage extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
+
+function send(message: Outgoing): Promise<{ ok: boolean; reason?: string }> {
+  return new Promise((resolve) => {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return resolve({ ok: false, reason: 'not connected to the agent' });
+    const id = nextId++;
+    pending.set(id, resolve);
+    socket.send(JSON.stringify({ ...message, id }));
+  });
+}
+
+async function switchTo(mode: string): Promise<void> {
+  const note = $('switch-note');
+  note.classList.remove('bad');
+  note.textContent = `Switching to ${label(mode)}…`;
+  const reply = await send({ type: 'mode.switch', mode });
+  note.textContent = reply.ok ? `Switched to ${label(mode)}.` : `Switch to ${label(mode)} refused: ${reply.reason ?? 'no reason given'}`;
+  note.classList.toggle('bad', !reply.ok);
+}
+
+async function sendText(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const input = $('talk-text') as HTMLInputElement;
+  const text = input.value.trim();
+  if (!text) return;
+  const note = $('talk-note');
+  const reply = await send({ type: 'text', text });
+  note.classList.toggle('bad', !reply.ok);
+  note.textContent = reply.ok ? `Sent: ${text}` : `Not sent: ${reply.reason ?? 'refused'}`;
+  if (reply.ok) input.value = '';
+}
+
+function onMessage(message: ServerMessage): void {
+  if (message.type === 'snapshot') {
+    meta = message.meta;
+    state = message.state;
+    $('config-name').textContent = meta.configName;
+  } else if (message.type === 'event') {
+    if (state) state = reduce(state, message.event);
+  } else if (message.type === 'reply') {
+    pending.get(message.id)?.({ ok: message.ok, ...(message.reason !== undefined ? { reason: message.reason } : {}) });
+    pending.delete(message.id);
+    return;
+  }
+  render();
+}
+
+/** Connects the event socket; on close, retries after 0.5 s doubling to 10 s. Auth rides on the session cookie. */
+function connect(delay = 500): void {
+  setStatus('connecting…', 'connecting');
+  const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/events`);
+  socket = ws;
+  let opened = false;
+  ws.addEventListener('open', () => {
+    opened = true;
+    setStatus('live', 'open');
+  });
+  ws.addEventListener('message', (e) => onMessage(JSON.parse(String(e.data)) as ServerMessage));
+  ws.addEventListener('close', () => {
+    for (const resolve of pending.values()) resolve({ ok: false, reason: 'connection lost' });
+    pending.clear();
+    setStatus('disconnected, retrying…', 'closed');
+    const next = opened ? 500 : Math.min(delay * 2, 10_000);
+    setTimeout(() => connect(next), opened ? 500 : delay);
+  });
+}
+
+async function main(): Promise<void> {
+  $('talk-form').addEventListener('submit', (e) => void sendText(e as SubmitEvent));
+  drawFace($('face'), null);
+  try {
+    graph = await loadGraph($('graph'));
+  } catch (err) {
+    $('graph').textContent = `Statechart unavailable: ${(err as Error).message}`;
+  }
+  connect();
+  render();
+}
+
+void main();

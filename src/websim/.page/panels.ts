@@ -1,0 +1,111 @@
+// The text panels of the page (inputs, sockets, counters, model answer, actions, hooks, errors), filled with textContent only.
+import type { SimState } from './state.js';
+
+type Child = Node | string;
+
+/** Creates an element with a class and children; strings become text nodes, never markup. */
+export function h(tag: string, cls: string | null, ...children: Child[]): HTMLElement {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  e.append(...children);
+  return e;
+}
+
+const time = (at: number) => h('span', 'time', new Date(at).toLocaleTimeString());
+
+/** Short JSON of a value for one line (action values, tool-call arguments). */
+export function brief(value: unknown, max = 200): string {
+  if (value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function pairs(list: HTMLElement, entries: Array<[string, Child[]]>, empty: string): void {
+  if (entries.length === 0) {
+    list.replaceChildren(h('dt', null, '—'), h('dd', 'note', empty));
+    return;
+  }
+  list.replaceChildren(...entries.flatMap(([k, v]) => [h('dt', null, k), h('dd', null, ...v)]));
+}
+
+export function renderInputs(list: HTMLElement, s: SimState): void {
+  const entries = Object.entries(s.inputs).map(([name, i]): [string, Child[]] => [name, [time(i.at), i.text]]);
+  pairs(list, entries, 'no input yet');
+}
+
+export function renderStreams(list: HTMLElement, s: SimState): void {
+  const entries: Array<[string, Child[]]> = Object.values(s.streams).map((st) => [
+    `${st.kind.toUpperCase()} ${st.input}`,
+    [h('span', `state state-${st.state === 'streaming' ? 'done' : st.state === 'failed' ? 'failed' : 'queued'}`, st.state), st.detail ?? ''],
+  ]);
+  for (const [name, m] of Object.entries(s.mcp)) entries.push([`MCP ${name}`, [h('span', `state state-${m.state === 'failed' ? 'failed' : 'done'}`, m.state), m.detail ?? '']]);
+  pairs(list, entries, 'no ASR/VLM socket in this agent yet');
+}
+
+export function renderCounters(list: HTMLElement, s: SimState): void {
+  const c = s.counters;
+  pairs(
+    list,
+    [
+      ['ticks', [String(c.ticks)]],
+      ['late ticks', [String(c.late_ticks)]],
+      ['model calls', [String(c.model_calls)]],
+      ['model errors', [String(c.model_errors)]],
+      ['CU spent', [c.cu_spent.toFixed(4)]],
+    ],
+    '',
+  );
+}
+
+export function renderAnswer(box: HTMLElement, latency: HTMLElement, prompt: HTMLElement, s: SimState): void {
+  prompt.textContent = s.prompt ? s.prompt.text : '(no prompt yet)';
+  const a = s.answer;
+  latency.textContent = a ? `${a.latency_ms} ms${a.cost_cu !== undefined ? ` · ${a.cost_cu} CU` : ''}` : '';
+  const parts: HTMLElement[] = [];
+  if (a) {
+    parts.push(h('div', 'note', time(a.at), `tick ${a.tick} · ${a.mode} · ${a.model}`));
+    if (a.text) parts.push(h('p', 'answer-text', a.text));
+    const calls = h('ul', 'calls');
+    for (const call of a.tool_calls) calls.append(h('li', 'call', `${call.name}(${brief(call.arguments, 400)})`));
+    if (a.tool_calls.length === 0) calls.append(h('li', 'note', 'no tool calls'));
+    parts.push(calls);
+  } else {
+    parts.push(h('p', 'note', 'no model answer yet'));
+  }
+  if (s.modelError && (!a || s.modelError.at >= a.at)) parts.push(h('p', 'bad', time(s.modelError.at), `model error: ${s.modelError.error}`));
+  box.replaceChildren(...parts);
+}
+
+export function renderActions(list: HTMLElement, s: SimState): void {
+  if (s.actions.length === 0) return list.replaceChildren(h('li', 'note', 'no action yet'));
+  list.replaceChildren(
+    ...s.actions.map((a) => {
+      const li = h('li', null, time(a.at), h('span', `state state-${a.state}`, a.state), `${a.label} `, h('span', 'call', brief(a.value)));
+      li.dataset.label = a.label;
+      li.dataset.state = a.state;
+      if (a.error) li.append(h('div', 'bad', a.error));
+      return li;
+    }),
+  );
+}
+
+export function renderHooks(list: HTMLElement, s: SimState): void {
+  if (s.hooks.length === 0) return list.replaceChildren(h('li', 'note', 'no hook run yet'));
+  list.replaceChildren(
+    ...s.hooks.map((k) =>
+      h(
+        'li',
+        null,
+        time(k.at),
+        h('span', k.ok ? 'ok' : 'bad', k.ok ? '✓ ' : '✗ '),
+        `${k.hook_type} · ${k.handler_type} · ${k.mode}${k.duration_ms !== undefined ? ` · ${k.duration_ms} ms` : ''}`,
+        ...(k.error ? [h('div', 'bad', k.error)] : []),
+      ),
+    ),
+  );
+}
+
+export function renderErrors(list: HTMLElement, s: SimState): void {
+  if (s.errors.length === 0) return list.replaceChildren(h('li', 'note', 'none'));
+  list.replaceChildren(...s.errors.map((e) => h('li', 'bad', time(e.at), `${e.source}: ${e.message}`)));
+}

@@ -1,0 +1,86 @@
+// WebSim's configuration block: address, port, token (from the config or CORTEX_WEBSIM_TOKEN), and the loopback rule.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { CortexError } from '../errors.js';
+
+/** The environment variable that supplies the token when the config block has none. */
+export const TOKEN_ENV = 'CORTEX_WEBSIM_TOKEN';
+
+/** Shortest token accepted: a page reachable from a network must not be guarded by a guessable word. */
+export const MIN_TOKEN_LENGTH = 16;
+
+export const WebSimOptions = z.looseObject({
+  /** Address to bind. Loopback (127.0.0.0/8, ::1, localhost) by default; anything else needs a token. */
+  host: z.string().min(1).default('127.0.0.1').describe('address to bind; anything but loopback requires a token'),
+  /** TCP port; 0 picks a free one (tests). */
+  port: z.number().int().min(0).max(65535).default(8000).describe('TCP port of the page (0: any free port)'),
+  /** Required on every request and socket when set; mandatory for a non-loopback host. */
+  token: z
+    .string()
+    .min(MIN_TOKEN_LENGTH, `a WebSim token needs at least ${MIN_TOKEN_LENGTH} characters`)
+    .optional()
+    .describe(`access token (or ${TOKEN_ENV}); required when host is not loopback`),
+});
+export type WebSimOptions = z.infer<typeof WebSimOptions>;
+
+/** Options after the environment is read: `token` is undefined when neither config nor env gives one. */
+export interface ResolvedWebSimOptions {
+  host: string;
+  port: number;
+  token: string | undefined;
+  loopback: boolean;
+}
+
+/** A WebSim that cannot start (unsafe bind, bad token, port taken, page missing). */
+export class WebSimError extends CortexError {
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'WebSimError';
+  }
+}
+
+/**
+ * True for addresses only this machine can reach: the whole 127.0.0.0/8 block, ::1, IPv4-mapped
+ * 127.x, and the name `localhost`. Wildcards (0.0.0.0, ::) and every other name or address are not.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) {
+    if (h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
+    return mapped !== null && mapped[1]!.startsWith('127.');
+  }
+  return false;
+}
+
+/**
+ * Validates the block and applies the security rule: a non-loopback host without a token is refused
+ * here, before anything listens. The env token is used only when the block has none; an env token
+ * that is too short is refused rather than ignored, so a typo never leaves the page open.
+ */
+export function resolveWebSimOptions(config: unknown, env: Record<string, string | undefined> = process.env): ResolvedWebSimOptions {
+  const parsed = WebSimOptions.safeParse(config ?? {});
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new WebSimError('websim_config', `WebSim config: ${first ? `${first.path.join('.') || '(block)'}: ${first.message}` : 'invalid'}`);
+  }
+  const options = parsed.data;
+  let token = options.token;
+  const fromEnv = env[TOKEN_ENV];
+  if (token === undefined && fromEnv !== undefined && fromEnv !== '') {
+    if (fromEnv.length < MIN_TOKEN_LENGTH) {
+      throw new WebSimError('websim_token', `${TOKEN_ENV} is shorter than ${MIN_TOKEN_LENGTH} characters`);
+    }
+    token = fromEnv;
+  }
+  const loopback = isLoopbackHost(options.host);
+  if (!loopback && token === undefined) {
+    throw new WebSimError(
+      'websim_unsafe_bind',
+      `WebSim refuses to bind ${options.host}: a non-loopback address needs a token (config.token or ${TOKEN_ENV}); use host 127.0.0.1 to keep it local`,
+    );
+  }
+  return { host: options.host, port: options.port, token, loopback };
+}

@@ -1,0 +1,28 @@
+// The `WebSim` simulator plugin: registry entry (type, description, config schema) and its factory.
+import type { SimulatorFactory, SimulatorHandle } from '../cortex/contracts.js';
+import type { PluginSpec } from '../plugin-registry.js';
+import { WebSimOptions, resolveWebSimOptions } from './options.js';
+import { WebSim } from './server.js';
+
+/**
+ * Creates the agent's WebSim. An unsafe or invalid configuration (a non-loopback host without a
+ * token, a short token) does not throw here: the handle's `start()` rejects with the WebSimError, so
+ * the agent reports it where it reports every simulator that fails to start.
+ */
+export const createWebSim: SimulatorFactory = (config, ctx) => {
+  let options;
+  try {
+    options = resolveWebSimOptions(config);
+  } catch (err) {
+    const refused: SimulatorHandle = { start: () => Promise.reject(err), stop: async () => {} };
+    return refused;
+  }
+  return new WebSim(options, { agent: ctx.agent, logger: ctx.logger });
+};
+
+export const webSimSpec: PluginSpec<SimulatorFactory> = {
+  type: 'WebSim',
+  description: 'a live local web page of the running agent: mode statechart, inputs, model, actions, face; switch modes and type text',
+  schema: WebSimOptions,
+  create: createWebSim,
+};
