@@ -1,0 +1,43 @@
+// Translates what the mode machine emits (mode changes, refusals, hook failures, timeouts) into agent bus events.
+import type { AnyActorRef } from 'xstate';
+import type { AgentBus } from '../../src/cortex/events.js';
+import type { ModeContext } from '../modes/context.js';
+import type { ModeEmitted } from '../modes/types.js';
+
+/** The parts of the mode machine's snapshot the agent follows. */
+export interface ModeSnapshot {
+  status: 'active' | 'done' | 'error' | 'stopped';
+  value: unknown;
+  context: ModeContext;
+}
+
+type Of<T extends ModeEmitted['type']> = Extract<ModeEmitted, { type: T }>;
+
+/**
+ * Subscribes to the mode actor (before or after it starts): every emitted event goes on the bus,
+ * every snapshot to `onSnapshot`. The subscriptions end with the actor.
+ */
+export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, hooks: { onSnapshot: (s: ModeSnapshot) => void }): void {
+  const at = () => Date.now();
+  ref.on('mode.changed', (e: Of<'mode.changed'>) => {
+    bus.emit({
+      type: 'mode.changed',
+      at: at(),
+      from: e.from,
+      to: e.to,
+      trigger: e.trigger,
+      reason: e.reason,
+      ...(e.rule_index !== null && e.rule_index !== undefined ? { rule_index: e.rule_index } : {}),
+    });
+  });
+  ref.on('mode.refused', (e: Of<'mode.refused'>) => bus.emit({ type: 'mode.refused', at: at(), requested: e.requested, reason: e.reason }));
+  ref.on('mode.aborted', (e: Of<'mode.aborted'>) =>
+    bus.emit({ type: 'error', at: at(), source: 'mode', message: `switch ${e.from} -> ${e.to} aborted: ${e.reason}` }),
+  );
+  ref.on('hook.failed', (e: Of<'hook.failed'>) =>
+    bus.emit({ type: 'hook', at: at(), mode: e.mode, hook_type: e.hook_type, handler_type: e.handler, ok: false, error: e.error }),
+  );
+  ref.on('memory.warning', (e: Of<'memory.warning'>) => bus.emit({ type: 'error', at: at(), source: 'mode_memory', message: e.message }));
+  ref.on('startup.failed', (e: Of<'startup.failed'>) => bus.emit({ type: 'error', at: at(), source: 'startup', message: e.reason }));
+  ref.subscribe({ next: (s: unknown) => hooks.onSnapshot(s as ModeSnapshot), error: () => {} });
+}

@@ -1,0 +1,226 @@
+// What one mode runs while it is current: its action handles, inputs, model, tool servers and cortex loop, and how they stop.
+import { of, type Subscription } from 'rxjs';
+import type { Logger } from 'pino';
+import type { CloudClient } from '../../src/cloud/client.js';
+import type { LoadedConfig, ModeConfig } from '../../src/config/schema.js';
+import type { ActionHandle, ActionHandleDeps, McpHub, ToolsForMode } from '../../src/cortex/contracts.js';
+import type { AgentBus } from '../../src/cortex/events.js';
+import type { LlmPlugin } from '../../src/cortex/llm.js';
+import { describeError } from '../../src/errors.js';
+import { inputs as inputRegistry, llms as llmRegistry } from '../../src/plugins.js';
+import { startCortexLoop, type CortexLoopActor, type TickReport } from '../cortex.js';
+import { runTick, speakHandle, type TickInput } from '../cortex/tick.js';
+import type { Clock } from '../modes/types.js';
+
+/** Everything a mode runtime needs from the agent; the factories are the plugin contracts. */
+export interface ModeRuntimeDeps {
+  loaded: LoadedConfig;
+  bus: AgentBus;
+  logger: Logger;
+  clock: Clock;
+  cloud?: CloudClient;
+  stateDir: string;
+  write: (line: string) => void;
+  createActionHandle: (entry: ModeConfig['agent_actions'][number], deps: ActionHandleDeps) => ActionHandle;
+  toolsForMode: ToolsForMode;
+  /** Builds the tool-server hub of a mode that lists `mcp_servers`; without it such servers are reported and skipped. */
+  createMcpHub?: (deps: { logger: Logger; bus: AgentBus; mode: string }) => McpHub;
+  /** Offers final texts to the mode machine's keyword rules; true when a transition fired. */
+  keywords: (mode: string, text: string) => boolean;
+  /** After every tick (events, metrics, watchdog). */
+  onTick: (mode: string, report: TickReport) => void;
+  /** Most model rounds per tick when MCP results are fed back. */
+  maxToolRounds: number;
+}
+
+/** `cortex_llm.config.skip_idle` (default true): a tick with no new input does not call the model. */
+export function skipIdleOf(mode: ModeConfig): boolean {
+  const v = (mode.cortex_llm?.config as Record<string, unknown> | undefined)?.skip_idle;
+  return typeof v === 'boolean' ? v : true;
+}
+
+interface Running {
+  inputs: TickInput[];
+  subs: Subscription[];
+  loop: CortexLoopActor;
+  hub?: McpHub;
+  abort: AbortController;
+}
+
+export class ModeRuntime {
+  private handles: ActionHandle[] | undefined;
+  private running: Running | undefined;
+  private stopped = false;
+  private readonly logger: Logger;
+  private readonly mode: ModeConfig;
+
+  constructor(
+    readonly name: string,
+    private readonly deps: ModeRuntimeDeps,
+  ) {
+    this.mode = deps.loaded.config.modes[name]!;
+    this.logger = deps.logger.child({ mode: name });
+  }
+
+  get isRunning(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** The mode's action handles, created on first use (hooks of the mode need them before its loop starts). */
+  actions(): readonly ActionHandle[] {
+    if (this.stopped) return [];
+    if (!this.handles) {
+      this.handles = [];
+      for (const entry of this.mode.agent_actions) {
+        try {
+          this.handles.push(
+            this.deps.createActionHandle(entry, {
+              logger: this.logger,
+              bus: this.deps.bus,
+              mode: this.name,
+              stateDir: this.deps.stateDir,
+              write: this.deps.write,
+              ...(this.deps.cloud ? { cloud: this.deps.cloud } : {}),
+            }),
+          );
+        } catch (err) {
+          this.report('action', `action ${entry.llm_label} not started: ${describeError(err)}`);
+        }
+      }
+    }
+    return this.handles;
+  }
+
+  /** Starts inputs, the model, the tool servers and the loop; does nothing when they run already. */
+  start(): void {
+    if (this.running || this.stopped) return;
+    const abort = new AbortController();
+    const handles = this.actions();
+    const speak = speakHandle(handles);
+    const inputs: TickInput[] = [];
+    const subs: Subscription[] = [];
+    for (const entry of this.mode.agent_inputs) {
+      const spec = inputRegistry.get(entry.type);
+      try {
+        if (!spec) throw new Error(inputRegistry.unknownMessage(entry.type));
+        const plugin = spec.create(entry.config ?? {}, {
+          logger: this.logger.child({ input: entry.type }),
+          stateDir: this.deps.stateDir,
+          signal: abort.signal,
+          ...(this.deps.cloud ? { cloud: this.deps.cloud } : {}),
+          speakerBusy$: speak ? speak.busy$ : of(false),
+          ...(speak ? { interruptSpeaker: () => speak.interrupt() } : {}),
+        });
+        const input: TickInput = { plugin, finals: [] };
+        inputs.push(input);
+        subs.push(
+          plugin.listen().subscribe({
+            next: (raw) => this.onRaw(input, raw),
+            error: (err) => this.report(`input.${entry.type}`, `input ${entry.type} failed: ${describeError(err)}`),
+          }),
+        );
+      } catch (err) {
+        this.report(`input.${entry.type}`, `input ${entry.type} not started: ${describeError(err)}`);
+      }
+    }
+    let llm: LlmPlugin;
+    try {
+      const llmEntry = this.mode.cortex_llm!;
+      const spec = llmRegistry.get(llmEntry.type);
+      if (!spec) throw new Error(llmRegistry.unknownMessage(llmEntry.type));
+      llm = spec.create(llmEntry.config ?? {}, { logger: this.logger, cloud: this.deps.cloud! });
+    } catch (err) {
+      const message = `model ${this.mode.cortex_llm?.type} not started: ${describeError(err)}`;
+      this.report('model', message);
+      llm = { type: 'unavailable', ask: async () => Promise.reject(new Error(message)) };
+    }
+    let hub: McpHub | undefined;
+    if (this.mode.mcp_servers.length) {
+      if (this.deps.createMcpHub) {
+        hub = this.deps.createMcpHub({ logger: this.logger, bus: this.deps.bus, mode: this.name });
+        void hub.start(this.mode.mcp_servers);
+      } else this.report('mcp', 'tool servers are listed but no MCP hub is available: skipped');
+    }
+    const tickInputs = inputs;
+    const loop = startCortexLoop({
+      hertz: this.mode.hertz,
+      clock: this.deps.clock,
+      onTick: (report) => this.deps.onTick(this.name, report),
+      tick: (req, signal) =>
+        runTick(
+          {
+            config: this.deps.loaded.config,
+            modeName: this.name,
+            mode: this.mode,
+            inputs: tickInputs,
+            handles: () => this.handles ?? [],
+            llm,
+            ...(hub ? { hub } : {}),
+            toolsForMode: this.deps.toolsForMode,
+            bus: this.deps.bus,
+            logger: this.logger,
+            keywords: (text) => this.deps.keywords(this.name, text),
+            skipIdle: skipIdleOf(this.mode),
+            maxToolRounds: this.deps.maxToolRounds,
+          },
+          req,
+          signal,
+        ),
+    });
+    this.running = { inputs, subs, loop, ...(hub ? { hub } : {}), abort };
+  }
+
+  private onRaw(input: TickInput, raw: unknown): void {
+    const msg = input.plugin.rawToText(raw);
+    if (!msg) return;
+    this.deps.bus.emit({ type: 'input', at: msg.timestamp, mode: this.name, input: input.plugin.type, text: msg.text, final: Boolean(msg.final) });
+    if (msg.final) {
+      input.finals.push(msg.text);
+      if (input.finals.length > 100) input.finals.shift();
+      this.running?.loop.send({ type: 'loop.wake' });
+    }
+  }
+
+  /** Feeds typed text to the mode's TextInput (the first input with a `push` method); false when there is none. */
+  pushText(text: string): boolean {
+    const target = this.running?.inputs.find((i) => typeof (i.plugin as { push?: unknown }).push === 'function');
+    if (!target) return false;
+    (target.plugin as unknown as { push(line: string): void }).push(text);
+    return true;
+  }
+
+  /**
+   * Stops inputs, tool servers and the loop (aborting a model call in flight). Everything synchronous
+   * happens before the first await, so a new runtime of the same mode may start at once (a unix socket
+   * path is released before this returns its promise).
+   */
+  stopRunning(): Promise<void> {
+    const r = this.running;
+    if (!r) return Promise.resolve();
+    this.running = undefined;
+    r.loop.stop();
+    for (const s of r.subs) s.unsubscribe();
+    r.abort.abort();
+    const stops = r.inputs.map((i) => i.plugin.stop());
+    if (r.hub) stops.push(r.hub.stop());
+    return settle(stops, (err) => this.report('stop', `stopping ${this.name}: ${describeError(err)}`));
+  }
+
+  /** Stops everything the mode holds, action handles included. Safe to call twice. */
+  stop(): Promise<void> {
+    const running = this.stopRunning();
+    this.stopped = true;
+    const handles = this.handles ?? [];
+    this.handles = [];
+    return settle([running, ...handles.map((h) => h.stop())], (err) => this.report('stop', `stopping ${this.name}: ${describeError(err)}`));
+  }
+
+  private report(source: string, message: string): void {
+    this.logger.warn(message);
+    this.deps.bus.emit({ type: 'error', at: Date.now(), source, message });
+  }
+}
+
+async function settle(promises: Array<Promise<unknown>>, onError: (err: unknown) => void): Promise<void> {
+  for (const r of await Promise.allSettled(promises)) if (r.status === 'rejected') onError(r.reason);
+}

@@ -1,0 +1,161 @@
+// `cortexd run NAME`: loads a configuration, connects the service, runs the agent until a signal or --for, and stops it gracefully.
+import type { Command } from 'commander';
+import { Agent } from '../../actors/agent.js';
+import { createModeInspector } from '../../actors/modes/inspect.js';
+import { loadConfig } from '../config/load.js';
+import { connectService, type ServiceConnection } from '../cortex/embedded.js';
+import { AgentBus } from '../cortex/events.js';
+import { CortexError, describeError } from '../errors.js';
+import { createLogger, setLogger, type Logger } from '../log.js';
+import { Metrics, MetricsServer, metricsOptionsFromEnv } from '../metrics.js';
+import { Notifier } from '../systemd/notify.js';
+import { Watchdog } from '../systemd/watchdog.js';
+import { EXIT, errLine, warnLine } from './output.js';
+import { TerminalView, attachEventLines } from './view.js';
+
+/** Parses `500ms`, `30s`, `2m`, `1h` or a bare number of seconds into milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text);
+  if (!m) throw new CortexError('bad_duration', `not a duration: "${text}" (examples: 500ms, 30s, 2m, 1h)`);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? 's').toLowerCase();
+  const ms = n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
+  if (!(ms > 0)) throw new CortexError('bad_duration', `duration must be positive: "${text}"`);
+  return ms;
+}
+
+export interface RunOptions {
+  config?: string;
+  for?: string;
+  events?: boolean;
+  inspect?: string | boolean;
+}
+
+/** Closes what run opened, in order, each bounded so a stuck close cannot hold the exit. */
+async function bounded(what: string, p: Promise<unknown>, ms: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(() => (logger.warn(`${what}: still closing after ${ms} ms, going on`), resolve()), ms)));
+  try {
+    await Promise.race([p.catch((err) => logger.warn(`${what}: ${describeError(err)}`)), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs an agent to its end; resolves with the exit code. */
+export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
+  const forMs = opts.for !== undefined ? parseDuration(opts.for) : undefined;
+  const viewOn = !opts.events;
+  // On a terminal the view shows what matters; logs below warnings would only repeat it.
+  const logger = createLogger(viewOn && process.stdout.isTTY && !process.env.CORTEX_LOG_LEVEL && !process.env.LOG_LEVEL ? { level: 'warn' } : {});
+  setLogger(logger);
+  const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
+  for (const w of loaded.warnings) warnLine(w);
+
+  const notifier = new Notifier({ onError: (m) => logger.warn(m) });
+  const metrics = new Metrics();
+  const metricsOptions = metricsOptionsFromEnv();
+  const metricsServer = metricsOptions ? new MetricsServer(metrics, metricsOptions) : undefined;
+  if (metricsServer) {
+    const at = await metricsServer.start();
+    logger.info(`metrics on ${at.url}`);
+  }
+
+  let service: ServiceConnection;
+  try {
+    service = await connectService(loaded, { logger });
+  } catch (err) {
+    await metricsServer?.stop();
+    throw new CortexError('service', `cannot start the service: ${describeError(err)}`);
+  }
+
+  const bus = new AgentBus();
+  const view = viewOn ? new TerminalView({ displayNames: Object.fromEntries(Object.entries(loaded.config.modes).map(([k, m]) => [k, m.display_name])) }).attach(bus) : undefined;
+  const eventLines = opts.events ? attachEventLines(bus) : undefined;
+  const inspector = opts.inspect ? createModeInspector(typeof opts.inspect === 'string' ? { url: opts.inspect } : {}) : undefined;
+
+  let lastTick = Date.now();
+  let periodMs = 1000 / loaded.config.modes[loaded.config.default_mode]!.hertz;
+  const watchdog = new Watchdog(notifier, { healthy: () => Date.now() - lastTick < Math.max(3 * periodMs, 10_000) });
+  let ready = false;
+
+  const agent = new Agent({
+    loaded,
+    cloud: service.cloud,
+    bus,
+    logger,
+    write: view ? (line) => view.consoleLine(line) : () => {},
+    ...(inspector ? { inspect: inspector.inspect } : {}),
+    onTick: (mode, report) => {
+      lastTick = Date.now();
+      metrics.recordTick(mode, report.latenessMs);
+      if (!ready) {
+        ready = true;
+        void notifier.ready(`mode ${mode}`);
+        watchdog.start();
+      }
+    },
+  });
+  const busSub = bus.events$.subscribe((e) => {
+    if (e.type === 'mode.changed') {
+      const hertz = loaded.config.modes[e.to]?.hertz ?? 1;
+      periodMs = 1000 / hertz;
+      lastTick = Date.now();
+      metrics.enterMode(e.to, hertz);
+      void notifier.status(`mode ${e.to}`);
+    } else if (e.type === 'model.answer') metrics.recordModelCall(e.model, e.latency_ms);
+    else if (e.type === 'model.error') metrics.recordModelCall(loaded.config.modes[e.mode]?.cortex_llm.type ?? 'model', 0, 'error');
+  });
+  metrics.enterMode(agent.currentMode(), loaded.config.modes[agent.currentMode()]?.hertz ?? 1);
+
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      errLine(`cortexd: second ${signal}, exiting now`);
+      process.exit(130);
+    }
+    void notifier.stopping(`stopping on ${signal}`);
+    agent.stop(signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const forTimer = forMs !== undefined ? setTimeout(() => (void notifier.stopping('stopping: --for elapsed'), agent.stop(`ran for ${opts.for}`)), forMs) : undefined;
+
+  agent.start();
+  const outcome = await agent.done;
+
+  clearTimeout(forTimer);
+  watchdog.stop();
+  busSub.unsubscribe();
+  await bounded('service', service.close(), 2000, logger);
+  if (metricsServer) await bounded('metrics', metricsServer.stop(), 1000, logger);
+  if (inspector) inspector.stop();
+  view?.detach();
+  eventLines?.unsubscribe();
+  bus.complete();
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  if (outcome.code !== 0) {
+    errLine(`cortexd: ${outcome.reason ?? 'the agent failed'}`);
+    return EXIT.failure;
+  }
+  return EXIT.ok;
+}
+
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description('run an agent: config/NAME.json5 (or CONFIG=NAME), until SIGTERM/SIGINT or --for')
+    .argument('[name]', 'configuration name (default: $CONFIG)')
+    .option('--config <path>', 'run the configuration file at PATH')
+    .option('--for <duration>', 'stop (as on SIGTERM) after this long: 500ms, 30s, 2m, 1h')
+    .option('--events', 'print one JSON line per agent event on stdout instead of the terminal view')
+    .option('--inspect [url]', 'send the statecharts to the Stately inspector (default ws://localhost:8080)')
+    .action(async (name: string | undefined, opts: RunOptions) => {
+      const code = await runAgent(name, opts);
+      process.exitCode = code;
+      // Whatever a plugin may still hold (stdin, a socket), the process ends shortly after a finished run.
+      setTimeout(() => process.exit(code), 1000).unref();
+    });
+}
