@@ -9,6 +9,7 @@ import { register as registerBalance } from './balance.js';
 import { register as registerDoctor } from './doctor.js';
 import { register as registerGraph } from './graph.js';
 import { register as registerCloud } from './cloud.js';
+import { register as registerRun } from './run.js';
 import { EXIT, reportError } from './output.js';
 
 export function buildProgram(): Command {
@@ -17,7 +18,7 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud]) register(program);
+  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud, registerRun]) register(program);
   return program;
 }
 
