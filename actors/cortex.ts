@@ -91,7 +91,10 @@ export function createCortexLoopMachine(options: CortexLoopOptions) {
     delays: {
       untilDue: ({ context }) => Math.max(0, slotTime(context.origin, context.hertz, context.next) - clock.now()),
     },
-    guards: { wakePending: ({ context }) => context.wakePending },
+    guards: {
+      wakePending: ({ context }) => context.wakePending,
+      dueNow: ({ context }) => slotTime(context.origin, context.hertz, context.next) <= clock.now(),
+    },
   }).createMachine({
     id: 'cortex',
     context: ({ input }) => ({
@@ -107,7 +110,11 @@ export function createCortexLoopMachine(options: CortexLoopOptions) {
     initial: 'waiting',
     states: {
       waiting: {
-        always: { guard: 'wakePending', target: 'ticking', actions: assign(({ context }) => ({ wakePending: false, current: request(context, true) })) },
+        always: [
+          { guard: 'wakePending', target: 'ticking', actions: assign(({ context }) => ({ wakePending: false, current: request(context, true) })) },
+          // A slot due now starts without a zero-delay timer (one event-loop turn less, and exact under a simulated clock).
+          { guard: 'dueNow', target: 'ticking', actions: assign(({ context }) => ({ current: request(context, false) })) },
+        ],
         after: { untilDue: { target: 'ticking', actions: assign(({ context }) => ({ current: request(context, false) })) } },
         on: { 'loop.wake': { target: 'ticking', actions: assign(({ context }) => ({ current: request(context, true) })) } },
       },
