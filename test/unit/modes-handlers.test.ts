@@ -77,8 +77,11 @@ t.test('function: a hanging function is abandoned when its signal aborts, and se
   calls.length = 0;
   const { env: e } = env();
   const c = new AbortController();
+  // Abort only once the function runs: aborting earlier (while its module is still loading) never calls it.
+  const started = new Promise<void>((resolve) => ((globalThis as { __hangStarted?: () => void }).__hangStarted = resolve));
   const p = runHandler({ hook: parse({ handler_type: 'function', handler_config: { module_name: 'recorder', function: 'hang' } }), vars, env: e }, c.signal);
-  setImmediate(() => c.abort());
+  await started;
+  c.abort();
   await t.rejects(p);
   t.same(calls, [{ fn: 'hang', aborted: true }]);
 });
