@@ -1,0 +1,141 @@
+// BatteryInput: charge and status read from Linux power_supply in sysfs (path configurable), as the "Battery: ..." prompt line.
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Observable, asyncScheduler, distinctUntilChanged, exhaustMap, from, timer, type SchedulerLike } from 'rxjs';
+import { z } from 'zod';
+import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import type { PluginSpec } from '../../src/plugin-registry.js';
+import { CortexError } from '../../src/errors.js';
+import { BufferedInput, CommonInputFields } from './buffered-input.js';
+
+export const BatteryInputSchema = z.looseObject({
+  ...CommonInputFields,
+  /** The power_supply class directory (tests point it at a fake tree). */
+  path: z.string().min(1).default('/sys/class/power_supply'),
+  /** Supply name under `path`, e.g. `BAT0`; default the first whose `type` is `Battery`. */
+  device: z.string().min(1).optional(),
+  /** Seconds between two reads. */
+  poll_seconds: z.number().positive().default(10),
+  /** At or below this charge, while not charging, the battery is reported low (and the message wakes the loop). */
+  low_percent: z.number().min(0).max(100).default(20),
+});
+export type BatteryInputConfig = z.output<typeof BatteryInputSchema>;
+
+export interface BatteryReading {
+  device: string;
+  /** Charge in percent (0..100). */
+  percent: number;
+  /** As the kernel says: Charging, Discharging, Full, Not charging, Unknown. */
+  status: string;
+  volts?: number;
+  at: number;
+}
+
+/** The battery could not be read: no supply of type Battery, or the files are missing or unreadable. */
+export class BatteryError extends CortexError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('battery_unreadable', `battery: ${message}`, options);
+    this.name = 'BatteryError';
+  }
+}
+
+async function readText(file: string): Promise<string | undefined> {
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+async function findBattery(root: string): Promise<string> {
+  let names: string[];
+  try {
+    names = (await readdir(root)).sort();
+  } catch (err) {
+    throw new BatteryError(`cannot list ${root}`, { cause: err });
+  }
+  for (const name of names) if ((await readText(join(root, name, 'type'))) === 'Battery') return name;
+  throw new BatteryError(`no supply of type Battery under ${root}`);
+}
+
+/** Reads one supply: `capacity`, else `energy_now/energy_full` or `charge_now/charge_full`; `status`; `voltage_now` (µV). */
+export async function readBattery(root: string, device: string): Promise<BatteryReading> {
+  const dir = join(root, device);
+  const num = async (f: string) => {
+    const s = await readText(join(dir, f));
+    const n = s === undefined ? NaN : Number(s);
+    return Number.isFinite(n) ? n : undefined;
+  };
+  let percent = await num('capacity');
+  if (percent === undefined) {
+    const now = (await num('energy_now')) ?? (await num('charge_now'));
+    const full = (await num('energy_full')) ?? (await num('charge_full'));
+    if (now !== undefined && full) percent = Math.round((now / full) * 100);
+  }
+  if (percent === undefined) throw new BatteryError(`${dir} has no capacity, energy or charge files`);
+  const micro = await num('voltage_now');
+  return {
+    device,
+    percent: Math.max(0, Math.min(100, percent)),
+    status: (await readText(join(dir, 'status'))) ?? 'Unknown',
+    ...(micro !== undefined ? { volts: Math.round(micro / 10_000) / 100 } : {}),
+    at: Date.now(),
+  };
+}
+
+/**
+ * Listening reads the battery at once and then every `poll_seconds`; a reading is emitted only when
+ * the percentage or status changed (an idle robot does not re-read the same line). The buffer keeps
+ * the newest. A low battery (at or below `low_percent`, not charging) is a final message.
+ */
+export class BatteryInput extends BufferedInput<BatteryReading> {
+  /** Completed reads of the sysfs files (changed or not). */
+  reads = 0;
+
+  constructor(
+    private readonly config: BatteryInputConfig,
+    ctx?: Pick<InputContext, 'logger' | 'signal'>,
+    private readonly scheduler: SchedulerLike = asyncScheduler,
+  ) {
+    super({
+      type: 'BatteryInput',
+      descriptor: config.descriptor ?? 'Battery',
+      bufferSize: config.buffer_size,
+      policy: 'latest',
+      ...(ctx?.logger ? { logger: ctx.logger } : {}),
+      ...(ctx?.signal ? { signal: ctx.signal } : {}),
+    });
+  }
+
+  protected source(): Observable<BatteryReading> {
+    let device = this.config.device;
+    const read = async () => {
+      device ??= await findBattery(this.config.path);
+      const reading = await readBattery(this.config.path, device);
+      this.reads += 1;
+      return reading;
+    };
+    return timer(0, this.config.poll_seconds * 1000, this.scheduler).pipe(
+      exhaustMap(() => from(read())),
+      distinctUntilChanged((a, b) => a.percent === b.percent && a.status === b.status),
+    );
+  }
+
+  isLow(r: BatteryReading): boolean {
+    return r.percent <= this.config.low_percent && r.status !== 'Charging' && r.status !== 'Full';
+  }
+
+  rawToText(r: BatteryReading): InputMessage {
+    const details = [r.status, ...(r.volts !== undefined ? [`${r.volts} V`] : []), ...(this.isLow(r) ? ['low'] : [])];
+    return { timestamp: r.at, text: `${r.percent}% (${details.join(', ')})`, final: this.isLow(r) };
+  }
+}
+
+const create: InputFactory = (raw, ctx) => new BatteryInput(BatteryInputSchema.parse(raw ?? {}), ctx);
+
+export const batteryInputSpec: PluginSpec<InputFactory> = {
+  type: 'BatteryInput',
+  description: 'battery charge and status from Linux power_supply (sysfs) as a "Battery:" line',
+  schema: BatteryInputSchema,
+  create,
+};

@@ -1,0 +1,137 @@
+// GpsInput: NMEA sentences from a serial GPS (checksummed GGA, RMC, VTG) folded into fix, position and speed: the "GPS: ..." prompt line.
+import { Observable, filter, map, scan } from 'rxjs';
+import { z } from 'zod';
+import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import type { PluginSpec } from '../../src/plugin-registry.js';
+import { createSerialLine, type SerialLine } from '../../devices/serial.js';
+import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
+import { BufferedInput, CommonInputFields } from './buffered-input.js';
+import { serialConfigOf, serialFields } from './serial-reader.js';
+
+export const GpsInputSchema = z.looseObject({
+  ...CommonInputFields,
+  ...serialFields('/dev/ttyACM0'),
+});
+export type GpsInputConfig = z.output<typeof GpsInputSchema>;
+
+/** What the GPS said last, merged over sentence types. */
+export interface GpsState {
+  /** GGA quality > 0, or RMC status `A`. */
+  fix: boolean;
+  quality?: number;
+  satellites?: number;
+  lat?: number;
+  lon?: number;
+  altitudeM?: number;
+  speedKnots?: number;
+  courseDeg?: number;
+  /** UTC time of the last sentence, `hhmmss.ss`. */
+  time?: string;
+}
+
+export interface GpsRaw {
+  sentence: NmeaSentence;
+  state: GpsState;
+  at: number;
+}
+
+const KNOT_MS = 0.514444;
+const QUALITY = ['none', 'GPS', 'DGPS', 'PPS', 'RTK fixed', 'RTK float', 'estimated', 'manual', 'simulated'];
+
+/** Folds one sentence into the state: position and fix from GGA/RMC, speed and course from RMC/VTG. */
+export function foldGps(state: GpsState, s: NmeaSentence): GpsState {
+  const next: GpsState = { ...state };
+  const set = <K extends keyof GpsState>(k: K, v: GpsState[K] | undefined) => {
+    if (v !== undefined) next[k] = v;
+  };
+  if (s.type === 'GGA') {
+    next.fix = s.quality > 0;
+    next.quality = s.quality;
+    set('satellites', s.satellites);
+    set('altitudeM', s.altitudeM);
+    set('time', s.time || undefined);
+    if (s.quality > 0) {
+      set('lat', s.lat);
+      set('lon', s.lon);
+    }
+  } else if (s.type === 'RMC') {
+    if (next.quality === undefined) next.fix = s.valid;
+    set('time', s.time || undefined);
+    if (s.valid) {
+      set('lat', s.lat);
+      set('lon', s.lon);
+      set('speedKnots', s.speedKnots);
+      set('courseDeg', s.courseDeg);
+    }
+  } else {
+    set('speedKnots', s.speedKnots ?? (s.speedKmh !== undefined ? s.speedKmh / 1.852 : undefined));
+    set('courseDeg', s.courseDeg);
+  }
+  return next;
+}
+
+/** One line for the prompt, e.g. `fix (GPS, 8 satellites), position 48.117300, 11.516667, altitude 545.4 m, speed 11.5 m/s, course 84°`. */
+export function describeGps(s: GpsState): string {
+  const sats = s.satellites !== undefined ? `${s.satellites} satellites` : undefined;
+  if (!s.fix) return `no fix${sats ? ` (${sats})` : ''}`;
+  const how = [s.quality !== undefined ? QUALITY[s.quality] ?? `quality ${s.quality}` : undefined, sats].filter(Boolean).join(', ');
+  const parts = [`fix${how ? ` (${how})` : ''}`];
+  if (s.lat !== undefined && s.lon !== undefined) parts.push(`position ${s.lat.toFixed(6)}, ${s.lon.toFixed(6)}`);
+  if (s.altitudeM !== undefined) parts.push(`altitude ${s.altitudeM} m`);
+  if (s.speedKnots !== undefined) parts.push(`speed ${(s.speedKnots * KNOT_MS).toFixed(1)} m/s`);
+  if (s.courseDeg !== undefined && (s.speedKnots ?? 0) > 0) parts.push(`course ${Math.round(s.courseDeg)}°`);
+  return parts.join(', ');
+}
+
+/**
+ * Listening opens the port (reopened after an unplug); lines that are not NMEA, fail their checksum
+ * or are of another type are skipped (counted in `rejected`). Each sentence yields the merged state;
+ * the buffer keeps the newest (`GPS: ...`), `final: false`.
+ */
+export class GpsInput extends BufferedInput<GpsRaw> {
+  rejected = 0;
+
+  constructor(
+    config: GpsInputConfig,
+    private readonly serial: SerialLine,
+    ctx?: Pick<InputContext, 'logger' | 'signal'>,
+  ) {
+    super({
+      type: 'GpsInput',
+      descriptor: config.descriptor ?? 'GPS',
+      bufferSize: config.buffer_size,
+      policy: 'latest',
+      ...(ctx?.logger ? { logger: ctx.logger } : {}),
+      ...(ctx?.signal ? { signal: ctx.signal } : {}),
+    });
+  }
+
+  protected source(): Observable<GpsRaw> {
+    return this.serial.lines().pipe(
+      map((line) => parseNmea(line)),
+      filter((s): s is NmeaSentence => {
+        if (typeof s !== 'string') return true;
+        this.rejected += 1;
+        return false;
+      }),
+      scan((acc: GpsRaw | undefined, sentence) => ({ sentence, state: foldGps(acc?.state ?? { fix: false }, sentence), at: Date.now() }), undefined),
+      filter((r): r is GpsRaw => r !== undefined),
+    );
+  }
+
+  rawToText(raw: GpsRaw): InputMessage | undefined {
+    return { timestamp: raw.at, text: describeGps(raw.state), final: false };
+  }
+}
+
+const create: InputFactory = (raw, ctx) => {
+  const config = GpsInputSchema.parse(raw ?? {});
+  return new GpsInput(config, createSerialLine(serialConfigOf(config), { logger: ctx.logger }), ctx);
+};
+
+export const gpsInputSpec: PluginSpec<InputFactory> = {
+  type: 'GpsInput',
+  description: 'NMEA GPS on a serial port: fix, position, speed and course as a "GPS:" line',
+  schema: GpsInputSchema,
+  create,
+};
