@@ -8,11 +8,26 @@ import { localLlmSpec } from './cortex/llm/local-llm.js';
 import { multiLlmSpec } from './cortex/llm/multi-llm.js';
 import { faceAction, moveAction, speakAction } from '../actors/actions/catalog.js';
 import { textInputSpec } from '../actors/inputs/text-input.js';
+import { speechbAsrInputSpec, speechlabAsrInputSpec } from '../actors/inputs/asr-input.js';
+import { vlmInputSpec } from '../actors/inputs/vlm-input.js';
+import { localVlmInputSpec } from '../actors/inputs/local-vlm-input.js';
+import { serialReaderSpec } from '../actors/inputs/serial-reader.js';
+import { gpsInputSpec } from '../actors/inputs/gps-input.js';
+import { batteryInputSpec } from '../actors/inputs/battery-input.js';
 import type { SimulatorFactory } from './cortex/contracts.js';
 import { webSimSpec } from './websim/plugin.js';
 
 /** Input plugins, by `agent_inputs[].type`. */
-export const inputs = new Registry<InputFactory>('input', [textInputSpec]);
+export const inputs = new Registry<InputFactory>('input', [
+  textInputSpec,
+  speechlabAsrInputSpec,
+  speechbAsrInputSpec,
+  vlmInputSpec,
+  localVlmInputSpec,
+  serialReaderSpec,
+  gpsInputSpec,
+  batteryInputSpec,
+]);
 
 /** Action plugins, by `agent_actions[].name`; each holds its connectors. */
 export const actions = new Registry<never, ActionPluginSpec>('action', [speakAction, moveAction, faceAction]);
