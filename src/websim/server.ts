@@ -100,7 +100,7 @@ export class WebSim implements SimulatorHandle {
     try {
       await app.listen({ host: this.options.host, port: this.options.port });
     } catch (err) {
-      await this.doStop();
+      await this.release();
       const code = (err as NodeJS.ErrnoException).code;
       const why = code === 'EADDRINUSE' ? 'the port is in use' : code === 'EADDRNOTAVAIL' ? 'the address is not on this machine' : (err as Error).message;
       throw new WebSimError('websim_listen', `WebSim cannot listen on ${this.options.host}:${this.options.port}: ${why}`, { cause: err });
@@ -115,6 +115,11 @@ export class WebSim implements SimulatorHandle {
 
   private async doStop(): Promise<void> {
     await this.starting?.catch(() => undefined);
+    await this.release();
+  }
+
+  /** Closes whatever `doStart` opened so far: bus subscription, sockets, server. */
+  private async release(): Promise<void> {
     this.subscription?.unsubscribe();
     for (const client of this.wss?.clients ?? []) client.close(1001, 'WebSim stopping');
     for (const client of this.wss?.clients ?? []) client.terminate();
