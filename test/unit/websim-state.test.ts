@@ -1,0 +1,87 @@
+// The WebSim state reducer: mode and last transition, action life cycles, face from face actions, counters, bounded logs.
+import t from 'tap';
+import { initialState, MAX_ACTIONS, reduce, type SimEvent, type SimState } from '../../src/websim/.page/state.js';
+
+const run = (events: Array<Partial<SimEvent> & { type: string }>, s: SimState = initialState('idle')) =>
+  events.reduce<SimState>((acc, e, i) => reduce(acc, { at: 1000 + i, ...e } as SimEvent), s);
+
+t.test('mode.changed sets the mode and the last transition with its reason and rule', async (t) => {
+  const s = run([{ type: 'mode.changed', from: 'idle', to: 'conversation', trigger: 'input', reason: 'keyword "hello"', rule_index: 0 }]);
+  t.equal(s.mode, 'conversation');
+  t.same(s.lastTransition, { at: 1000, from: 'idle', to: 'conversation', trigger: 'input', reason: 'keyword "hello"', rule_index: 0 });
+  const refused = run([{ type: 'mode.refused', requested: 'sleep', reason: 'switch in progress' }], s);
+  t.equal(refused.mode, 'conversation');
+  t.match(refused.lastRefusal, { requested: 'sleep', reason: 'switch in progress' });
+});
+
+t.test('an action moves queued -> running -> done in one entry; a second command is a new entry', async (t) => {
+  const base = { type: 'action', mode: 'idle', label: 'speak', name: 'speak', connector: 'console' };
+  const s = run([
+    { ...base, state: 'queued', value: { sentence: 'one' } },
+    { ...base, state: 'running' },
+    { ...base, state: 'done' },
+    { ...base, state: 'queued', value: { sentence: 'two' } },
+  ]);
+  t.equal(s.actions.length, 2);
+  t.match(s.actions[0], { state: 'queued', value: { sentence: 'two' } });
+  t.match(s.actions[1], { state: 'done', value: { sentence: 'one' } }, 'the value from queued is kept');
+  const failed = run([{ ...base, state: 'failed', error: 'speaker gone' }], s);
+  t.match(failed.actions[0], { state: 'failed', error: 'speaker gone', value: { sentence: 'two' } });
+  t.equal(failed.actions.length, 2);
+});
+
+t.test('the action log keeps the newest entries only', async (t) => {
+  const events = Array.from({ length: MAX_ACTIONS + 5 }, (_, i) => ({ type: 'action', mode: 'm', label: `a${i}`, name: 'move', connector: 'c', state: 'queued' }));
+  const s = run(events);
+  t.equal(s.actions.length, MAX_ACTIONS);
+  t.equal(s.actions[0]!.label, `a${MAX_ACTIONS + 4}`);
+});
+
+t.test('the face follows face actions that run, by name whatever the label; other actions leave it', async (t) => {
+  const face = { type: 'action', mode: 'idle', label: 'emotion', name: 'face', connector: 'websim' };
+  let s = run([{ ...face, state: 'queued', value: { emotion: 'joy' } }]);
+  t.equal(s.face, null, 'queued is not shown yet');
+  s = run([{ ...face, state: 'running' }], s);
+  t.match(s.face, { emotion: 'joy' });
+  s = run([{ type: 'action', mode: 'idle', label: 'emotion2', name: 'speak', connector: 'console', state: 'running', value: { emotion: 'sad' } }], s);
+  t.match(s.face, { emotion: 'joy' });
+  s = run([{ ...face, state: 'running', value: 'surprised' }], s);
+  t.match(s.face, { emotion: 'surprised' }, 'a bare string value works too');
+});
+
+t.test('counters: ticks, skipped late ticks, model calls and errors, CU spent', async (t) => {
+  const s = run([
+    { type: 'tick', mode: 'idle', n: 1, late_skipped: 0, lateness_ms: 0, called_model: true },
+    { type: 'tick', mode: 'idle', n: 4, late_skipped: 2, lateness_ms: 900, called_model: false },
+    { type: 'model.answer', mode: 'idle', tick: 1, model: 'm', tool_calls: [], latency_ms: 120, cost_cu: 0.25 },
+    { type: 'model.answer', mode: 'idle', tick: 4, model: 'm', text: 'ok', tool_calls: [{ name: 'speak', arguments: { sentence: 'hi' } }], latency_ms: 80 },
+    { type: 'model.error', mode: 'idle', tick: 5, error: 'HTTP 500' },
+  ]);
+  t.same(s.counters, { ticks: 2, late_ticks: 2, model_calls: 3, model_errors: 1, cu_spent: 0.25 });
+  t.match(s.answer, { text: 'ok', latency_ms: 80, tool_calls: [{ name: 'speak' }] });
+  t.match(s.modelError, { error: 'HTTP 500' });
+});
+
+t.test('inputs keep their latest text; streams and MCP servers their latest state; hooks are logged', async (t) => {
+  const s = run([
+    { type: 'input', mode: 'idle', input: 'TextInput', text: 'hello', final: true },
+    { type: 'input', mode: 'idle', input: 'TextInput', text: 'again', final: true },
+    { type: 'input', mode: 'idle', input: 'Voice', text: 'partial', final: false },
+    { type: 'stream', kind: 'asr', input: 'Voice', state: 'connecting' },
+    { type: 'stream', kind: 'asr', input: 'Voice', state: 'streaming' },
+    { type: 'mcp', server: 'tools', state: 'failed', detail: 'spawn ENOENT' },
+    { type: 'hook', mode: 'idle', hook_type: 'on_entry', handler_type: 'message', ok: true, duration_ms: 3 },
+    { type: 'prompt', mode: 'idle', tick: 2, prompt: 'You are Pip' },
+    { type: 'error', source: 'simulator.WebSim', message: 'boom' },
+    { type: 'agent.stopping', reason: 'SIGTERM' },
+    { type: 'something.new' },
+  ]);
+  t.same(Object.keys(s.inputs), ['TextInput', 'Voice']);
+  t.equal(s.inputs.TextInput!.text, 'again');
+  t.equal(s.streams['asr:Voice']!.state, 'streaming');
+  t.match(s.mcp.tools, { state: 'failed', detail: 'spawn ENOENT' });
+  t.match(s.hooks, [{ hook_type: 'on_entry', ok: true, duration_ms: 3 }]);
+  t.match(s.prompt, { text: 'You are Pip', tick: 2 });
+  t.match(s.errors, [{ source: 'simulator.WebSim', message: 'boom' }]);
+  t.equal(s.status, 'stopping');
+});
