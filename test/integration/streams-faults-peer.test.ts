@@ -86,6 +86,7 @@ class Peer {
 function onEvent(stream: AsrStream, type: string, pred: (e: Record<string, unknown>) => boolean = () => true, ms = 10_000) {
   return new Promise<Record<string, unknown>>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ${type} within ${ms} ms`)), ms);
+    timer.unref();
     const sub = stream.actor.on(type, (e) => {
       if (!pred(e as never)) return;
       clearTimeout(timer);
