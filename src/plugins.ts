@@ -6,7 +6,7 @@ import type { LlmFactory } from './cortex/llm.js';
 import { cloudLlmSpec } from './cortex/llm/cloud-llm.js';
 import { localLlmSpec } from './cortex/llm/local-llm.js';
 import { multiLlmSpec } from './cortex/llm/multi-llm.js';
-import { faceAction, moveAction, speakAction } from '../actors/actions/catalog.js';
+import { faceAction, moveAction, rememberLocationAction, speakAction } from '../actors/actions/catalog.js';
 import { textInputSpec } from '../actors/inputs/text-input.js';
 import { speechbAsrInputSpec, speechlabAsrInputSpec } from '../actors/inputs/asr-input.js';
 import { vlmInputSpec } from '../actors/inputs/vlm-input.js';
@@ -30,7 +30,7 @@ export const inputs = new Registry<InputFactory>('input', [
 ]);
 
 /** Action plugins, by `agent_actions[].name`; each holds its connectors. */
-export const actions = new Registry<never, ActionPluginSpec>('action', [speakAction, moveAction, faceAction]);
+export const actions = new Registry<never, ActionPluginSpec>('action', [speakAction, moveAction, faceAction, rememberLocationAction]);
 
 /** Model plugins, by `cortex_llm.type`. */
 export const llms = new Registry<LlmFactory>('llm', [cloudLlmSpec, localLlmSpec, multiLlmSpec]);

@@ -3,6 +3,10 @@ import { z } from 'zod';
 import { Registry } from '../../src/plugin-registry.js';
 import type { ActionPluginSpec, ConnectorFactory } from '../../src/cortex/action.js';
 import { consoleConnector } from './connectors/console.js';
+import { faceSerialConnector, moveSerialConnector } from './connectors/serial.js';
+import { localTtsConnector, speechbTtsConnector, speechlabTtsConnector } from './connectors/speech.js';
+import { websimFaceConnector } from './connectors/websim.js';
+export { rememberLocationAction } from './locations.js';
 
 /** Options every action accepts in its `config` block; connectors add their own. */
 export const ActionOptions = z.looseObject({});
@@ -13,7 +17,7 @@ export const speakAction: ActionPluginSpec = {
   schema: ActionOptions,
   args: z.object({ sentence: z.string().min(1).describe('what to say, one or two short sentences') }),
   queue: 'queue',
-  connectors: new Registry<ConnectorFactory>('connector', [consoleConnector('speak')]),
+  connectors: new Registry<ConnectorFactory>('connector', [consoleConnector('speak'), speechlabTtsConnector, speechbTtsConnector, localTtsConnector]),
 };
 
 export const MOVES = ['stand still', 'sit', 'walk forward', 'walk back', 'turn left', 'turn right', 'shake paw', 'dance'] as const;
@@ -24,7 +28,7 @@ export const moveAction: ActionPluginSpec = {
   schema: ActionOptions,
   args: z.object({ action: z.enum(MOVES).describe('the movement to make') }),
   queue: 'latest',
-  connectors: new Registry<ConnectorFactory>('connector', [consoleConnector('move')]),
+  connectors: new Registry<ConnectorFactory>('connector', [consoleConnector('move'), moveSerialConnector]),
 };
 
 export const EMOTIONS = ['neutral', 'joy', 'smile', 'think', 'confused', 'sad', 'surprised', 'curious'] as const;
@@ -35,5 +39,5 @@ export const faceAction: ActionPluginSpec = {
   schema: ActionOptions,
   args: z.object({ emotion: z.enum(EMOTIONS).describe('the expression to show') }),
   queue: 'latest',
-  connectors: new Registry<ConnectorFactory>('connector', [consoleConnector('face')]),
+  connectors: new Registry<ConnectorFactory>('connector', [consoleConnector('face'), faceSerialConnector, websimFaceConnector]),
 };

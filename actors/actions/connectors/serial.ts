@@ -1,0 +1,118 @@
+// The `serial` connector of move and face: one text line per command to a motor/face controller, answered OK or ERR.
+import type { Subscription } from 'rxjs';
+import { z } from 'zod';
+import { CortexError } from '../../../src/errors.js';
+import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
+import type { PluginSpec } from '../../../src/plugin-registry.js';
+import { createSerialLine, SerialConfigSchema } from '../../../devices/serial.js';
+
+/*
+ * Line protocol (README, "Serial line protocol"). ASCII lines ending in `\n`:
+ *   host -> controller   `MOVE <action>`   e.g. `MOVE turn left`   (move)
+ *                        `FACE <emotion>`  e.g. `FACE joy`         (face)
+ *                        `STOP`            sent when a running command is interrupted (no answer awaited)
+ *   controller -> host   `OK`              the command was carried out (or accepted, for long moves)
+ *                        `ERR <text>`      it was refused; <text> becomes the action's error
+ * One command is in flight per port; the next is sent after the answer. No answer within
+ * `ack_timeout_seconds` fails the command. Other lines from the controller (telemetry, banners) are
+ * ignored. A trailing `\r` is accepted. Values never contain a newline (they come from fixed enums).
+ */
+
+export const SerialConnectorOptions = z.looseObject({
+  binding: z.enum(['serialport', 'mock']).default('serialport'),
+  path: z.string().min(1),
+  baud_rate: z.number().int().positive().default(115200),
+  /** Seconds to wait for `OK`/`ERR` after a command. */
+  ack_timeout_seconds: z.number().positive().default(2),
+  /** Line sent when a running command is interrupted; empty to send nothing. */
+  stop_line: z.string().optional(),
+});
+export type SerialConnectorOptions = z.infer<typeof SerialConnectorOptions>;
+
+/** A command refused (`ERR`) or unanswered by the controller. */
+export class SerialCommandError extends CortexError {
+  constructor(message: string) {
+    super('serial_command', message);
+    this.name = 'SerialCommandError';
+  }
+}
+
+/** The line for one command: `<VERB> <word>`, whitespace squeezed so the value cannot break the framing. */
+export function commandLine(verb: string, value: unknown, field: string): string {
+  const raw = (value as Record<string, unknown>)[field];
+  return `${verb} ${String(raw).replace(/\s+/g, ' ').trim()}\n`;
+}
+
+type Waiter = { resolve: () => void; reject: (err: Error) => void };
+
+export function serialConnector(action: 'move' | 'face', verb: string, field: string, defaultStop: string): PluginSpec<ConnectorFactory> {
+  return {
+    type: 'serial',
+    description: `sends \`${verb} <${field}>\\n\` to a controller on a serial port and waits for OK / ERR <text>`,
+    schema: SerialConnectorOptions,
+    create: (config, ctx): ActionConnector => {
+      const o = SerialConnectorOptions.parse(config ?? {});
+      const stopLine = o.stop_line ?? defaultStop;
+      const line = createSerialLine(SerialConfigSchema.parse({ binding: o.binding, path: o.path, baud_rate: o.baud_rate }), { logger: ctx.logger });
+      let waiter: Waiter | undefined;
+      let sub: Subscription | undefined = line.lines().subscribe({
+        next: (text) => {
+          const t = text.trim();
+          if (!waiter) return;
+          if (t === 'OK') waiter.resolve();
+          else if (t.startsWith('ERR')) waiter.reject(new SerialCommandError(`${action} refused by the controller: ${t.slice(3).trim() || 'no reason given'}`));
+        },
+        error: (err: unknown) => ctx.logger.error({ err }, `${action} serial line ended`),
+      });
+
+      /** Waits until the port is open (it is opened in the background and reopened after an unplug). */
+      const whenOpen = async (deadline: number, signal: AbortSignal) => {
+        while (!line.port()?.isOpen) {
+          signal.throwIfAborted();
+          if (Date.now() > deadline) throw new SerialCommandError(`${o.path} is not open`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+
+      return {
+        name: 'serial',
+        async run(value, signal) {
+          const deadline = Date.now() + o.ack_timeout_seconds * 1000;
+          await whenOpen(deadline, signal);
+          let cleanup = () => {};
+          const answered = new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(
+              () => reject(new SerialCommandError(`${action}: no answer from the controller on ${o.path} within ${o.ack_timeout_seconds} s`)),
+              Math.max(0, deadline - Date.now()),
+            );
+            const onAbort = () => {
+              if (stopLine) line.write(`${stopLine}\n`).catch(() => undefined);
+              reject(signal.reason);
+            };
+            signal.addEventListener('abort', onAbort, { once: true });
+            waiter = { resolve, reject };
+            cleanup = () => {
+              clearTimeout(timer);
+              signal.removeEventListener('abort', onAbort);
+              waiter = undefined;
+            };
+          });
+          try {
+            await line.write(commandLine(verb, value, field));
+            await answered;
+          } finally {
+            cleanup();
+            answered.catch(() => undefined);
+          }
+        },
+        async stop() {
+          sub?.unsubscribe();
+          sub = undefined;
+        },
+      };
+    },
+  };
+}
+
+export const moveSerialConnector = serialConnector('move', 'MOVE', 'action', 'STOP');
+export const faceSerialConnector = serialConnector('face', 'FACE', 'emotion', '');

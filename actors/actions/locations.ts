@@ -1,0 +1,171 @@
+// Named places: the latest GPS position, a locations.json in the state directory written atomically, and the remember_location action.
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { CortexError, describeError } from '../../src/errors.js';
+import type { ActionConfig, ModeConfig } from '../../src/config/schema.js';
+import type { ActionConnector, ActionPluginSpec, ConnectorFactory } from '../../src/cortex/action.js';
+import { Registry, type PluginSpec } from '../../src/plugin-registry.js';
+
+export interface Position {
+  lat: number;
+  lon: number;
+  altitudeM?: number;
+  /** ms since epoch when the fix was read. */
+  at: number;
+}
+
+/**
+ * The newest GPS position of this process. GPS inputs publish each fix here; `remember_location` reads
+ * it. Positions older than `maxAgeMs` count as none (a robot indoors loses its fix).
+ */
+export class PositionBoard {
+  private last: Position | undefined;
+  publish(position: Position): void {
+    this.last = position;
+  }
+  latest(maxAgeMs = 60_000, now = Date.now()): Position | undefined {
+    return this.last && now - this.last.at <= maxAgeMs ? this.last : undefined;
+  }
+  clear(): void {
+    this.last = undefined;
+  }
+}
+
+export const gpsPositions = new PositionBoard();
+
+export const SavedLocation = z.object({ lat: z.number(), lon: z.number(), altitude_m: z.number().optional(), saved_at: z.string() });
+export const LocationsFile = z.object({ version: z.literal(1), locations: z.record(z.string(), SavedLocation) });
+export type LocationsFile = z.infer<typeof LocationsFile>;
+
+/** Writes `data` to `path` atomically: temporary file, fsync, rename, fsync of the directory. Mode 0600. */
+export function writeJsonAtomic(path: string, data: unknown): void {
+  const dir = join(path, '..');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      writeFileSync(fd, `${JSON.stringify(data, null, 2)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never created */
+    }
+    throw err;
+  }
+  const dirFd = openSync(dir, 'r');
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
+  }
+}
+
+/** `<stateDir>/locations.json`: named positions, shared by every mode and configuration on this robot. */
+export class LocationStore {
+  readonly path: string;
+  constructor(stateDir: string) {
+    this.path = join(stateDir, 'locations.json');
+  }
+
+  /** The saved places; a missing file is none, a corrupt one throws with the reason (it is never overwritten silently). */
+  load(): LocationsFile['locations'] {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw err;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      throw new CortexError('locations_corrupt', `${this.path} is not JSON (${describeError(err)}); fix or remove it`);
+    }
+    const parsed = LocationsFile.safeParse(json);
+    if (!parsed.success) throw new CortexError('locations_corrupt', `${this.path}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    return parsed.data.locations;
+  }
+
+  /** Saves (or replaces) a place by name; names are trimmed and compared case-insensitively. */
+  remember(name: string, position: Omit<Position, 'at'>, now = new Date()): void {
+    const locations = this.load();
+    const key = name.trim();
+    for (const existing of Object.keys(locations)) if (existing.toLowerCase() === key.toLowerCase()) delete locations[existing];
+    locations[key] = {
+      lat: position.lat,
+      lon: position.lon,
+      ...(position.altitudeM !== undefined ? { altitude_m: position.altitudeM } : {}),
+      saved_at: now.toISOString(),
+    };
+    writeJsonAtomic(this.path, { version: 1, locations });
+  }
+
+  /** One line for the prompt, e.g. `Known places: kitchen (48.117300, 11.516667); door (...)`, or undefined when none. */
+  describe(): string | undefined {
+    const entries = Object.entries(this.load());
+    if (!entries.length) return undefined;
+    return `Known places: ${entries.map(([n, l]) => `${n} (${l.lat.toFixed(6)}, ${l.lon.toFixed(6)})`).join('; ')}`;
+  }
+}
+
+export const RememberLocationArgs = z.object({
+  name: z.string().trim().min(1).max(80).describe('a short name for the place where the robot is now, e.g. "kitchen"'),
+  lat: z.number().min(-90).max(90).optional().describe('latitude in degrees, only when told explicitly'),
+  lon: z.number().min(-180).max(180).optional().describe('longitude in degrees, only when told explicitly'),
+});
+
+export const StateConnectorOptions = z.looseObject({
+  /** Oldest GPS fix accepted, in seconds. */
+  max_fix_age_seconds: z.number().positive().default(60),
+});
+
+const stateConnector: PluginSpec<ConnectorFactory> = {
+  type: 'state_dir',
+  description: 'stores the place in locations.json in the state directory, at the latest GPS fix (or the given lat/lon)',
+  schema: StateConnectorOptions,
+  create: (config, ctx): ActionConnector => {
+    const o = StateConnectorOptions.parse(config ?? {});
+    const store = new LocationStore(ctx.stateDir);
+    return {
+      name: 'state_dir',
+      async run(value, signal) {
+        signal.throwIfAborted();
+        const v = value as z.infer<typeof RememberLocationArgs>;
+        const here = v.lat !== undefined && v.lon !== undefined ? { lat: v.lat, lon: v.lon } : gpsPositions.latest(o.max_fix_age_seconds * 1000);
+        if (!here) throw new CortexError('location_no_fix', `cannot remember "${v.name}": no GPS fix in the last ${o.max_fix_age_seconds} s`);
+        store.remember(v.name, here);
+        ctx.write(`[remember_location] ${v.name} at ${here.lat.toFixed(6)}, ${here.lon.toFixed(6)}`);
+      },
+      async stop() {},
+    };
+  },
+};
+
+export const rememberLocationAction: ActionPluginSpec = {
+  type: 'remember_location',
+  description: 'remember the place where the robot is now under a name',
+  schema: z.looseObject({}),
+  args: RememberLocationArgs,
+  queue: 'queue',
+  connectors: new Registry<ConnectorFactory>('connector', [stateConnector]),
+};
+
+/**
+ * Actions a mode gets from its flags: `remember_locations: true` adds `remember_location` (connector
+ * `state_dir`) unless the mode already lists an action of that name.
+ */
+export function implicitActions(mode: Pick<ModeConfig, 'remember_locations' | 'agent_actions'>): ActionConfig[] {
+  if (!mode.remember_locations || mode.agent_actions.some((a) => a.name === 'remember_location')) return [];
+  return [
+    { name: 'remember_location', llm_label: 'remember_location', connector: 'state_dir', implementation: 'passthrough', config: {}, exclude_from_prompt: false },
+  ];
+}
