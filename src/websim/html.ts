@@ -58,15 +58,15 @@ export function pageHtml(title: string): string {
     <h3>Sockets</h3>
     <dl id="streams" class="grid"></dl>
   </section>
+  <section id="actions-panel" class="panel">
+    <h2>Actions</h2>
+    <ol id="actions" class="log"></ol>
+  </section>
   <section id="model-panel" class="panel wide">
     <h2>Model <span id="latency" class="badge"></span></h2>
     <h3>Answer</h3>
     <div id="answer"></div>
     <details><summary>Last prompt</summary><pre id="prompt"></pre></details>
-  </section>
-  <section id="actions-panel" class="panel">
-    <h2>Actions</h2>
-    <ol id="actions" class="log"></ol>
   </section>
   <section id="hooks-panel" class="panel">
     <h2>Hooks</h2>

@@ -80,7 +80,11 @@ export class WebSim implements SimulatorHandle {
 
   start(): Promise<void> {
     if (this.stopping) return Promise.reject(new WebSimError('websim_stopped', 'WebSim was stopped; create a new one'));
-    this.starting ??= this.doStart();
+    if (!this.starting) {
+      // Subscribe before the first await: on_startup and on_entry events fire while the graph renders.
+      this.subscription = this.agent.bus.events$.subscribe((event) => this.onEvent(event as unknown as SimEvent));
+      this.starting = this.doStart();
+    }
     return this.starting;
   }
 
@@ -91,7 +95,6 @@ export class WebSim implements SimulatorHandle {
 
   private async doStart(): Promise<void> {
     this.svg = await this.renderGraph();
-    this.subscription = this.agent.bus.events$.subscribe((event) => this.onEvent(event as unknown as SimEvent));
     const app = Fastify({ logger: false, bodyLimit: MAX_CLIENT_MESSAGE });
     this.app = app;
     this.wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE });

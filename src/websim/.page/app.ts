@@ -15,6 +15,8 @@ let state: SimState | null = null;
 let graph: DrawnGraph | null = null;
 let socket: WebSocket | null = null;
 let nextId = 1;
+/** The mode the switch note talks about; a transition elsewhere clears the note. */
+let noteFor: string | null = null;
 const pending = new Map<number, (reply: { ok: boolean; reason?: string }) => void>();
 
 const label = (mode: string) => meta?.modes.find((m) => m.name === mode)?.display_name ?? mode;
@@ -86,6 +88,7 @@ function send(message: Outgoing): Promise<{ ok: boolean; reason?: string }> {
 async function switchTo(mode: string): Promise<void> {
   const note = $('switch-note');
   note.classList.remove('bad');
+  noteFor = mode;
   note.textContent = `Switching to ${label(mode)}…`;
   const reply = await send({ type: 'mode.switch', mode });
   note.textContent = reply.ok ? `Switched to ${label(mode)}.` : `Switch to ${label(mode)} refused: ${reply.reason ?? 'no reason given'}`;
@@ -108,9 +111,15 @@ function onMessage(message: ServerMessage): void {
   if (message.type === 'snapshot') {
     meta = message.meta;
     state = message.state;
-    $('config-name').textContent = meta.configName;
+    $('config-name').textContent = meta.name === meta.configName ? meta.name : `${meta.name} (${meta.configName})`;
   } else if (message.type === 'event') {
     if (state) state = reduce(state, message.event);
+    // A note about an earlier switch would read as if it described the new mode.
+    if (message.event.type === 'mode.changed' && message.event.to !== noteFor) {
+      $('switch-note').textContent = '';
+      $('switch-note').classList.remove('bad');
+      noteFor = null;
+    }
   } else if (message.type === 'reply') {
     pending.get(message.id)?.({ ok: message.ok, ...(message.reason !== undefined ? { reason: message.reason } : {}) });
     pending.delete(message.id);

@@ -20,6 +20,15 @@ export function brief(value: unknown, max = 200): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** An action value as a person reads it: the sentence of speak, the emotion of face; JSON otherwise. */
+export function actionText(value: unknown): string {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.length === 1 && typeof entries[0]![1] === 'string') return brief(entries[0]![1]);
+  }
+  return brief(value);
+}
+
 function pairs(list: HTMLElement, entries: Array<[string, Child[]]>, empty: string): void {
   if (entries.length === 0) {
     list.replaceChildren(h('dt', null, '—'), h('dd', 'note', empty));
@@ -80,7 +89,7 @@ export function renderActions(list: HTMLElement, s: SimState): void {
   if (s.actions.length === 0) return list.replaceChildren(h('li', 'note', 'no action yet'));
   list.replaceChildren(
     ...s.actions.map((a) => {
-      const li = h('li', null, time(a.at), h('span', `state state-${a.state}`, a.state), `${a.label} `, h('span', 'call', brief(a.value)));
+      const li = h('li', null, time(a.at), h('span', `state state-${a.state}`, a.state), `${a.label} `, h('span', 'call', actionText(a.value)));
       li.dataset.label = a.label;
       li.dataset.state = a.state;
       if (a.error) li.append(h('div', 'bad', a.error));
