@@ -11,6 +11,7 @@ import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/mod
 import { stateDir as defaultStateDir } from '../src/paths.js';
 import { simulators as simulatorRegistry } from '../src/plugins.js';
 import { toolsForMode } from '../src/cortex/tools.js';
+import { createMcpHub } from '../src/cortex/mcp.js';
 import { createActionHandle } from './actions/handle.js';
 import { ModeRuntime, type ModeRuntimeDeps } from './agent/mode-runtime.js';
 import { wireModeEvents, type ModeSnapshot } from './agent/mode-events.js';
@@ -184,7 +185,7 @@ export class Agent implements AgentControl {
       write: o.write ?? (() => {}),
       createActionHandle,
       toolsForMode,
-      ...(o.createMcpHub ? { createMcpHub: o.createMcpHub } : {}),
+      createMcpHub: o.createMcpHub ?? ((d) => createMcpHub({ logger: d.logger, bus: d.bus })),
       keywords: (mode, text) => this.offerKeywords(mode, text),
       onTick: (mode, report) => {
         this.bus.emit({

@@ -128,7 +128,6 @@ async function handOut(deps: TickDeps, answer: LlmAnswer, tick: number, signal: 
     }
     if (deps.hub?.has(call.name)) {
       const id = call.id ?? `call_${tick}_${i}`;
-      deps.bus.emit({ type: 'mcp', at: Date.now(), server: call.name, state: 'call', detail: JSON.stringify(call.arguments ?? {}).slice(0, 500) });
       mcpCalls.push(
         deps.hub.call(call.name, call.arguments, signal).then(
           (content) => void results.push({ id, name: call.name, args: call.arguments, content }),
