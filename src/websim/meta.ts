@@ -1,7 +1,7 @@
 // What WebSim tells the page about the configuration: modes, manual switching, and the config with every secret removed.
 import type { AgentControl } from '../cortex/contracts.js';
 import { redactDeep } from '../redact.js';
-import type { SimMeta } from './.page/state.js';
+import type { SimMeta } from './page/state.js';
 
 const MASK = '[REDACTED]';
 

@@ -17,7 +17,7 @@ import { checkOrigin, checkToken, sessionCookie } from './auth.js';
 import { CSP, STYLE, pageHtml } from './html.js';
 import { buildMeta } from './meta.js';
 import { WebSimError, type ResolvedWebSimOptions } from './options.js';
-import { initialState, reduce, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './.page/state.js';
+import { initialState, reduce, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './page/state.js';
 
 /** Where the compiled page modules live (tsconfig.websim.json's outDir). */
 export const defaultPageDir = (): string => join(projectRoot(), 'dist', 'websim');

@@ -10,7 +10,7 @@ import { WebSim } from '../../src/websim/server.js';
 import { createWebSim } from '../../src/websim/plugin.js';
 import { resolveWebSimOptions, WebSimError } from '../../src/websim/options.js';
 import { SESSION_COOKIE } from '../../src/websim/auth.js';
-import type { ServerMessage } from '../../src/websim/.page/state.js';
+import type { ServerMessage } from '../../src/websim/page/state.js';
 
 const logger = pino({ level: 'silent' });
 const TOKEN = 'correct-horse-battery-staple-42';

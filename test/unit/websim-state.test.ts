@@ -1,6 +1,6 @@
 // The WebSim state reducer: mode and last transition, action life cycles, face from face actions, counters, bounded logs.
 import t from 'tap';
-import { initialState, MAX_ACTIONS, reduce, type SimEvent, type SimState } from '../../src/websim/.page/state.js';
+import { initialState, MAX_ACTIONS, reduce, type SimEvent, type SimState } from '../../src/websim/page/state.js';
 
 const run = (events: Array<Partial<SimEvent> & { type: string }>, s: SimState = initialState('idle')) =>
   events.reduce<SimState>((acc, e, i) => reduce(acc, { at: 1000 + i, ...e } as SimEvent), s);
