@@ -83,9 +83,20 @@ export function fileFrames(config: FileCameraConfig, scheduler: SchedulerLike = 
   });
 }
 
-/** Draws frame `n`: dark background, a disc moving left to right, and the frame number. */
+const backgrounds = new WeakMap<OpenCV, Map<string, Mat>>();
+
+/**
+ * Draws frame `n`: dark background, a disc moving left to right, and the frame number. The
+ * background is made once per size and copied (the binding's fill-value Mat constructor costs
+ * tens of ms at 640x480; a copy costs under one).
+ */
 export function drawSyntheticFrame(cv: OpenCV, width: number, height: number, n: number): Mat {
-  const mat = new cv.Mat(height, width, cv.CV_8UC3, [40, 30, 20]);
+  let bySize = backgrounds.get(cv);
+  if (!bySize) backgrounds.set(cv, (bySize = new Map()));
+  const key = `${width}x${height}`;
+  let background = bySize.get(key);
+  if (!background) bySize.set(key, (background = new cv.Mat(height, width, cv.CV_8UC3, [40, 30, 20])));
+  const mat = background.copy();
   const x = Math.round(((n * 8) % (width + 80)) - 40);
   mat.drawCircle(new cv.Point2(x, Math.round(height / 2)), Math.round(height / 8), new cv.Vec3(60, 180, 240), -1);
   mat.putText(`#${n}`, new cv.Point2(10, 30), cv.FONT_HERSHEY_SIMPLEX, 0.8, new cv.Vec3(255, 255, 255), 2);
