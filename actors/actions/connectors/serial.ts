@@ -97,12 +97,13 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
               waiter = undefined;
             };
           });
+          // Marked handled now: an abort or timeout may settle it while the write is still pending.
+          answered.catch(() => undefined);
           try {
             await line.write(commandLine(verb, value, field));
             await answered;
           } finally {
             cleanup();
-            answered.catch(() => undefined);
           }
         },
         async stop() {
