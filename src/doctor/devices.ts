@@ -76,7 +76,7 @@ export function videoDevices(devDir = '/dev'): string[] {
 }
 
 async function grabWithOpenCv(device: number | string): Promise<{ width: number; height: number }> {
-  const { loadOpenCV, cvCall } = await import('../../devices/opencv.js');
+  const { loadOpenCV, cvCall } = await import('../vision/opencv.js');
   const cv = await loadOpenCV();
   const cap = cvCall(`open camera ${String(device)}`, () => new cv.VideoCapture(device as never));
   try {
