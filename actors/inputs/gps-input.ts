@@ -1,11 +1,12 @@
 // GpsInput: NMEA sentences from a serial GPS (checksummed GGA, RMC, VTG) folded into fix, position and speed: the "GPS: ..." prompt line.
-import { Observable, filter, map, scan } from 'rxjs';
+import { Observable, filter, map, scan, tap } from 'rxjs';
 import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import type { PluginSpec } from '../../src/plugin-registry.js';
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { BufferedInput, CommonInputFields } from './buffered-input.js';
+import { gpsPositions } from '../actions/locations.js';
 import { serialConfigOf, serialFields } from './serial-reader.js';
 
 export const GpsInputSchema = z.looseObject({
@@ -116,6 +117,11 @@ export class GpsInput extends BufferedInput<GpsRaw> {
       }),
       scan((acc: GpsRaw | undefined, sentence) => ({ sentence, state: foldGps(acc?.state ?? { fix: false }, sentence), at: Date.now() }), undefined),
       filter((r): r is GpsRaw => r !== undefined),
+      // Each fix becomes the process's newest position, which `remember_location` saves by name.
+      tap((r) => {
+        const { fix, lat, lon, altitudeM } = r.state;
+        if (fix && lat !== undefined && lon !== undefined) gpsPositions.publish({ lat, lon, ...(altitudeM !== undefined ? { altitudeM } : {}), at: r.at });
+      }),
     );
   }
 

@@ -4,6 +4,7 @@ import { SerialPortMock } from 'serialport';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { SerialReader, SerialReaderSchema, serialConfigOf, serialReaderSpec } from '../../actors/inputs/serial-reader.js';
 import { GpsInput, GpsInputSchema, describeGps, foldGps } from '../../actors/inputs/gps-input.js';
+import { gpsPositions } from '../../actors/actions/locations.js';
 import { createSerialLine } from '../../devices/serial.js';
 import { formatNmea, parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { createLogger } from '../../src/log.js';
@@ -66,6 +67,9 @@ t.test('GpsInput: fix, position, altitude, speed and course from GGA and RMC; ba
     'GPS: fix (GPS, 8 satellites), position 48.117333, 11.516833, altitude 545.4 m, speed 11.5 m/s, course 84°',
     'the newest state only',
   );
+  const position = gpsPositions.latest();
+  t.match(position, { lat: 48.117333, altitudeM: 545.4 }, 'each fix is published for remember_location');
+  t.ok(Math.abs(position!.lon - 11.516833) < 1e-6);
   await input.stop();
 });
 
