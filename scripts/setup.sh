@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what cortexd needs on Debian (system packages, npm packages with OpenCV built against the system), builds it, and runs the main job.
+# Installs what cortexd needs on Debian (system packages, npm packages with OpenCV built against the system), builds it, checks the configurations and starts the default agent.
 # Usage: bash scripts/setup.sh [--no-run]   (as root, or with sudo available for apt-get)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,4 +42,7 @@ npm run --silent build
 
 if [ "$run_main" = 1 ]; then
   node dist/src/cli/main.js check --all
+  # The main job: the default companion agent, offline (embedded local service, no keys, no hardware).
+  # Type to it; Ctrl-C stops it (on_shutdown hooks run). Another configuration: CONFIG=NAME.
+  exec node dist/src/cli/main.js run "${CONFIG:-default}"
 fi
