@@ -1,5 +1,6 @@
 // Named places: the latest GPS position, a locations.json in the state directory written atomically, and the remember_location action.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeJsonAtomic } from '../../src/atomic-file.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CortexError, describeError } from '../../src/errors.js';
@@ -37,36 +38,6 @@ export const gpsPositions = new PositionBoard();
 export const SavedLocation = z.object({ lat: z.number(), lon: z.number(), altitude_m: z.number().optional(), saved_at: z.string() });
 export const LocationsFile = z.object({ version: z.literal(1), locations: z.record(z.string(), SavedLocation) });
 export type LocationsFile = z.infer<typeof LocationsFile>;
-
-/** Writes `data` to `path` atomically: temporary file, fsync, rename, fsync of the directory. Mode 0600. */
-export function writeJsonAtomic(path: string, data: unknown): void {
-  const dir = join(path, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  try {
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      writeFileSync(fd, `${JSON.stringify(data, null, 2)}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* never created */
-    }
-    throw err;
-  }
-  const dirFd = openSync(dir, 'r');
-  try {
-    fsyncSync(dirFd);
-  } finally {
-    closeSync(dirFd);
-  }
-}
 
 /** `<stateDir>/locations.json`: named positions, shared by every mode and configuration on this robot. */
 export class LocationStore {

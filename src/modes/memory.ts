@@ -1,5 +1,6 @@
 // Mode memory on disk: the current and previous mode and the last transitions, written atomically per config.
-import { mkdirSync, openSync, fsyncSync, closeSync, readFileSync, renameSync, writeFileSync, unlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeJsonAtomic } from '../atomic-file.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { stateDir } from '../paths.js';
@@ -73,36 +74,11 @@ export function readModeMemory(path: string): MemoryRead {
  * Reasons are redacted; the record holds mode names and rule indexes only, never configuration values.
  */
 export function writeModeMemory(path: string, memory: ModeMemory): void {
-  const dir = join(path, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const clean: ModeMemory = {
     ...memory,
     transitions: memory.transitions.slice(-MEMORY_TRANSITIONS).map((t) => ({ ...t, reason: redact(t.reason) })),
   };
-  const tmp = `${path}.${process.pid}.tmp`;
-  try {
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      writeFileSync(fd, `${JSON.stringify(clean, null, 2)}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* the temporary file may not exist */
-    }
-    throw err;
-  }
-  const dirFd = openSync(dir, 'r');
-  try {
-    fsyncSync(dirFd);
-  } finally {
-    closeSync(dirFd);
-  }
+  writeJsonAtomic(path, clean);
 }
 
 /** Persistence used by the mode machine; a store that fails to write reports it and keeps running. */
