@@ -1,4 +1,4 @@
-// Translates what the mode machine emits (mode changes, refusals, hook failures, timeouts) into agent bus events.
+// Translates what the mode machine emits (mode changes, refusals, hook runs, timeouts) into agent bus events.
 import type { AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { ModeContext } from '../modes/context.js';
@@ -34,8 +34,20 @@ export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, hooks: { onSnaps
   ref.on('mode.aborted', (e: Of<'mode.aborted'>) =>
     bus.emit({ type: 'error', at: at(), source: 'mode', message: `switch ${e.from} -> ${e.to} aborted: ${e.reason}` }),
   );
-  ref.on('hook.failed', (e: Of<'hook.failed'>) =>
-    bus.emit({ type: 'hook', at: at(), mode: e.mode, hook_type: e.hook_type, handler_type: e.handler, ok: false, error: e.error }),
+  // Every hook run (sync or async, done or failed) becomes one `hook` event; `hook.failed` repeats the
+  // failures for the machine's own callers, so it is not mapped (a failure would appear twice).
+  // `handler_type` carries the hook's short description (`command "echo hi"`), which starts with its type.
+  ref.on('hook.run', (e: Of<'hook.run'>) =>
+    bus.emit({
+      type: 'hook',
+      at: at(),
+      mode: e.mode,
+      hook_type: e.hook_type,
+      handler_type: e.handler,
+      ok: e.ok,
+      ...(e.error !== undefined ? { error: e.error } : {}),
+      duration_ms: e.duration_ms,
+    }),
   );
   ref.on('memory.warning', (e: Of<'memory.warning'>) => bus.emit({ type: 'error', at: at(), source: 'mode_memory', message: e.message }));
   ref.on('startup.failed', (e: Of<'startup.failed'>) => bus.emit({ type: 'error', at: at(), source: 'startup', message: e.reason }));

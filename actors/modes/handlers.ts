@@ -46,7 +46,7 @@ export async function runMessage(input: HandlerInput, signal: AbortSignal): Prom
     await Promise.race([Promise.resolve(input.env.speak(text, signal, input.vars.mode_name)), untilAborted(signal)]);
     return;
   }
-  input.env.logger.info({ mode: input.vars.mode_name, hook: input.vars.hook_type }, text);
+  input.env.logger.info(text);
 }
 
 /** `action`: dispatches an action of the mode, found by llm_label or name, with `value` (or `action_config`). */
@@ -114,7 +114,7 @@ export async function runFunction(input: HandlerInput, signal: AbortSignal): Pro
     config_name: input.env.config.name,
     args: cfg.args,
     signal,
-    log: (message) => input.env.logger.info({ mode: input.vars.mode_name, hook: input.vars.hook_type }, message),
+    log: (message) => input.env.logger.info(message),
   };
   const result = await Promise.race([Promise.resolve().then(() => fn(ctx)), untilAborted(signal)]);
   if (result === false) throw new HookError(`function hook "${cfg.function}" returned false`);

@@ -3,7 +3,7 @@ import { createActor, fromPromise } from 'xstate';
 import type { HookConfig } from '../../src/config/schema.js';
 import { describeError } from '../../src/errors.js';
 import { handlerActors, HookError } from './handlers.js';
-import type { HookEnv, HookFailure, HookVars } from './types.js';
+import type { HookEnv, HookFailure, HookRun, HookVars } from './types.js';
 
 /**
  * Hooks of one event, highest `priority` first. Global hooks (from `global_lifecycle_hooks`) and
@@ -63,13 +63,23 @@ export function runHook(hook: HookConfig, vars: HookVars, env: HookEnv, signal: 
 export class AsyncHooks {
   private readonly running = new Set<AbortController>();
 
-  start(hook: HookConfig, vars: HookVars, env: HookEnv, onFailure: (f: HookFailure) => void): void {
+  /**
+   * Starts `hook` in the background. `onFailure` gets its failure (not a cancellation by `abortAll`);
+   * `onRun` gets every end that is not such a cancellation, success included.
+   */
+  start(hook: HookConfig, vars: HookVars, env: HookEnv, onFailure: (f: HookFailure) => void, onRun?: (run: HookRun) => void): void {
     const controller = new AbortController();
     this.running.add(controller);
+    const startedAt = env.clock.now();
     runHook(hook, vars, env, controller.signal)
-      .catch((err) => {
-        if (!controller.signal.aborted || describeError(err) !== 'cancelled') onFailure(failureOf(hook, vars, err));
-      })
+      .then(
+        () => onRun?.(runOf(hook, vars, env, startedAt)),
+        (err) => {
+          if (controller.signal.aborted && describeError(err) === 'cancelled') return;
+          onFailure(failureOf(hook, vars, err));
+          onRun?.(runOf(hook, vars, env, startedAt, err));
+        },
+      )
       .finally(() => this.running.delete(controller));
   }
 
@@ -84,6 +94,19 @@ export class AsyncHooks {
   }
 }
 
+function runOf(hook: HookConfig, vars: HookVars, env: HookEnv, startedAt: number, err?: unknown): HookRun {
+  return {
+    hook_type: vars.hook_type,
+    mode: vars.mode_name,
+    handler: describeHook(hook),
+    handler_type: hook.handler_type,
+    async: hook.async_execution,
+    ok: err === undefined,
+    ...(err !== undefined ? { error: describeError(err) } : {}),
+    duration_ms: Math.max(0, env.clock.now() - startedAt),
+  };
+}
+
 function failureOf(hook: HookConfig, vars: HookVars, err: unknown): HookFailure {
   return { hook_type: vars.hook_type, mode: vars.mode_name, handler: describeHook(hook), on_failure: hook.on_failure, error: describeError(err) };
 }
@@ -91,9 +114,11 @@ function failureOf(hook: HookConfig, vars: HookVars, err: unknown): HookFailure 
 /** Logs a failure as its `on_failure` says: log -> warn, abort -> error, ignore -> debug only. */
 export function logFailure(env: HookEnv, f: HookFailure): void {
   const line = `${f.hook_type} hook ${f.handler} of mode "${f.mode}" failed: ${f.error}`;
-  if (f.on_failure === 'ignore') env.logger.debug(f, line);
-  else if (f.on_failure === 'abort') env.logger.error(f, line);
-  else env.logger.warn(f, line);
+  // `mode` and `hook` come from the logger runHooks binds (a repeated key would appear twice in the JSON line).
+  const { mode: _mode, hook_type: _type, ...fields } = f;
+  if (f.on_failure === 'ignore') env.logger.debug(fields, line);
+  else if (f.on_failure === 'abort') env.logger.error(fields, line);
+  else env.logger.warn(fields, line);
 }
 
 export interface HookRunInput {
@@ -101,6 +126,8 @@ export interface HookRunInput {
   vars: HookVars;
   env: HookEnv;
   asyncHooks: AsyncHooks;
+  /** Told of every hook that ends (the mode machine turns it into a `hook.run` event). */
+  report?: (run: HookRun) => void;
 }
 
 export interface HookRunOutput {
@@ -120,18 +147,32 @@ export interface HookRunOutput {
  */
 export async function runHooks(input: HookRunInput, signal: AbortSignal): Promise<HookRunOutput> {
   const failures: HookFailure[] = [];
+  if (!input.hooks.length) return { aborted: false, failures };
+  // Every line a hook (or its handler) logs names the mode and the hook event.
+  const env: HookEnv = { ...input.env, logger: input.env.logger.child({ mode: input.vars.mode_name, hook: input.vars.hook_type }) };
+  const report = (run: HookRun) => {
+    try {
+      input.report?.(run);
+    } catch (err) {
+      env.logger.warn(`hook report failed: ${describeError(err)}`);
+    }
+  };
   for (const hook of input.hooks) {
     if (signal.aborted) break;
     if (hook.async_execution) {
-      input.asyncHooks.start(hook, input.vars, input.env, (f) => logFailure(input.env, { ...f, on_failure: f.on_failure === 'ignore' ? 'ignore' : 'log' }));
+      input.asyncHooks.start(hook, input.vars, env, (f) => logFailure(env, { ...f, on_failure: f.on_failure === 'ignore' ? 'ignore' : 'log' }), report);
       continue;
     }
+    const startedAt = env.clock.now();
     try {
-      await runHook(hook, input.vars, input.env, signal);
+      await runHook(hook, input.vars, env, signal);
+      report(runOf(hook, input.vars, env, startedAt));
     } catch (err) {
+      // A hook cut short by leaving its state (a shutdown, the machine stopping) is reported as cancelled.
+      report(runOf(hook, input.vars, env, startedAt, err));
       if (signal.aborted) break;
       const failure = failureOf(hook, input.vars, err);
-      logFailure(input.env, failure);
+      logFailure(env, failure);
       if (hook.on_failure !== 'ignore') failures.push(failure);
       if (hook.on_failure === 'abort') {
         return { aborted: true, reason: `${failure.hook_type} hook ${failure.handler} failed: ${failure.error}`, failures };

@@ -1,5 +1,5 @@
 // The mode statechart built from a configuration: one state per mode, rules as transitions, timers, hooks, memory.
-import { and, assign, createActor, emit, enqueueActions, fromPromise, setup, type Actor } from 'xstate';
+import { and, assign, createActor, emit, enqueueActions, fromPromise, setup, type Actor, type AnyActorRef } from 'xstate';
 import type { AgentConfig } from '../../src/config/schema.js';
 import { log } from '../../src/log.js';
 import { configDir } from '../../src/paths.js';
@@ -8,7 +8,7 @@ import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../../src/
 import { compileRules, coolingDown, appliesIn, decideManual, ruleTimers, selectContextRule, selectInputRule, selectTimeoutRule } from '../../src/modes/rules.js';
 import { commit, initialContext, memoryOf, restoreInput, takeManual, takeRule, type ModeContext, type ModeMachineInput } from './context.js';
 import { AsyncHooks, hookRunner, orderHooks, runHooks, type HookRunOutput } from './hooks.js';
-import { realClock, type HookEnv, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
+import { realClock, type HookEnv, type HookRun, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
 
 /** How the machine ended: `ok` false when the start-up failed (the CLI exits non-zero with `reason`). */
 export interface ModeOutput {
@@ -45,18 +45,26 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
   const globalHooks = config.global_lifecycle_hooks;
   const hooksOf = (mode: string, type: HookVars['hook_type']) => orderHooks(globalHooks, config.modes[mode]?.lifecycle_hooks ?? [], type);
   const now = () => clock.now();
-  const runInput = (hooks: HookVars['hook_type'], mode: string, vars: Omit<HookVars, 'hook_type' | 'mode_name'>) => ({
+  /**
+   * Hook runners report each finished hook back to `machine` as `hook.ran`, which the machine emits as
+   * `hook.run` (async hooks finish after their event; a machine that has ended hears nothing).
+   */
+  const reporter = (machine: AnyActorRef) => (run: HookRun) => {
+    if (machine.getSnapshot().status === 'active') machine.send({ type: 'hook.ran', run });
+  };
+  const runInput = (hooks: HookVars['hook_type'], mode: string, vars: Omit<HookVars, 'hook_type' | 'mode_name'>, machine: AnyActorRef) => ({
     hooks: hooksOf(mode, hooks),
     vars: { hook_type: hooks, mode_name: mode, ...vars },
     env,
     asyncHooks,
+    report: reporter(machine),
   });
 
   /** Shutdown: the current mode's on_exit hooks, then on_shutdown hooks (global and the mode's). */
-  const shutdownRunner = fromPromise<HookRunOutput, { mode: string }>(async ({ input, signal }) => {
+  const shutdownRunner = fromPromise<HookRunOutput, { mode: string; machine: AnyActorRef }>(async ({ input, signal }) => {
     const vars = { from_mode: input.mode, to_mode: '', reason: 'shutdown' };
-    const exit = await runHooks(runInput('on_exit', input.mode, vars), signal);
-    const down = await runHooks(runInput('on_shutdown', input.mode, vars), signal);
+    const exit = await runHooks(runInput('on_exit', input.mode, vars, input.machine), signal);
+    const down = await runHooks(runInput('on_shutdown', input.mode, vars, input.machine), signal);
     return { aborted: false, failures: [...exit.failures, ...down.failures] };
   });
 
@@ -101,7 +109,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
         const next = { ...context, ...commit(context, pending, now()) };
         enqueue.assign(commit(context, pending, now()));
         enqueue.emit({ type: 'mode.changed', ...next.lastTransition! });
-        logger.info({ from: pending.from, to: pending.to, rule: pending.rule_index }, `mode ${pending.from} -> ${pending.to} (${pending.reason})`);
+        logger.info({ mode: pending.to, from: pending.from, to: pending.to, rule: pending.rule_index }, `mode ${pending.from} -> ${pending.to} (${pending.reason})`);
         memory?.save(memoryOf(configName, next));
       }),
       rollback: enqueueActions(({ context, event, enqueue }) => {
@@ -111,18 +119,18 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
         enqueue.emit({ type: 'mode.aborted', from: context.previous!, to: context.mode, reason });
         enqueue.assign({ ...commit(context, back, now()), rollingBack: true });
         enqueue.emit({ type: 'mode.changed', ...next.lastTransition! });
-        logger.warn({ from: context.mode, to: context.previous }, `switch to ${context.mode} aborted, back to ${context.previous}: ${reason}`);
+        logger.warn({ mode: context.previous, from: context.mode, to: context.previous }, `switch to ${context.mode} aborted, back to ${context.previous}: ${reason}`);
         memory?.save(memoryOf(configName, next));
       }),
       entered: enqueueActions(({ context, enqueue }) => {
         enqueue.assign({ starting: false, rollingBack: false });
         enqueue.emit({ type: 'mode.ready', mode: context.mode });
       }),
-      failStartup: enqueueActions(({ event, enqueue }) => {
+      failStartup: enqueueActions(({ context, event, enqueue }) => {
         const reason = (event as unknown as { output?: HookRunOutput }).output?.reason ?? 'start-up failed';
         enqueue.assign({ failure: reason });
         enqueue.emit({ type: 'startup.failed', reason });
-        logger.error(`start-up failed: ${reason}`);
+        logger.error({ mode: context.mode }, `start-up failed: ${reason}`);
       }),
       emitFailures: enqueueActions(({ event, enqueue }) => {
         const out = (event as unknown as { output?: HookRunOutput }).output;
@@ -133,9 +141,10 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
       }),
       restartModeTimer: assign({ modeTimerBase: () => now() }),
       restartRuleTimer: assign({ ruleTimerBase: ({ context }, p: unknown) => ({ ...context.ruleTimerBase, [indexOf(p)]: now() }) }),
-      emitWarnings: enqueueActions(({ enqueue }, p: unknown) => {
+      emitHookRun: emit(({ event }) => ({ type: 'hook.run' as const, ...(event as Extract<ModeEvent, { type: 'hook.ran' }>).run })),
+      emitWarnings: enqueueActions(({ context, enqueue }, p: unknown) => {
         for (const message of (p as { warnings: string[] }).warnings) {
-          logger.warn(message);
+          logger.warn({ mode: context.mode }, message);
           enqueue.emit({ type: 'memory.warning', message });
         }
       }),
@@ -184,8 +193,8 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
         entering: {
           invoke: {
             src: 'hookRunner',
-            input: ({ context }: { context: ModeContext }) =>
-              runInput('on_entry', name, { from_mode: context.previous ?? '', to_mode: name, reason: context.lastTransition?.reason ?? 'startup' }),
+            input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) =>
+              runInput('on_entry', name, { from_mode: context.previous ?? '', to_mode: name, reason: context.lastTransition?.reason ?? 'startup' }, self),
             onDone: [
               { guard: and(['aborted', 'starting']), target: '#modes.failed', actions: ['emitFailures', 'failStartup'] },
               { guard: and(['aborted', 'canRollback']), target: '#modes.route', actions: ['emitFailures', 'rollback'] },
@@ -212,7 +221,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
           entry: 'emitTimeout',
           invoke: {
             src: 'hookRunner',
-            input: ({ context }: { context: ModeContext }) => runInput('on_timeout', name, { from_mode: name, to_mode: name, reason: 'timeout' }),
+            input: ({ self }: { self: AnyActorRef }) => runInput('on_timeout', name, { from_mode: name, to_mode: name, reason: 'timeout' }, self),
             onDone: [
               { guard: 'timeoutRule', target: 'exiting', actions: ['emitFailures', 'takeTimeoutRule'] },
               { target: 'active', actions: ['emitFailures', 'restartModeTimer'] },
@@ -222,8 +231,8 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
         exiting: {
           invoke: {
             src: 'hookRunner',
-            input: ({ context }: { context: ModeContext }) =>
-              runInput('on_exit', name, { from_mode: name, to_mode: context.pending?.to ?? '', reason: context.pending?.reason ?? '' }),
+            input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) =>
+              runInput('on_exit', name, { from_mode: name, to_mode: context.pending?.to ?? '', reason: context.pending?.reason ?? '' }, self),
             onDone: { target: '#modes.route', actions: ['emitFailures', 'commitSwitch'] },
           },
         },
@@ -240,13 +249,15 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
       'agent.shutdown': { target: '.stopping' },
       'mode.switch': { actions: 'refuseBusy' },
       'context.update': { actions: ['assignValues', 'markDirty'] },
+      'hook.ran': { actions: 'emitHookRun' },
     },
     states: {
       starting: {
         entry: { type: 'emitWarnings', params: ({ event }: { event: unknown }) => ({ warnings: (event as { input?: ModeMachineInput }).input?.warnings ?? [] }) },
         invoke: {
           src: 'hookRunner',
-          input: ({ context }: { context: ModeContext }) => runInput('on_startup', context.mode, { from_mode: '', to_mode: context.mode, reason: 'startup' }),
+          input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) =>
+            runInput('on_startup', context.mode, { from_mode: '', to_mode: context.mode, reason: 'startup' }, self),
           onDone: [
             { guard: 'aborted', target: 'failed', actions: ['emitFailures', 'failStartup'] },
             { target: 'route', actions: 'emitFailures' },
@@ -259,7 +270,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
       ...(modeStates as object),
       stopping: {
         on: { 'agent.shutdown': {}, 'mode.switch': { actions: 'refuseBusy' } },
-        invoke: { src: 'shutdownRunner', input: ({ context }: { context: ModeContext }) => ({ mode: context.mode }), onDone: { target: 'stopped', actions: 'emitFailures' } },
+        invoke: { src: 'shutdownRunner', input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) => ({ mode: context.mode, machine: self }), onDone: { target: 'stopped', actions: 'emitFailures' } },
       },
       stopped: { type: 'final', entry: 'abortAsyncHooks' },
       failed: { type: 'final', entry: 'abortAsyncHooks' },

@@ -72,9 +72,26 @@ export interface HookFailure {
   error: string;
 }
 
-/** Events the mode machine accepts. */
+/**
+ * One hook that ran to its end (done, failed, timed out or cancelled), as reported in `hook.run`
+ * events. `handler` is the short description (`command "echo hi"`); `duration_ms` is measured on the
+ * machine's clock; `async` hooks are reported when they finish, after their event has moved on.
+ */
+export interface HookRun {
+  hook_type: HookConfig['hook_type'];
+  mode: string;
+  handler: string;
+  handler_type: HookConfig['handler_type'];
+  async: boolean;
+  ok: boolean;
+  error?: string;
+  duration_ms: number;
+}
+
+/** Events the mode machine accepts. `hook.ran` is internal: hook runners report to their machine with it. */
 export type ModeEvent =
   | { type: 'input.text'; text: string }
+  | { type: 'hook.ran'; run: HookRun }
   | { type: 'mode.switch'; mode: string; reason?: string }
   | { type: 'context.update'; key: string; value: unknown }
   | { type: 'context.update'; values: Record<string, unknown> }
@@ -88,5 +105,6 @@ export type ModeEmitted =
   | { type: 'mode.aborted'; from: string; to: string; reason: string }
   | { type: 'mode.timeout'; mode: string; at: number }
   | ({ type: 'hook.failed' } & HookFailure)
+  | ({ type: 'hook.run' } & HookRun)
   | { type: 'memory.warning'; message: string }
   | { type: 'startup.failed'; reason: string };
