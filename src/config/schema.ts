@@ -113,6 +113,8 @@ export const LlmEntry = z.looseObject({
       api_key: z.string().optional(),
       agent_name: z.string().optional(),
       history_length: z.number().int().nonnegative().optional(),
+      /** The runtime's: false calls the model on every tick, even when no input has anything new (default true). */
+      skip_idle: z.boolean().optional(),
     }),
   ).default({}),
   agent_name: z.string().optional(),

@@ -18,6 +18,8 @@ export const CloudLlmOptions = z
     agent_name: z.string().optional(),
     /** Past exchanges (prompt + answer) sent with each call; older ones are summarised by this model. */
     history_length: z.number().int().nonnegative().default(10),
+    /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
+    skip_idle: z.boolean().optional(),
   })
   .superRefine((o, ctx) => {
     const problem = checkModel(o.provider, o.model);

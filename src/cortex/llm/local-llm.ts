@@ -23,6 +23,8 @@ export const LocalLlmOptions = z.looseObject({
   retry: z.boolean().default(true),
   agent_name: z.string().optional(),
   history_length: z.number().int().nonnegative().default(10),
+  /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
+  skip_idle: z.boolean().optional(),
 });
 export type LocalLlmOptions = z.infer<typeof LocalLlmOptions>;
 
