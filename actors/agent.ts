@@ -13,6 +13,7 @@ import { simulators as simulatorRegistry } from '../src/plugins.js';
 import { toolsForMode } from '../src/cortex/tools.js';
 import { createMcpHub } from '../src/cortex/mcp.js';
 import { createActionHandle } from './actions/handle.js';
+import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
 import { ModeRuntime, type ModeRuntimeDeps } from './agent/mode-runtime.js';
 import { wireModeEvents, type ModeSnapshot } from './agent/mode-events.js';
 import { createModeMachine, type ModeOutput } from './modes/machine.js';
@@ -70,6 +71,7 @@ export class Agent implements AgentControl {
   private readonly sims: SimulatorHandle[] = [];
   private readonly logger: Logger;
   private modeOutput: ModeOutput | null = null;
+  private interactionLog: InteractionLog | undefined;
   private lastMode: string;
   private closed = false;
 
@@ -203,6 +205,8 @@ export class Agent implements AgentControl {
         o.onTick?.(mode, report);
       },
       maxToolRounds: o.maxToolRounds ?? 3,
+      interactions: () =>
+        (this.interactionLog ??= createInteractionLog(o.stateDir ?? defaultStateDir(), this.configName, { logger: this.logger })),
     };
   }
 
@@ -278,6 +282,8 @@ export class Agent implements AgentControl {
     const stops = [...this.runtimes.values()].map((rt) => rt.stop());
     this.runtimes.clear();
     stops.push(...this.pending, ...this.sims.map((s) => s.stop()));
+    // Interactions of the last ticks reach the disk before the process ends (appends never throw).
+    if (this.interactionLog) stops.push(Promise.allSettled([...stops]).then(() => this.interactionLog!.flush()));
     const results = await Promise.allSettled(stops);
     for (const r of results) if (r.status === 'rejected') this.logger.warn(`while stopping: ${describeError(r.reason)}`);
   }

@@ -2,7 +2,7 @@
 import { of, type Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { CloudClient } from '../../src/cloud/client.js';
-import type { LoadedConfig, ModeConfig } from '../../src/config/schema.js';
+import type { ActionConfig, LoadedConfig, ModeConfig } from '../../src/config/schema.js';
 import type { ActionHandle, ActionHandleDeps, McpHub, ToolsForMode } from '../../src/cortex/contracts.js';
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { LlmPlugin } from '../../src/cortex/llm.js';
@@ -11,6 +11,8 @@ import { inputs as inputRegistry, llms as llmRegistry } from '../../src/plugins.
 import { startCortexLoop, type CortexLoopActor, type TickReport } from '../cortex.js';
 import { runTick, speakHandle, type TickInput } from '../cortex/tick.js';
 import type { Clock } from '../modes/types.js';
+import { implicitActions, LocationStore } from '../actions/locations.js';
+import type { InteractionLog } from '../actions/interactions.js';
 
 /** Everything a mode runtime needs from the agent; the factories are the plugin contracts. */
 export interface ModeRuntimeDeps {
@@ -31,11 +33,31 @@ export interface ModeRuntimeDeps {
   onTick: (mode: string, report: TickReport) => void;
   /** Most model rounds per tick when MCP results are fed back. */
   maxToolRounds: number;
+  /** The agent's interaction log (one per agent, shared by its modes); used by modes with `save_interactions`. */
+  interactions?: () => InteractionLog;
+}
+
+/** The actions of a mode: its `agent_actions`, then the ones its flags add (`remember_locations`). */
+export function modeActions(mode: ModeConfig): ActionConfig[] {
+  return [...mode.agent_actions, ...implicitActions(mode)];
+}
+
+/**
+ * The options a model plugin is created with: its `config` block over the entry-level `agent_name`
+ * and `history_length` that the spec's Model entry allows beside it. When both places set a field,
+ * `config` wins: it is the plugin's own block and where real configurations put these fields, so the
+ * entry-level value acts as a default.
+ */
+export function llmOptions(entry: NonNullable<ModeConfig['cortex_llm']>): Record<string, unknown> {
+  const top: Record<string, unknown> = {};
+  if (entry.agent_name !== undefined) top.agent_name = entry.agent_name;
+  if (entry.history_length !== undefined) top.history_length = entry.history_length;
+  return { ...top, ...((entry.config as Record<string, unknown> | undefined) ?? {}) };
 }
 
 /** `cortex_llm.config.skip_idle` (default true): a tick with no new input does not call the model. */
-export function skipIdleOf(mode: ModeConfig): boolean {
-  const v = (mode.cortex_llm?.config as Record<string, unknown> | undefined)?.skip_idle;
+export function skipIdleOf(mode: ModeConfig, global?: ModeConfig['cortex_llm']): boolean {
+  const v = ((mode.cortex_llm ?? global)?.config as Record<string, unknown> | undefined)?.skip_idle;
   return typeof v === 'boolean' ? v : true;
 }
 
@@ -44,6 +66,7 @@ interface Running {
   subs: Subscription[];
   loop: CortexLoopActor;
   hub?: McpHub;
+  llm: LlmPlugin;
   abort: AbortController;
 }
 
@@ -71,7 +94,7 @@ export class ModeRuntime {
     if (this.stopped) return [];
     if (!this.handles) {
       this.handles = [];
-      for (const entry of this.mode.agent_actions) {
+      for (const entry of modeActions(this.mode)) {
         try {
           this.handles.push(
             this.deps.createActionHandle(entry, {
@@ -125,12 +148,14 @@ export class ModeRuntime {
     }
     let llm: LlmPlugin;
     try {
-      const llmEntry = this.mode.cortex_llm!;
+      // The loader copies the global model into modes without one; a config built in code may not have.
+      const llmEntry = this.llmEntry();
+      if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
       const spec = llmRegistry.get(llmEntry.type);
       if (!spec) throw new Error(llmRegistry.unknownMessage(llmEntry.type));
-      llm = spec.create(llmEntry.config ?? {}, { logger: this.logger, cloud: this.deps.cloud! });
+      llm = spec.create(llmOptions(llmEntry), { logger: this.logger, cloud: this.deps.cloud! });
     } catch (err) {
-      const message = `model ${this.mode.cortex_llm?.type} not started: ${describeError(err)}`;
+      const message = `model ${this.llmEntry()?.type ?? '(none)'} not started: ${describeError(err)}`;
       this.report('model', message);
       llm = { type: 'unavailable', ask: async () => Promise.reject(new Error(message)) };
     }
@@ -142,6 +167,9 @@ export class ModeRuntime {
       } else this.report('mcp', 'tool servers are listed but no MCP hub is available: skipped');
     }
     const tickInputs = inputs;
+    const actions = modeActions(this.mode);
+    const locations = this.mode.remember_locations ? new LocationStore(this.deps.stateDir) : undefined;
+    const interactions = this.mode.save_interactions ? this.deps.interactions?.() : undefined;
     const loop = startCortexLoop({
       hertz: this.mode.hertz,
       clock: this.deps.clock,
@@ -160,14 +188,21 @@ export class ModeRuntime {
             bus: this.deps.bus,
             logger: this.logger,
             keywords: (text) => this.deps.keywords(this.name, text),
-            skipIdle: skipIdleOf(this.mode),
+            skipIdle: skipIdleOf(this.mode, this.deps.loaded.config.cortex_llm),
             maxToolRounds: this.deps.maxToolRounds,
+            actions,
+            ...(locations ? { context: () => locations.describe() } : {}),
+            ...(interactions ? { onInteraction: (record) => void interactions.append(record) } : {}),
           },
           req,
           signal,
         ),
     });
-    this.running = { inputs, subs, loop, ...(hub ? { hub } : {}), abort };
+    this.running = { inputs, subs, loop, ...(hub ? { hub } : {}), llm, abort };
+  }
+
+  private llmEntry(): ModeConfig['cortex_llm'] {
+    return this.mode.cortex_llm ?? this.deps.loaded.config.cortex_llm;
   }
 
   private onRaw(input: TickInput, raw: unknown): void {
@@ -201,6 +236,11 @@ export class ModeRuntime {
     r.loop.stop();
     for (const s of r.subs) s.unsubscribe();
     r.abort.abort();
+    try {
+      r.llm.stop?.();
+    } catch (err) {
+      this.report('model', `stopping the model of ${this.name}: ${describeError(err)}`);
+    }
     const stops = r.inputs.map((i) => i.plugin.stop());
     if (r.hub) stops.push(r.hub.stop());
     return settle(stops, (err) => this.report('stop', `stopping ${this.name}: ${describeError(err)}`));

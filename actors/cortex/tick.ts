@@ -1,16 +1,17 @@
 // One tick of a mode: drain the inputs, let keyword rules see the text, fuse the prompt, ask the model, hand out its tool calls.
 import type { Logger } from 'pino';
 import type { ChatMessage, ToolDefinition } from '../../src/cloud/protocol.js';
-import type { AgentConfig, ModeConfig } from '../../src/config/schema.js';
+import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';
 import type { ActionHandle, McpHub, ToolsForMode } from '../../src/cortex/contracts.js';
 import type { AgentBus } from '../../src/cortex/events.js';
-import { fuse, promptActions, promptText, type FuserInput } from '../../src/cortex/fuser.js';
+import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } from '../../src/cortex/fuser.js';
 import type { InputPlugin } from '../../src/cortex/input.js';
 import type { LlmAnswer, LlmPlugin } from '../../src/cortex/llm.js';
 import { actionForTool } from '../../src/cortex/tools.js';
 import { actions as actionRegistry } from '../../src/plugins.js';
 import { describeError } from '../../src/errors.js';
 import type { TickRequest, TickResult } from '../cortex.js';
+import type { InteractionRecord } from '../actions/interactions.js';
 
 /** A running input of the mode, with the final texts (typed lines, final transcripts) that arrived since the last tick. */
 export interface TickInput {
@@ -38,7 +39,24 @@ export interface TickDeps {
   skipIdle: boolean;
   /** Most model rounds per tick when MCP tool results are fed back (default 3). */
   maxToolRounds: number;
+  /** The mode's actions with the implicit ones (`remember_location`); default `mode.agent_actions`. */
+  actions?: readonly ActionConfig[];
+  /** Extra lines for the system message, read at each model call (e.g. the known places); undefined adds nothing. */
+  context?: () => string | undefined;
+  /** Given one record per tick that called the model (`save_interactions`); absent, nothing is collected. */
+  onInteraction?: (record: InteractionRecord) => void;
   now?: () => number;
+}
+
+/** An answer of a tick as saved: one model call, or several rounds merged (texts joined, tool calls in order). */
+type SavedAnswer = InteractionRecord['answer'] & { error?: string };
+type SavedAction = InteractionRecord['actions'][number];
+
+/** The prompt with `extra` appended to its system message. */
+function withContext(prompt: FusedPrompt, extra: string | undefined): FusedPrompt {
+  if (!extra?.trim()) return prompt;
+  const system = `${prompt.system}\n\n${extra.trim()}`;
+  return { ...prompt, system, messages: prompt.messages.map((m) => (m.role === 'system' ? { ...m, content: system } : m)) };
 }
 
 /** The speak action of a mode: by llm_label `speak`, else by name `speak`. */
@@ -62,21 +80,35 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   if (finals.length && deps.keywords(finals.join('\n'))) return { calledModel: false };
   if (fused.length === 0 && deps.skipIdle) return { calledModel: false };
 
-  const prompt = fuse(deps.config, deps.mode, fused, promptActions(deps.mode.agent_actions, describeAction));
-  deps.bus.emit({ type: 'prompt', at: now(), mode: deps.modeName, tick: req.seq, prompt: promptText(prompt) });
+  // Every line logged from here on names the tick (the mode is bound by the runtime's logger).
+  const logger = deps.logger.child({ tick: req.seq });
+  const actions = deps.actions ?? deps.mode.agent_actions;
+  let extra: string | undefined;
+  try {
+    extra = deps.context?.();
+  } catch (err) {
+    logger.warn(`prompt context left out: ${describeError(err)}`);
+  }
+  const prompt = withContext(fuse(deps.config, deps.mode, fused, promptActions(actions, describeAction)), extra);
+  const promptString = promptText(prompt);
+  deps.bus.emit({ type: 'prompt', at: now(), mode: deps.modeName, tick: req.seq, prompt: promptString });
   const messages: ChatMessage[] = [...prompt.messages];
+  const saved: { answer: SavedAnswer; actions: SavedAction[] } | undefined = deps.onInteraction ? { answer: { tool_calls: [] }, actions: [] } : undefined;
+  const save = () => saved && deps.onInteraction!({ mode: deps.modeName, tick: req.seq, prompt: promptString, answer: saved.answer, actions: saved.actions });
 
   for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
     signal.throwIfAborted();
-    const tools: ToolDefinition[] = deps.toolsForMode(deps.mode.agent_actions, deps.hub?.tools() ?? []);
+    const tools: ToolDefinition[] = deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
     let answer: LlmAnswer;
     try {
       answer = await deps.llm.ask({ messages, tools }, signal);
     } catch (err) {
       if (signal.aborted) throw err;
       const error = describeError(err);
-      deps.logger.warn({ tick: req.seq }, `model call failed: ${error}`);
+      logger.warn(`model call failed: ${error}`);
       deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error });
+      if (saved) saved.answer.error = error;
+      save();
       return { calledModel: true };
     }
     deps.bus.emit({
@@ -89,7 +121,8 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
       tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
       latency_ms: answer.latencyMs,
     });
-    const results = await handOut(deps, answer, req.seq, signal);
+    if (saved) mergeAnswer(saved.answer, answer);
+    const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions);
     if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
     // MCP results go back to the model, which may call more tools or answer.
     messages.push({
@@ -99,7 +132,35 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
     });
     for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.content });
   }
+  save();
   return { calledModel: true };
+}
+
+function mergeAnswer(into: SavedAnswer, answer: LlmAnswer): void {
+  into.model = answer.model;
+  if (answer.text) into.text = into.text ? `${into.text}\n${answer.text}` : answer.text;
+  into.tool_calls.push(...answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })));
+  into.latency_ms = (into.latency_ms ?? 0) + answer.latencyMs;
+}
+
+/**
+ * Dispatches to `handle` and returns what became of the command at once: `queued` (or `running`), or
+ * `failed`/`dropped` with the reason. Dispatch reports synchronously on the bus, so the first `action`
+ * event of this label during the call is this command's.
+ */
+function dispatchAndSee(deps: TickDeps, handle: ActionHandle, value: unknown): SavedAction {
+  let seen: SavedAction | undefined;
+  const sub = deps.bus.events$.subscribe((e) => {
+    if (!seen && e.type === 'action' && e.label === handle.entry.llm_label && e.mode === deps.modeName) {
+      seen = { label: e.label, value: e.value, state: e.state, ...(e.error !== undefined ? { error: e.error } : {}) };
+    }
+  });
+  try {
+    handle.dispatch(value, 'model');
+  } finally {
+    sub.unsubscribe();
+  }
+  return seen ?? { label: handle.entry.llm_label, value, state: 'queued' };
 }
 
 interface ToolResult {
@@ -114,34 +175,45 @@ interface ToolResult {
  * awaited), MCP tool calls to the hub (awaited, results returned for the next round), unknown names
  * logged and dropped, and plain text to speak when no speak call was made and the mode can speak.
  */
-async function handOut(deps: TickDeps, answer: LlmAnswer, tick: number, signal: AbortSignal): Promise<ToolResult[]> {
+async function handOut(deps: TickDeps, answer: LlmAnswer, tick: number, signal: AbortSignal, saved?: SavedAction[]): Promise<ToolResult[]> {
   const handles = deps.handles();
   const results: ToolResult[] = [];
   let spoke = false;
   const mcpCalls: Array<Promise<void>> = [];
+  const dispatch = (handle: ActionHandle, value: unknown) => {
+    if (saved) saved.push(dispatchAndSee(deps, handle, value));
+    else handle.dispatch(value, 'model');
+  };
   answer.toolCalls.forEach((call, i) => {
     const handle = actionForTool(handles, call.name);
     if (handle) {
       if (handle === speakHandle(handles)) spoke = true;
-      handle.dispatch(call.arguments, 'model');
+      dispatch(handle, call.arguments);
       return;
     }
     if (deps.hub?.has(call.name)) {
       const id = call.id ?? `call_${tick}_${i}`;
       mcpCalls.push(
         deps.hub.call(call.name, call.arguments, signal).then(
-          (content) => void results.push({ id, name: call.name, args: call.arguments, content }),
-          (err) => void results.push({ id, name: call.name, args: call.arguments, content: `error: ${describeError(err)}` }),
+          (content) => {
+            results.push({ id, name: call.name, args: call.arguments, content });
+            saved?.push({ label: call.name, value: call.arguments, state: 'done' });
+          },
+          (err) => {
+            results.push({ id, name: call.name, args: call.arguments, content: `error: ${describeError(err)}` });
+            saved?.push({ label: call.name, value: call.arguments, state: 'failed', error: describeError(err) });
+          },
         ),
       );
       return;
     }
-    deps.logger.warn({ tick, tool: call.name }, `model called unknown tool "${call.name}": dropped`);
+    deps.logger.warn({ tool: call.name }, `model called unknown tool "${call.name}": dropped`);
     deps.bus.emit({ type: 'error', at: Date.now(), source: 'model', message: `unknown tool "${call.name}" dropped` });
+    saved?.push({ label: call.name, value: call.arguments, state: 'dropped', error: 'unknown tool' });
   });
   if (!spoke && answer.text?.trim()) {
     const speak = speakHandle(handles);
-    if (speak) speak.dispatch(answer.text.trim(), 'model');
+    if (speak) dispatch(speak, answer.text.trim());
   }
   await Promise.all(mcpCalls);
   return results;

@@ -29,6 +29,11 @@ export interface LlmPlugin {
   readonly type: string;
   /** Asks the model; aborted through `signal` when the mode exits or the call times out. */
   ask(request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer>;
+  /**
+   * Called once when the mode's runtime stops: ends background work (a history summary in flight) and
+   * forgets the conversation. Plugins without such work need not implement it.
+   */
+  stop?(): void;
 }
 
 export interface LlmContext {

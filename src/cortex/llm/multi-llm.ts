@@ -21,6 +21,8 @@ export const MultiLlmOptions = z.looseObject({
   agent_name: z.string().optional(),
   /** Past exchanges kept by MultiLLM itself (the member models keep none); summaries use the same strategy. */
   history_length: z.number().int().nonnegative().default(10),
+  /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
+  skip_idle: z.boolean().optional(),
 });
 export type MultiLlmOptions = z.infer<typeof MultiLlmOptions>;
 
@@ -135,7 +137,13 @@ const create: LlmFactory = (config, ctx) => {
     logger: ctx.logger,
     complete: (request, signal) => (options.strategy === 'fallback' ? fallback(members, request, signal) : firstValid(members, request, signal)),
   });
-  return plugin;
+  return {
+    ...plugin,
+    stop() {
+      plugin.stop();
+      for (const m of members) m.plugin.stop?.();
+    },
+  };
 };
 
 export const multiLlmSpec: PluginSpec<LlmFactory> = {
