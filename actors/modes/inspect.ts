@@ -55,10 +55,18 @@ export function inspectorOptions(options: Pick<InspectOptions, 'autoStart'> = {}
     autoStart: options.autoStart ?? true,
     sanitizeEvent: <E>(event: E) => sanitizeForInspector(event) as E,
     sanitizeContext: <C>(context: C) => sanitizeForInspector(context) as C,
-    // Actor registrations carry the machine definition as JSON text (a literal context may hold secrets).
+    // The last step before the socket, for every message: the inspector's own sanitisers see only a
+    // snapshot's `context` and the event, but a promise actor's snapshot carries its `input` (and
+    // `output`, `error`), and actor registrations carry the machine definition as JSON text (a literal
+    // context may hold secrets). All of them are sanitised here.
     serialize: <E>(event: E): E => {
-      const def = (event as { definition?: unknown }).definition;
-      return typeof def === 'string' ? { ...event, definition: sanitizeDefinition(def) } : event;
+      const e = event as { definition?: unknown; snapshot?: unknown; event?: unknown };
+      return {
+        ...event,
+        ...(typeof e.definition === 'string' ? { definition: sanitizeDefinition(e.definition) } : {}),
+        ...(e.snapshot !== undefined ? { snapshot: sanitizeForInspector(e.snapshot) } : {}),
+        ...(e.event !== undefined ? { event: sanitizeForInspector(e.event) } : {}),
+      };
     },
   };
 }

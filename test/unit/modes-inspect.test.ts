@@ -51,3 +51,26 @@ t.test('events and context reaching the inspector are sanitised', async (t) => {
   t.type(ws.inspect.next, 'function', 'the WebSocket inspector is an XState inspection observer');
   ws.stop();
 });
+
+t.test('a promise actor whose input holds the configuration shows no secret and no media in any message', async (t) => {
+  const { fromPromise, setup } = await import('xstate');
+  const sent: unknown[] = [];
+  const inspector = createInspector({ start() {}, stop() {}, send: (e: unknown) => void sent.push(e) }, inspectorOptions({ autoStart: true }));
+  const secretConfig = { api_key: 'key_live_abcdefghijkl', service: { base_url: 'http://x/?api_key=zzzsecretzzz' }, clip: Buffer.alloc(64) };
+  const machine = setup({ actors: { work: fromPromise(async ({ input }: { input: { config: typeof secretConfig } }) => ({ echoed: input.config.api_key })) } }).createMachine({
+    initial: 'run',
+    states: { run: { invoke: { src: 'work', input: () => ({ config: secretConfig }), onDone: 'done' } }, done: { type: 'final' } },
+  });
+  const actor = createActor(machine, { inspect: inspector.inspect });
+  const done = new Promise<void>((resolve) => actor.subscribe({ complete: () => resolve() }));
+  actor.start();
+  await done;
+  const deadline = Date.now() + 2000;
+  while (!JSON.stringify(sent).includes('"output"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  const text = JSON.stringify(sent);
+  t.ok(text.includes('"input"'), 'the promise actor input was inspected');
+  t.ok(text.includes('"output"'), 'and its output');
+  t.notOk(text.includes('abcdefghijkl'), 'no key in snapshots, inputs or outputs');
+  t.notOk(text.includes('zzzsecretzzz'), 'no key in addresses');
+  t.ok(text.includes('[binary 64 bytes]'), 'the buffer is a size note');
+});
