@@ -120,6 +120,7 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
       ...(answer.text ? { text: answer.text } : {}),
       tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
       latency_ms: answer.latencyMs,
+      ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
     });
     if (saved) mergeAnswer(saved.answer, answer);
     const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions);

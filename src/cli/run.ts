@@ -103,7 +103,10 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       lastTick = Date.now();
       metrics.enterMode(e.to, hertz);
       void notifier.status(`mode ${e.to}`);
-    } else if (e.type === 'model.answer') metrics.recordModelCall(e.model, e.latency_ms);
+    } else if (e.type === 'model.answer') {
+      metrics.recordModelCall(e.model, e.latency_ms);
+      if (e.cost_cu) metrics.recordCu('chat', e.cost_cu);
+    }
     else if (e.type === 'model.error') metrics.recordModelCall(loaded.config.modes[e.mode]?.cortex_llm.type ?? 'model', 0, 'error');
   });
   metrics.enterMode(agent.currentMode(), loaded.config.modes[agent.currentMode()]?.hertz ?? 1);

@@ -15,6 +15,8 @@ export interface LlmAnswer {
   text?: string;
   toolCalls: LlmToolCall[];
   usage?: Usage;
+  /** What the call cost on the hosted service, in CU (the price table, rounded up per request); absent when unpriced. */
+  costCu?: number;
   /** Model that answered (for MultiLLM, which one won). */
   model: string;
   latencyMs: number;

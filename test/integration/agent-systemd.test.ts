@@ -2,7 +2,8 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { built, startAgent, workDir } from '../helpers/agent-process.js';
+import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import type { AgentEvent } from '../../src/cortex/events.js';
 import { NotifyReceiver } from '../helpers/notify-receiver.js';
 
 function freePort(): Promise<number> {
@@ -16,7 +17,7 @@ function freePort(): Promise<number> {
   });
 }
 
-t.test('a running agent reports readiness, feeds the watchdog, serves metrics and says when it stops', { skip: built ? false : 'run npm run build first' }, async (t) => {
+t.test('a running agent reports readiness, feeds the watchdog, serves metrics (ticks, mode, CU spent) and says when it stops', { skip: built ? false : 'run npm run build first' }, async (t) => {
   const w = workDir();
   const receiver = new NotifyReceiver();
   t.teardown(() => receiver.close());
@@ -42,12 +43,17 @@ t.test('a running agent reports readiness, feeds the watchdog, serves metrics an
   await receiver.next((m) => m.includes('WATCHDOG=1'), 5_000, ping.index + 1);
   t.pass('the watchdog is fed while the loop ticks');
 
+  await typeLines(w.socket, ['hello robot']);
+  const answer = await agent.waitFor<Extract<AgentEvent, { type: 'model.answer' }>>((e) => e.type === 'model.answer', 15_000, 'model answer');
+  t.ok(answer.cost_cu !== undefined && answer.cost_cu >= 1, `the answer says what it cost (${answer.cost_cu} CU)`);
+
   const res = await fetch(`http://127.0.0.1:${port}/metrics`);
   t.equal(res.status, 200);
   const body = await res.text();
   const ticks = /cortexd_ticks_total\{mode="watch"\} (\d+)/.exec(body);
   t.ok(ticks && Number(ticks[1]) >= 1, `ticks are counted per mode (${ticks?.[0] ?? 'no series'})`);
   t.match(body, /cortexd_mode_current\{mode="watch"\} 1/);
+  t.match(body, new RegExp(`cortexd_cu_spent_total\\{service="chat"\\} ${answer.cost_cu}\\b`), 'CU spent is counted');
 
   agent.child.kill('SIGTERM');
   await receiver.next((m) => m.includes('STOPPING=1'), 10_000);

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { PROVIDERS } from '../../cloud/catalog.js';
 import { checkModel } from '../../cloud/chat.js';
+import { chatCost } from '../../cloud/prices.js';
 import type { ChatCompletionResponse } from '../../cloud/protocol.js';
 import type { PluginSpec } from '../../plugin-registry.js';
 import type { LlmAnswer, LlmFactory, LlmToolCall } from '../llm.js';
@@ -64,7 +65,11 @@ const create: LlmFactory = (config, ctx) => {
         },
         { signal },
       );
-      return answerFromCompletion(res, startedAt, Date.now());
+      const answer = answerFromCompletion(res, startedAt, Date.now());
+      const cost = res.usage
+        ? chatCost({ provider: options.provider, model: options.model, promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens })
+        : undefined;
+      return cost === undefined ? answer : { ...answer, costCu: cost };
     },
   });
 };
