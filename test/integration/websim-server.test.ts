@@ -90,7 +90,7 @@ t.test('a fresh socket gets a snapshot; events follow live, redacted; text and s
   const snap = await c.next((m) => m.type === 'snapshot');
   if (snap.type !== 'snapshot') throw new Error('unreachable');
   t.equal(snap.state.mode, 'idle');
-  t.same(snap.meta.modes.map((m) => m.name), ['idle', 'conversation', 'sleep']);
+  t.same(snap.meta.modes.map((m) => m.name), ['idle', 'conversation', 'sleep', 'explore']);
   t.equal(snap.meta.allow_manual_switching, true);
   const sent = JSON.stringify(snap);
   t.notMatch(sent, /abcdefghijklmnop|hunter2|hunter3/, 'no secret of the config reaches the page');
