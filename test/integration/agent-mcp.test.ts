@@ -82,6 +82,9 @@ t.test('mcp_tools: "use mcp_everything_echo with message=hello" calls the npm MC
   t.equal(assistant?.tool_calls?.[0]?.function.name, 'mcp_everything_echo');
   t.equal(tool?.tool_call_id, assistant?.tool_calls?.[0]?.id, 'the result answers that call');
   t.equal(tool?.content, 'Echo: hello', "the MCP server's result reaches the model");
+  const spoken = await agent.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.name === 'speak' && e.state === 'done', 15_000, 'the result spoken');
+  t.match(spoken.value, { sentence: /Echo: hello/ }, 'the model answers with the result');
+  t.equal(agent.events.filter((e) => e.type === 'mcp' && e.state === 'call').length, 1, 'the tool is called once, not once per round');
 
   agent.child.kill('SIGTERM');
   t.equal(await agent.exited, 0, 'exit 0 after SIGTERM');

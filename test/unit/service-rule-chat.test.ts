@@ -60,6 +60,17 @@ t.test('explicit tool use with JSON, key=value or text', async (t) => {
   t.same(calls(ask('Voice: use unknown_tool with x', [speak])), [['speak', { sentence: 'I heard you say: use unknown_tool with x' }]]);
 });
 
+t.test('after tool results the request is answered, not repeated: the results are spoken', async (t) => {
+  const messages = [
+    { role: 'user' as const, content: 'Voice: use get_weather with city=Oslo' },
+    { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+    { role: 'tool' as const, tool_call_id: 'c1', content: 'Sunny, 21 C' },
+  ];
+  const a = ruleAnswer({ messages, tools: [speak, weather] });
+  t.same(calls(a), [['speak', { sentence: 'Here is what I found: Sunny, 21 C' }]], 'no second get_weather call');
+  t.equal(ruleAnswer({ messages, tools: [weather] }).content, 'Here is what I found: Sunny, 21 C', 'as text without a speak tool');
+});
+
 t.test('nothing heard: idle, no calls', async (t) => {
   const a = ask('INPUT: Battery\n// START\n80%\n// END\nlots\nof\nlines', [speak, move]);
   t.same(a.toolCalls, []);

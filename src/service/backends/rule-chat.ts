@@ -111,9 +111,33 @@ function offered(tools: readonly ToolDefinition[], names: readonly string[]): To
  * speaks an acknowledgement); speech gets a `speak` reply from SPEAK_RULES or an echo, plus a face
  * when a rule names one; nothing heard means no tool calls (idle). Without tools the reply is text.
  */
+/** Spoken before tool results: "Here is what I found: Echo: hello". */
+export const TOOL_RESULT_REPLY = 'Here is what I found: ';
+
+/** The contents of the `tool` messages that end the conversation (results of the last tool calls), cut to 300 characters each. */
+function trailingToolResults(messages: ChatCompletionRequest['messages']): string[] {
+  const out: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role: string; content?: unknown };
+    if (m.role !== 'tool') break;
+    const text = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+    out.unshift(text.length > 300 ? `${text.slice(0, 297)}...` : text);
+  }
+  return out;
+}
+
 export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools' | 'tool_choice'>): RuleAnswer {
-  const heard = heardUtterance(lastUserText(req));
   const tools = req.tool_choice === 'none' ? [] : (req.tools ?? []);
+  // After tool results the request is answered, not repeated: the results are spoken (or returned as text).
+  const results = trailingToolResults(req.messages);
+  if (results.length > 0) {
+    const said = `${TOOL_RESULT_REPLY}${results.join('; ')}`;
+    const speakTool = offered(tools, SPEAK_TOOLS);
+    if (!speakTool) return { content: said, toolCalls: [], rules: ['tool_result'] };
+    const call: ToolCall = { id: 'call_0_result', type: 'function', function: { name: speakTool.function.name, arguments: JSON.stringify(textArgs(speakTool, said)) } };
+    return { content: null, toolCalls: [call], rules: ['tool_result'] };
+  }
+  const heard = heardUtterance(lastUserText(req));
   const calls: Array<{ tool: ToolDefinition; args: Record<string, unknown> }> = [];
   const rules: string[] = [];
   if (!heard) return { content: tools.length ? null : '', toolCalls: [], rules: ['idle'] };
