@@ -70,8 +70,12 @@ interface Running {
   abort: AbortController;
 }
 
+/** Most typed lines kept while a mode's inputs are not started yet. */
+const PENDING_TEXT = 20;
+
 export class ModeRuntime {
   private handles: ActionHandle[] | undefined;
+  private readonly pendingText: string[] = [];
   private running: Running | undefined;
   private stopped = false;
   private readonly logger: Logger;
@@ -199,6 +203,7 @@ export class ModeRuntime {
         ),
     });
     this.running = { inputs, subs, loop, ...(hub ? { hub } : {}), llm, abort };
+    for (const line of this.pendingText.splice(0)) this.pushText(line);
   }
 
   private llmEntry(): ModeConfig['cortex_llm'] {
@@ -216,10 +221,19 @@ export class ModeRuntime {
     }
   }
 
-  /** Feeds typed text to the mode's TextInput (the first input with a `push` method); false when there is none. */
+  /**
+   * Feeds typed text to the mode's TextInput (the first input with a `push` method); false when the mode
+   * has none. Text typed while the mode is entering (its on_entry hooks run before its inputs start)
+   * waits, at most PENDING_TEXT lines, and is delivered when the inputs start.
+   */
   pushText(text: string): boolean {
     const target = this.running?.inputs.find((i) => typeof (i.plugin as { push?: unknown }).push === 'function');
-    if (!target) return false;
+    if (!target) {
+      if (this.stopped || !this.mode.agent_inputs.some((i) => i.type === 'TextInput')) return false;
+      this.pendingText.push(text);
+      if (this.pendingText.length > PENDING_TEXT) this.pendingText.shift();
+      return true;
+    }
     (target.plugin as unknown as { push(line: string): void }).push(text);
     return true;
   }

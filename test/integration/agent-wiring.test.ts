@@ -243,3 +243,17 @@ t.test('a corrupt locations.json leaves the places out of the prompt with a warn
   await a.waitFor((e) => e.type === 'model.answer', 'answer');
   t.ok(a.lines.some((l) => /prompt context left out: .*locations\.json is not JSON/.test(String(l.msg)) && typeof l.tick === 'number'));
 });
+
+t.test('text typed while a mode is entering (its on_entry hooks run) waits and reaches the mode once its inputs start', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cortexd-wiring-'));
+  // The entry hook runs until the test has typed, so the text is certainly typed before the inputs start.
+  const gate = join(dir, 'typed');
+  const waitGate = `${process.execPath} -e "const fs=require('fs');const t=setInterval(()=>{if(fs.existsSync('${gate}')){clearInterval(t)}},10)"`;
+  const loaded = build(dir, { a: { lifecycle_hooks: [{ hook_type: 'on_entry', handler_type: 'command', handler_config: { command: waitGate }, timeout_seconds: 10 }] } });
+  const a = run(t, loaded, join(dir, 'state'));
+  t.notOk(a.events.some((e) => e.type === 'tick'), 'no tick yet: the entry hook is still running');
+  t.ok(a.agent.pushText('hello while entering'), 'accepted although the inputs have not started');
+  writeFileSync(gate, '');
+  const heard = await a.waitFor<Ev<'input'>>((e) => e.type === 'input' && e.text === 'hello while entering', 'the typed text as input', 10_000);
+  t.equal(heard.mode, 'a');
+});
