@@ -1,10 +1,10 @@
 // Loads a configuration: read, JSON5 parse, version check, substitution, legacy conversion, validation.
 import { readFileSync, statSync } from 'node:fs';
-import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import JSON5 from 'json5';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { configDir } from '../paths.js';
+import { configDir, stateDir } from '../paths.js';
 import { configEnvironment, formatPath, substituteAll } from './env.js';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
@@ -114,7 +114,9 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
 
   // Substitution.
   const env = options.env ?? configEnvironment();
-  const sub = substituteAll(data, env);
+  // Built-in variables, so a configuration can name files beside itself or in the state directory
+  // whatever the working directory (systemd starts services in /); the environment may override them.
+  const sub = substituteAll(data, { CONFIG_DIR: dirname(file), STATE_DIR: stateDir(), ...env });
   for (const p of sub.problems) fail(p.path, p.message, 'env');
   data = (sub.value ?? {}) as Record<string, unknown>;
 

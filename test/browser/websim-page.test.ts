@@ -25,7 +25,9 @@ async function freePort(): Promise<number> {
 
 /** config/default.json5 with WebSim listed in every mode (one server for the agent), written to a temp file. */
 function defaultWithWebSim(dir: string, websim: Record<string, unknown>): string {
-  const config = JSON5.parse(readFileSync(join(ROOT, 'config', 'default.json5'), 'utf8')) as { modes: Record<string, { simulators?: unknown[] }> };
+  // The copy lives in a temporary directory: its ${CONFIG_DIR} must still name the shipped media.
+  const text = readFileSync(join(ROOT, 'config', 'default.json5'), 'utf8').replaceAll('${CONFIG_DIR}', join(ROOT, 'config'));
+  const config = JSON5.parse(text) as { modes: Record<string, { simulators?: unknown[] }> };
   for (const mode of Object.values(config.modes)) mode.simulators = [{ type: 'WebSim', config: websim }];
   const file = join(dir, 'default.json5');
   writeFileSync(file, JSON.stringify(config, null, 2));

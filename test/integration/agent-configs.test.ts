@@ -46,7 +46,7 @@ for (const name of names) {
     }
     for (const input of Object.values(cfg.modes).flatMap((m) => m.agent_inputs ?? [])) {
       const mic = input.config?.microphone as { binding?: string; file?: string } | undefined;
-      if (mic?.binding === 'replay') t.ok(existsSync(join(ROOT, mic.file!)), `replayed recording ${mic.file} is shipped`);
+      if (mic?.binding === 'replay') t.ok(existsSync(mic.file!.replace('${CONFIG_DIR}', CONFIG)), `replayed recording ${mic.file} is shipped`);
     }
   });
 }
@@ -64,7 +64,12 @@ t.test('the default agent: hooks in priority order on entry, keywords switch mod
   const cfg = raw('default');
   for (const mode of Object.values(cfg.modes)) {
     mode.simulators = []; // tests run in parallel: no page on the fixed port 8000
-    for (const input of mode.agent_inputs ?? []) if (input.type === 'TextInput') input.config = { ...input.config, source: 'socket', path: w.socket };
+    for (const input of mode.agent_inputs ?? []) {
+      if (input.type === 'TextInput') input.config = { ...input.config, source: 'socket', path: w.socket };
+      // The copy lives in a temporary directory: its ${CONFIG_DIR} must still name the shipped media.
+      const mic = input.config?.microphone as { file?: string } | undefined;
+      if (mic?.file) mic.file = mic.file.replace('${CONFIG_DIR}', CONFIG);
+    }
     for (const h of mode.lifecycle_hooks ?? []) if (h.handler_type === 'function') (h.handler_config as { args?: unknown }).args = { journal };
   }
   const config = w.file('default.json5');

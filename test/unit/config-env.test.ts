@@ -123,3 +123,25 @@ t.test('the environment: .env beside the project (or CORTEX_ENV_FILE) under the 
   t.equal(loaded.config.system_governance, 'file');
   t.equal(loaded.apiKey, 'key_test_fromdotenv', 'OM_API_KEY may come from .env');
 });
+
+t.test('CONFIG_DIR and STATE_DIR are built in: the file\'s directory and the state directory, unless the environment sets them', async (t) => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { loadConfig } = await import('../../src/config/load.js');
+  const { stateDir } = await import('../../src/paths.js');
+  const dir = mkdtempSync(join(tmpdir(), 'cortexd-builtin-'));
+  const file = join(dir, 'a.json5');
+  writeFileSync(
+    file,
+    `{ version: "v1.0.5", name: "a", api_key: "key_test_x", system_governance: "g", system_prompt_base: "p", hertz: 1,
+       cortex_llm: { type: "CloudLLM" }, agent_inputs: [{ type: "TextInput", config: { source: "fifo", path: "\${CONFIG_DIR}/in.fifo" } }],
+       agent_actions: [{ name: "speak", llm_label: "speak", connector: "console", config: { prefix: "\${STATE_DIR}" } }] }`,
+  );
+  const loaded = await loadConfig({ file }, { env: {} });
+  const mode = loaded.config.modes.a!;
+  t.equal(mode.agent_inputs[0]!.config.path, join(dir, 'in.fifo'), 'CONFIG_DIR is the directory of the file');
+  t.equal(mode.agent_actions[0]!.config.prefix, stateDir(), 'STATE_DIR is the state directory');
+  const overridden = await loadConfig({ file }, { env: { CONFIG_DIR: '/etc/elsewhere' } });
+  t.equal(overridden.config.modes.a!.agent_inputs[0]!.config.path, '/etc/elsewhere/in.fifo', 'the environment wins');
+});
