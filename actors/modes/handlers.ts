@@ -1,11 +1,10 @@
 // The four hook handler types (message, command, function, action), each a small promise actor that honours its AbortSignal.
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
-import { join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { fromPromise } from 'xstate';
 import { CortexError, describeError } from '../../src/errors.js';
 import { fillPlaceholders, splitArgv } from '../../src/modes/argv.js';
+import { locateHookModule } from '../../src/modes/hook-module.js';
 import type { HandlerInput, HookVars } from './types.js';
 
 /** A hook handler that did not succeed; the message says why without secrets. */
@@ -67,33 +66,13 @@ export async function runAction(input: HandlerInput, signal: AbortSignal): Promi
   ]);
 }
 
-const MODULE_NAME = /^[A-Za-z0-9_][A-Za-z0-9_-]*$/;
-const FUNCTION_NAME = /^[A-Za-z_$][\w$]*$/;
-
-/**
- * Resolves a function hook: `module_name` + `function`, or `function: "module.fn"`. The module is
- * `<hooksDir>/<module>.js` or `.mjs`; names are plain identifiers and the real path must stay inside
- * hooksDir, so neither `../x` nor a symlink can reach code outside it.
- */
+/** Resolves and loads a function hook (see locateHookModule for the rules). */
 export async function resolveHookFunction(hooksDir: string, moduleName: string | undefined, fn: string): Promise<(ctx: unknown) => unknown> {
-  let mod = moduleName;
-  let name = fn;
-  if (!mod) {
-    const dot = fn.lastIndexOf('.');
-    if (dot <= 0) throw new HookError(`function hook "${fn}" needs handler_config.module_name or the form "module.function"`);
-    mod = fn.slice(0, dot);
-    name = fn.slice(dot + 1);
-  }
-  if (!MODULE_NAME.test(mod)) throw new HookError(`function hook module "${mod}" is not a plain module name inside config/hooks/`);
-  if (!FUNCTION_NAME.test(name)) throw new HookError(`function hook name "${name}" is not an identifier`);
-  const file = ['.js', '.mjs'].map((ext) => join(hooksDir, mod + ext)).find((f) => existsSync(f));
-  if (!file) throw new HookError(`function hook module "${mod}" not found in ${hooksDir} (looked for ${mod}.js and ${mod}.mjs)`);
-  const real = realpathSync(file);
-  const root = realpathSync(hooksDir);
-  if (!real.startsWith(root + sep)) throw new HookError(`function hook module "${mod}" resolves outside ${hooksDir}`);
-  const loaded = (await import(pathToFileURL(real).href)) as Record<string, unknown> & { default?: Record<string, unknown> };
-  const found = loaded[name] ?? loaded.default?.[name];
-  if (typeof found !== 'function') throw new HookError(`module "${mod}" has no exported function "${name}"`);
+  const where = locateHookModule(hooksDir, moduleName, fn);
+  if (!where.ok) throw new HookError(where.message);
+  const loaded = (await import(pathToFileURL(where.file).href)) as Record<string, unknown> & { default?: Record<string, unknown> };
+  const found = loaded[where.name] ?? loaded.default?.[where.name];
+  if (typeof found !== 'function') throw new HookError(`module "${where.module}" has no exported function "${where.name}"`);
   return found as (ctx: unknown) => unknown;
 }
 

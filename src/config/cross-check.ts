@@ -1,5 +1,6 @@
 // Checks that need the whole configuration: mode references, rule targets, duplicate labels, hook placement.
-import type { AgentConfig } from './schema.js';
+import type { AgentConfig, HookConfig } from './schema.js';
+import { locateHookModule } from '../modes/hook-module.js';
 
 export interface CrossProblem {
   path: Array<PropertyKey>;
@@ -68,4 +69,23 @@ export function crossCheck(config: AgentConfig): CrossProblem[] {
     }
   }
   return problems;
+}
+
+/**
+ * Function hooks whose module cannot be found (or whose names are not allowed), as warnings: the
+ * hook fails when it runs, and its on_failure decides what that means. Modules are not loaded here,
+ * so checking a configuration never runs its code.
+ */
+export function hookModuleWarnings(config: AgentConfig, hooksDir: string): CrossProblem[] {
+  const out: CrossProblem[] = [];
+  const visit = (hooks: HookConfig[], at: Array<PropertyKey>) =>
+    hooks.forEach((hook, i) => {
+      if (hook.handler_type !== 'function') return;
+      const cfg = hook.handler_config;
+      const where = locateHookModule(hooksDir, cfg.module_name, cfg.function ?? '');
+      if (!where.ok) out.push({ path: [...at, i, 'handler_config'], message: `${where.message}; the hook will fail when it runs` });
+    });
+  visit(config.global_lifecycle_hooks, ['global_lifecycle_hooks']);
+  for (const [name, mode] of Object.entries(config.modes)) visit(mode.lifecycle_hooks, ['modes', name, 'lifecycle_hooks']);
+  return out;
 }

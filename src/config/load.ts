@@ -12,7 +12,7 @@ import { checkPlugins } from './plugins-check.js';
 import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
 import { checkUrid } from './urid.js';
 import { checkVersion } from './version.js';
-import { crossCheck } from './cross-check.js';
+import { crossCheck, hookModuleWarnings } from './cross-check.js';
 import { ADDRESS_KEYS, EMBEDDED, readAddresses, type AddressSettings } from '../cloud/addresses.js';
 
 export interface LoadTarget {
@@ -192,6 +192,7 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
   }
 
   for (const problem of crossCheck(config)) fail(problem.path, problem.message, 'reference');
+  for (const w of hookModuleWarnings(config, join(configDir(), 'hooks'))) warn(w.path, w.message);
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);
     for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');

@@ -235,3 +235,29 @@ t.test('modes: at least one, names must not be "*", hertz in range, mode fields 
     'system_governance: expected a string, got 7',
   ]);
 });
+
+t.test('a function hook whose module is missing is a warning naming the hook and the directory; a present one is silent', async (t) => {
+  const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { loadConfig } = await import('../../src/config/load.js');
+  const dir = mkdtempSync(join(tmpdir(), 'cortexd-hookmod-'));
+  mkdirSync(join(dir, 'hooks'));
+  writeFileSync(join(dir, 'hooks', 'present.js'), 'export function go() {}\n');
+  const hook = (fn: string) => `{ hook_type: "on_entry", handler_type: "function", handler_config: { function: "${fn}" } }`;
+  writeFileSync(
+    join(dir, 'a.json5'),
+    `{ version: "v1.0.5", name: "a", api_key: "key_test_x", system_governance: "g", system_prompt_base: "p", hertz: 1,
+       cortex_llm: { type: "CloudLLM" }, agent_inputs: [], agent_actions: [], lifecycle_hooks: [${hook('present.go')}, ${hook('absent.go')}] }`,
+  );
+  const previous = process.env.CORTEX_CONFIG_DIR;
+  process.env.CORTEX_CONFIG_DIR = dir;
+  t.teardown(() => {
+    if (previous === undefined) delete process.env.CORTEX_CONFIG_DIR;
+    else process.env.CORTEX_CONFIG_DIR = previous;
+  });
+  const loaded = await loadConfig({ name: 'a' }, { env: {} });
+  const hookWarnings = loaded.warnings.filter((w) => w.includes('function hook'));
+  t.equal(hookWarnings.length, 1, 'only the missing module');
+  t.match(hookWarnings[0], /: lifecycle_hooks\[1\]\.handler_config: function hook module "absent" not found in .*hooks.*the hook will fail when it runs/);
+});
