@@ -1,6 +1,6 @@
 // The speaker: plays PCM/WAV/MP3 through aplay, paplay or ffplay found on PATH, or into a file/null sink; playback can be interrupted.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { BehaviorSubject, type Observable } from 'rxjs';
@@ -20,7 +20,13 @@ export const SpeakerConfigSchema = z.discriminatedUnion('binding', [
     device: z.string().min(1).optional(),
   }),
   /** Writes every clip to `dir`; with `realtime` a clip "plays" for its duration. */
-  z.strictObject({ binding: z.literal('file'), dir: z.string().min(1), realtime: z.boolean().default(true) }),
+  z.strictObject({
+    binding: z.literal('file'),
+    dir: z.string().min(1),
+    realtime: z.boolean().default(true),
+    /** Most clip files kept in `dir`; the oldest are deleted first, so a robot running for days never fills its disk. */
+    keep: z.number().int().positive().default(100),
+  }),
   /** Discards audio; with `realtime` a clip "plays" for its duration (so echo suppression behaves as on a robot). */
   z.strictObject({ binding: z.literal('null'), realtime: z.boolean().default(true) }),
 ]);
@@ -97,6 +103,21 @@ function choosePlayer(configured: PlayerName | undefined, clip: AudioClip): Play
   return found;
 }
 
+/** Clip files of a file sink (`0001.wav`...), oldest first. */
+function numberedClips(dir: string): Array<{ n: number; file: string }> {
+  return readdirSync(dir)
+    .map((file) => ({ file, m: /^(\d+)\.[a-z0-9]+$/.exec(file) }))
+    .filter((x): x is { file: string; m: RegExpExecArray } => x.m !== null)
+    .map((x) => ({ n: Number(x.m[1]), file: x.file }))
+    .sort((a, b) => a.n - b.n);
+}
+
+/** Deletes the oldest clips beyond `keep`. A file that vanished meanwhile is not an error. */
+function pruneClips(dir: string, keep: number): void {
+  const clips = numberedClips(dir);
+  for (const c of clips.slice(0, Math.max(0, clips.length - keep))) rmSync(join(dir, c.file), { force: true });
+}
+
 export function createSpeaker(config: SpeakerConfig): Speaker {
   const parsed = SpeakerConfigSchema.parse(config);
   const playing = new BehaviorSubject(false);
@@ -104,7 +125,11 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
   let queue: Promise<unknown> = Promise.resolve();
   let interruptCurrent: (() => void) | undefined;
   let clipCount = 0;
-  if (parsed.binding === 'file') mkdirSync(parsed.dir, { recursive: true });
+  if (parsed.binding === 'file') {
+    mkdirSync(parsed.dir, { recursive: true });
+    // Numbering goes on after the clips already there, so a new speaker never overwrites them.
+    clipCount = Math.max(0, ...numberedClips(parsed.dir).map((c) => c.n));
+  }
 
   const runPlayer = (clip: AudioClip, onInterrupt: (fn: () => void) => void) =>
     new Promise<boolean>((resolve, reject) => {
@@ -150,6 +175,7 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
       if (parsed.binding === 'file') {
         const ext = clip.format === 'pcm' ? 'raw' : clip.format;
         await writeFile(join(parsed.dir, `${String(++clipCount).padStart(4, '0')}.${ext}`), clip.data);
+        pruneClips(parsed.dir, parsed.keep);
       }
       const completed =
         parsed.binding === 'player' ? await runPlayer(clip, onInterrupt) : parsed.realtime ? await waitDuration(durationMs, onInterrupt) : true;

@@ -47,6 +47,18 @@ t.test('file sink writes clips in order', async (t) => {
   t.equal(readFileSync(join(dir, '0001.mp3'), 'utf8'), 'one');
 });
 
+t.test('file sink: a new speaker numbers on after the clips there, and only the newest `keep` clips stay', async (t) => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'spk-')), 'out');
+  const first = createSpeaker({ binding: 'file', dir, realtime: false, keep: 3 });
+  await first.play({ data: Buffer.from('a'), format: 'mp3' });
+  await first.play({ data: Buffer.from('b'), format: 'mp3' });
+  const second = createSpeaker({ binding: 'file', dir, realtime: false, keep: 3 });
+  await second.play({ data: Buffer.from('c'), format: 'mp3' });
+  await second.play({ data: Buffer.from('d'), format: 'mp3' });
+  t.same(readdirSync(dir).sort(), ['0002.mp3', '0003.mp3', '0004.mp3'], 'nothing overwritten; the oldest deleted');
+  t.equal(readFileSync(join(dir, '0004.mp3'), 'utf8'), 'd');
+});
+
 t.test('player commands read stdin with the right format flags', async (t) => {
   t.same(playerCommand('aplay', pcm(1, 22050), 'plughw:1,0'), { cmd: 'aplay', args: ['-D', 'plughw:1,0', '-q', '-t', 'raw', '-f', 'S16_LE', '-c', '1', '-r', '22050', '-'] });
   t.same(playerCommand('paplay', { data: Buffer.alloc(0), format: 'wav' }).args, []);
