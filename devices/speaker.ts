@@ -1,8 +1,11 @@
 // The speaker: plays PCM/WAV/MP3 through aplay, paplay or ffplay found on PATH, or into a file/null sink; playback can be interrupted.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { findOnPath } from '../src/which.js';
+
+export { findOnPath };
 import { writeFile } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { z } from 'zod';
 import { DeviceError } from './device-error.js';
@@ -53,21 +56,6 @@ export interface Speaker {
   stop(): void;
   /** True while a clip is playing: the microphone pipeline mutes on it. */
   readonly playing$: Observable<boolean>;
-}
-
-/** The first executable named `name` on PATH, or undefined. */
-export function findOnPath(name: string, path = process.env.PATH ?? ''): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 /** Duration of a clip in ms: exact for WAV/PCM, an estimate at 128 kbit/s for MP3. */

@@ -1,7 +1,8 @@
 // Doctor's shared vocabulary (check results, program lookup, bounded subprocesses) and its machine checks: Node, packages, state directory.
 import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { findOnPath } from '../which.js';
 import { describeError } from '../errors.js';
 import { stateDir } from '../paths.js';
 
@@ -22,17 +23,7 @@ export const fail = (name: string, detail: string, fix: string): CheckResult => 
 
 /** Full path of an executable found on PATH, or undefined. */
 export function onPath(program: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const full = join(dir, program);
-    try {
-      accessSync(full, constants.X_OK);
-      return full;
-    } catch {
-      // not here: keep looking
-    }
-  }
-  return undefined;
+  return findOnPath(program, env.PATH ?? '');
 }
 
 export interface RunResult {
