@@ -97,3 +97,13 @@ export function log(): Logger {
 export function setLogger(logger: Logger): void {
   root = logger;
 }
+
+/**
+ * A child logger with `fields`, leaving out those the logger already carries with the same value:
+ * pino writes every binding of every ancestor, so binding `mode` twice would print it twice.
+ */
+export function childWith(logger: Logger, fields: Record<string, unknown>): Logger {
+  const bound = logger.bindings();
+  const fresh = Object.fromEntries(Object.entries(fields).filter(([k, v]) => bound[k] !== v));
+  return Object.keys(fresh).length ? logger.child(fresh) : logger;
+}

@@ -134,7 +134,8 @@ export function runCommand(input: HandlerInput, signal: AbortSignal): Promise<vo
     child.on('close', (code, sig) => {
       signal.removeEventListener('abort', onAbort);
       if (killTimer) clearTimeout(killTimer);
-      const out = { mode: input.vars.mode_name, hook: input.vars.hook_type, argv, stdout: stdout.trim(), stderr: stderr.trim() };
+      // mode and hook are bound on the logger by the hook runner.
+      const out = { argv, stdout: stdout.trim(), stderr: stderr.trim() };
       if (signal.aborted) return reject(new HookError(`command "${program}" was killed (${sig ?? 'cancelled'})`));
       if (code === 0) {
         logger.info(out, `hook command "${program}" succeeded`);

@@ -2,6 +2,7 @@
 import { createActor, fromPromise } from 'xstate';
 import type { HookConfig } from '../../src/config/schema.js';
 import { describeError } from '../../src/errors.js';
+import { childWith } from '../../src/log.js';
 import { handlerActors, HookError } from './handlers.js';
 import type { HookEnv, HookFailure, HookRun, HookVars } from './types.js';
 
@@ -149,7 +150,7 @@ export async function runHooks(input: HookRunInput, signal: AbortSignal): Promis
   const failures: HookFailure[] = [];
   if (!input.hooks.length) return { aborted: false, failures };
   // Every line a hook (or its handler) logs names the mode and the hook event.
-  const env: HookEnv = { ...input.env, logger: input.env.logger.child({ mode: input.vars.mode_name, hook: input.vars.hook_type }) };
+  const env: HookEnv = { ...input.env, logger: childWith(input.env.logger, { mode: input.vars.mode_name, hook: input.vars.hook_type }) };
   const report = (run: HookRun) => {
     try {
       input.report?.(run);
