@@ -5,35 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BehaviorSubject, firstValueFrom, filter, take, toArray } from 'rxjs';
 import { AsrInput, SpeechbASRInputSchema, SpeechlabASRInputSchema, speechlabAsrInputSpec, type AsrRaw } from '../../actors/inputs/asr-input.js';
-import type { LinkEvent, StreamLink } from '../../actors/streams/link.js';
+import type { StreamLink } from '../../actors/streams/link.js';
 import { createMicrophone } from '../../devices/microphone.js';
 import { heardUtterance } from '../../src/service/backends/rule-chat.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
 import { createLogger } from '../../src/log.js';
+import { FakeLink } from '../../src/testing/fake-link.js';
 
-class FakeLink implements StreamLink {
-  sent: Buffer[] = [];
-  closed: number | undefined;
-  private listener: ((e: LinkEvent) => void) | undefined;
-  sendAudio(pcm: Buffer) {
-    if (this.closed !== undefined) return false;
-    this.sent.push(Buffer.from(pcm));
-    return true;
-  }
-  bufferedAmount() {
-    return 0;
-  }
-  subscribe(listener: (e: LinkEvent) => void) {
-    this.listener = listener;
-    return () => (this.listener = undefined);
-  }
-  close(code = 1000) {
-    this.closed ??= code;
-  }
-  say(message: unknown) {
-    this.listener?.({ type: 'message', message });
-  }
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'inputs-asr-'));
 const pcm = Buffer.alloc(16000 * 2 * 0.35); // 350 ms at 16 kHz: three full 100 ms chunks and a tail
@@ -65,8 +43,8 @@ t.test('the microphone reaches the socket byte-exact; transcripts become message
   const { input, link } = makeInput();
   const raws: AsrRaw[] = [];
   const sub = input.listen().subscribe((r) => raws.push(r));
-  await until(() => Buffer.concat(link.sent).length === pcm.length, 'all audio at the socket');
-  t.same(Buffer.concat(link.sent), pcm, 'every byte, in order');
+  await until(() => Buffer.concat(link.audio).length === pcm.length, 'all audio at the socket');
+  t.same(Buffer.concat(link.audio), pcm, 'every byte, in order');
   link.say({ type: 'partial', asr_reply: 'hello', clientId: 'c', time: 1 });
   link.say({ asr_reply: 'hello robot', clientId: 'c', time: 2 });
   link.say({ asr_reply: 'turn left', clientId: 'c', time: 3 });
@@ -87,8 +65,8 @@ t.test('while the speaker plays, the socket gets silence of the same length', as
   const speaking = new BehaviorSubject(true);
   const { input, link } = makeInput({ speaking });
   const sub = input.listen().subscribe();
-  await until(() => Buffer.concat(link.sent).length === pcm.length, 'all audio at the socket');
-  t.ok(Buffer.concat(link.sent).every((b) => b === 0), 'muted');
+  await until(() => Buffer.concat(link.audio).length === pcm.length, 'all audio at the socket');
+  t.ok(Buffer.concat(link.audio).every((b) => b === 0), 'muted');
   sub.unsubscribe();
   await input.stop();
 });
@@ -96,7 +74,7 @@ t.test('while the speaker plays, the socket gets silence of the same length', as
 t.test('poll returns the next transcript event; a 401 ends listening with the server text', async (t) => {
   const { input, link } = makeInput();
   const polled = input.poll();
-  await until(() => link.sent.length > 0, 'the socket open');
+  await until(() => link.audio.length > 0, 'the socket open');
   link.say({ asr_reply: 'stop', clientId: 'c', time: 1 });
   t.match(await polled, { kind: 'final', text: 'stop' });
   await input.stop();
@@ -116,7 +94,7 @@ t.test('the buffer keeps at most buffer_size finals; the oldest go first and are
   const link = new FakeLink();
   const input2 = new AsrInput('SpeechlabASRInput', config, { connect: async () => link, microphone: createMicrophone(config.microphone) });
   const got = firstValueFrom(input2.listen().pipe(filter((r) => r.kind === 'final'), take(3), toArray()));
-  await until(() => link.sent.length > 0, 'the socket open');
+  await until(() => link.audio.length > 0, 'the socket open');
   for (const w of ['one', 'two', 'three']) link.say({ asr_reply: w, clientId: 'c', time: 1 });
   await got;
   t.equal(input2.formattedLatestBuffer(), 'Voice: two three');

@@ -3,45 +3,10 @@ import t from 'tap';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { VlmInput, VLMInputSchema, vlmInputSpec } from '../../actors/inputs/vlm-input.js';
 import { LocalVlmInput, LocalVLMInputSchema } from '../../actors/inputs/local-vlm-input.js';
-import type { LinkEvent, StreamLink } from '../../actors/streams/link.js';
 import { createCamera } from '../../devices/camera.js';
 import { createLogger } from '../../src/log.js';
+import { FakeLink as FakeVisionLink } from '../../src/testing/fake-link.js';
 
-class FakeVisionLink implements StreamLink {
-  frames: Array<{ jpeg: Buffer; ts: number }> = [];
-  closed: number | undefined;
-  private listener: ((e: LinkEvent) => void) | undefined;
-  private onFrame: (() => void) | undefined;
-  sendFrame(jpeg: Buffer, ts: number) {
-    if (this.closed !== undefined) return false;
-    this.frames.push({ jpeg, ts });
-    this.onFrame?.();
-    return true;
-  }
-  bufferedAmount() {
-    return 0;
-  }
-  subscribe(listener: (e: LinkEvent) => void) {
-    this.listener = listener;
-    return () => (this.listener = undefined);
-  }
-  close(code = 1000) {
-    this.closed ??= code;
-  }
-  reply(text: string) {
-    this.listener?.({ type: 'message', message: { vlm_reply: text } });
-  }
-  nextFrame(timeoutMs = 5000): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no frame at the socket')), timeoutMs);
-      this.onFrame = () => {
-        clearTimeout(timer);
-        this.onFrame = undefined;
-        resolve();
-      };
-    });
-  }
-}
 
 t.test('VLMInput: JPEG frames of the camera reach the socket; the newest reply is the Vision line', async (t) => {
   const link = new FakeVisionLink();

@@ -3,33 +3,10 @@ import t from 'tap';
 import { SimulatedClock } from 'xstate';
 import { Subject, BehaviorSubject } from 'rxjs';
 import { startAsrStream, asrEvents } from '../../actors/streams/asr-stream.js';
-import type { LinkEvent, StreamLink } from '../../actors/streams/link.js';
+import type { StreamLink } from '../../actors/streams/link.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
+import { FakeLink } from '../../src/testing/fake-link.js';
 
-class FakeLink implements StreamLink {
-  sent: Buffer[] = [];
-  closed: number | undefined;
-  private listener: ((e: LinkEvent) => void) | undefined;
-  sendAudio(pcm: Buffer) {
-    if (this.closed !== undefined) return false;
-    this.sent.push(pcm);
-    return true;
-  }
-  bufferedAmount() {
-    return 0;
-  }
-  subscribe(listener: (e: LinkEvent) => void) {
-    this.listener = listener;
-    return () => (this.listener = undefined);
-  }
-  close(code = 1000) {
-    this.closed ??= code;
-  }
-  server(e: LinkEvent) {
-    if (e.type === 'close') this.closed ??= e.code;
-    this.listener?.(e);
-  }
-}
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -88,8 +65,8 @@ t.test('a drop mid-utterance: audio waits in the ring and arrives, in order, aft
   await tick();
   t.equal(links.length, 2, 'reconnected');
   audio.next(Buffer.from([4, 4]));
-  t.same(Buffer.concat(links[0]!.sent), Buffer.from([1, 1]));
-  t.same(Buffer.concat(links[1]!.sent), Buffer.from([2, 2, 3, 3, 4, 4]), 'nothing lost or reordered');
+  t.same(Buffer.concat(links[0]!.audio), Buffer.from([1, 1]));
+  t.same(Buffer.concat(links[1]!.audio), Buffer.from([2, 2, 3, 3, 4, 4]), 'nothing lost or reordered');
   t.equal(stream.pump.stats().droppedBytes, 0);
   stream.stop();
 });
@@ -162,14 +139,14 @@ t.test('echo suppression mutes audio while the speaker plays; with interruption 
   await tick();
   playing$.next(true);
   audio.next(Buffer.from([9, 9]));
-  t.same(link.sent.at(-1), Buffer.from([0, 0]), 'muted to silence');
+  t.same(link.audio.at(-1), Buffer.from([0, 0]), 'muted to silence');
   muted.stop();
   const link2 = new FakeLink();
   const audio2 = new Subject<Buffer>();
   const open = startAsrStream({ connect: async () => link2, audio$: audio2, rate: 16000, speaker: { playing$, stop: () => stopped++ }, allowInterruption: true });
   await tick();
   audio2.next(Buffer.from([9, 9]));
-  t.same(link2.sent.at(-1), Buffer.from([9, 9]), 'heard while speaking');
+  t.same(link2.audio.at(-1), Buffer.from([9, 9]), 'heard while speaking');
   link2.server({ type: 'message', message: { type: 'partial', asr_reply: 'stop', clientId: 'c', time: 1 } });
   t.equal(stopped, 1, 'barge-in stopped playback');
   open.stop();

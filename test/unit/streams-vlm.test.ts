@@ -4,35 +4,14 @@ import { SimulatedClock } from 'xstate';
 import { Subject, VirtualTimeScheduler, map } from 'rxjs';
 import { startVlmStream, vlmEvents } from '../../actors/streams/vlm-stream.js';
 import { FrameSender } from '../../actors/streams/frame-sender.js';
-import type { LinkEvent, StreamLink } from '../../actors/streams/link.js';
+import type { StreamLink } from '../../actors/streams/link.js';
 import type { EncodedFrame, Frame } from '../../src/pipelines/jpeg.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
+import { FakeLink as FakeVisionLink } from '../../src/testing/fake-link.js';
 
-class FakeVisionLink implements StreamLink {
-  sent: Array<{ seq: number; ts: number }> = [];
-  buffered = 0;
-  closed: number | undefined;
-  private listener: ((e: LinkEvent) => void) | undefined;
-  sendFrame(jpeg: Buffer, ts: number) {
-    if (this.closed !== undefined) return false;
-    this.sent.push({ seq: jpeg.readUInt32BE(0), ts });
-    return true;
-  }
-  bufferedAmount() {
-    return this.buffered;
-  }
-  subscribe(listener: (e: LinkEvent) => void) {
-    this.listener = listener;
-    return () => (this.listener = undefined);
-  }
-  close(code = 1000) {
-    this.closed ??= code;
-  }
-  server(e: LinkEvent) {
-    if (e.type === 'close') this.closed ??= e.code;
-    this.listener?.(e);
-  }
-}
+
+/** Frame sequence numbers (the first 4 bytes of each test frame) with their timestamps. */
+const seqs = (l: FakeVisionLink) => l.frames.map((f) => ({ seq: f.jpeg.readUInt32BE(0), ts: f.ts }));
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -76,7 +55,7 @@ t.test('frames reach the socket with their capture time; replies and errors beco
   await tick();
   t.match(stream.actor.getSnapshot().value, { streaming: 'live' });
   frames.next(frame(1, 1_700_000_000_000));
-  t.same(links[0]!.sent, [{ seq: 1, ts: 1_700_000_000 }], 'timestamp in Unix seconds');
+  t.same(seqs(links[0]!), [{ seq: 1, ts: 1_700_000_000 }], 'timestamp in Unix seconds');
   links[0]!.server({ type: 'message', message: { vlm_reply: 'I see 1 face (center). No motion.' } });
   links[0]!.server({ type: 'message', message: { error: 'Invalid frame: frame is not a decodable image' } });
   t.same(
@@ -94,10 +73,10 @@ t.test('a busy socket gets the newest frame when it drains, never a queue', asyn
   frames.next(frame(1, 1000));
   link.buffered = 50_000; // frame 1 still being written
   for (let i = 2; i <= 30; i++) frames.next(frame(i, 1000 + i));
-  t.same(link.sent.map((s) => s.seq), [1], 'nothing sent while the socket is busy');
+  t.same(seqs(link).map((s) => s.seq), [1], 'nothing sent while the socket is busy');
   link.buffered = 0;
   scheduler.flush(); // the waiting frame re-checks the socket's buffer every 10 ms
-  t.same(link.sent.map((s) => s.seq), [1, 30], 'the newest frame, once');
+  t.same(seqs(link).map((s) => s.seq), [1, 30], 'the newest frame, once');
   t.equal(stream.stats().replaced, 28);
   stream.stop();
 });
@@ -111,7 +90,7 @@ t.test('frames are not kept across a reconnect; sending resumes on the new socke
   await tick();
   t.equal(links.length, 2);
   frames.next(frame(6, 6000));
-  t.same(links[1]!.sent.map((s) => s.seq), [6]);
+  t.same(seqs(links[1]!).map((s) => s.seq), [6]);
   t.equal(stream.stats().sent, 1);
   stream.stop();
 });
