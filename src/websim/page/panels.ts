@@ -60,7 +60,7 @@ export function renderCounters(list: HTMLElement, s: SimState): void {
       ['late ticks', [String(c.late_ticks)]],
       ['model calls', [String(c.model_calls)]],
       ['model errors', [String(c.model_errors)]],
-      ['CU spent', [c.cu_spent.toFixed(4)]],
+      ['CU spent', [c.cu_spent.toLocaleString('en', { maximumFractionDigits: 2 })]],
     ],
     '',
   );
