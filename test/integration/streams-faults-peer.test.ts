@@ -7,6 +7,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { startAsrStream, type AsrStream } from '../../actors/streams/asr-stream.js';
 import { linkFromAsrSession } from '../../actors/streams/link.js';
 import { openSpeechlabAsr } from '../../src/cloud/sockets.js';
+import { onEvent } from '../helpers/wait.js';
 
 type Behaviour = { reject?: { status: number; body: string } };
 
@@ -83,18 +84,6 @@ class Peer {
   }
 }
 
-function onEvent(stream: AsrStream, type: string, pred: (e: Record<string, unknown>) => boolean = () => true, ms = 10_000) {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${type} within ${ms} ms`)), ms);
-    timer.unref();
-    const sub = stream.actor.on(type, (e) => {
-      if (!pred(e as never)) return;
-      clearTimeout(timer);
-      sub.unsubscribe();
-      resolve(e as never);
-    });
-  });
-}
 
 function start(peer: Peer, ringMs = 10_000) {
   const audio = new Subject<Buffer>();

@@ -11,24 +11,12 @@ import { startVlmStream } from '../../actors/streams/vlm-stream.js';
 import { linkFromAsrSession, linkFromVisionSession } from '../../actors/streams/link.js';
 import { createCamera } from '../../devices/camera.js';
 import { createLogger } from '../../src/log.js';
+import { onEvent } from '../helpers/wait.js';
 
 const logger = createLogger({ level: 'silent' });
 const secret = 'y'.repeat(32);
 const timing = { backoffInitialMs: 50, backoffMaxMs: 200, connectTimeoutMs: 3000, quickFailureMs: 1, breakerThreshold: 100 };
 
-type Actorish = { actor: { on(type: string, fn: (e: unknown) => void): { unsubscribe(): void } } };
-function onEvent(stream: Actorish, type: string, pred: (e: Record<string, unknown>) => boolean = () => true, ms = 15_000) {
-  return new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${type} within ${ms} ms`)), ms);
-    timer.unref();
-    const sub = stream.actor.on(type, (e) => {
-      if (!pred(e as never)) return;
-      clearTimeout(timer);
-      sub.unsubscribe();
-      resolve(e as never);
-    });
-  });
-}
 const streaming = (e: Record<string, unknown>) => e.state === 'streaming';
 
 /** A service on a fixed port and a database file, so it can be stopped and started again with the same keys. */

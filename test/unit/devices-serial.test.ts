@@ -4,19 +4,11 @@ import { SerialPortMock } from 'serialport';
 import { firstValueFrom, filter, take, toArray, lastValueFrom } from 'rxjs';
 import { createSerialLine } from '../../devices/serial.js';
 import { parseNmea, formatNmea, nmeaCoordinate } from '../../devices/nmea.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The mock binding behind a port opened by the `mock` binding. */
 const mock = (port: unknown) => (port as SerialPortMock).port!;
 
-const waitFor = async <T>(fn: () => T | undefined, ms = 3000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setImmediate(r));
-  }
-};
 
 t.test('reads CRLF and LF lines, and writes', async (t) => {
   SerialPortMock.binding.createPort('/dev/MOCK0', { record: true });

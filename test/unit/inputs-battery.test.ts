@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualTimeScheduler, firstValueFrom } from 'rxjs';
 import { BatteryInput, BatteryInputSchema, readBattery, type BatteryReading } from '../../actors/inputs/battery-input.js';
+import { waitFor } from '../helpers/wait.js';
 
 function fakeSysfs(files: Record<string, Record<string, string>>): string {
   const root = mkdtempSync(join(tmpdir(), 'power-supply-'));
@@ -15,15 +16,6 @@ function fakeSysfs(files: Record<string, Record<string, string>>): string {
   return root;
 }
 
-const waitFor = async <T>(fn: () => T | undefined, ms = 3000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setImmediate(r));
-  }
-};
 
 t.test('finds the battery among supplies; reports on change only; low battery is final', async (t) => {
   const root = fakeSysfs({

@@ -8,17 +8,9 @@ import { gpsPositions } from '../../actors/actions/locations.js';
 import { createSerialLine } from '../../devices/serial.js';
 import { formatNmea, parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { createLogger } from '../../src/log.js';
+import { waitFor } from '../helpers/wait.js';
 
 const mock = (port: unknown) => (port as SerialPortMock).port!;
-const waitFor = async <T>(fn: () => T | undefined, ms = 3000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setImmediate(r));
-  }
-};
 t.teardown(() => SerialPortMock.binding.reset());
 
 t.test('SerialReader: each line is a message; the buffer holds the lines since the last tick', async (t) => {
