@@ -1,34 +1,40 @@
-// The root agent machine: owns the mode machine, starts and stops each mode's runtime, simulators, and a bounded shutdown.
-import { assign, createActor, fromPromise, sendTo, setup, type Actor, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+// The agent: the one root actor. It owns the mode machine (whose modes own inputs, streams, loop, actions, tool servers and hooks), the simulators, and a bounded shutdown.
+import { assign, createActor, fromCallback, fromPromise, sendTo, setup, type Actor, type AnyActorLogic, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
 import type { Logger } from 'pino';
 import type { CloudClient } from '../src/cloud/client.js';
 import type { LoadedConfig } from '../src/config/schema.js';
-import type { AgentControl, McpHub, SimulatorFactory, SimulatorHandle } from '../src/cortex/contracts.js';
+import type { AgentControl, SimulatorFactory, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
+import type { McpOptions } from '../src/cortex/mcp.js';
+import { toolsForMode } from '../src/cortex/tools.js';
 import { describeError } from '../src/errors.js';
 import { log } from '../src/log.js';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/modes/memory.js';
 import { stateDir as defaultStateDir } from '../src/paths.js';
-import { simulators as simulatorRegistry } from '../src/plugins.js';
-import { toolsForMode } from '../src/cortex/tools.js';
-import { createMcpHub } from '../src/cortex/mcp.js';
-import { createActionHandle } from './actions/handle.js';
 import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
-import { ModeRuntime, type ModeRuntimeDeps } from './agent/mode-runtime.js';
 import { wireModeEvents, type ModeSnapshot } from './agent/mode-events.js';
-import { createModeMachine, type ModeOutput } from './modes/machine.js';
+import { inputIds } from './inputs/input-actor.js';
+import type { TickReport } from './loop.js';
+import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeParts, type ModePlugins } from './mode.js';
 import { restoreInput } from './modes/context.js';
-import { AsyncHooks } from './modes/hooks.js';
+import { createModeMachine, type ModeOutput } from './modes/machine.js';
 import { realClock, type Clock } from './modes/types.js';
-import type { TickReport } from './cortex.js';
+
+/** The simulators an agent may start, by type (WebSim). */
+export interface SimulatorPlugins {
+  simulator(type: string): { create: SimulatorFactory } | undefined;
+  unknown(kind: 'simulator', type: string): string;
+}
 
 export interface AgentOptions {
   loaded: LoadedConfig;
+  /** The concrete plugins of this configuration (resolved before the agent is made). */
+  plugins: ModePlugins & SimulatorPlugins;
   /** The hosted or embedded service; without it model calls fail (tests of hooks and modes). */
   cloud?: CloudClient;
   bus?: AgentBus;
   logger?: Logger;
-  /** One clock for the mode machine, hook timeouts and the loops (a SimulatedClock in tests). */
+  /** One clock for the whole tree: mode timers, hook timeouts, loops (a SimulatedClock in tests). */
   clock?: Clock;
   /** Console connector output; default: nothing (the bus carries every action). */
   write?: (line: string) => void;
@@ -39,9 +45,9 @@ export interface AgentOptions {
   /** Budget of on_exit + on_shutdown hooks at stop (default 10 s), then of closing everything (default 5 s). */
   shutdownBudgetMs?: number;
   closeBudgetMs?: number;
-  createMcpHub?: ModeRuntimeDeps['createMcpHub'];
   maxToolRounds?: number;
-  /** XState inspection (the `--inspect` inspector). */
+  mcp?: McpOptions;
+  /** XState inspection (the `--inspect` inspector): sees the whole tree. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   onTick?: (mode: string, report: TickReport) => void;
 }
@@ -55,25 +61,35 @@ export interface AgentOutcome {
 
 type RootEvent = { type: 'agent.stop'; reason: string };
 
+/** Promises of asynchronous cleanups started by actors that stopped (a connector closing, a server shutting down). */
+class Cleanups {
+  private readonly pending = new Set<Promise<unknown>>();
+  track = (p: Promise<unknown>): void => {
+    const settled = p.catch(() => undefined).finally(() => this.pending.delete(settled));
+    this.pending.add(settled);
+  };
+  settled(): Promise<unknown> {
+    return Promise.allSettled([...this.pending]);
+  }
+}
+
 /**
- * A running agent. `start()` runs on_startup hooks and enters the first mode; `stop(reason)` runs
- * on_exit and on_shutdown hooks within `shutdownBudgetMs`, then stops every mode runtime and
- * simulator within `closeBudgetMs`; `done` resolves when all of it is over.
+ * A running agent: the root actor `agent` and its tree. `start()` runs on_startup hooks and enters the
+ * first mode; `stop(reason)` runs on_exit and on_shutdown hooks within `shutdownBudgetMs`, then waits
+ * at most `closeBudgetMs` for what the stopped actors were closing; `done` resolves when it is over.
  */
 export class Agent implements AgentControl {
   readonly bus: AgentBus;
   readonly configName: string;
   readonly config: LoadedConfig['config'];
   readonly done: Promise<AgentOutcome>;
-  private readonly actor: Actor<ReturnType<typeof buildRootMachine>>;
-  private readonly runtimes = new Map<string, ModeRuntime>();
-  private readonly pending = new Set<Promise<void>>();
-  private readonly sims: SimulatorHandle[] = [];
+  private readonly actor: Actor<AnyActorLogic>;
   private readonly logger: Logger;
+  private readonly cleanups = new Cleanups();
+  private readonly inputIdsOf = new Map<string, string[]>();
   private modeOutput: ModeOutput | null = null;
   private interactionLog: InteractionLog | undefined;
   private lastMode: string;
-  private closed = false;
 
   constructor(private readonly options: AgentOptions) {
     const { loaded } = options;
@@ -83,36 +99,56 @@ export class Agent implements AgentControl {
     this.logger = options.logger ?? log();
     this.lastMode = loaded.config.default_mode;
     const clock = options.clock ?? realClock;
+    const stateDir = options.stateDir ?? defaultStateDir();
     const store =
       options.memory === false || !loaded.config.mode_memory_enabled
         ? undefined
-        : (options.memory ?? fileModeMemory(modeMemoryPath(loaded.configName, options.stateDir ?? defaultStateDir()), (m) => this.logger.warn(m)));
-    const asyncHooks = new AsyncHooks();
-    const modeMachine = createModeMachine(
-      loaded.config,
-      {
-        clock,
-        logger: this.logger,
-        configName: loaded.configName,
-        memory: store ?? false,
-        ...(options.hooksDir ? { hooksDir: options.hooksDir } : {}),
-        speak: (text, signal, mode) => this.runtime(mode).then((rt) => speakThrough(rt, text, signal)),
-        dispatchAction: (label, value, signal, mode) => this.runtime(mode).then((rt) => runAction(rt, label, value, signal)),
-      },
-      asyncHooks,
-    );
+        : (options.memory ?? fileModeMemory(modeMemoryPath(loaded.configName, stateDir), (m) => this.logger.warn(m)));
+    for (const [name, mode] of Object.entries(loaded.config.modes)) this.inputIdsOf.set(name, inputIds(mode.agent_inputs.map((i) => i.type)));
+
+    const modeDeps: ModeActorDeps = {
+      loaded,
+      plugins: options.plugins,
+      bus: this.bus,
+      logger: this.logger,
+      clock,
+      ...(options.cloud ? { cloud: options.cloud } : {}),
+      stateDir,
+      write: options.write ?? (() => {}),
+      toolsForMode,
+      offerKeywords: (mode, text) => this.offerKeywords(mode, text),
+      onTick: (mode, report) => this.onTick(mode, report),
+      maxToolRounds: options.maxToolRounds ?? 3,
+      interactions: () => (this.interactionLog ??= createInteractionLog(stateDir, this.configName, { logger: this.logger })),
+      track: this.cleanups.track,
+      ...(options.mcp ? { mcp: options.mcp } : {}),
+    };
+    const modeMachine = createModeMachine(loaded.config, {
+      clock,
+      logger: this.logger,
+      configName: loaded.configName,
+      memory: store ?? false,
+      ...(options.hooksDir ? { hooksDir: options.hooksDir } : {}),
+      speak: (text, signal, mode) => this.actionOf(mode, 'speak').run(text, signal),
+      dispatchAction: (label, value, signal, mode) => this.actionOf(mode, label).run(value, signal),
+      modeLogic: (name) => createModeLogic(name, modeDeps),
+    });
     const root = buildRootMachine({
       modeMachine,
       modeInput: restoreInput(loaded.config, store),
       shutdownBudgetMs: options.shutdownBudgetMs ?? 10_000,
       closeBudgetMs: options.closeBudgetMs ?? 5_000,
-      close: () => this.closeAll(),
-      onLeaveModes: () => asyncHooks.abortAll(),
+      simulators: this.simulatorLogics(),
+      closeAll: async () => {
+        await this.cleanups.settled();
+        // Interactions of the last ticks reach the disk before the process ends (appends never throw).
+        await this.interactionLog?.flush();
+      },
+      drain: () => this.cleanups.settled(),
       onModesDone: (out) => (this.modeOutput = out),
     });
-    this.actor = createActor(root, { clock, ...(options.inspect ? { inspect: options.inspect } : {}) });
-    const modes = this.modesRef();
-    wireModeEvents(modes, this.bus, { onSnapshot: (s) => this.reconcile(s) });
+    this.actor = createActor(root, { clock, systemId: 'agent', ...(options.inspect ? { inspect: options.inspect } : {}) }) as Actor<AnyActorLogic>;
+    wireModeEvents(this.modesRef(), this.bus, { onSnapshot: (s) => (this.lastMode = s.context.mode) });
     this.done = new Promise<AgentOutcome>((resolve) => {
       this.actor.subscribe({
         complete: () => {
@@ -127,11 +163,10 @@ export class Agent implements AgentControl {
     });
   }
 
-  /** Starts the mode machine (on_startup hooks, then the first mode) and the simulators. */
+  /** Starts the tree: simulators, on_startup hooks, then the first mode. */
   start(): void {
     this.bus.emit({ type: 'agent.started', at: Date.now(), config: this.configName, mode: this.currentMode() });
     this.actor.start();
-    this.startSimulators();
   }
 
   /** Asks for a graceful stop; `done` resolves when it is over. Repeated calls are ignored. */
@@ -142,13 +177,18 @@ export class Agent implements AgentControl {
   }
 
   currentMode(): string {
-    const ref = this.modesRef();
-    return (ref?.getSnapshot() as ModeSnapshot | undefined)?.context.mode ?? this.lastMode;
+    return (this.modesRef()?.getSnapshot() as ModeSnapshot | undefined)?.context.mode ?? this.lastMode;
   }
 
-  /** True when the current mode's loop runs (its on_entry hooks are done). */
+  /** True when the current mode runs (its on_entry hooks are done, its inputs and loop are up). */
   get ready(): boolean {
-    return this.runtimes.get(this.currentMode())?.isRunning ?? false;
+    const snap = this.modesRef()?.getSnapshot() as (ModeSnapshot & { hasTag(t: string): boolean }) | undefined;
+    return snap?.status === 'active' && snap.hasTag('running');
+  }
+
+  /** The root actor (for inspection and tests that walk the tree). */
+  get root(): AnyActorRef {
+    return this.actor;
   }
 
   switchMode(mode: string, reason: string): Promise<{ ok: boolean; reason?: string }> {
@@ -167,144 +207,98 @@ export class Agent implements AgentControl {
     });
   }
 
+  /**
+   * Feeds typed text to the current mode's input that accepts typed text; false when the mode has
+   * none. Text typed while the mode is entering waits and is delivered when its inputs start.
+   */
   pushText(text: string): boolean {
-    return this.runtimes.get(this.currentMode())?.pushText(text) ?? false;
+    const mode = this.currentMode();
+    const modeConfig = this.config.modes[mode];
+    if (!modeConfig?.agent_inputs.some((i) => this.options.plugins.input(i.type)?.typedText === true)) return false;
+    const ref = this.modeActor(mode);
+    if (!ref) return false;
+    ref.send({ type: 'mode.text', text });
+    return true;
+  }
+
+  /** Sets context values for `context_aware` rules (WebSim, the fleet channel); inputs publish theirs themselves. */
+  setContext(values: Record<string, unknown>): void {
+    this.modesRef()?.send({ type: 'context.update', values });
   }
 
   private modesRef(): AnyActorRef {
     return this.actor.getSnapshot().children.modes as AnyActorRef;
   }
 
-  private deps(): ModeRuntimeDeps {
-    const o = this.options;
-    return {
-      loaded: o.loaded,
-      bus: this.bus,
-      logger: this.logger,
-      clock: o.clock ?? realClock,
-      ...(o.cloud ? { cloud: o.cloud } : {}),
-      stateDir: o.stateDir ?? defaultStateDir(),
-      write: o.write ?? (() => {}),
-      createActionHandle,
-      toolsForMode,
-      createMcpHub: o.createMcpHub ?? ((d) => createMcpHub({ logger: d.logger, bus: d.bus })),
-      keywords: (mode, text) => this.offerKeywords(mode, text),
-      onTick: (mode, report) => {
-        this.bus.emit({
-          type: 'tick',
-          at: report.startedAt,
-          mode,
-          n: report.seq,
-          late_skipped: report.skipped,
-          lateness_ms: Math.round(report.latenessMs * 1000) / 1000,
-          called_model: report.calledModel,
-        });
-        if (report.error !== undefined && !(report.error instanceof Error && report.error.name === 'AbortError')) {
-          this.bus.emit({ type: 'error', at: report.endedAt, source: 'tick', message: describeError(report.error) });
-        }
-        o.onTick?.(mode, report);
-      },
-      maxToolRounds: o.maxToolRounds ?? 3,
-      interactions: () =>
-        (this.interactionLog ??= createInteractionLog(o.stateDir ?? defaultStateDir(), this.configName, { logger: this.logger })),
-    };
+  private modeActor(mode: string): AnyActorRef | undefined {
+    return (this.modesRef()?.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> } | undefined)?.children?.[`mode:${mode}`];
   }
 
-  /** The runtime of `mode` (created when first needed), for hooks that speak or run actions. */
-  private runtime(mode: string): Promise<ModeRuntime> {
-    return Promise.resolve(this.runtimeOf(mode));
+  /** The running parts of `mode` (its actions), or none when the mode actor is not running. */
+  private partsOf(mode: string): ModeParts | undefined {
+    const ref = this.modeActor(mode);
+    const config = this.config.modes[mode];
+    return ref && config ? modeParts(ref, modeActions(config), this.inputIdsOf.get(mode) ?? []) : undefined;
   }
 
-  private runtimeOf(mode: string): ModeRuntime {
-    let rt = this.runtimes.get(mode);
-    if (!rt || this.closed) {
-      rt = new ModeRuntime(mode, this.deps());
-      if (!this.closed) this.runtimes.set(mode, rt);
-    }
-    return rt;
+  /** The action `label` (llm_label, else name) of `mode`, for hooks; throws a clear error when it is absent. */
+  private actionOf(mode: string, label: string) {
+    const handle = this.partsOf(mode)?.handle(label);
+    if (!handle) throw new Error(`mode ${mode} has no ${label === 'speak' ? 'speak action' : `action "${label}"`} running`);
+    return handle;
   }
 
   /** Sends the tick's final texts to the mode machine; true when a keyword transition fired. */
   private offerKeywords(mode: string, text: string): boolean {
     const ref = this.modesRef();
-    const before = ref.getSnapshot() as ModeSnapshot;
-    if (!isActive(before, mode)) return true;
+    if (!isActive(ref.getSnapshot() as never, mode)) return true;
     ref.send({ type: 'input.text', text });
-    return !isActive(ref.getSnapshot() as ModeSnapshot, mode);
+    return !isActive(ref.getSnapshot() as never, mode);
   }
 
-  /**
-   * Follows the mode machine: action handles live while their mode is current (hooks of entry, exit
-   * and shutdown use them); inputs, model, tool servers and loop run while the mode is active or
-   * running its on_timeout hooks, and stop as soon as it starts exiting.
-   */
-  private reconcile(s: ModeSnapshot): void {
-    if (this.closed) return;
-    const mode = s.context.mode;
-    this.lastMode = mode;
-    for (const [name, rt] of this.runtimes) {
-      if (name !== mode) {
-        this.runtimes.delete(name);
-        this.track(rt.stop());
-      }
+  private onTick(mode: string, report: TickReport): void {
+    this.bus.emit({
+      type: 'tick',
+      at: report.startedAt,
+      mode,
+      n: report.seq,
+      late_skipped: report.skipped,
+      lateness_ms: Math.round(report.latenessMs * 1000) / 1000,
+      called_model: report.calledModel,
+    });
+    if (report.error !== undefined && !(report.error instanceof Error && report.error.name === 'AbortError')) {
+      this.bus.emit({ type: 'error', at: report.endedAt, source: 'tick', message: describeError(report.error) });
     }
-    const rt = this.runtimeOf(mode);
-    rt.actions();
-    const sub = typeof s.value === 'object' ? (s.value as Record<string, string>)[mode] : undefined;
-    if (s.status === 'active' && (sub === 'active' || sub === 'timingOut')) rt.start();
-    else this.track(rt.stopRunning());
+    this.options.onTick?.(mode, report);
   }
 
-  private track(p: Promise<void>): void {
-    this.pending.add(p);
-    void p.finally(() => this.pending.delete(p));
-  }
-
-  private startSimulators(): void {
+  /** One `sim:<type>` actor per simulator type listed by any mode; each is one instance for the whole agent. */
+  private simulatorLogics(): Array<{ id: string; logic: AnyActorLogic }> {
     const seen = new Map<string, unknown>();
     for (const mode of Object.values(this.config.modes)) for (const sim of mode.simulators) if (!seen.has(sim.type)) seen.set(sim.type, sim.config);
-    for (const [type, config] of seen) {
-      const spec = simulatorRegistry.get(type);
-      try {
-        if (!spec) throw new Error(simulatorRegistry.unknownMessage(type));
-        const handle = (spec.create as SimulatorFactory)(config ?? {}, { agent: this, logger: this.logger.child({ simulator: type }) });
-        this.sims.push(handle);
-        handle.start().catch((err) => this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message: describeError(err) }));
-      } catch (err) {
-        this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message: `simulator ${type} not started: ${describeError(err)}` });
-      }
-    }
-  }
-
-  /** Stops every runtime and simulator; the root machine bounds how long this may take. */
-  private async closeAll(): Promise<void> {
-    this.closed = true;
-    const stops = [...this.runtimes.values()].map((rt) => rt.stop());
-    this.runtimes.clear();
-    stops.push(...this.pending, ...this.sims.map((s) => s.stop()));
-    // Interactions of the last ticks reach the disk before the process ends (appends never throw).
-    if (this.interactionLog) stops.push(Promise.allSettled([...stops]).then(() => this.interactionLog!.flush()));
-    const results = await Promise.allSettled(stops);
-    for (const r of results) if (r.status === 'rejected') this.logger.warn(`while stopping: ${describeError(r.reason)}`);
+    return [...seen].map(([type, config]) => ({
+      id: `sim:${type}`,
+      logic: fromCallback(() => {
+        const report = (message: string) => this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message });
+        let handle: SimulatorHandle | undefined;
+        try {
+          const spec = this.options.plugins.simulator(type);
+          if (!spec) throw new Error(this.options.plugins.unknown('simulator', type));
+          handle = spec.create(config ?? {}, { agent: this, logger: this.logger.child({ simulator: type }) });
+          handle.start().catch((err) => report(describeError(err)));
+        } catch (err) {
+          report(`simulator ${type} not started: ${describeError(err)}`);
+        }
+        return () => {
+          if (handle) this.cleanups.track(handle.stop());
+        };
+      }),
+    }));
   }
 }
 
-function isActive(s: ModeSnapshot, mode: string): boolean {
-  return s.status === 'active' && typeof s.value === 'object' && (s.value as Record<string, string>)[mode] === 'active';
-}
-
-async function speakThrough(rt: ModeRuntime, text: string, signal: AbortSignal): Promise<void> {
-  const handles = rt.actions();
-  const speak = handles.find((h) => h.entry.llm_label === 'speak') ?? handles.find((h) => h.entry.name === 'speak');
-  if (!speak) throw new Error(`mode ${rt.name} has no speak action`);
-  await speak.run(text, signal);
-}
-
-async function runAction(rt: ModeRuntime, label: string, value: unknown, signal: AbortSignal): Promise<void> {
-  const handles = rt.actions();
-  const handle = handles.find((h) => h.entry.llm_label === label) ?? handles.find((h) => h.entry.name === label);
-  if (!handle) throw new Error(`mode ${rt.name} has no action "${label}"`);
-  await handle.run(value, signal);
+function isActive(s: ModeSnapshot & { hasTag(t: string): boolean }, mode: string): boolean {
+  return s.status === 'active' && s.context.mode === mode && s.hasTag('active');
 }
 
 interface RootParts {
@@ -312,55 +306,71 @@ interface RootParts {
   modeInput: ReturnType<typeof restoreInput>;
   shutdownBudgetMs: number;
   closeBudgetMs: number;
-  close: () => Promise<void>;
-  onLeaveModes: () => void;
+  simulators: Array<{ id: string; logic: AnyActorLogic }>;
+  /** Waits for the cleanups of the stopped modes and flushes the interaction log. */
+  closeAll: () => Promise<unknown>;
+  /** Waits for the cleanups of the simulators. */
+  drain: () => Promise<unknown>;
   onModesDone: (out: ModeOutput) => void;
 }
 
 /**
- * live (the mode machine runs) -> closing (runtimes and simulators stop) -> stopped. `agent.stop`
- * sends `agent.shutdown` to the mode machine; its hooks get `shutdownBudgetMs`, after which the
- * mode machine is stopped (aborting the hooks still running); closing gets `closeBudgetMs`.
+ * up { live (the mode machine runs) -> closing (what the stopped modes close) } -> draining (what
+ * the simulators close) -> stopped. `agent.stop` sends `agent.shutdown` to the mode machine; its
+ * hooks get `shutdownBudgetMs`, after which the mode machine is stopped (stopping every actor of
+ * every mode, which aborts hooks, model calls and commands); closing gets `closeBudgetMs`, and so
+ * does draining. Simulators live through `up`, so they show the shutdown hooks.
  */
 function buildRootMachine(p: RootParts) {
+  const sims = Object.fromEntries(p.simulators.map((s) => [s.id, s.logic]));
   return setup({
     types: { context: {} as { reason: string | null }, events: {} as RootEvent },
-    actors: { modes: p.modeMachine, closeAll: fromPromise(() => p.close()) },
+    actors: { modes: p.modeMachine, closeAll: fromPromise(() => p.closeAll()), drain: fromPromise(() => p.drain()), ...sims },
     delays: { shutdownBudget: p.shutdownBudgetMs, closeBudget: p.closeBudgetMs },
     actions: {
-      leaveModes: () => p.onLeaveModes(),
       keepOutput: (_, out: ModeOutput) => p.onModesDone(out),
     },
   }).createMachine({
     id: 'agent',
     context: { reason: null },
-    initial: 'live',
+    initial: 'up',
     states: {
-      live: {
-        exit: 'leaveModes',
-        invoke: {
-          id: 'modes',
-          systemId: 'modes',
-          src: 'modes',
-          input: p.modeInput,
-          onDone: { target: 'closing', actions: { type: 'keepOutput', params: ({ event }) => event.output as ModeOutput } },
-          onError: { target: 'closing', actions: { type: 'keepOutput', params: ({ event }) => ({ ok: false, reason: describeError(event.error), mode: '' }) } },
-        },
-        initial: 'running',
+      up: {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        invoke: p.simulators.map((s) => ({ id: s.id, src: s.id as any })),
+        initial: 'live',
         states: {
-          running: {
-            on: { 'agent.stop': { target: 'shuttingDown', actions: [assign({ reason: ({ event }) => event.reason }), sendTo('modes', { type: 'agent.shutdown' })] } },
+          live: {
+            tags: ['live'],
+            invoke: {
+              id: 'modes',
+              systemId: 'modes',
+              src: 'modes',
+              input: p.modeInput,
+              onDone: { target: 'closing', actions: { type: 'keepOutput', params: ({ event }) => event.output as ModeOutput } },
+              onError: { target: 'closing', actions: { type: 'keepOutput', params: ({ event }) => ({ ok: false, reason: describeError(event.error), mode: '' }) } },
+            },
+            initial: 'running',
+            states: {
+              running: {
+                on: { 'agent.stop': { target: 'shuttingDown', actions: [assign({ reason: ({ event }) => event.reason }), sendTo('modes', { type: 'agent.shutdown' })] } },
+              },
+              shuttingDown: { tags: ['stopping'], after: { shutdownBudget: '#agent.up.closing' } },
+            },
           },
-          shuttingDown: { after: { shutdownBudget: '#agent.closing' } },
+          closing: {
+            tags: ['stopping'],
+            invoke: { src: 'closeAll', onDone: '#agent.draining', onError: '#agent.draining' },
+            after: { closeBudget: '#agent.draining' },
+          },
         },
       },
-      closing: {
-        invoke: { src: 'closeAll', onDone: 'stopped', onError: 'stopped' },
+      draining: {
+        tags: ['stopping'],
+        invoke: { src: 'drain', onDone: 'stopped', onError: 'stopped' },
         after: { closeBudget: 'stopped' },
       },
       stopped: { type: 'final' },
     },
   });
 }
-
-export type McpHubFactory = (deps: { logger: Logger; bus: AgentBus; mode: string }) => McpHub;

@@ -1,5 +1,5 @@
 // Benchmark: period error and drift of the cortex loop (fixed schedule) at 10 and 100 Hz against a sleep-after-tick loop, run side by side.
-import { startCortexLoop } from '../dist/actors/cortex.js';
+import { startCortexLoop } from '../dist/actors/loop.js';
 
 const arg = process.argv.indexOf('--seconds');
 const SECONDS = arg > 0 ? Number(process.argv[arg + 1]) : 60;

@@ -1,8 +1,9 @@
 // Benchmark: runtime overhead of one tick (10 inputs, 5 actions, an instant model) over the bare model call, measured in the same run.
 import { EMPTY } from 'rxjs';
 import { pino } from 'pino';
-import { runTick } from '../dist/actors/cortex/tick.js';
-import { createActionHandle } from '../dist/actors/actions/handle.js';
+import { runTick } from '../dist/actors/tick.js';
+import { createActionHandle } from '../dist/actors/actions/action.js';
+import { actions as actionSpecs } from '../dist/src/plugins.js';
 import { AgentBus } from '../dist/src/cortex/events.js';
 import { toolsForMode } from '../dist/src/cortex/tools.js';
 
@@ -20,7 +21,7 @@ const actionEntries = [
 ].map(([name, llm_label]) => ({ name, llm_label, connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false }));
 const mode = { system_prompt_base: 'You are a robot.', agent_actions: actionEntries, hertz: 100 };
 const config = { system_governance: 'Obey the laws.', system_prompt_examples: 'Say hello.', system_prompt_base: '' };
-const handles = actionEntries.map((e) => createActionHandle(e, { logger, bus, mode: 'bench', stateDir: '/tmp', write: () => {} }));
+const handles = actionEntries.map((e) => createActionHandle(e, actionSpecs.get(e.name), { logger, bus, mode: 'bench', stateDir: '/tmp', write: () => {} }));
 
 let seq = 0;
 const inputs = Array.from({ length: 10 }, (_, i) => ({

@@ -11,6 +11,8 @@ export interface PluginInfo {
   description: string;
   /** Validates the entry's `config` block before anything starts. */
   schema: z.ZodType;
+  /** Inputs only: the input accepts typed text (the terminal's and WebSim's text box reach the mode through it). */
+  typedText?: boolean;
 }
 
 export interface PluginSpec<Factory> extends PluginInfo {

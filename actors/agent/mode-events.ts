@@ -46,6 +46,7 @@ export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, hooks: { onSnaps
       handler_type: e.handler,
       ok: e.ok,
       ...(e.error !== undefined ? { error: e.error } : {}),
+      ...(e.cancelled ? { cancelled: true } : {}),
       duration_ms: e.duration_ms,
     }),
   );

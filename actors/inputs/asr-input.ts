@@ -1,12 +1,12 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
-import { EMPTY, Observable, catchError } from 'rxjs';
+import { EMPTY, Observable, Subject, catchError } from 'rxjs';
 import { z } from 'zod';
-import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import type { InputContext, InputFactory, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
 import type { PluginSpec } from '../../src/plugin-registry.js';
 import { CortexError, describeError } from '../../src/errors.js';
 import { chunkPcm } from '../../src/pipelines/pcm-chunker.js';
 import { MicrophoneConfigSchema, createMicrophone, type Microphone } from '../../devices/microphone.js';
-import { startAsrStream, type SpeakerControl } from '../streams/asr-stream.js';
+import { asrSession, type AsrSession, type SpeakerControl } from '../streams/asr-stream.js';
 import { linkFromAsrSession, type LinkConnector } from '../streams/link.js';
 import type { SessionTiming } from '../streams/session-machine.js';
 import { BufferedInput, CommonInputFields, InputSetupError } from './buffered-input.js';
@@ -53,20 +53,44 @@ export interface AsrInputDeps {
   connect: LinkConnector;
   microphone: Microphone;
   speaker?: SpeakerControl;
-  ctx?: Pick<InputContext, 'logger' | 'signal'>;
+  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'reportStream'>>;
+}
+
+/** The recognition socket stopped for good (a refused key, a policy close): retrying cannot help. */
+export class StreamStoppedError extends CortexError {
+  readonly fatal = true;
+  constructor(code: string, message: string) {
+    super(code, message);
+    this.name = 'StreamStoppedError';
+  }
+}
+
+/** What the input says in the prompt while its socket is not streaming. */
+export function healthOf(state: string): string | undefined {
+  if (state === 'streaming') return undefined;
+  if (state === 'failed') return 'stopped';
+  return state === 'connecting' ? 'connecting' : 'reconnecting';
 }
 
 /**
- * Listening starts the microphone and the ASR stream actor (one socket, reconnected by the actor);
- * unsubscribing or `stop()` ends both. Partials are `final: false` messages, finals `final: true`
- * (they wake the loop). The buffer keeps finals only, formatted as one `Voice: ...` line holding the
- * utterances since the last tick, which the offline rule-based model recognises as speech.
- * A fatal session error (401, policy close) ends the raw stream with that reason.
+ * Its socket session runs as the input actor's child `stream:asr` (`stream`); listening starts the
+ * microphone, whose audio waits in the session's ring until a socket is open. Partials are
+ * `final: false` messages, finals `final: true` (they wake the loop). The buffer keeps finals only,
+ * formatted as one `Voice: ...` line holding the utterances since the last tick, which the offline
+ * rule-based model recognises as speech. A microphone failure ends the raw stream (the input actor
+ * restarts the input with its backoff); a fatal session error (401, policy close) ends it with
+ * StreamStoppedError (no restart). Every state of the socket is reported (`reportStream`) and, while
+ * it is not streaming, the prompt says so once.
  */
 export class AsrInput extends BufferedInput<AsrRaw> {
+  readonly stream: NonNullable<InputPlugin['stream']>;
+  private readonly session: AsrSession;
+  private readonly events$ = new Subject<AsrRaw>();
+  private lastUtteranceAt: number | undefined;
+
   constructor(
     type: string,
-    private readonly config: AsrConfig,
+    config: AsrConfig,
     private readonly deps: AsrInputDeps,
   ) {
     super({
@@ -78,47 +102,75 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       ...(deps.ctx?.logger ? { logger: deps.ctx.logger } : {}),
       ...(deps.ctx?.signal ? { signal: deps.ctx.signal } : {}),
     });
+    const { microphone } = deps;
+    const audio$ = microphone.pcm().pipe(
+      chunkPcm({ rate: microphone.rate, periodMs: config.chunk_ms }),
+      catchError((err: unknown) => {
+        this.events$.error(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));
+        return EMPTY;
+      }),
+    );
+    const timing: Partial<SessionTiming> = { connectTimeoutMs: config.connect_timeout_ms, backoffMaxMs: config.backoff_max_ms };
+    this.session = asrSession({
+      connect: deps.connect,
+      audio$,
+      rate: microphone.rate,
+      ringMs: config.ring_ms,
+      timing,
+      ...(deps.speaker ? { speaker: deps.speaker } : {}),
+      allowInterruption: config.allow_interruption ?? config.enable_tts_interrupt ?? false,
+    });
+    this.stream = { kind: 'asr', input: this.session.input, onEvent: (e) => this.onSessionEvent(e) };
+  }
+
+  /** Audio the session's ring dropped or sent (for metrics and tests). */
+  get pump() {
+    return this.session.pump;
   }
 
   protected source(): Observable<AsrRaw> {
     return new Observable<AsrRaw>((subscriber) => {
-      const { microphone } = this.deps;
-      const rate = microphone.rate;
-      const audio$ = microphone.pcm().pipe(
-        chunkPcm({ rate, periodMs: this.config.chunk_ms }),
-        catchError((err: unknown) => {
-          subscriber.error(new CortexError('microphone_failed', `${this.type}: microphone stopped: ${describeError(err)}`, { cause: err }));
-          return EMPTY;
-        }),
-      );
-      const timing: Partial<SessionTiming> = { connectTimeoutMs: this.config.connect_timeout_ms, backoffMaxMs: this.config.backoff_max_ms };
-      const stream = startAsrStream({
-        connect: this.deps.connect,
-        audio$,
-        rate,
-        ringMs: this.config.ring_ms,
-        timing,
-        ...(this.deps.speaker ? { speaker: this.deps.speaker } : {}),
-        allowInterruption: this.config.allow_interruption ?? this.config.enable_tts_interrupt ?? false,
-        systemId: `input.${this.type}`,
-      });
-      const subs = [
-        stream.actor.on('asr.partial', (e) => subscriber.next({ kind: 'partial', text: String(e.text), at: Date.now() })),
-        stream.actor.on('asr.final', (e) => subscriber.next({ kind: 'final', text: String(e.text), at: Date.now() })),
-        stream.actor.on('asr.error', (e) => this.logger?.warn({ input: this.type, message: e.message }, 'recognition error')),
-        stream.actor.on('asr.state', (e) => this.logger?.debug({ input: this.type, state: e.state, error: e.error }, 'recognition socket')),
-        stream.actor.on('asr.failed', (e) =>
-          subscriber.error(new CortexError('asr_failed', `${this.type}: recognition stopped: ${String(e.reason)}`)),
-        ),
-      ];
+      const sub = this.events$.subscribe(subscriber);
+      this.session.start();
       return () => {
-        for (const s of subs) s.unsubscribe();
-        stream.stop();
+        sub.unsubscribe();
+        this.session.stop();
       };
     });
   }
 
-  rawToText(raw: AsrRaw): InputMessage | undefined {
+  private onSessionEvent(e: { type: string; [k: string]: unknown }): void {
+    const at = Date.now();
+    if (e.type === 'asr.partial') this.events$.next({ kind: 'partial', text: String(e.text), at });
+    else if (e.type === 'asr.final') {
+      this.lastUtteranceAt = at;
+      this.events$.next({ kind: 'final', text: String(e.text), at });
+      this.deps.ctx?.publishContext?.({ last_utterance_at: at });
+    } else if (e.type === 'asr.error') this.logger?.warn({ input: this.type, message: e.message }, 'recognition error');
+    else if (e.type === 'asr.state') {
+      const state = String(e.state) as StreamReport['state'];
+      const health = healthOf(state);
+      if (health) this.unavailable(health);
+      else this.available();
+      this.deps.ctx?.reportStream?.({
+        state,
+        ...(typeof e.attempt === 'number' ? { attempt: e.attempt } : {}),
+        ...(typeof e.delayMs === 'number' ? { delay_ms: e.delayMs } : {}),
+        ...(typeof e.error === 'string' ? { reason: e.error } : {}),
+      });
+    } else if (e.type === 'asr.failed') {
+      this.unavailable('stopped');
+      this.deps.ctx?.reportStream?.({ state: 'failed', reason: String(e.reason) });
+      this.events$.error(new StreamStoppedError('asr_failed', `${this.type}: recognition stopped: ${String(e.reason)}`));
+    }
+  }
+
+  /** When the last final transcript arrived (ms since the epoch), if any. */
+  get lastUtterance(): number | undefined {
+    return this.lastUtteranceAt;
+  }
+
+  protected toMessage(raw: AsrRaw): InputMessage | undefined {
     const text = raw.text.trim();
     return text ? { timestamp: raw.at, text, final: raw.kind === 'final' } : undefined;
   }

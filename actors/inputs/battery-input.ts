@@ -1,7 +1,7 @@
 // BatteryInput: charge and status read from Linux power_supply in sysfs (path configurable), as the "Battery: ..." prompt line.
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Observable, asyncScheduler, distinctUntilChanged, exhaustMap, from, timer, type SchedulerLike } from 'rxjs';
+import { Observable, asyncScheduler, distinctUntilChanged, exhaustMap, from, tap, timer, type SchedulerLike } from 'rxjs';
 import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import type { PluginSpec } from '../../src/plugin-registry.js';
@@ -86,7 +86,8 @@ export async function readBattery(root: string, device: string): Promise<Battery
 /**
  * Listening reads the battery at once and then every `poll_seconds`; a reading is emitted only when
  * the percentage or status changed (an idle robot does not re-read the same line). The buffer keeps
- * the newest. A low battery (at or below `low_percent`, not charging) is a final message.
+ * the newest. A low battery (at or below `low_percent`, not charging) is a final message. Each
+ * change is published as context: `battery_percent`, `battery_status`, `battery_charging`, `battery_low`.
  */
 export class BatteryInput extends BufferedInput<BatteryReading> {
   /** Completed reads of the sysfs files (changed or not). */
@@ -94,7 +95,7 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
 
   constructor(
     private readonly config: BatteryInputConfig,
-    ctx?: Pick<InputContext, 'logger' | 'signal'>,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
     private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     super({
@@ -118,6 +119,15 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
     return timer(0, this.config.poll_seconds * 1000, this.scheduler).pipe(
       exhaustMap(() => from(read())),
       distinctUntilChanged((a, b) => a.percent === b.percent && a.status === b.status),
+      // Context for `context_aware` rules (for example: battery_percent below 20 switches to a charging mode).
+      tap((r) =>
+        this.ctx?.publishContext?.({
+          battery_percent: r.percent,
+          battery_status: r.status,
+          battery_charging: r.status === 'Charging' || r.status === 'Full',
+          battery_low: this.isLow(r),
+        }),
+      ),
     );
   }
 
@@ -125,7 +135,7 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
     return r.percent <= this.config.low_percent && r.status !== 'Charging' && r.status !== 'Full';
   }
 
-  rawToText(r: BatteryReading): InputMessage {
+  protected toMessage(r: BatteryReading): InputMessage {
     const details = [r.status, ...(r.volts !== undefined ? [`${r.volts} V`] : []), ...(this.isLow(r) ? ['low'] : [])];
     return { timestamp: r.at, text: `${r.percent}% (${details.join(', ')})`, final: this.isLow(r) };
   }

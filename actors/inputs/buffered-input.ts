@@ -1,5 +1,5 @@
 // The shared half of every device/socket input plugin: one shared raw stream, poll, a bounded message buffer, formatting and stop.
-import { Observable, Subject, defer, filter, firstValueFrom, share, takeUntil, tap } from 'rxjs';
+import { Observable, Subject, defer, filter, firstValueFrom, share, takeUntil } from 'rxjs';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { InputMessage, InputPlugin } from '../../src/cortex/input.js';
@@ -37,10 +37,15 @@ export interface BufferedInputOptions {
 }
 
 /**
- * Subclasses give the cold raw source and `rawToText`. Listening: the first subscriber starts the
+ * Subclasses give the cold raw source and `toMessage`. Listening: the first subscriber starts the
  * source (device or socket), the last unsubscribe or `stop()` releases it; every subscriber sees the
- * same events. Messages produced while listening are buffered (bounded, oldest dropped and counted)
- * until `formattedLatestBuffer()` takes them.
+ * same events. `rawToText` converts a raw event once and buffers the message (bounded, oldest
+ * dropped and counted) until `formattedLatestBuffer()` takes it, as the spec's RawToText does: the
+ * input actor calls it once per raw event.
+ *
+ * Health: an input whose source is down (`unavailable(reason)`) says so once in its formatted buffer
+ * (`Voice: not available (reconnecting)`), so the model can tell a deaf robot from a quiet room; it
+ * says nothing more until it is back (`available()`).
  */
 export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
   readonly type: string;
@@ -53,6 +58,8 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
   private raw$: Observable<Raw> | undefined;
   private buffer: InputMessage[] = [];
   private stopped = false;
+  /** Why the source is down, and whether the prompt was told already. */
+  private down: { reason: string; told: boolean } | undefined;
 
   constructor(options: BufferedInputOptions) {
     this.options = options;
@@ -65,7 +72,25 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
   /** The cold raw stream: subscribing opens the device or socket, unsubscribing releases it. */
   protected abstract source(): Observable<Raw>;
 
-  abstract rawToText(raw: Raw): InputMessage | undefined;
+  /** Converts one raw event to a message (undefined when it carries no text); no side effects. */
+  protected abstract toMessage(raw: Raw): InputMessage | undefined;
+
+  /** RawToText: converts one raw event and buffers the message for the prompt. */
+  rawToText(raw: Raw): InputMessage | undefined {
+    const message = this.toMessage(raw);
+    if (message) this.remember(message);
+    return message;
+  }
+
+  /** The source is down for `reason`: the next formatted buffer says so once. */
+  protected unavailable(reason: string): void {
+    if (this.down?.reason !== reason) this.down = { reason, told: false };
+  }
+
+  /** The source is back. */
+  protected available(): void {
+    this.down = undefined;
+  }
 
   /** Formats the buffered messages (oldest first); default: one `Descriptor: text` line per message. */
   protected format(messages: InputMessage[]): string {
@@ -76,14 +101,7 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
   protected async release(): Promise<void> {}
 
   listen(): Observable<Raw> {
-    this.raw$ ??= defer(() => this.source()).pipe(
-      tap((raw) => {
-        const message = this.rawToText(raw);
-        if (message) this.remember(message);
-      }),
-      takeUntil(this.stop$),
-      share(),
-    );
+    this.raw$ ??= defer(() => this.source()).pipe(takeUntil(this.stop$), share());
     return this.raw$;
   }
 
@@ -109,10 +127,13 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
   }
 
   formattedLatestBuffer(): string | undefined {
-    if (this.buffer.length === 0) return undefined;
+    const health = this.down && !this.down.told ? `${this.descriptor}: not available (${this.down.reason})` : undefined;
+    if (this.down) this.down.told = true;
+    if (this.buffer.length === 0) return health;
     const messages = this.buffer;
     this.buffer = [];
-    return this.format(messages);
+    const text = this.format(messages);
+    return health ? `${health}\n${text}` : text;
   }
 
   async stop(): Promise<void> {

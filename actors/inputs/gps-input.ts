@@ -95,7 +95,7 @@ export class GpsInput extends BufferedInput<GpsRaw> {
   constructor(
     config: GpsInputConfig,
     private readonly serial: SerialLine,
-    ctx?: Pick<InputContext, 'logger' | 'signal'>,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
   ) {
     super({
       type: 'GpsInput',
@@ -121,11 +121,28 @@ export class GpsInput extends BufferedInput<GpsRaw> {
       tap((r) => {
         const { fix, lat, lon, altitudeM } = r.state;
         if (fix && lat !== undefined && lon !== undefined) gpsPositions.publish({ lat, lon, ...(altitudeM !== undefined ? { altitudeM } : {}), at: r.at });
+        this.publish(r.state);
       }),
     );
   }
 
-  rawToText(raw: GpsRaw): InputMessage | undefined {
+  private published = '';
+
+  /** Context for `context_aware` rules when the fix or the position (to 1e-6 degree) changed: gps_fix, latitude, longitude, altitude_m. */
+  private publish(s: GpsState): void {
+    const values: Record<string, unknown> = { gps_fix: s.fix };
+    if (s.fix && s.lat !== undefined && s.lon !== undefined) {
+      values.latitude = Number(s.lat.toFixed(6));
+      values.longitude = Number(s.lon.toFixed(6));
+      if (s.altitudeM !== undefined) values.altitude_m = s.altitudeM;
+    }
+    const key = JSON.stringify(values);
+    if (key === this.published) return;
+    this.published = key;
+    this.ctx?.publishContext?.(values);
+  }
+
+  protected toMessage(raw: GpsRaw): InputMessage | undefined {
     return { timestamp: raw.at, text: describeGps(raw.state), final: false };
   }
 }

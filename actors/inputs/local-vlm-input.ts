@@ -1,12 +1,12 @@
 // LocalVLMInput: faces and motion described on the robot with OpenCV (no network); the newest description becomes the "Vision: ..." line.
-import { Observable, defer, finalize, from, map, switchMap } from 'rxjs';
+import { Observable, defer, finalize, from, map, switchMap, tap } from 'rxjs';
 import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import type { PluginSpec } from '../../src/plugin-registry.js';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';
 import { latestWins, type LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { consumeFrame, releaseFrame, type Frame } from '../../src/pipelines/frame.js';
-import { VisionAnalyser, describe, type FrameAnalysis } from '../../src/vision/analyse.js';
+import { VisionAnalyser, describe, visionContext, type FrameAnalysis } from '../../src/vision/analyse.js';
 import { CameraConfigSchema, createCamera, type Camera } from '../../devices/camera.js';
 import { BufferedInput, CommonInputFields } from './buffered-input.js';
 
@@ -39,7 +39,7 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   constructor(
     private readonly config: LocalVLMInputConfig,
     private readonly camera: Camera,
-    ctx?: Pick<InputContext, 'logger' | 'signal'>,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
   ) {
     super({
       type: 'LocalVLMInput',
@@ -66,10 +66,22 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
         ),
       ),
       map(({ analysis, at }) => ({ text: describe(analysis), analysis, at })),
+      tap((raw) => this.publish(raw.analysis)),
     );
   }
 
-  rawToText(raw: LocalVisionRaw): InputMessage | undefined {
+  private published = '';
+
+  /** Context for `context_aware` rules when it changes: `faces` (how many are seen) and `motion` (none, slight, strong). */
+  private publish(a: FrameAnalysis): void {
+    const values = visionContext(a.faces.length, a.motion);
+    const key = JSON.stringify(values);
+    if (key === this.published) return;
+    this.published = key;
+    this.ctx?.publishContext?.(values);
+  }
+
+  protected toMessage(raw: LocalVisionRaw): InputMessage | undefined {
     return { timestamp: raw.at, text: raw.text, final: false };
   }
 }

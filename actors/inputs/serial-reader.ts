@@ -67,7 +67,7 @@ export class SerialReader extends BufferedInput<string> {
     return this.serial.lines();
   }
 
-  rawToText(raw: string): InputMessage | undefined {
+  protected toMessage(raw: string): InputMessage | undefined {
     const text = raw.trim().slice(0, this.config.max_line_length);
     return text ? { timestamp: Date.now(), text, final: false } : undefined;
   }

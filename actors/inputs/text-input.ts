@@ -2,9 +2,10 @@
 import { createReadStream, existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { createInterface } from 'node:readline';
-import { Observable, Subject, filter, firstValueFrom, map, share, takeUntil } from 'rxjs';
+import { Observable, Subject, filter, map, merge, tap } from 'rxjs';
 import { z } from 'zod';
-import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
+import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import { BufferedInput } from './buffered-input.js';
 import type { PluginSpec } from '../../src/plugin-registry.js';
 
 export const TextInputOptions = z.looseObject({
@@ -53,100 +54,103 @@ function fifoLines(path: string): Observable<string> {
   });
 }
 
+/**
+ * The server of each socket path, until its close is done. Closing a unix socket server unlinks its
+ * path when the close completes (libuv), which would delete the socket of a newer server bound to the
+ * same path meanwhile (two modes that both listen there, one stopping as the other starts, in either
+ * order): a new server binds only once the previous one at that path has closed.
+ */
+const holders = new Map<string, Promise<void>>();
+
 /** Lines from clients of a unix socket server at `path` (removed on stop). */
 function socketLines(path: string): Observable<string> {
   return new Observable<string>((sub) => {
-    if (existsSync(path)) rmSync(path);
-    const server: Server = createServer((conn) => {
-      const rl = createInterface({ input: conn, crlfDelay: Infinity });
-      rl.on('line', (line) => sub.next(line));
-      conn.on('error', () => conn.destroy());
-    });
-    server.on('error', (err) => sub.error(err));
-    server.listen(path);
+    let server: Server | undefined;
+    let stopped = false;
+    const conns = new Set<import('node:net').Socket>();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const previous = holders.get(path) ?? Promise.resolve();
+    holders.set(path, held);
+    const open = () => {
+      if (stopped) return release();
+      if (existsSync(path)) rmSync(path);
+      server = createServer((conn) => {
+        conns.add(conn);
+        const rl = createInterface({ input: conn, crlfDelay: Infinity });
+        rl.on('line', (line) => sub.next(line));
+        conn.on('error', () => conn.destroy());
+        conn.on('close', () => conns.delete(conn));
+      });
+      server.on('error', (err) => sub.error(err));
+      server.listen(path);
+    };
+    void previous.then(open);
     return () => {
-      server.close();
-      if (existsSync(path)) rmSync(path, { force: true });
+      stopped = true;
+      void held.then(() => holders.get(path) === held && holders.delete(path));
+      const s = server;
+      if (!s) return;
+      for (const c of conns) c.destroy();
+      s.close(() => release());
     };
   });
 }
 
-export class TextInput implements InputPlugin<string> {
-  readonly type = 'TextInput';
-  readonly descriptor: string;
-  private readonly options: TextInputOptions;
-  private readonly stop$ = new Subject<void>();
+/**
+ * Typed lines as final messages (each wakes the loop): from its source, and from the runtime's text
+ * boxes (the terminal, WebSim) through the "accepts typed text" capability, `acceptText`. The buffer
+ * keeps every line since the last tick (`buffer_size` at most) as one `Descriptor: ...` block. When
+ * stdin ends (Ctrl-D) the input says so once and keeps taking text from the text boxes.
+ */
+export class TextInput extends BufferedInput<string> {
   private readonly pushed = new Subject<string>();
-  private readonly lines$: Observable<string>;
-  private buffer: InputMessage[] = [];
-  /** Lines dropped because the buffer was full between two ticks. */
-  dropped = 0;
 
-  constructor(options: TextInputOptions, ctx?: InputContext) {
-    this.options = options;
-    this.descriptor = options.descriptor;
-    const source =
-      options.source === 'stdin' ? linesOf(process.stdin) : options.source === 'fifo' ? fifoLines(options.path!) : socketLines(options.path!);
-    const merged = new Observable<string>((sub) => {
-      const a = source.subscribe({ next: (l) => sub.next(l), error: (e) => sub.error(e) });
-      const b = this.pushed.subscribe((l) => sub.next(l));
-      return () => {
-        a.unsubscribe();
-        b.unsubscribe();
-      };
+  constructor(
+    private readonly text: TextInputOptions,
+    ctx?: Pick<InputContext, 'logger' | 'signal'>,
+  ) {
+    super({
+      type: 'TextInput',
+      descriptor: text.descriptor,
+      bufferSize: text.buffer_size,
+      policy: 'all',
+      ...(ctx?.logger ? { logger: ctx.logger } : {}),
+      ...(ctx?.signal ? { signal: ctx.signal } : {}),
     });
-    this.lines$ = merged.pipe(
-      map((line) => line.trim().slice(0, options.max_line_length)),
-      filter((line) => line.length > 0),
-      map((line) => {
-        const msg = this.rawToText(line);
-        if (msg) this.remember(msg);
-        return line;
-      }),
-      takeUntil(this.stop$),
-      share(),
-    );
-    ctx?.signal.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
-  /** Feeds a line as if typed (the WebSim text box uses this). */
-  push(line: string): void {
+  protected source(): Observable<string> {
+    const o = this.text;
+    const lines =
+      o.source === 'stdin'
+        ? linesOf(process.stdin).pipe(
+            tap({ complete: () => this.logger?.warn('typed input ended (stdin closed); text from WebSim still reaches the agent') }),
+          )
+        : o.source === 'fifo'
+          ? fifoLines(o.path!)
+          : socketLines(o.path!);
+    return merge(lines, this.pushed).pipe(
+      map((line) => line.trim().slice(0, o.max_line_length)),
+      filter((line) => line.length > 0),
+    );
+  }
+
+  /** Takes a line as if typed at the source (the terminal's and WebSim's text box). */
+  acceptText(line: string): void {
     this.pushed.next(line);
   }
 
-  listen(): Observable<string> {
-    return this.lines$;
-  }
-
-  async poll(signal?: AbortSignal): Promise<string | undefined> {
-    const next = firstValueFrom(this.lines$, { defaultValue: undefined });
-    if (!signal) return next;
-    return Promise.race([next, new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }))]);
-  }
-
-  rawToText(raw: string): InputMessage | undefined {
+  protected toMessage(raw: string): InputMessage | undefined {
     const text = raw.trim();
     return text ? { timestamp: Date.now(), text, final: true } : undefined;
   }
 
-  private remember(msg: InputMessage): void {
-    this.buffer.push(msg);
-    while (this.buffer.length > this.options.buffer_size) {
-      this.buffer.shift();
-      this.dropped++;
-    }
+  protected override format(messages: InputMessage[]): string {
+    return `${this.descriptor}: ${messages.map((m) => m.text).join('\n')}`;
   }
 
-  formattedLatestBuffer(): string | undefined {
-    if (this.buffer.length === 0) return undefined;
-    const lines = this.buffer.map((m) => m.text);
-    this.buffer = [];
-    return `${this.descriptor}: ${lines.join('\n')}`;
-  }
-
-  async stop(): Promise<void> {
-    this.stop$.next();
-    this.stop$.complete();
+  protected override async release(): Promise<void> {
     this.pushed.complete();
   }
 }
@@ -157,5 +161,6 @@ export const textInputSpec: PluginSpec<InputFactory> = {
   type: 'TextInput',
   description: 'typed lines from stdin, a FIFO or a unix socket',
   schema: TextInputOptions,
+  typedText: true,
   create,
 };

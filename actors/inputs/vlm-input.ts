@@ -1,11 +1,13 @@
 // VLMInput: camera frames streamed to the hosted vision socket; the newest description becomes the "Vision: ..." prompt line.
-import { Observable } from 'rxjs';
+import { Observable, Subject } from 'rxjs';
 import { z } from 'zod';
-import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import type { InputContext, InputFactory, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
 import type { PluginSpec } from '../../src/plugin-registry.js';
-import { CortexError } from '../../src/errors.js';
 import { CameraConfigSchema, createCamera, type Camera } from '../../devices/camera.js';
-import { startVlmStream, type VlmStreamOptions } from '../streams/vlm-stream.js';
+import { vlmSession, type VlmSession, type VlmStreamOptions } from '../streams/vlm-stream.js';
+import { DeviceError } from '../../devices/device-error.js';
+import { visionContextOf } from '../../src/vision/analyse.js';
+import { StreamStoppedError, healthOf } from './asr-input.js';
 import { linkFromVisionSession, type LinkConnector } from '../streams/link.js';
 import { BufferedInput, CommonInputFields, InputSetupError } from './buffered-input.js';
 
@@ -31,19 +33,27 @@ export interface VisionRaw {
 export interface VlmInputDeps {
   connect: LinkConnector;
   camera: Camera;
-  ctx?: Pick<InputContext, 'logger' | 'signal'>;
+  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'reportStream'>>;
   /** Extra stream options (tests replace the encoder or the sender's scheduler). */
-  stream?: Partial<Pick<VlmStreamOptions, 'encode' | 'sender' | 'clock' | 'now'>>;
+  stream?: Partial<Pick<VlmStreamOptions, 'encode' | 'sender' | 'now'>>;
 }
 
 /**
- * Listening starts the camera and the VLM stream actor; unsubscribing or `stop()` ends both. Each
- * `{vlm_reply}` is a message (`final: false`: a picture changing does not wake the loop by itself);
- * the buffer keeps only the newest (`Vision: ...`). A fatal session error ends the raw stream.
+ * Its socket session runs as the input actor's child `stream:vlm` (`stream`); listening starts the
+ * camera pipeline, which sends frames whenever a socket is open. Each `{vlm_reply}` is a message
+ * (`final: false`: a picture changing does not wake the loop by itself); the buffer keeps only the
+ * newest (`Vision: ...`). A camera failure ends the raw stream (the input actor restarts the input
+ * with its backoff); a fatal session error ends it with StreamStoppedError (no restart).
  */
 export class VlmInput extends BufferedInput<VisionRaw> {
+  readonly stream: NonNullable<InputPlugin['stream']>;
+  private readonly session: VlmSession;
+  private readonly replies$ = new Subject<VisionRaw>();
+  /** The last context published (faces, motion), so only changes are sent. */
+  private published = '';
+
   constructor(
-    private readonly config: VLMInputConfig,
+    config: VLMInputConfig,
     private readonly deps: VlmInputDeps,
   ) {
     super({
@@ -54,32 +64,64 @@ export class VlmInput extends BufferedInput<VisionRaw> {
       ...(deps.ctx?.logger ? { logger: deps.ctx.logger } : {}),
       ...(deps.ctx?.signal ? { signal: deps.ctx.signal } : {}),
     });
+    this.session = vlmSession({
+      connect: deps.connect,
+      frames$: deps.camera.frames(),
+      fps: config.fps,
+      quality: config.quality,
+      timing: { connectTimeoutMs: config.connect_timeout_ms, backoffMaxMs: config.backoff_max_ms },
+      ...deps.stream,
+    });
+    this.stream = { kind: 'vlm', input: this.session.input, onEvent: (e) => this.onSessionEvent(e) };
+  }
+
+  /** Frames sent, replaced and dropped so far. */
+  stats() {
+    return this.session.stats();
   }
 
   protected source(): Observable<VisionRaw> {
     return new Observable<VisionRaw>((subscriber) => {
-      const stream = startVlmStream({
-        connect: this.deps.connect,
-        frames$: this.deps.camera.frames(),
-        fps: this.config.fps,
-        quality: this.config.quality,
-        timing: { connectTimeoutMs: this.config.connect_timeout_ms, backoffMaxMs: this.config.backoff_max_ms },
-        systemId: 'input.VLMInput',
-        ...this.deps.stream,
-      });
-      const subs = [
-        stream.actor.on('vlm.reply', (e) => subscriber.next({ text: String(e.text), at: Date.now() })),
-        stream.actor.on('vlm.error', (e) => this.logger?.warn({ input: this.type, message: e.message }, 'vision error')),
-        stream.actor.on('vlm.failed', (e) => subscriber.error(new CortexError('vlm_failed', `VLMInput: vision stopped: ${String(e.reason)}`))),
-      ];
+      const sub = this.replies$.subscribe(subscriber);
+      this.session.start((err) => this.replies$.error(DeviceError.from('camera', err)));
       return () => {
-        for (const s of subs) s.unsubscribe();
-        stream.stop();
+        sub.unsubscribe();
+        this.session.stop();
       };
     });
   }
 
-  rawToText(raw: VisionRaw): InputMessage | undefined {
+  private onSessionEvent(e: { type: string; [k: string]: unknown }): void {
+    if (e.type === 'vlm.reply') {
+      const text = String(e.text);
+      this.replies$.next({ text, at: Date.now() });
+      const values = visionContextOf(text);
+      const key = JSON.stringify(values);
+      if (values && key !== this.published) {
+        this.published = key;
+        this.deps.ctx?.publishContext?.(values);
+      }
+    }
+    else if (e.type === 'vlm.error') this.logger?.warn({ input: this.type, message: e.message }, 'vision error');
+    else if (e.type === 'vlm.state') {
+      const state = String(e.state) as StreamReport['state'];
+      const health = healthOf(state);
+      if (health) this.unavailable(health);
+      else this.available();
+      this.deps.ctx?.reportStream?.({
+        state,
+        ...(typeof e.attempt === 'number' ? { attempt: e.attempt } : {}),
+        ...(typeof e.delayMs === 'number' ? { delay_ms: e.delayMs } : {}),
+        ...(typeof e.error === 'string' ? { reason: e.error } : {}),
+      });
+    } else if (e.type === 'vlm.failed') {
+      this.unavailable('stopped');
+      this.deps.ctx?.reportStream?.({ state: 'failed', reason: String(e.reason) });
+      this.replies$.error(new StreamStoppedError('vlm_failed', `VLMInput: vision stopped: ${String(e.reason)}`));
+    }
+  }
+
+  protected toMessage(raw: VisionRaw): InputMessage | undefined {
     const text = raw.text.trim();
     return text ? { timestamp: raw.at, text, final: false } : undefined;
   }

@@ -38,6 +38,8 @@ export interface ModeContext {
   rollingBack: boolean;
   /** Why the start-up failed, when it did. */
   failure: string | null;
+  /** Async hooks started so far: numbers their actors (`hook:on_entry:message#3`). */
+  asyncHooks: number;
 }
 
 /** Input of the mode machine: what mode memory restored, if anything. */
@@ -67,6 +69,7 @@ export function initialContext(config: AgentConfig, input: ModeMachineInput | un
     starting: true,
     rollingBack: false,
     failure: null,
+    asyncHooks: 0,
   };
 }
 

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { fromPromise } from 'xstate';
 import { CortexError, describeError } from '../../src/errors.js';
+import { ActionError } from '../actions/action.js';
 import { fillPlaceholders, splitArgv } from '../../src/modes/argv.js';
 import { locateHookModule } from '../../src/modes/hook-module.js';
 import type { HandlerInput, HookVars } from './types.js';
@@ -13,6 +14,23 @@ export class HookError extends CortexError {
     super('hook_failed', message);
     this.name = 'HookError';
   }
+}
+
+/**
+ * A hook cut short because what it drove went away: its message or action was interrupted when its
+ * mode was left (an async greeting still speaking at a switch) or the agent stopped. Not a failure.
+ */
+export class HookCancelled extends CortexError {
+  constructor(message: string) {
+    super('hook_cancelled', message);
+    this.name = 'HookCancelled';
+  }
+}
+
+/** Turns an action cut short by its mode stopping into HookCancelled; anything else is rethrown as is. */
+function cancelledWhenStopped(err: unknown): never {
+  if (err instanceof ActionError && err.actionStopped) throw new HookCancelled('cancelled: its mode was left');
+  throw err;
 }
 
 /** Largest amount of a command's stdout/stderr kept for the log, per stream. */
@@ -42,7 +60,7 @@ export async function runMessage(input: HandlerInput, signal: AbortSignal): Prom
   const text = fillPlaceholders(input.hook.handler_config.message ?? '', placeholders(input.vars));
   const canSpeak = modeActions(input).some((a) => a.llm_label === 'speak' || a.name === 'speak');
   if (input.env.speak && canSpeak) {
-    await Promise.race([Promise.resolve(input.env.speak(text, signal, input.vars.mode_name)), untilAborted(signal)]);
+    await Promise.race([Promise.resolve(input.env.speak(text, signal, input.vars.mode_name)), untilAborted(signal)]).catch(cancelledWhenStopped);
     return;
   }
   input.env.logger.info(text);
@@ -60,10 +78,9 @@ export async function runAction(input: HandlerInput, signal: AbortSignal): Promi
     throw new HookError(`mode "${input.vars.mode_name}" has no action "${target}" (actions: ${known})`);
   }
   if (!input.env.dispatchAction) throw new HookError(`no action dispatcher is wired to run action "${target}"`);
-  await Promise.race([
-    Promise.resolve(input.env.dispatchAction(action.llm_label, value, signal, input.vars.mode_name)),
-    untilAborted(signal),
-  ]);
+  await Promise.race([Promise.resolve(input.env.dispatchAction(action.llm_label, value, signal, input.vars.mode_name)), untilAborted(signal)]).catch(
+    cancelledWhenStopped,
+  );
 }
 
 /** Resolves and loads a function hook (see locateHookModule for the rules). */

@@ -1,10 +1,10 @@
-// Runs the lifecycle hooks of one event: priority order, sync with a timeout, async cancelled at its timeout, on_failure.
-import { createActor, fromPromise } from 'xstate';
+// Lifecycle hooks as actors: one actor per hook (its handler, bounded by a timeout delay) and a sequence actor that runs an event's hooks in order.
+import { assign, enqueueActions, fromPromise, sendParent, setup, spawnChild, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import type { HookConfig } from '../../src/config/schema.js';
 import { describeError } from '../../src/errors.js';
 import { childWith } from '../../src/log.js';
-import { handlerActors, HookError } from './handlers.js';
-import type { HookEnv, HookFailure, HookRun, HookVars } from './types.js';
+import { HookCancelled, HookError, runAction, runCommand, runFunction, runMessage } from './handlers.js';
+import type { HandlerInput, HookEnv, HookFailure, HookRun, HookVars } from './types.js';
 
 /**
  * Hooks of one event, highest `priority` first. Global hooks (from `global_lifecycle_hooks`) and
@@ -24,111 +24,122 @@ export function describeHook(hook: HookConfig): string {
   return `${hook.handler_type} "${short}"`;
 }
 
+/** The inspector name of a hook actor: `hook:<hook_type>:<handler_type>`, numbered when several run at once. */
+export function hookActorId(hook: HookConfig, n?: number): string {
+  return `hook:${hook.hook_type}:${hook.handler_type}${n === undefined ? '' : `#${n}`}`;
+}
+
+/** What one hook actor ends with: its run as reported on the bus, and its failure unless it succeeded. */
+export interface HookOutput {
+  kind: 'hook.output';
+  run: HookRun;
+  failure?: HookFailure;
+}
+
+interface HookContext extends HandlerInput {
+  startedAt: number;
+  error: string | undefined;
+  cancelled: boolean;
+}
+
 /**
- * Runs one hook's handler as an actor and settles when it finishes, fails, reaches its
- * `timeout_seconds` (measured on the env clock) or `signal` aborts. On timeout or abort the handler
- * actor is stopped, which aborts the handler's own signal (a command gets SIGTERM).
+ * One hook: its handler runs as a child promise actor (stopping this actor aborts the handler's
+ * signal: a command gets SIGTERM) and `timeout_seconds` is an XState delay, so the actor's clock
+ * (a SimulatedClock in tests) drives it. Ends with a HookOutput, never with an error.
  */
-export function runHook(hook: HookConfig, vars: HookVars, env: HookEnv, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(new HookError('cancelled'));
-    const actor = createActor(handlerActors[hook.handler_type], { input: { hook, vars, env } });
-    let settled = false;
-    const finish = (err?: unknown) => {
-      if (settled) return;
-      settled = true;
-      env.clock.clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      sub.unsubscribe();
-      if (err === undefined) resolve();
-      else reject(err);
-    };
-    const timer = env.clock.setTimeout(() => {
-      finish(new HookError(`timed out after ${hook.timeout_seconds} s`));
-      actor.stop();
-    }, hook.timeout_seconds * 1000);
-    const onAbort = () => {
-      finish(new HookError('cancelled'));
-      actor.stop();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    const sub = actor.subscribe({
-      complete: () => finish(),
-      error: (err) => finish(err instanceof Error ? err : new HookError(describeError(err))),
-    });
-    actor.start();
-  });
-}
-
-/** Owner of hooks started with `async_execution: true`: each is cancelled at its timeout or by `abortAll`. */
-export class AsyncHooks {
-  private readonly running = new Set<AbortController>();
-
-  /**
-   * Starts `hook` in the background. `onFailure` gets its failure (not a cancellation by `abortAll`);
-   * `onRun` gets every end that is not such a cancellation, success included.
-   */
-  start(hook: HookConfig, vars: HookVars, env: HookEnv, onFailure: (f: HookFailure) => void, onRun?: (run: HookRun) => void): void {
-    const controller = new AbortController();
-    this.running.add(controller);
-    const startedAt = env.clock.now();
-    runHook(hook, vars, env, controller.signal)
-      .then(
-        () => onRun?.(runOf(hook, vars, env, startedAt)),
-        (err) => {
-          if (controller.signal.aborted && describeError(err) === 'cancelled') return;
-          onFailure(failureOf(hook, vars, err));
-          onRun?.(runOf(hook, vars, env, startedAt, err));
+export const hookMachine = setup({
+  types: { input: {} as HandlerInput, context: {} as HookContext, output: {} as HookOutput },
+  actors: {
+    message: fromPromise<void, HandlerInput>(({ input, signal }) => runMessage(input, signal)),
+    command: fromPromise<void, HandlerInput>(({ input, signal }) => runCommand(input, signal)),
+    function: fromPromise<void, HandlerInput>(({ input, signal }) => runFunction(input, signal)),
+    action: fromPromise<void, HandlerInput>(({ input, signal }) => runAction(input, signal)),
+  },
+  delays: { hookTimeout: ({ context }) => context.hook.timeout_seconds * 1000 },
+  guards: {
+    handler: ({ context }, params: { type: HookConfig['handler_type'] }) => context.hook.handler_type === params.type,
+  },
+  actions: {
+    fail: assign((_, params: { error: unknown }) => ({ error: describeError(params.error), cancelled: params.error instanceof HookCancelled })),
+  },
+}).createMachine({
+  id: 'hook',
+  context: ({ input }) => ({ ...input, startedAt: input.env.clock.now(), error: undefined, cancelled: false }),
+  initial: 'running',
+  states: {
+    running: {
+      after: { hookTimeout: { target: 'done', actions: { type: 'fail', params: ({ context }) => ({ error: new HookError(`timed out after ${context.hook.timeout_seconds} s`) }) } } },
+      initial: 'pick',
+      states: {
+        pick: {
+          always: [
+            { guard: { type: 'handler', params: { type: 'message' } }, target: 'message' },
+            { guard: { type: 'handler', params: { type: 'command' } }, target: 'command' },
+            { guard: { type: 'handler', params: { type: 'function' } }, target: 'function' },
+            { target: 'action' },
+          ],
         },
-      )
-      .finally(() => this.running.delete(controller));
-  }
+        ...handlerStates(['message', 'command', 'function', 'action'] as const),
+      },
+    },
+    done: { type: 'final' },
+  },
+  output: ({ context }) => outputOf(context),
+});
 
-  /** Number of async hooks still running. */
-  get size(): number {
-    return this.running.size;
+function handlerStates<T extends HookConfig['handler_type']>(types: readonly T[]) {
+  const states: Record<string, object> = {};
+  for (const type of types) {
+    states[type] = {
+      invoke: {
+        id: 'handler',
+        src: type,
+        input: ({ context }: { context: HookContext }) => ({ hook: context.hook, vars: context.vars, env: context.env }),
+        onDone: '#hook.done',
+        onError: { target: '#hook.done', actions: { type: 'fail', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } },
+      },
+    };
   }
-
-  abortAll(): void {
-    for (const c of this.running) c.abort();
-    this.running.clear();
-  }
+  return states as Record<T, object>;
 }
 
-function runOf(hook: HookConfig, vars: HookVars, env: HookEnv, startedAt: number, err?: unknown): HookRun {
-  return {
-    hook_type: vars.hook_type,
-    mode: vars.mode_name,
-    handler: describeHook(hook),
-    handler_type: hook.handler_type,
-    async: hook.async_execution,
-    ok: err === undefined,
-    ...(err !== undefined ? { error: describeError(err) } : {}),
-    duration_ms: Math.max(0, env.clock.now() - startedAt),
+function outputOf(c: HookContext): HookOutput {
+  const handler = describeHook(c.hook);
+  const run: HookRun = {
+    hook_type: c.vars.hook_type,
+    mode: c.vars.mode_name,
+    handler,
+    handler_type: c.hook.handler_type,
+    async: c.hook.async_execution,
+    ok: c.error === undefined,
+    ...(c.error !== undefined ? { error: c.error } : {}),
+    ...(c.cancelled ? { cancelled: true } : {}),
+    duration_ms: Math.max(0, c.env.clock.now() - c.startedAt),
   };
-}
-
-function failureOf(hook: HookConfig, vars: HookVars, err: unknown): HookFailure {
-  return { hook_type: vars.hook_type, mode: vars.mode_name, handler: describeHook(hook), on_failure: hook.on_failure, error: describeError(err) };
+  // A cancelled hook is reported as such, never as a failure (nothing to log, nothing to abort).
+  if (c.error === undefined || c.cancelled) return { kind: 'hook.output', run };
+  return { kind: 'hook.output', run, failure: { hook_type: c.vars.hook_type, mode: c.vars.mode_name, handler, on_failure: c.hook.on_failure, error: c.error } };
 }
 
 /** Logs a failure as its `on_failure` says: log -> warn, abort -> error, ignore -> debug only. */
 export function logFailure(env: HookEnv, f: HookFailure): void {
   const line = `${f.hook_type} hook ${f.handler} of mode "${f.mode}" failed: ${f.error}`;
-  // `mode` and `hook` come from the logger runHooks binds (a repeated key would appear twice in the JSON line).
+  // `mode` and `hook` come from the logger the sequence binds (a repeated key would appear twice in the JSON line).
   const { mode: _mode, hook_type: _type, ...fields } = f;
   if (f.on_failure === 'ignore') env.logger.debug(fields, line);
   else if (f.on_failure === 'abort') env.logger.error(fields, line);
   else env.logger.warn(fields, line);
 }
 
+/** The environment of a hook with a logger that names the mode and the hook event on every line. */
+export function hookEnv(env: HookEnv, vars: HookVars): HookEnv {
+  return { ...env, logger: childWith(env.logger, { mode: vars.mode_name, hook: vars.hook_type }) };
+}
+
 export interface HookRunInput {
   hooks: readonly HookConfig[];
   vars: HookVars;
   env: HookEnv;
-  asyncHooks: AsyncHooks;
-  /** Told of every hook that ends (the mode machine turns it into a `hook.run` event). */
-  report?: (run: HookRun) => void;
 }
 
 export interface HookRunOutput {
@@ -140,48 +151,105 @@ export interface HookRunOutput {
 }
 
 /**
- * Runs `hooks` in order. A synchronous hook (`async_execution: false`) runs to completion, bounded
- * by its timeout, before the next. An async hook is started and the run goes on; it is still
- * cancelled at its timeout, and since its event has moved on, its failure is only logged even with
- * `on_failure: abort`. A failed synchronous hook: `log` logs and goes on, `ignore` goes on
- * silently, `abort` stops the remaining hooks of the event and reports `aborted`.
+ * Sent to the parent for an async hook: the parent spawns it as its own child, so it outlives the
+ * sequence, and answers `hook.async.started` to `replyTo` so the next hook starts after it.
  */
-export async function runHooks(input: HookRunInput, signal: AbortSignal): Promise<HookRunOutput> {
-  const failures: HookFailure[] = [];
-  if (!input.hooks.length) return { aborted: false, failures };
-  // Every line a hook (or its handler) logs names the mode and the hook event.
-  const env: HookEnv = { ...input.env, logger: childWith(input.env.logger, { mode: input.vars.mode_name, hook: input.vars.hook_type }) };
-  const report = (run: HookRun) => {
-    try {
-      input.report?.(run);
-    } catch (err) {
-      env.logger.warn(`hook report failed: ${describeError(err)}`);
-    }
-  };
-  for (const hook of input.hooks) {
-    if (signal.aborted) break;
-    if (hook.async_execution) {
-      input.asyncHooks.start(hook, input.vars, env, (f) => logFailure(env, { ...f, on_failure: f.on_failure === 'ignore' ? 'ignore' : 'log' }), report);
-      continue;
-    }
-    const startedAt = env.clock.now();
-    try {
-      await runHook(hook, input.vars, env, signal);
-      report(runOf(hook, input.vars, env, startedAt));
-    } catch (err) {
-      // A hook cut short by leaving its state (a shutdown, the machine stopping) is reported as cancelled.
-      report(runOf(hook, input.vars, env, startedAt, err));
-      if (signal.aborted) break;
-      const failure = failureOf(hook, input.vars, err);
-      logFailure(env, failure);
-      if (hook.on_failure !== 'ignore') failures.push(failure);
-      if (hook.on_failure === 'abort') {
-        return { aborted: true, reason: `${failure.hook_type} hook ${failure.handler} failed: ${failure.error}`, failures };
-      }
-    }
-  }
-  return { aborted: false, failures };
+export interface HookAsyncEvent {
+  type: 'hook.async';
+  input: HandlerInput;
+  replyTo: AnyActorRef;
 }
 
-/** The hook runner as an actor for the mode machine: stopping it (leaving the state) cancels the running hook. */
-export const hookRunner = fromPromise<HookRunOutput, HookRunInput>(({ input, signal }) => runHooks(input, signal));
+/** Sent to the parent for every hook that ended in the sequence (the mode machine emits it as `hook.run`). */
+export interface HookRanEvent {
+  type: 'hook.ran';
+  run: HookRun;
+}
+
+interface SequenceContext extends HookRunInput {
+  index: number;
+  failures: HookFailure[];
+  aborted: boolean;
+  reason: string | undefined;
+}
+
+type SequenceEvent = { type: `xstate.done.actor.${string}`; output: HookOutput } | { type: 'hook.async.started' };
+
+/**
+ * The hooks of one event, in order. A synchronous hook (`async_execution: false`) runs as a child
+ * `hook:<hook_type>:<handler_type>` to its end before the next. An async hook is handed to the parent
+ * (`hook.async`), which runs it as its own child bounded by its timeout; since its event has moved
+ * on, its failure is only logged even with `on_failure: abort`. A failed synchronous hook: `log`
+ * logs and goes on, `ignore` goes on silently, `abort` stops the remaining hooks and the output says
+ * `aborted`. Stopping the sequence (its state is left) stops the running hook and its handler.
+ */
+export const hookSequence = setup({
+  types: { input: {} as HookRunInput, context: {} as SequenceContext, output: {} as HookRunOutput, events: {} as SequenceEvent },
+  actors: { hook: hookMachine },
+  guards: {
+    finished: ({ context }) => context.aborted || context.index >= context.hooks.length,
+    nextIsAsync: ({ context }) => context.hooks[context.index]!.async_execution,
+  },
+}).createMachine({
+  id: 'hooks',
+  context: ({ input }) => ({ ...input, env: hookEnv(input.env, input.vars), index: 0, failures: [], aborted: false, reason: undefined }),
+  initial: 'next',
+  states: {
+    next: {
+      always: [
+        { guard: 'finished', target: 'finished' },
+        { guard: 'nextIsAsync', target: 'handingOver' },
+        { target: 'running' },
+      ],
+    },
+    handingOver: {
+      entry: sendParent(
+        ({ context, self }) => ({ type: 'hook.async', input: { hook: context.hooks[context.index]!, vars: context.vars, env: context.env }, replyTo: self }) satisfies HookAsyncEvent,
+      ),
+      on: { 'hook.async.started': { target: 'next', actions: assign({ index: ({ context }) => context.index + 1 }) } },
+    },
+    running: {
+      entry: spawnChild('hook', {
+        id: ({ context }) => hookActorId(context.hooks[context.index]!),
+        input: ({ context }) => ({ hook: context.hooks[context.index]!, vars: context.vars, env: context.env }),
+      }),
+      on: {
+        'xstate.done.actor.*': {
+          target: 'next',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const out = (event as Extract<SequenceEvent, { output: HookOutput }>).output;
+            enqueue.sendParent({ type: 'hook.ran', run: out.run } satisfies HookRanEvent);
+            const hook = context.hooks[context.index]!;
+            const next: Partial<SequenceContext> = { index: context.index + 1 };
+            if (out.failure) {
+              logFailure(context.env, out.failure);
+              if (hook.on_failure !== 'ignore') next.failures = [...context.failures, out.failure];
+              if (hook.on_failure === 'abort') {
+                next.aborted = true;
+                next.reason = `${out.failure.hook_type} hook ${out.failure.handler} failed: ${out.failure.error}`;
+              }
+            }
+            enqueue.assign(next);
+          }),
+        },
+      },
+    },
+    finished: { type: 'final' },
+  },
+  output: ({ context }) => ({ aborted: context.aborted, ...(context.reason !== undefined ? { reason: context.reason } : {}), failures: context.failures }),
+});
+
+export type HookActor = ActorRefFrom<typeof hookMachine>;
+
+/**
+ * The output of an async hook that ended: logged as a failure at most `log` level (its event has
+ * moved on, so `abort` cannot apply).
+ */
+export function logAsyncOutput(env: HookEnv, out: HookOutput): void {
+  if (!out.failure) return;
+  const f = out.failure;
+  logFailure(hookEnv(env, { hook_type: f.hook_type, mode_name: f.mode, from_mode: '', to_mode: '', reason: '' }), {
+    ...f,
+    on_failure: f.on_failure === 'ignore' ? 'ignore' : 'log',
+  });
+}

@@ -1,5 +1,5 @@
 // The mode statechart built from a configuration: one state per mode, rules as transitions, timers, hooks, memory.
-import { and, assign, createActor, emit, enqueueActions, fromPromise, setup, type Actor, type AnyActorRef } from 'xstate';
+import { and, assign, createActor, emit, enqueueActions, sendTo, setup, type Actor, type AnyActorLogic } from 'xstate';
 import type { AgentConfig } from '../../src/config/schema.js';
 import { log } from '../../src/log.js';
 import { configDir } from '../../src/paths.js';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../../src/modes/memory.js';
 import { compileRules, coolingDown, appliesIn, decideManual, ruleTimers, selectContextRule, selectInputRule, selectTimeoutRule } from '../../src/modes/rules.js';
 import { commit, initialContext, memoryOf, restoreInput, takeManual, takeRule, type ModeContext, type ModeMachineInput } from './context.js';
-import { AsyncHooks, hookRunner, orderHooks, runHooks, type HookRunOutput } from './hooks.js';
+import { hookActorId, hookMachine, hookSequence, logAsyncOutput, orderHooks, type HookAsyncEvent, type HookOutput, type HookRunOutput } from './hooks.js';
 import { realClock, type HookEnv, type HookRun, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
 
 /** How the machine ended: `ok` false when the start-up failed (the CLI exits non-zero with `reason`). */
@@ -27,11 +27,19 @@ const updateValues = (values: Record<string, unknown>, event: ModeEvent): Record
 };
 
 /**
- * Builds the mode machine of `config`. Timers (mode timeouts, time_based rules) are XState delays,
- * so a `SimulatedClock` passed to `createActor` drives them; hook timeouts use `deps.clock`, which
- * must be the same clock. See docs in the README section "Modes" for every semantic decision.
+ * Builds the mode machine of `config`. Timers (mode timeouts, time_based rules, hook timeouts) are
+ * XState delays, so a `SimulatedClock` passed to `createActor` drives them; `deps.clock` must be the
+ * same clock (hook durations are read from it). See the README section "Modes" for every semantic
+ * decision.
+ *
+ * Each mode is a state `entering` (on_entry hooks) -> `running` (`active`, and `timingOut` while
+ * on_timeout hooks run) -> `exiting` (on_exit hooks). When `deps.modeLogic` gives a mode actor, the
+ * mode's state invokes it as `mode:<name>` for the whole mode (its actions serve the hooks of entry
+ * and exit) and tells it `mode.run` when `running` is entered and `mode.standby` when it is left
+ * (its inputs, loop and tool servers run only while the mode runs). Ask states by tag: `entering`,
+ * `running`, `active`, `timingOut`, `exiting`, `starting`, `stopping`.
  */
-export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyncHooks = new AsyncHooks()) {
+export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
   const clock = deps.clock ?? realClock;
   const logger = deps.logger ?? log();
   const configName = deps.configName ?? config.name;
@@ -45,28 +53,16 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
   const globalHooks = config.global_lifecycle_hooks;
   const hooksOf = (mode: string, type: HookVars['hook_type']) => orderHooks(globalHooks, config.modes[mode]?.lifecycle_hooks ?? [], type);
   const now = () => clock.now();
-  /**
-   * Hook runners report each finished hook back to `machine` as `hook.ran`, which the machine emits as
-   * `hook.run` (async hooks finish after their event; a machine that has ended hears nothing).
-   */
-  const reporter = (machine: AnyActorRef) => (run: HookRun) => {
-    if (machine.getSnapshot().status === 'active') machine.send({ type: 'hook.ran', run });
-  };
-  const runInput = (hooks: HookVars['hook_type'], mode: string, vars: Omit<HookVars, 'hook_type' | 'mode_name'>, machine: AnyActorRef) => ({
+  const runInput = (hooks: HookVars['hook_type'], mode: string, vars: Omit<HookVars, 'hook_type' | 'mode_name'>) => ({
     hooks: hooksOf(mode, hooks),
     vars: { hook_type: hooks, mode_name: mode, ...vars },
     env,
-    asyncHooks,
-    report: reporter(machine),
   });
-
-  /** Shutdown: the current mode's on_exit hooks, then on_shutdown hooks (global and the mode's). */
-  const shutdownRunner = fromPromise<HookRunOutput, { mode: string; machine: AnyActorRef }>(async ({ input, signal }) => {
-    const vars = { from_mode: input.mode, to_mode: '', reason: 'shutdown' };
-    const exit = await runHooks(runInput('on_exit', input.mode, vars, input.machine), signal);
-    const down = await runHooks(runInput('on_shutdown', input.mode, vars, input.machine), signal);
-    return { aborted: false, failures: [...exit.failures, ...down.failures] };
-  });
+  const modeLogics: Record<string, AnyActorLogic> = {};
+  for (const name of modeNames) {
+    const logic = deps.modeLogic?.(name);
+    if (logic) modeLogics[`mode:${name}`] = logic;
+  }
 
   const m = setup({
     types: {
@@ -76,7 +72,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
       emitted: {} as ModeEmitted,
       output: {} as ModeOutput,
     },
-    actors: { hookRunner, shutdownRunner },
+    actors: { hookSequence, hook: hookMachine, ...modeLogics },
     actions: {
       assignValues: assign({ values: ({ context, event }) => updateValues(context.values, event) }),
       markDirty: assign({ contextDirty: true }),
@@ -142,13 +138,25 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
       restartModeTimer: assign({ modeTimerBase: () => now() }),
       restartRuleTimer: assign({ ruleTimerBase: ({ context }, p: unknown) => ({ ...context.ruleTimerBase, [indexOf(p)]: now() }) }),
       emitHookRun: emit(({ event }) => ({ type: 'hook.run' as const, ...(event as Extract<ModeEvent, { type: 'hook.ran' }>).run })),
+      // An async hook outlives the sequence that started it: it runs as a child of this machine until
+      // it ends, reaches its timeout, or the machine stops (shutdown).
+      spawnAsyncHook: enqueueActions(({ context, event, enqueue }) => {
+        const { input, replyTo } = event as unknown as HookAsyncEvent;
+        enqueue.assign({ asyncHooks: context.asyncHooks + 1 });
+        enqueue.spawnChild('hook', { id: hookActorId(input.hook, context.asyncHooks + 1), input });
+        enqueue.sendTo(replyTo, { type: 'hook.async.started' });
+      }),
+      endAsyncHook: enqueueActions(({ event, enqueue }) => {
+        const out = (event as unknown as { output: HookOutput }).output;
+        logAsyncOutput(env, out);
+        enqueue.emit({ type: 'hook.run', ...out.run });
+      }),
       emitWarnings: enqueueActions(({ context, enqueue }, p: unknown) => {
         for (const message of (p as { warnings: string[] }).warnings) {
           logger.warn({ mode: context.mode }, message);
           enqueue.emit({ type: 'memory.warning', message });
         }
       }),
-      abortAsyncHooks: () => asyncHooks.abortAll(),
     },
     guards: {
       aborted: ({ event }) => Boolean((event as unknown as { output?: HookRunOutput }).output?.aborted),
@@ -164,13 +172,16 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
       timeoutRule: ({ context }) => selectTimeoutRule(rules, context.mode, context.lastFired, now()) !== undefined,
       ruleTimerReady: ({ context }, p: { index: number }) => appliesIn(rules[p.index]!, context.mode) && !coolingDown(rules[p.index]!, context.lastFired, now()),
       isMode: ({ context }, p: { mode: string }) => context.mode === p.mode,
+      hookOutput: ({ event }) => (event as unknown as { output?: HookOutput }).output?.kind === 'hook.output',
     },
   });
 
   const delays: Record<string, (args: { context: ModeContext }) => number> = {};
   const modeStates: Record<string, unknown> = {};
-  for (const name of modeNames) {
+  modeNames.forEach((name, i) => {
     const mode = config.modes[name]!;
+    // State ids let transitions inside `running` name the sibling `exiting` whatever the mode is called.
+    const exiting = `#modes-${i}-exiting`;
     const after: Record<string, unknown> = {};
     if (mode.timeout_seconds !== undefined) {
       const ms = mode.timeout_seconds * 1000;
@@ -182,63 +193,120 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
       const ms = rule.timeoutMs!;
       delays[key] ??= ({ context }) => Math.max(0, ms - (now() - Math.max(context.enteredAt, context.ruleTimerBase[rule.index] ?? -Infinity)));
       after[key] = [
-        { guard: { type: 'ruleTimerReady', params: { index: rule.index } }, target: 'exiting', actions: { type: 'takeRuleTimer', params: { index: rule.index } } },
+        { guard: { type: 'ruleTimerReady', params: { index: rule.index } }, target: exiting, actions: { type: 'takeRuleTimer', params: { index: rule.index } } },
         { target: 'active', reenter: true, actions: { type: 'restartRuleTimer', params: { index: rule.index } } },
       ];
     }
+    const actorId = `mode:${name}`;
+    const hasActor = Object.hasOwn(modeLogics, actorId);
     modeStates[name] = {
       initial: 'entering',
+      on: { 'agent.shutdown': '.shuttingDown' },
       meta: { display_name: mode.display_name, timeout_seconds: mode.timeout_seconds },
+      ...(hasActor ? { invoke: { id: actorId, src: actorId } } : {}),
       states: {
-        entering: {
+        // Start-up of the agent in this mode: on_startup hooks run with the mode's actions available.
+        startup: {
+          id: `modes-${i}-startup`,
+          tags: ['starting'],
           invoke: {
-            src: 'hookRunner',
-            input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) =>
-              runInput('on_entry', name, { from_mode: context.previous ?? '', to_mode: name, reason: context.lastTransition?.reason ?? 'startup' }, self),
+            id: 'hooks:on_startup',
+            src: 'hookSequence',
+            input: () => runInput('on_startup', name, { from_mode: '', to_mode: name, reason: 'startup' }),
+            onDone: [
+              { guard: 'aborted', target: '#modes.failed', actions: ['emitFailures', 'failStartup'] },
+              { target: 'entering', actions: 'emitFailures' },
+            ],
+          },
+        },
+        entering: {
+          tags: ['entering'],
+          invoke: {
+            id: 'hooks:on_entry',
+            src: 'hookSequence',
+            input: ({ context }: { context: ModeContext }) =>
+              runInput('on_entry', name, { from_mode: context.previous ?? '', to_mode: name, reason: context.lastTransition?.reason ?? 'startup' }),
             onDone: [
               { guard: and(['aborted', 'starting']), target: '#modes.failed', actions: ['emitFailures', 'failStartup'] },
               { guard: and(['aborted', 'canRollback']), target: '#modes.route', actions: ['emitFailures', 'rollback'] },
-              { target: 'active', actions: ['emitFailures', 'entered'] },
+              { target: 'running', actions: ['emitFailures', 'entered'] },
             ],
           },
         },
-        active: {
-          after,
-          always: [
-            { guard: 'dirtyContextRule', target: 'exiting', actions: ['clearDirty', 'takeContextRule'] },
-            { guard: 'dirty', actions: 'clearDirty' },
-          ],
-          on: {
-            'input.text': { guard: 'inputRule', target: 'exiting', actions: 'takeInputRule' },
-            'context.update': [
-              { guard: 'contextRuleAfterUpdate', target: 'exiting', actions: ['assignValues', 'takeContextRule'] },
-              { actions: 'assignValues' },
-            ],
-            'mode.switch': [{ guard: 'manualAllowed', target: 'exiting', actions: 'takeManual' }, { actions: 'refuseManual' }],
+        running: {
+          tags: ['running'],
+          ...(hasActor ? { entry: sendTo(actorId, { type: 'mode.run' }), exit: sendTo(actorId, { type: 'mode.standby' }) } : {}),
+          initial: 'active',
+          states: {
+            active: {
+              tags: ['active'],
+              after,
+              always: [
+                { guard: 'dirtyContextRule', target: exiting, actions: ['clearDirty', 'takeContextRule'] },
+                { guard: 'dirty', actions: 'clearDirty' },
+              ],
+              on: {
+                'input.text': { guard: 'inputRule', target: exiting, actions: 'takeInputRule' },
+                'context.update': [
+                  { guard: 'contextRuleAfterUpdate', target: exiting, actions: ['assignValues', 'takeContextRule'] },
+                  { actions: 'assignValues' },
+                ],
+                'mode.switch': [{ guard: 'manualAllowed', target: exiting, actions: 'takeManual' }, { actions: 'refuseManual' }],
+              },
+            },
+            timingOut: {
+              tags: ['timingOut'],
+              entry: 'emitTimeout',
+              invoke: {
+                id: 'hooks:on_timeout',
+                src: 'hookSequence',
+                input: () => runInput('on_timeout', name, { from_mode: name, to_mode: name, reason: 'timeout' }),
+                onDone: [
+                  { guard: 'timeoutRule', target: exiting, actions: ['emitFailures', 'takeTimeoutRule'] },
+                  { target: 'active', actions: ['emitFailures', 'restartModeTimer'] },
+                ],
+              },
+            },
           },
         },
-        timingOut: {
-          entry: 'emitTimeout',
-          invoke: {
-            src: 'hookRunner',
-            input: ({ self }: { self: AnyActorRef }) => runInput('on_timeout', name, { from_mode: name, to_mode: name, reason: 'timeout' }, self),
-            onDone: [
-              { guard: 'timeoutRule', target: 'exiting', actions: ['emitFailures', 'takeTimeoutRule'] },
-              { target: 'active', actions: ['emitFailures', 'restartModeTimer'] },
-            ],
+        // Shutdown in a mode: its actions (and so its actor) live on while on_exit, then on_shutdown hooks run.
+        shuttingDown: {
+          tags: ['stopping'],
+          on: { 'agent.shutdown': {}, 'mode.switch': { actions: 'refuseBusy' } },
+          initial: 'exit',
+          states: {
+            exit: {
+              invoke: {
+                id: 'hooks:on_exit',
+                src: 'hookSequence',
+                input: ({ context }: { context: ModeContext }) => runInput('on_exit', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
+                onDone: { target: 'down', actions: 'emitFailures' },
+              },
+            },
+            down: {
+              invoke: {
+                id: 'hooks:on_shutdown',
+                src: 'hookSequence',
+                input: ({ context }: { context: ModeContext }) => runInput('on_shutdown', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
+                onDone: { target: '#modes.stopped', actions: 'emitFailures' },
+              },
+            },
           },
         },
         exiting: {
+          id: exiting.slice(1),
+          tags: ['exiting'],
           invoke: {
-            src: 'hookRunner',
-            input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) =>
-              runInput('on_exit', name, { from_mode: name, to_mode: context.pending?.to ?? '', reason: context.pending?.reason ?? '' }, self),
+            id: 'hooks:on_exit',
+            src: 'hookSequence',
+            input: ({ context }: { context: ModeContext }) =>
+              runInput('on_exit', name, { from_mode: name, to_mode: context.pending?.to ?? '', reason: context.pending?.reason ?? '' }),
             onDone: { target: '#modes.route', actions: ['emitFailures', 'commitSwitch'] },
           },
         },
       },
     };
-  }
+  });
 
   return m.createMachine({
     id: 'modes',
@@ -246,34 +314,24 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
     context: ({ input }: { input: ModeMachineInput }) => initialContext(config, input, now()),
     output: ({ context }: { context: ModeContext }) => ({ ok: context.failure === null, reason: context.failure, mode: context.mode }),
     on: {
-      'agent.shutdown': { target: '.stopping' },
       'mode.switch': { actions: 'refuseBusy' },
       'context.update': { actions: ['assignValues', 'markDirty'] },
       'hook.ran': { actions: 'emitHookRun' },
+      'hook.async': { actions: 'spawnAsyncHook' },
+      'xstate.done.actor.*': { guard: 'hookOutput', actions: 'endAsyncHook' },
     },
     states: {
       starting: {
+        tags: ['starting'],
         entry: { type: 'emitWarnings', params: ({ event }: { event: unknown }) => ({ warnings: (event as { input?: ModeMachineInput }).input?.warnings ?? [] }) },
-        invoke: {
-          src: 'hookRunner',
-          input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) =>
-            runInput('on_startup', context.mode, { from_mode: '', to_mode: context.mode, reason: 'startup' }, self),
-          onDone: [
-            { guard: 'aborted', target: 'failed', actions: ['emitFailures', 'failStartup'] },
-            { target: 'route', actions: 'emitFailures' },
-          ],
-        },
+        always: modeNames.map((mode, i) => ({ guard: { type: 'isMode', params: { mode } }, target: `#modes-${i}-startup` })),
       },
       route: {
         always: modeNames.map((mode) => ({ guard: { type: 'isMode', params: { mode } }, target: mode })),
       },
       ...(modeStates as object),
-      stopping: {
-        on: { 'agent.shutdown': {}, 'mode.switch': { actions: 'refuseBusy' } },
-        invoke: { src: 'shutdownRunner', input: ({ context, self }: { context: ModeContext; self: AnyActorRef }) => ({ mode: context.mode, machine: self }), onDone: { target: 'stopped', actions: 'emitFailures' } },
-      },
-      stopped: { type: 'final', entry: 'abortAsyncHooks' },
-      failed: { type: 'final', entry: 'abortAsyncHooks' },
+      stopped: { type: 'final' },
+      failed: { type: 'final' },
     },
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
   } as any).provide({ delays: delays as any });
@@ -282,18 +340,16 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}, asyn
 export type ModeMachine = ReturnType<typeof createModeMachine>;
 
 /**
- * Creates (not starts) the mode actor of `config`: restores mode memory, uses `deps.clock` as the
- * actor's clock, registers as systemId `modes`, and cancels async hooks when the actor stops.
+ * Creates (not starts) the mode machine of `config` as a root actor, for tests and tools that run
+ * it alone: restores mode memory, uses `deps.clock` as the actor's clock, registers as systemId
+ * `modes`. In the agent the mode machine is a child of the agent actor instead.
  */
 export function createModeActor(config: AgentConfig, deps: ModeDeps = {}): Actor<ModeMachine> {
   const logger = deps.logger ?? log();
-  const asyncHooks = new AsyncHooks();
   const store =
     deps.memory === false || !config.mode_memory_enabled
       ? undefined
       : (deps.memory ?? fileModeMemory(modeMemoryPath(deps.configName ?? config.name), (m) => logger.warn(m)));
-  const machine = createModeMachine(config, { ...deps, memory: store ?? false }, asyncHooks);
-  const actor = createActor(machine, { input: restoreInput(config, store), clock: deps.clock ?? realClock, systemId: 'modes' });
-  actor.subscribe({ complete: () => asyncHooks.abortAll(), error: () => asyncHooks.abortAll() });
-  return actor;
+  const machine = createModeMachine(config, { ...deps, memory: store ?? false });
+  return createActor(machine, { input: restoreInput(config, store), clock: deps.clock ?? realClock, systemId: 'modes' });
 }

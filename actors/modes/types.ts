@@ -1,4 +1,5 @@
 // Types shared by the mode machine, its hook runner and its handlers: dependencies, clock, events.
+import type { AnyActorLogic } from 'xstate';
 import type { Logger } from '../../src/log.js';
 import type { AgentConfig, HookConfig } from '../../src/config/schema.js';
 import type { ModeMemoryStore, TransitionRecord } from '../../src/modes/memory.js';
@@ -34,6 +35,8 @@ export interface ModeDeps {
   memory?: ModeMemoryStore | false;
   /** Name for mode memory and logs; default the config's `name`. */
   configName?: string;
+  /** The actor of a running mode (`mode:<name>`), invoked for the whole mode; none: the machine runs hooks and rules only. */
+  modeLogic?: (mode: string) => AnyActorLogic | undefined;
 }
 
 /** What a hook's handler sees of the running agent. */
@@ -85,13 +88,16 @@ export interface HookRun {
   async: boolean;
   ok: boolean;
   error?: string;
+  /** Cut short because its mode was left or the agent stopped (not a failure). */
+  cancelled?: boolean;
   duration_ms: number;
 }
 
-/** Events the mode machine accepts. `hook.ran` is internal: hook runners report to their machine with it. */
+/** Events the mode machine accepts. `hook.ran` and `hook.async` are internal: hook sequences report to their machine with them. */
 export type ModeEvent =
   | { type: 'input.text'; text: string }
   | { type: 'hook.ran'; run: HookRun }
+  | { type: 'hook.async'; input: HandlerInput; replyTo: import('xstate').AnyActorRef }
   | { type: 'mode.switch'; mode: string; reason?: string }
   | { type: 'context.update'; key: string; value: unknown }
   | { type: 'context.update'; values: Record<string, unknown> }

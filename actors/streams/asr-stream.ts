@@ -6,7 +6,7 @@ import { chunkBytes } from '../../src/pipelines/pcm-chunker.js';
 import { muteWhile } from '../../src/pipelines/mute.js';
 import { AudioPump } from './audio-pump.js';
 import type { LinkConnector } from './link.js';
-import { streamSessionMachine, type SessionTiming } from './session-machine.js';
+import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
 
 export interface SpeakerControl {
   playing$: Observable<boolean>;
@@ -44,57 +44,85 @@ export function asrEvents(message: unknown): Array<{ type: string; [k: string]: 
   return [];
 }
 
-export interface AsrStream {
-  actor: Actor<typeof streamSessionMachine>;
+/** The parts of an ASR session: the session machine's input and the audio pump it attaches to each socket. */
+export interface AsrSession {
+  input: SessionInput;
   pump: AudioPump;
+  /** Starts the audio: chunks wait in the ring until a socket is attached. */
+  start(): void;
   stop(): void;
 }
 
 /**
- * Starts the session actor and the audio pump. Rate: one message per chunk. Drop policy: none while
- * connected; while reconnecting, a ring of `ringMs` (oldest dropped, counted in `pump.stats()`).
- * A `1000` close (the server's silence timeout) reconnects at once; other closes back off.
- * The recognition `info` restart keeps the socket, so no audio is touched.
+ * Builds an ASR session without starting an actor (the input actor runs the machine as its child
+ * `stream:asr`). Rate: one message per chunk. Drop policy: none while connected; while reconnecting,
+ * a ring of `ringMs` (oldest dropped, counted in `pump.stats()`). A `1000` close (the server's silence
+ * timeout) reconnects at once; other closes back off. The recognition `info` restart keeps the
+ * socket, so no audio is touched.
  */
-export function startAsrStream(options: AsrStreamOptions): AsrStream {
+export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock'>): AsrSession {
   const speaker = options.speaker;
   const audio$ = speaker && !options.allowInterruption ? options.audio$.pipe(muteWhile(speaker.playing$)) : options.audio$;
   const ringBytes = chunkBytes({ rate: options.rate }, options.ringMs ?? 10_000);
   const keepaliveBytes = chunkBytes({ rate: options.rate }, 100);
   const pump = new AudioPump(audio$, ringBytes, options.now);
   let speaking = false;
-  const speakingSub = speaker?.playing$.subscribe((p) => (speaking = p));
+  let speakingSub: { unsubscribe(): void } | undefined;
+  const input: SessionInput = {
+    prefix: 'asr',
+    connect: options.connect,
+    ...(options.timing ? { timing: options.timing } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    hooks: {
+      attach: (link) => pump.attach({ sendAudio: (pcm) => link.sendAudio?.(pcm) ?? false }),
+      detach: () => pump.detach(),
+      keepalive: () => void pump.sendSilence(keepaliveBytes, options.timing?.keepaliveMs ?? 5000),
+      onMessage: (message) => {
+        const events = asrEvents(message);
+        if (speaking && options.allowInterruption && events.some((e) => e.type === 'asr.partial' || e.type === 'asr.final')) speaker?.stop();
+        return events;
+      },
+      isBenignClose: (code) => code === 1000,
+    },
+  };
+  return {
+    input,
+    pump,
+    start() {
+      speakingSub ??= speaker?.playing$.subscribe((p) => (speaking = p));
+      pump.start();
+    },
+    stop() {
+      pump.stop();
+      speakingSub?.unsubscribe();
+      speakingSub = undefined;
+    },
+  };
+}
+
+export interface AsrStream {
+  actor: Actor<typeof streamSessionMachine>;
+  pump: AudioPump;
+  stop(): void;
+}
+
+/** An ASR session as its own root actor (benchmarks and stream tests); the agent runs sessions inside input actors. */
+export function startAsrStream(options: AsrStreamOptions): AsrStream {
+  const session = asrSession(options);
   const actor = createActor(streamSessionMachine, {
     systemId: options.systemId ?? 'asr',
     ...(options.clock ? { clock: options.clock } : {}),
-    input: {
-      prefix: 'asr',
-      connect: options.connect,
-      ...(options.timing ? { timing: options.timing } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      hooks: {
-        attach: (link) => pump.attach({ sendAudio: (pcm) => link.sendAudio?.(pcm) ?? false }),
-        detach: () => pump.detach(),
-        keepalive: () => void pump.sendSilence(keepaliveBytes, options.timing?.keepaliveMs ?? 5000),
-        onMessage: (message) => {
-          const events = asrEvents(message);
-          if (speaking && options.allowInterruption && events.some((e) => e.type === 'asr.partial' || e.type === 'asr.final')) speaker?.stop();
-          return events;
-        },
-        isBenignClose: (code) => code === 1000,
-      },
-    },
+    input: session.input,
   });
-  pump.start();
+  session.start();
   actor.start();
   return {
     actor,
-    pump,
+    pump: session.pump,
     stop() {
       actor.send({ type: 'stop' });
       actor.stop();
-      pump.stop();
-      speakingSub?.unsubscribe();
+      session.stop();
     },
   };
 }

@@ -92,9 +92,16 @@ export const streamSessionMachine = setup({
   },
   actors: {
     connect: fromPromise<StreamLink, { connect: LinkConnector }>(({ input, signal }) => input.connect(signal)),
-    listen: fromCallback<Ev, { link: StreamLink; hooks: SessionHooks }>(({ input, sendBack }) =>
-      input.link.subscribe((event) => sendBack({ type: 'link.event', event })),
-    ),
+    // Owns the open link while streaming: leaving `streaming`, or the session actor being stopped by its
+    // owner (XState runs no exit actions then), detaches the data plane and closes the socket.
+    listen: fromCallback<Ev, { link: StreamLink; hooks: SessionHooks }>(({ input, sendBack }) => {
+      const unsubscribe = input.link.subscribe((event) => sendBack({ type: 'link.event', event }));
+      return () => {
+        unsubscribe();
+        input.hooks.detach();
+        input.link.close(1000, 'client closing');
+      };
+    }),
   },
   delays: {
     connectTimeout: ({ context }) => context.timing.connectTimeoutMs,
@@ -143,6 +150,7 @@ export const streamSessionMachine = setup({
     connecting: {
       entry: emit(({ context }) => ({ type: `${context.prefix}.state`, state: 'connecting', attempt: context.attempt })),
       invoke: {
+        id: 'connect',
         src: 'connect',
         input: ({ context }) => ({ connect: context.connect }),
         onDone: {
@@ -174,14 +182,8 @@ export const streamSessionMachine = setup({
         ({ context }) => context.hooks.attach(context.link!),
         emit(({ context }) => ({ type: `${context.prefix}.state`, state: 'streaming', attempt: context.attempt })),
       ],
-      exit: [
-        ({ context }) => {
-          context.hooks.detach();
-          context.link?.close(1000, 'client closing');
-        },
-        assign({ link: undefined }),
-      ],
-      invoke: { src: 'listen', input: ({ context }) => ({ link: context.link!, hooks: context.hooks }) },
+      exit: assign({ link: undefined }),
+      invoke: { id: 'link', src: 'listen', input: ({ context }) => ({ link: context.link!, hooks: context.hooks }) },
       initial: 'live',
       states: {
         live: {

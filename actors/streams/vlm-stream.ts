@@ -7,7 +7,7 @@ import { DEFAULT_JPEG_QUALITY, encodeJpegLatest, type EncodedFrame, type Frame }
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { FrameSender, type FrameSenderOptions, type FrameSenderStats } from './frame-sender.js';
 import type { LinkConnector } from './link.js';
-import { streamSessionMachine, type SessionTiming } from './session-machine.js';
+import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
 
 export interface VlmStreamOptions {
   connect: LinkConnector;
@@ -50,59 +50,83 @@ export interface VlmStream {
   stop(): void;
 }
 
+/** The parts of a VLM session: the session machine's input and the frame pipeline that feeds each socket. */
+export interface VlmSession {
+  input: SessionInput;
+  /** Starts the frame pipeline; `onError` hears a camera that failed (the owner restarts or gives up). */
+  start(onError: (err: unknown) => void): void;
+  stop(): void;
+  stats(): VlmStreamStats;
+}
+
 /**
- * Starts the session actor and the frame pipeline: sample to `fps` -> (only while a socket is open)
- * encode latest-frame-wins -> send latest-frame-wins on the socket's bufferedAmount. Rate: at most
- * `fps`, less when the encoder or socket is slower. Drop policy: latest frame wins at every stage;
- * nothing is kept across a reconnect (a stale picture is worth less than the next one).
+ * Builds a VLM session without starting an actor (the input actor runs the machine as its child
+ * `stream:vlm`): sample to `fps` -> (only while a socket is open) encode latest-frame-wins -> send
+ * latest-frame-wins on the socket's bufferedAmount. Rate: at most `fps`, less when the encoder or
+ * socket is slower. Drop policy: latest frame wins at every stage; nothing is kept across a reconnect
+ * (a stale picture is worth less than the next one). Every frame is released once sent or dropped.
  * Closes: `1000` reconnects at once, others back off; 401 and 1008 stop the stream with the reason.
  */
-export function startVlmStream(options: VlmStreamOptions): VlmStream {
+export function vlmSession(options: Omit<VlmStreamOptions, 'systemId' | 'clock'>): VlmSession {
   const sender = new FrameSender({ ...options.sender, ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}) });
   const encodeStats: LatestWinsStats = { processed: 0, dropped: 0 };
   const encode = options.encode ?? encodeJpegLatest(options.quality ?? DEFAULT_JPEG_QUALITY, encodeStats);
-  const actor = createActor(streamSessionMachine, {
-    systemId: options.systemId ?? 'vlm',
-    ...(options.clock ? { clock: options.clock } : {}),
-    input: {
-      prefix: 'vlm',
-      connect: options.connect,
-      ...(options.timing ? { timing: options.timing } : {}),
-      ...(options.now ? { now: options.now } : {}),
-      hooks: {
-        attach: (link) =>
-          sender.attach({
-            sendFrame: (jpeg, ts) => link.sendFrame?.(jpeg, ts) ?? false,
-            bufferedAmount: () => link.bufferedAmount(),
-          }),
-        detach: () => sender.detach(),
-        // Frames are the traffic; the vision protocol has no keepalive message.
-        keepalive: () => undefined,
-        onMessage: vlmEvents,
-        isBenignClose: (code) => code === 1000,
-      },
+  let pipeline: Subscription | undefined;
+  const input: SessionInput = {
+    prefix: 'vlm',
+    connect: options.connect,
+    ...(options.timing ? { timing: options.timing } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    hooks: {
+      attach: (link) =>
+        sender.attach({
+          sendFrame: (jpeg, ts) => link.sendFrame?.(jpeg, ts) ?? false,
+          bufferedAmount: () => link.bufferedAmount(),
+        }),
+      detach: () => sender.detach(),
+      // Frames are the traffic; the vision protocol has no keepalive message.
+      keepalive: () => undefined,
+      onMessage: vlmEvents,
+      isBenignClose: (code) => code === 1000,
     },
-  });
-  let pipeline: Subscription | undefined = options.frames$
-    .pipe(
-      sampleFps({ fps: options.fps ?? 2, timeOf: (f: Frame) => f.capturedAt, onDrop: releaseFrame }),
-      passFramesWhile(() => sender.attached),
-      encode,
-    )
-    .subscribe({
-      next: (frame) => sender.offer(frame),
-      error: (err: unknown) => actor.send({ type: 'link.fatal', reason: `camera stopped: ${err instanceof Error ? err.message : String(err)}` }),
-    });
-  actor.start();
+  };
   return {
-    actor,
-    stats: () => ({ ...sender.stats(), encodeDropped: encodeStats.dropped, encoded: encodeStats.processed }),
+    input,
+    start(onError) {
+      pipeline ??= options.frames$
+        .pipe(
+          sampleFps({ fps: options.fps ?? 2, timeOf: (f: Frame) => f.capturedAt, onDrop: releaseFrame }),
+          passFramesWhile(() => sender.attached),
+          encode,
+        )
+        .subscribe({ next: (frame) => sender.offer(frame), error: onError });
+    },
     stop() {
       pipeline?.unsubscribe();
       pipeline = undefined;
+      sender.detach();
+    },
+    stats: () => ({ ...sender.stats(), encodeDropped: encodeStats.dropped, encoded: encodeStats.processed }),
+  };
+}
+
+/** A VLM session as its own root actor (benchmarks and stream tests); the agent runs sessions inside input actors. */
+export function startVlmStream(options: VlmStreamOptions): VlmStream {
+  const session = vlmSession(options);
+  const actor = createActor(streamSessionMachine, {
+    systemId: options.systemId ?? 'vlm',
+    ...(options.clock ? { clock: options.clock } : {}),
+    input: session.input,
+  });
+  session.start((err: unknown) => actor.send({ type: 'link.fatal', reason: `camera stopped: ${err instanceof Error ? err.message : String(err)}` }));
+  actor.start();
+  return {
+    actor,
+    stats: session.stats,
+    stop() {
+      session.stop();
       actor.send({ type: 'stop' });
       actor.stop();
-      sender.detach();
     },
   };
 }

@@ -1,6 +1,7 @@
 // `cortexd run NAME`: loads a configuration, connects the service, runs the agent until a signal or --for, and stops it gracefully.
 import type { Command } from 'commander';
 import { Agent } from '../../actors/agent.js';
+import { builtinPlugins } from '../../actors/plugins.js';
 import { createModeInspector } from '../../actors/modes/inspect.js';
 import { loadConfig } from '../config/load.js';
 import { connectService, type ServiceConnection } from '../cortex/embedded.js';
@@ -81,6 +82,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
 
   const agent = new Agent({
     loaded,
+    plugins: builtinPlugins(),
     cloud: service.cloud,
     bus,
     logger,

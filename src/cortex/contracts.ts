@@ -2,7 +2,7 @@
 import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import type { ToolDefinition } from '../cloud/protocol.js';
-import type { ActionConfig, McpServerConfig } from '../config/schema.js';
+import type { ActionConfig } from '../config/schema.js';
 import type { AgentBus } from './events.js';
 import type { CloudClient } from '../cloud/client.js';
 
@@ -40,18 +40,16 @@ export interface ActionHandleDeps {
 export type ToolsForMode = (actions: ActionConfig[], mcpTools: ToolDefinition[]) => ToolDefinition[];
 
 /**
- * The tool servers of a mode. `start` never throws: a server that fails to start or dies is logged,
- * reported on the bus and retried in the background, and the agent goes on without it.
+ * The tool servers of a mode as the loop sees them. A server that fails to start or dies is logged,
+ * reported on the bus and retried in the background (by its actor), and the agent goes on without it.
  */
 export interface McpHub {
-  start(servers: McpServerConfig[]): Promise<void>;
   /** Tools of the servers connected now, named `mcp_<server>_<tool>`. */
   tools(): ToolDefinition[];
   /** True when `name` is one of `tools()`. */
   has(name: string): boolean;
   /** Calls a tool with a timeout; resolves to the result as text for the model. */
   call(name: string, args: unknown, signal: AbortSignal): Promise<string>;
-  stop(): Promise<void>;
 }
 
 /** What a simulator (WebSim) may see and do of the running agent. Never exposes secrets. */

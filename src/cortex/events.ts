@@ -17,7 +17,7 @@ export type AgentEvent =
   | { type: 'agent.stopped'; at: number; code: number }
   | { type: 'mode.changed'; at: number; from: string; to: string; trigger: string; reason: string; rule_index?: number }
   | { type: 'mode.refused'; at: number; requested: string; reason: string }
-  | { type: 'hook'; at: number; mode: string; hook_type: string; handler_type: string; ok: boolean; error?: string; duration_ms?: number }
+  | { type: 'hook'; at: number; mode: string; hook_type: string; handler_type: string; ok: boolean; error?: string; cancelled?: boolean; duration_ms?: number }
   | { type: 'tick'; at: number; mode: string; n: number; late_skipped: number; lateness_ms: number; called_model: boolean }
   | { type: 'input'; at: number; mode: string; input: string; text: string; final: boolean }
   | { type: 'prompt'; at: number; mode: string; tick: number; prompt: string }

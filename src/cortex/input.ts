@@ -33,6 +33,18 @@ export interface InputPlugin<Raw = unknown> {
   formattedLatestBuffer(): string | undefined;
   /** Stop: release every resource (device, socket, child process, timer, subscription). */
   stop(): Promise<void>;
+  /**
+   * The "accepts typed text" capability (the terminal's and WebSim's text box): an input that has it
+   * takes a typed line as if it came from its source.
+   */
+  acceptText?(line: string): void;
+  /**
+   * The socket session this input streams to (ASR, VLM). The input actor runs it as its child
+   * `stream:<kind>` while it listens, with `input` as the session machine's input (connect, the hooks
+   * that attach this input's data plane to an open socket, timing), and hands every event the session
+   * emits (states, transcripts, replies, failure) to `onEvent`.
+   */
+  readonly stream?: { kind: 'asr' | 'vlm'; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
 }
 
 /** What the runtime gives an input plugin when it creates it. */
@@ -48,6 +60,21 @@ export interface InputContext {
   speakerBusy$?: Observable<boolean>;
   /** Stops what the speaker plays now (barge-in by a voice input that allows interruption). */
   interruptSpeaker?: () => void;
+  /**
+   * Publishes context values (`battery_percent`, `faces`...) for `context_aware` rules: the input
+   * actor hands them to the mode machine as `context.update`.
+   */
+  publishContext?: (values: Record<string, unknown>) => void;
+  /** Reports a state change of this input's socket session (the input actor puts it on the bus as a `stream` event). */
+  reportStream?: (state: StreamReport) => void;
+}
+
+/** A socket session's state as an input reports it. */
+export interface StreamReport {
+  state: 'connecting' | 'streaming' | 'backingOff' | 'failed' | 'stopped';
+  attempt?: number;
+  delay_ms?: number;
+  reason?: string;
 }
 
 export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;

@@ -1,4 +1,4 @@
-// The MCP hub of a mode: connects its tool servers (stdio, sse, streamable http), lists their tools, calls them with a timeout, retries the dead.
+// MCP tool servers (stdio, sse, streamable http): connect one and list its tools, call a tool with a timeout, turn results into text.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -9,13 +9,10 @@ import { CortexError, describeError } from '../errors.js';
 import { redact } from '../redact.js';
 import type { ToolDefinition } from '../cloud/protocol.js';
 import type { McpServerConfig } from '../config/schema.js';
-import type { McpHub } from './contracts.js';
-import type { AgentBus } from './events.js';
 import { MAX_TOOL_NAME } from './tools.js';
 
-export interface McpHubDeps {
-  logger: Logger;
-  bus: AgentBus;
+/** Limits of the tool servers of a mode; each is optional (defaults below). */
+export interface McpOptions {
   /** Longest a tool call may take; default 30 s. */
   callTimeoutMs?: number;
   /** First retry delay after a failure, doubled up to `maxRetryMs` (±20% jitter); default 1 s. */
@@ -26,6 +23,8 @@ export interface McpHubDeps {
   /** Longest text handed back to the model per call; longer results are cut with a note. */
   maxResultChars?: number;
 }
+
+export const MCP_DEFAULTS: Required<McpOptions> = { callTimeoutMs: 30_000, retryMs: 1000, maxRetryMs: 30_000, connectTimeoutMs: 15_000, maxResultChars: 4000 };
 
 /** A tool call that failed: unknown tool, server not connected, timeout, or the server's error. */
 export class McpCallError extends CortexError {
@@ -45,21 +44,11 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp_${sanitizeName(server)}_${sanitizeName(tool)}`.slice(0, MAX_TOOL_NAME);
 }
 
-interface ToolEntry {
+/** One tool of a server: its own name, and its definition under the model-facing name. */
+export interface McpToolEntry {
   server: string;
   tool: string;
   definition: ToolDefinition;
-}
-
-interface ServerState {
-  config: McpServerConfig;
-  client: Client | undefined;
-  tools: ToolEntry[];
-  attempt: number;
-  timer: NodeJS.Timeout | undefined;
-  connecting: Promise<void> | undefined;
-  /** Aborts a connection attempt in progress (stop). */
-  abort: AbortController;
 }
 
 function makeTransport(config: McpServerConfig, logger: Logger): Transport {
@@ -101,64 +90,38 @@ export function resultText(result: Record<string, unknown>, max: number): string
   return text.length > max ? `${text.slice(0, max)} [cut: ${text.length - max} more characters]` : text;
 }
 
-export function createMcpHub(deps: McpHubDeps): McpHub {
-  const callTimeoutMs = deps.callTimeoutMs ?? 30_000;
-  const retryMs = deps.retryMs ?? 1000;
-  const maxRetryMs = deps.maxRetryMs ?? 30_000;
-  const connectTimeoutMs = deps.connectTimeoutMs ?? 15_000;
-  const maxResultChars = deps.maxResultChars ?? 4000;
-  const servers = new Map<string, ServerState>();
-  let stopped = false;
+/** A connected tool server: its client and its tools under their model-facing names. */
+export interface McpConnection {
+  client: Client;
+  tools: McpToolEntry[];
+}
 
-  const emit = (server: string, state: 'connected' | 'failed' | 'stopped' | 'call', detail?: string) =>
-    deps.bus.emit({ type: 'mcp', at: Date.now(), server, state, ...(detail !== undefined ? { detail: redact(detail) } : {}) });
+export interface McpConnectOptions {
+  logger: Logger;
+  /** Longest the start, initialize and tools/list may take together. */
+  connectTimeoutMs: number;
+  /** Aborts the attempt (the owner stopped); the client is closed. */
+  signal: AbortSignal;
+}
 
-  const toolIndex = () => {
-    const index = new Map<string, ToolEntry>();
-    for (const s of servers.values()) for (const t of s.tools) if (!index.has(t.definition.function.name)) index.set(t.definition.function.name, t);
-    return index;
-  };
-
-  const scheduleRetry = (s: ServerState, reason: string) => {
-    if (stopped || s.timer) return;
-    const base = Math.min(maxRetryMs, retryMs * 2 ** s.attempt);
-    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-    s.attempt += 1;
-    deps.logger.warn(`mcp server ${s.config.name} unavailable (${reason}); retry in ${delay} ms`);
-    s.timer = setTimeout(() => {
-      s.timer = undefined;
-      void connect(s);
-    }, delay);
-  };
-
-  const lost = (s: ServerState, client: Client, reason: string) => {
-    if (s.client !== client) return;
-    s.client = undefined;
-    s.tools = [];
-    void client.close().catch(() => undefined);
-    if (stopped) return;
-    emit(s.config.name, 'failed', reason);
-    scheduleRetry(s, reason);
-  };
-
-  const connectOnce = async (s: ServerState): Promise<void> => {
-    const config = s.config;
-    const client = new Client({ name: 'cortexd', version: '0.1.0' });
-    const transport = makeTransport(config, deps.logger);
-    const failed = (err: unknown) => {
-      void client.close().catch(() => undefined);
-      throw err;
-    };
-    const timeout = AbortSignal.any([AbortSignal.timeout(connectTimeoutMs), s.abort.signal]);
-    await client.connect(transport, { timeout: connectTimeoutMs, signal: timeout }).catch(failed);
-    const tools: ToolEntry[] = [];
+/**
+ * Connects one tool server and lists its tools (every page). Rejects on failure or abort, with the
+ * client closed; a tool whose model-facing name clashes with another of the server is skipped.
+ */
+export async function connectMcpServer(config: McpServerConfig, options: McpConnectOptions): Promise<McpConnection> {
+  const client = new Client({ name: 'cortexd', version: '0.1.0' });
+  const transport = makeTransport(config, options.logger);
+  const signal = AbortSignal.any([AbortSignal.timeout(options.connectTimeoutMs), options.signal]);
+  try {
+    await client.connect(transport, { timeout: options.connectTimeoutMs, signal });
+    const tools: McpToolEntry[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: connectTimeoutMs, signal: timeout }).catch(failed);
+      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: options.connectTimeoutMs, signal });
       for (const tool of page.tools) {
         const name = mcpToolName(config.name, tool.name);
         if (tools.some((t) => t.definition.function.name === name)) {
-          deps.logger.warn(`mcp server ${config.name}: tool ${tool.name} clashes with another as ${name}; skipped`);
+          options.logger.warn(`mcp server ${config.name}: tool ${tool.name} clashes with another as ${name}; skipped`);
           continue;
         }
         const description = `${tool.description ?? tool.title ?? tool.name} (tool ${tool.name} of MCP server ${config.name})`;
@@ -167,78 +130,29 @@ export function createMcpHub(deps: McpHubDeps): McpHub {
       }
       cursor = page.nextCursor;
     } while (cursor);
-    if (stopped) {
-      await client.close().catch(() => undefined);
-      return;
-    }
-    client.onclose = () => lost(s, client, 'connection closed');
-    client.onerror = (err) => deps.logger.debug(`mcp ${config.name}: ${describeError(err)}`);
-    s.client = client;
-    s.tools = tools;
-    s.attempt = 0;
-    emit(config.name, 'connected', `${tools.length} tools`);
-    deps.logger.info(`mcp server ${config.name} connected (${config.transport}), ${tools.length} tools`);
-  };
+    signal.throwIfAborted();
+    client.onerror = (err) => options.logger.debug(`mcp ${config.name}: ${describeError(err)}`);
+    return { client, tools };
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    throw err;
+  }
+}
 
-  const connect = (s: ServerState): Promise<void> => {
-    if (stopped || s.client || s.connecting) return s.connecting ?? Promise.resolve();
-    s.connecting = connectOnce(s)
-      .catch((err: unknown) => {
-        const reason = describeError(err);
-        emit(s.config.name, 'failed', reason);
-        scheduleRetry(s, reason);
-      })
-      .finally(() => {
-        s.connecting = undefined;
-      });
-    return s.connecting;
-  };
-
-  return {
-    async start(configs) {
-      stopped = false;
-      for (const config of configs) {
-        if (servers.has(config.name)) {
-          deps.logger.warn(`mcp server ${config.name} listed twice; the first is used`);
-          continue;
-        }
-        servers.set(config.name, { config, client: undefined, tools: [], attempt: 0, timer: undefined, connecting: undefined, abort: new AbortController() });
-      }
-      await Promise.all([...servers.values()].map((s) => connect(s)));
-    },
-    tools: () => [...toolIndex().values()].map((t) => t.definition),
-    has: (name) => toolIndex().has(name),
-    async call(name, args, signal) {
-      const entry = toolIndex().get(name);
-      if (!entry) throw new McpCallError(`no connected MCP tool named ${name}`);
-      const s = servers.get(entry.server);
-      if (!s?.client) throw new McpCallError(`MCP server ${entry.server} is not connected`);
-      emit(entry.server, 'call', entry.tool);
-      const argsObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-      try {
-        const result = await s.client.callTool({ name: entry.tool, arguments: argsObject }, undefined, { signal, timeout: callTimeoutMs });
-        return resultText(result as Record<string, unknown>, maxResultChars);
-      } catch (err) {
-        if (signal.aborted) throw signal.reason;
-        throw new McpCallError(`${name}: ${describeError(err)}`, { cause: err });
-      }
-    },
-    async stop() {
-      stopped = true;
-      const closing: Array<Promise<unknown>> = [];
-      for (const s of servers.values()) {
-        if (s.timer) clearTimeout(s.timer);
-        s.timer = undefined;
-        s.abort.abort(new CortexError('mcp_stopped', 'tool servers stopped'));
-        const client = s.client;
-        s.client = undefined;
-        s.tools = [];
-        if (client) closing.push(client.close().catch(() => undefined));
-        if (s.connecting) closing.push(s.connecting);
-        emit(s.config.name, 'stopped');
-      }
-      await Promise.all(closing);
-      servers.clear();
-    },
-  };
+/** Calls one tool of a connected server; the result as text for the model (cut at `maxResultChars`). */
+export async function callMcpTool(
+  connection: McpConnection,
+  entry: McpToolEntry,
+  args: unknown,
+  signal: AbortSignal,
+  options: { callTimeoutMs: number; maxResultChars: number },
+): Promise<string> {
+  const argsObject = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  try {
+    const result = await connection.client.callTool({ name: entry.tool, arguments: argsObject }, undefined, { signal, timeout: options.callTimeoutMs });
+    return resultText(result as Record<string, unknown>, options.maxResultChars);
+  } catch (err) {
+    if (signal.aborted) throw signal.reason;
+    throw new McpCallError(`${entry.definition.function.name}: ${describeError(err)}`, { cause: err });
+  }
 }

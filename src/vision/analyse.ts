@@ -38,6 +38,24 @@ export function describe(a: FrameAnalysis): string {
 }
 
 /**
+ * The context values a vision input publishes for `context_aware` rules: `faces` (how many are seen)
+ * and `motion` (`none`, `slight`, `strong`, or `unknown` before two frames were compared). Words,
+ * not the percentage, so a rule does not fire on every frame.
+ */
+export function visionContext(faces: number, motion: number | undefined): { faces: number; motion: string } {
+  const level = motion === undefined ? 'unknown' : motion < MOTION_LEVELS.slight ? 'none' : motion < MOTION_LEVELS.strong ? 'slight' : 'strong';
+  return { faces, motion: level };
+}
+
+/** Reads the context values back from a description made by `describe` (the hosted socket sends only text). */
+export function visionContextOf(description: string): { faces: number; motion: string } | undefined {
+  const faces = /I see (no|\d+) faces?/.exec(description);
+  if (!faces) return undefined;
+  const motion = /No motion\./.test(description) ? 'none' : /Slight motion/.test(description) ? 'slight' : /Strong motion/.test(description) ? 'strong' : 'unknown';
+  return { faces: faces[1] === 'no' ? 0 : Number(faces[1]), motion };
+}
+
+/**
  * Per-session analyser: keeps the previous small grey frame for motion. Every Mat it makes is
  * released before the call returns (V8 does not see Mat memory: src/vision/opencv.ts), except that
  * small frame, which the next call replaces and `dispose()` frees. The caller's image stays the caller's.

@@ -7,7 +7,13 @@ import t from 'tap';
 import { pino } from 'pino';
 import { filter, firstValueFrom } from 'rxjs';
 import { SerialPort, ReadlineParser } from 'serialport';
-import { createActionHandle } from '../../actors/actions/handle.js';
+import { createActionHandle as createWithSpec } from '../../actors/actions/action.js';
+import { actions as actionSpecs } from '../../src/plugins.js';
+import type { ActionConfig as ActionEntry } from '../../src/config/schema.js';
+import type { ActionHandleDeps } from '../../src/cortex/contracts.js';
+
+/** The real action actor of `entry` as its own root, with its handle. */
+const createActionHandle = (entry: ActionEntry, deps: ActionHandleDeps) => createWithSpec(entry, actionSpecs.get(entry.name)!, deps);
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { createCloudClient, type CloudClient } from '../../src/cloud/client.js';
 import type { ResolvedAddresses } from '../../src/cloud/addresses.js';

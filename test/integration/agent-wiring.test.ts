@@ -4,12 +4,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Agent } from '../../actors/agent.js';
+import { Agent, type AgentOptions } from '../../actors/agent.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
 import { createLogger } from '../../src/log.js';
-import { llms } from '../../src/plugins.js';
+import type { LlmFactory } from '../../src/cortex/llm.js';
+import type { PluginSpec } from '../../src/plugin-registry.js';
+import { builtinPlugins } from '../../actors/plugins.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -24,7 +26,7 @@ const made: Made[] = [];
  * A model that reads the last user message: "remember X" saves place X at 1.5/2.5, "say hi" speaks and
  * calls an unknown tool, "fail" throws, anything else is answered with the text "ok".
  */
-llms.register({
+const scripted = {
   type: 'ScriptedLLM',
   description: 'test model',
   schema: z.looseObject({}),
@@ -47,7 +49,11 @@ llms.register({
       },
     };
   },
-});
+} satisfies PluginSpec<LlmFactory>;
+
+/** This build's plugins with the scripted model added (the agent is handed its plugins; nothing global changes). */
+const builtin = builtinPlugins();
+const plugins: AgentOptions['plugins'] = { ...builtin, llm: (type) => (type === 'ScriptedLLM' ? scripted : builtin.llm(type)) };
 
 const textIn = (dir: string, name: string) => [{ type: 'TextInput', config: { source: 'socket', path: join(dir, `${name}.sock`), descriptor: 'Voice' } }];
 const speak = { name: 'speak', llm_label: 'speak', connector: 'console' };
@@ -76,7 +82,7 @@ function build(dir: string, modes: Record<string, Record<string, unknown>>, extr
 function run(t: Test, loaded: LoadedConfig, stateDir: string) {
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger({ level: 'debug', pretty: false, destination: { write: (s: string) => void lines.push(JSON.parse(s)) } });
-  const agent = new Agent({ loaded, logger, stateDir, memory: false, shutdownBudgetMs: 2000, closeBudgetMs: 2000 });
+  const agent = new Agent({ loaded, plugins, logger, stateDir, memory: false, shutdownBudgetMs: 2000, closeBudgetMs: 2000 });
   const events: AgentEvent[] = [];
   const waiters: Array<[(e: AgentEvent) => boolean, (e: AgentEvent) => void]> = [];
   agent.bus.events$.subscribe((e) => {

@@ -1,4 +1,4 @@
-// Proves the MCP hub against real servers: server-everything over stdio, an SDK server over streamable HTTP, failures retried, timeouts.
+// Proves the tool-server actors and the hub over them against real servers: server-everything over stdio, an SDK server over streamable HTTP, failures retried, timeouts.
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import t from 'tap';
@@ -7,7 +7,9 @@ import { z } from 'zod';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createMcpHub, mcpToolName } from '../../src/cortex/mcp.js';
+import { createActor, waitFor, type AnyActorRef } from 'xstate';
+import { mcpToolName } from '../../src/cortex/mcp.js';
+import { mcpHubOf, mcpServerMachine } from '../../actors/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { ToolDefinitionSchema } from '../../src/cloud/protocol.js';
 import type { McpServerConfig } from '../../src/config/schema.js';
@@ -20,11 +22,28 @@ const never = () => new AbortController().signal;
 
 const stdio = (name: string, command: string, args: string[]): McpServerConfig => ({ name, transport: 'stdio', command, args, env: {}, headers: {} });
 
+/**
+ * One `mcp:<server>` actor per server (as a mode actor runs them) and the hub over them. `start`
+ * resolves once every server is connected or has failed once; `stop` stops the actors.
+ */
 function hub(options: { retryMs?: number; callTimeoutMs?: number } = {}) {
   const bus = new AgentBus();
   const events: McpEv[] = [];
   bus.events$.subscribe((e) => e.type === 'mcp' && events.push(e));
-  const h = createMcpHub({ logger, bus, ...options });
+  let refs: AnyActorRef[] = [];
+  const closing: Array<Promise<unknown>> = [];
+  const h = {
+    ...mcpHubOf(() => refs),
+    async start(configs: McpServerConfig[]) {
+      const actors = configs.map((config) => createActor(mcpServerMachine, { input: { config, logger, bus, options, track: (p) => void closing.push(p) } }).start());
+      refs = actors;
+      await Promise.all(actors.map((a) => waitFor(a, (s) => s.matches('connected') || s.matches('backingOff'), { timeout: 20_000 })));
+    },
+    async stop() {
+      for (const a of refs) (a as unknown as { stop(): void }).stop();
+      await Promise.all(closing);
+    },
+  };
   const next = (state: McpEv['state'], n = 1) =>
     firstValueFrom(bus.events$.pipe(filter((e): e is McpEv => e.type === 'mcp' && e.state === state), take(n), toArray()));
   return { h, bus, events, next };

@@ -2,7 +2,13 @@
 import t from 'tap';
 import { pino } from 'pino';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
-import { createActionHandle } from '../../actors/actions/handle.js';
+import { createActionHandle as createWithSpec } from '../../actors/actions/action.js';
+import { actions as actionSpecs } from '../../src/plugins.js';
+import type { ActionConfig as ActionEntry } from '../../src/config/schema.js';
+import type { ActionHandleDeps } from '../../src/cortex/contracts.js';
+
+/** The real action actor of `entry` as its own root, with its handle. */
+const createActionHandle = (entry: ActionEntry, deps: ActionHandleDeps) => createWithSpec(entry, actionSpecs.get(entry.name)!, deps);
 import { moveAction, speakAction } from '../../actors/actions/catalog.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionConfig } from '../../src/config/schema.js';

@@ -7,7 +7,13 @@ import { pino } from 'pino';
 import { filter, firstValueFrom } from 'rxjs';
 import { createInteractionLog } from '../../actors/actions/interactions.js';
 import { gpsPositions, implicitActions, LocationStore } from '../../actors/actions/locations.js';
-import { createActionHandle } from '../../actors/actions/handle.js';
+import { createActionHandle as createWithSpec } from '../../actors/actions/action.js';
+import { actions as actionSpecs } from '../../src/plugins.js';
+import type { ActionConfig as ActionEntry } from '../../src/config/schema.js';
+import type { ActionHandleDeps } from '../../src/cortex/contracts.js';
+
+/** The real action actor of `entry` as its own root, with its handle. */
+const createActionHandle = (entry: ActionEntry, deps: ActionHandleDeps) => createWithSpec(entry, actionSpecs.get(entry.name)!, deps);
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { toolsForMode } from '../../src/cortex/tools.js';
 

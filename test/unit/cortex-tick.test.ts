@@ -2,7 +2,7 @@
 import t from 'tap';
 import { BehaviorSubject, EMPTY } from 'rxjs';
 import { pino } from 'pino';
-import { runTick, type TickDeps, type TickInput } from '../../actors/cortex/tick.js';
+import { runTick, type TickDeps, type TickInput } from '../../actors/tick.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionHandle, McpHub } from '../../src/cortex/contracts.js';
 import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
@@ -106,11 +106,9 @@ t.test('tool calls go to the actions by label; unknown tools are logged and drop
 t.test('MCP tool results are fed back to the model, for at most maxToolRounds rounds', async (t) => {
   const calls: unknown[] = [];
   const hub: McpHub = {
-    start: async () => {},
     tools: () => [{ type: 'function', function: { name: 'mcp_fs_read', parameters: { type: 'object' } } }],
     has: (n) => n === 'mcp_fs_read',
     call: async (_n, args) => (calls.push(args), 'file contents'),
-    stop: async () => {},
   };
   const again = (): LlmAnswer => ({ toolCalls: [{ id: 'c1', name: 'mcp_fs_read', arguments: { path: 'x' } }], model: 'fake', latencyMs: 1 });
   const a = setup([again(), again(), again(), again()], { inputs: [input(['read x'])], hub });

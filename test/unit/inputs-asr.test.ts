@@ -3,8 +3,9 @@ import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BehaviorSubject, firstValueFrom, filter, take, toArray } from 'rxjs';
-import { AsrInput, SpeechbASRInputSchema, SpeechlabASRInputSchema, speechlabAsrInputSpec, type AsrRaw } from '../../actors/inputs/asr-input.js';
+import { BehaviorSubject } from 'rxjs';
+import { hostInput } from '../helpers/input-host.js';
+import { AsrInput, SpeechbASRInputSchema, SpeechlabASRInputSchema, speechlabAsrInputSpec } from '../../actors/inputs/asr-input.js';
 import type { StreamLink } from '../../actors/streams/link.js';
 import { createMicrophone } from '../../devices/microphone.js';
 import { heardUtterance } from '../../src/service/backends/rule-chat.js';
@@ -19,16 +20,20 @@ for (let i = 0; i < pcm.length; i++) pcm[i] = (i * 7) & 0xff;
 const rawFile = join(dir, 'speech.raw');
 writeFileSync(rawFile, pcm);
 
-function makeInput(opts: { speaking?: BehaviorSubject<boolean>; connect?: () => Promise<StreamLink> } = {}) {
+/** An AsrInput on the replayed recording and a scripted link, run in the real input actor (its session is the actor's child). */
+function makeInput(opts: { speaking?: BehaviorSubject<boolean>; connect?: () => Promise<StreamLink>; bufferSize?: number } = {}) {
   const link = new FakeLink();
-  const config = SpeechlabASRInputSchema.parse({ microphone: { binding: 'replay', file: rawFile, loop: false, realtime: false } });
-  const microphone = createMicrophone(config.microphone);
-  const input = new AsrInput('SpeechlabASRInput', config, {
-    connect: opts.connect ?? (async () => link),
-    microphone,
-    ...(opts.speaking ? { speaker: { playing$: opts.speaking, stop: () => undefined } } : {}),
-  });
-  return { input, link };
+  const config = SpeechlabASRInputSchema.parse({ buffer_size: opts.bufferSize ?? 20, microphone: { binding: 'replay', file: rawFile, loop: false, realtime: false } });
+  let plugin: AsrInput | undefined;
+  const host = hostInput('SpeechlabASRInput', (callbacks) =>
+    (plugin = new AsrInput('SpeechlabASRInput', config, {
+      connect: opts.connect ?? (async () => link),
+      microphone: createMicrophone(config.microphone),
+      ...(opts.speaking ? { speaker: { playing$: opts.speaking, stop: () => undefined } } : {}),
+      ctx: callbacks,
+    })),
+  );
+  return { host, link, input: () => plugin! };
 }
 
 const until = async (cond: () => boolean, what: string) => {
@@ -40,66 +45,66 @@ const until = async (cond: () => boolean, what: string) => {
 };
 
 t.test('the microphone reaches the socket byte-exact; transcripts become messages and one Voice line', async (t) => {
-  const { input, link } = makeInput();
-  const raws: AsrRaw[] = [];
-  const sub = input.listen().subscribe((r) => raws.push(r));
+  const { host, link, input } = makeInput();
   await until(() => Buffer.concat(link.audio).length === pcm.length, 'all audio at the socket');
   t.same(Buffer.concat(link.audio), pcm, 'every byte, in order');
+  t.ok(host.ref().getSnapshot().children['stream:asr'], 'the socket session is the input actor\'s child stream:asr');
   link.say({ type: 'partial', asr_reply: 'hello', clientId: 'c', time: 1 });
   link.say({ asr_reply: 'hello robot', clientId: 'c', time: 2 });
   link.say({ asr_reply: 'turn left', clientId: 'c', time: 3 });
-  t.same(raws.map((r) => [r.kind, r.text]), [['partial', 'hello'], ['final', 'hello robot'], ['final', 'turn left']]);
-  t.same(input.rawToText(raws[0]!)?.final, false, 'a partial does not wake the loop');
-  t.same(input.rawToText(raws[1]!)?.final, true, 'a final does');
-  const text = input.formattedLatestBuffer();
+  await until(() => host.messages.length === 3, 'three messages');
+  t.same(host.messages.map((m) => [m.text, m.final]), [['hello', false], ['hello robot', true], ['turn left', true]], 'a partial does not wake the loop, a final does');
+  const text = input().formattedLatestBuffer();
   t.equal(text, 'Voice: hello robot turn left', 'finals only, one line');
   t.equal(heardUtterance(`Inputs:\n${text}`), 'hello robot turn left', 'the offline rule model reads it as speech');
-  t.equal(input.formattedLatestBuffer(), undefined, 'cleared after reading');
-  sub.unsubscribe();
-  t.equal(link.closed, 1000, 'unsubscribing closes the socket');
-  await input.stop();
-  await input.stop();
+  t.equal(input().formattedLatestBuffer(), undefined, 'cleared after reading');
+  t.same(host.contexts.at(-1) && Object.keys(host.contexts.at(-1)!), ['last_utterance_at'], 'the time of the last utterance is published as context');
+  host.stop();
+  t.equal(link.closed, 1000, 'stopping the input closes the socket');
 });
 
 t.test('while the speaker plays, the socket gets silence of the same length', async (t) => {
   const speaking = new BehaviorSubject(true);
-  const { input, link } = makeInput({ speaking });
-  const sub = input.listen().subscribe();
+  const { host, link } = makeInput({ speaking });
   await until(() => Buffer.concat(link.audio).length === pcm.length, 'all audio at the socket');
   t.ok(Buffer.concat(link.audio).every((b) => b === 0), 'muted');
-  sub.unsubscribe();
-  await input.stop();
+  host.stop();
 });
 
-t.test('poll returns the next transcript event; a 401 ends listening with the server text', async (t) => {
-  const { input, link } = makeInput();
-  const polled = input.poll();
+t.test('poll returns the next transcript event; a 401 stops the input with the server text, without retrying', async (t) => {
+  const { host, link, input } = makeInput();
   await until(() => link.audio.length > 0, 'the socket open');
+  const polled = input().poll();
   link.say({ asr_reply: 'stop', clientId: 'c', time: 1 });
   t.match(await polled, { kind: 'final', text: 'stop' });
-  await input.stop();
-  t.equal(await input.poll(), undefined, 'a stopped input polls nothing');
+  host.stop();
+  t.equal(await input().poll(), undefined, 'a stopped input polls nothing');
 
+  let attempts = 0;
   const denied = makeInput({
     connect: async () => {
+      attempts++;
       throw new CloudSocketAuthError('WS /api/core/speechlab/asr', 'Invalid API key: revoked');
     },
   });
-  await t.rejects(firstValueFrom(denied.input.listen()), /recognition stopped: .*Invalid API key: revoked/);
-  await denied.input.stop();
+  await until(() => denied.host.ref().getSnapshot().hasTag('failed'), 'the input to stop');
+  const error = denied.host.events.find((e) => e.type === 'error');
+  t.match(error, { source: 'input.SpeechlabASRInput', message: /recognition stopped: .*Invalid API key: revoked/ });
+  t.match(denied.host.events.filter((e) => e.type === 'stream').at(-1), { kind: 'asr', state: 'failed' });
+  t.equal(attempts, 1, 'a refused key is not retried');
+  t.equal(denied.input().formattedLatestBuffer(), 'Voice: not available (stopped)', 'the prompt says the voice is gone, once');
+  t.equal(denied.input().formattedLatestBuffer(), undefined);
+  denied.host.stop();
 });
 
 t.test('the buffer keeps at most buffer_size finals; the oldest go first and are counted', async (t) => {
-  const config = SpeechlabASRInputSchema.parse({ buffer_size: 2, microphone: { binding: 'replay', file: rawFile, loop: false, realtime: false } });
-  const link = new FakeLink();
-  const input2 = new AsrInput('SpeechlabASRInput', config, { connect: async () => link, microphone: createMicrophone(config.microphone) });
-  const got = firstValueFrom(input2.listen().pipe(filter((r) => r.kind === 'final'), take(3), toArray()));
+  const { host, link, input } = makeInput({ bufferSize: 2 });
   await until(() => link.audio.length > 0, 'the socket open');
   for (const w of ['one', 'two', 'three']) link.say({ asr_reply: w, clientId: 'c', time: 1 });
-  await got;
-  t.equal(input2.formattedLatestBuffer(), 'Voice: two three');
-  t.equal(input2.dropped, 1);
-  await input2.stop();
+  await until(() => host.messages.length === 3, 'three finals');
+  t.equal(input().formattedLatestBuffer(), 'Voice: two three');
+  t.equal(input().dropped, 1);
+  host.stop();
 });
 
 t.test('configs: defaults, the older interrupt name, and a clear error without the hosted service', async (t) => {

@@ -1,7 +1,7 @@
 // Proves SerialReader and GpsInput over serialport's mock binding: lines as "Serial:" lines, NMEA folded into fix, position and speed.
 import t from 'tap';
 import { SerialPortMock } from 'serialport';
-import { firstValueFrom, take, toArray } from 'rxjs';
+import { firstValueFrom, take, toArray, tap } from 'rxjs';
 import { SerialReader, SerialReaderSchema, serialConfigOf, serialReaderSpec } from '../../actors/inputs/serial-reader.js';
 import { GpsInput, GpsInputSchema, describeGps, foldGps } from '../../actors/inputs/gps-input.js';
 import { gpsPositions } from '../../actors/actions/locations.js';
@@ -19,13 +19,14 @@ t.test('SerialReader: each line is a message; the buffer holds the lines since t
   const serial = createSerialLine(serialConfigOf(config));
   const input = new SerialReader(config, serial);
   const raws: string[] = [];
-  const sub = input.listen().subscribe((l) => raws.push(l));
+  // As the input actor does: one rawToText per raw event, which buffers the message.
+  const sub = input.listen().subscribe((l) => (raws.push(l), input.rawToText(l)));
   mock(await waitFor(() => serial.port())).emitData('temp=21.5\r\n\r\nhumidity=40\nlight=300\npressure=1013\n');
   await waitFor(() => (raws.length === 5 ? true : undefined));
   t.same(raws, ['temp=21.5', '', 'humidity=40', 'light=300', 'pressure=1013']);
   t.equal(input.formattedLatestBuffer(), 'Serial: light=300\nSerial: pressure=1013', 'empty lines skipped; the two newest kept');
   t.equal(input.dropped, 2);
-  t.equal(input.rawToText('x')?.final, false);
+  t.equal(input.rawToText('x')?.final, false, 'a line does not wake the loop');
   sub.unsubscribe();
   await input.stop();
   await t.rejects(serial.write('x'), { code: 'serial_closed' }, 'stop closes the port');
@@ -48,17 +49,17 @@ t.test('GpsInput: fix, position, altitude, speed and course from GGA and RMC; ba
   const config = GpsInputSchema.parse({ binding: 'mock', path: '/dev/MOCKG0' });
   const serial = createSerialLine(serialConfigOf(config));
   const input = new GpsInput(config, serial);
-  const got = firstValueFrom(input.listen().pipe(take(2), toArray()));
+  const got = firstValueFrom(input.listen().pipe(tap((r) => input.rawToText(r)), take(2), toArray()));
   const broken = GGA.slice(0, -2) + '00';
   mock(await waitFor(() => serial.port())).emitData(`${broken}\r\nnoise\r\n${GGA}\r\n${RMC}\r\n`);
   const raws = await got;
   t.equal(input.rejected, 2, 'a wrong checksum and a non-NMEA line');
-  t.equal(input.rawToText(raws[0]!)?.text, 'fix (GPS, 8 satellites), position 48.117300, 11.516667, altitude 545.4 m');
   t.equal(
     input.formattedLatestBuffer(),
     'GPS: fix (GPS, 8 satellites), position 48.117333, 11.516833, altitude 545.4 m, speed 11.5 m/s, course 84°',
     'the newest state only',
   );
+  t.equal(input.rawToText(raws[0]!)?.text, 'fix (GPS, 8 satellites), position 48.117300, 11.516667, altitude 545.4 m', 'the first fix alone');
   const position = gpsPositions.latest();
   t.match(position, { altitudeM: 545.4 }, 'each fix is published for remember_location');
   t.ok(Math.abs(position!.lat - 48.117333) < 1e-6 && Math.abs(position!.lon - 11.516833) < 1e-6, 'at the newest fix');

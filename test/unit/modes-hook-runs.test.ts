@@ -35,7 +35,7 @@ t.test('each hook that runs is emitted once as hook.run: ok or failed with the e
     },
   });
   m = start(cfg, { dispatchAction: dispatcher(() => m!.clock) });
-  await m.reach({ a: 'entering' });
+  await m.reach('a', 'entering');
   await m.flush();
   m.clock.increment(250);
   await m.active('a');
@@ -73,7 +73,7 @@ t.test('shutdown hooks are reported too: on_exit done, an on_shutdown hook that 
   m.actor.send({ type: 'agent.shutdown' });
   await m.flush();
   m.clock.increment(2000);
-  await m.reach('stopped');
+  t.equal((await m.finished()).ok, true, 'stopped after shutdown');
   await m.flush();
   t.same(
     m.of('hook.run').map((r) => [r.hook_type, r.ok, r.error ?? null]),

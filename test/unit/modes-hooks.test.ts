@@ -64,7 +64,7 @@ t.test('a synchronous hook is bounded by its timeout, then the next hook runs', 
   const { dispatch, aborted } = recorder(timeline);
   const cfg = config({ modes: modes({ a: [act('on_entry', 'hang', { priority: 2, timeout_seconds: 3 }), act('on_entry', 'after', { priority: 1 })] }) });
   const m = start(cfg, { dispatchAction: dispatch });
-  await m.reach({ a: 'entering' });
+  await m.reach('a', 'entering');
   await m.flush();
   t.same(timeline, ['a:hang'], 'the second hook waits for the first');
   m.clock.increment(2999);
@@ -140,14 +140,14 @@ t.test('an on_startup abort fails the start-up with the reason; the machine ends
   const { dispatch } = recorder(timeline);
   const cfg = config({ modes: modes({ a: [act('on_entry', 'never')] }), global_lifecycle_hooks: [act('on_startup', 'fail-start', { on_failure: 'abort' })] });
   const m = start(cfg, { dispatchAction: dispatch });
-  await m.reach('failed');
+  t.equal((await m.finished()).ok, false, 'the start-up failed');
   const out = m.actor.getSnapshot().output;
   t.match(out, { ok: false, reason: /on_startup hook action "note" failed: fail-start failed/ });
   t.match(m.of('startup.failed')[0], { reason: /fail-start/ });
   t.same(timeline, ['a:fail-start'], 'no entry hook ran');
 
   const m2 = start(config({ modes: modes({ a: [act('on_entry', 'fail-entry', { on_failure: 'abort' })] }) }), { dispatchAction: dispatch });
-  await m2.reach('failed');
+  t.equal((await m2.finished()).ok, false, 'the start-up failed');
   t.match(m2.actor.getSnapshot().output, { ok: false, reason: /fail-entry/ }, 'an on_entry abort at start-up fails the start-up too');
 });
 
@@ -204,7 +204,7 @@ t.test('shutdown runs the current mode on_exit, then on_shutdown of the mode and
   const m = start(cfg, { dispatchAction: dispatch });
   await m.active('a');
   m.actor.send({ type: 'agent.shutdown' });
-  await m.reach('stopped');
+  t.equal((await m.finished()).ok, true, 'stopped after shutdown');
   t.same(timeline, ['a:exit-a', 'a:down-global', 'a:down-a']);
   t.match(m.actor.getSnapshot().output, { ok: true, mode: 'a' });
 });
@@ -213,7 +213,7 @@ t.test('a manual switch while hooks run is refused as busy', async (t) => {
   const timeline: string[] = [];
   const { dispatch } = recorder(timeline);
   const m = start(config({ modes: modes({ a: [act('on_entry', 'hang', { timeout_seconds: 2 })] }) }), { dispatchAction: dispatch });
-  await m.reach({ a: 'entering' });
+  await m.reach('a', 'entering');
   m.actor.send({ type: 'mode.switch', mode: 'b' });
   t.match(m.of('mode.refused')[0], { requested: 'b', reason: /in progress/ });
   m.clock.increment(2000);

@@ -1,17 +1,17 @@
 // One tick of a mode: drain the inputs, let keyword rules see the text, fuse the prompt, ask the model, hand out its tool calls.
 import type { Logger } from 'pino';
-import type { ChatMessage, ToolDefinition } from '../../src/cloud/protocol.js';
-import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';
-import type { ActionHandle, McpHub, ToolsForMode } from '../../src/cortex/contracts.js';
-import type { AgentBus } from '../../src/cortex/events.js';
-import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } from '../../src/cortex/fuser.js';
-import type { InputPlugin } from '../../src/cortex/input.js';
-import type { LlmAnswer, LlmPlugin } from '../../src/cortex/llm.js';
-import { actionForTool } from '../../src/cortex/tools.js';
-import { actions as actionRegistry } from '../../src/plugins.js';
-import { describeError } from '../../src/errors.js';
-import type { TickRequest, TickResult } from '../cortex.js';
-import type { InteractionRecord } from '../actions/interactions.js';
+import type { ChatMessage, ToolDefinition } from '../src/cloud/protocol.js';
+import type { ActionConfig, AgentConfig, ModeConfig } from '../src/config/schema.js';
+import type { ActionHandle, McpHub, ToolsForMode } from '../src/cortex/contracts.js';
+import type { AgentBus } from '../src/cortex/events.js';
+import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } from '../src/cortex/fuser.js';
+import type { InputPlugin } from '../src/cortex/input.js';
+import type { LlmAnswer, LlmPlugin } from '../src/cortex/llm.js';
+import { actionForTool } from '../src/cortex/tools.js';
+import { actions as actionRegistry } from '../src/plugins.js';
+import { describeError } from '../src/errors.js';
+import type { TickRequest, TickResult } from './loop.js';
+import type { InteractionRecord } from './actions/interactions.js';
 
 /** A running input of the mode, with the final texts (typed lines, final transcripts) that arrived since the last tick. */
 export interface TickInput {

@@ -1,0 +1,291 @@
+// One action of a mode as an XState actor (`action:<llm_label>`): validates commands, applies its queue policy, runs them through its connector.
+import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
+import { assign, createActor, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import type { z } from 'zod';
+import type { ActionConfig } from '../../src/config/schema.js';
+import type { ActionConnector, ActionPluginSpec } from '../../src/cortex/action.js';
+import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
+import type { ActionState } from '../../src/cortex/events.js';
+import { CortexError, describeError } from '../../src/errors.js';
+
+/** A command that did not complete: invalid value, connector failure, dropped from the queue or interrupted. */
+export class ActionError extends CortexError {
+  readonly state: Exclude<ActionState, 'queued' | 'running' | 'done'>;
+  constructor(state: ActionError['state'], message: string, options?: { cause?: unknown }) {
+    super(`action_${state}`, message, options);
+    this.name = 'ActionError';
+    this.state = state;
+  }
+
+  /** True when the command was cut short because its action stopped (its mode was left or the agent stopped). */
+  get actionStopped(): boolean {
+    return this.message.endsWith(`: ${ACTION_STOPPED}`);
+  }
+}
+
+/** Why a command ends when its action actor stops. */
+export const ACTION_STOPPED = 'action stopped';
+
+export interface Command {
+  id: number;
+  value: unknown;
+  origin: 'model' | 'hook';
+  /** Called once when the command leaves the actor (run() waits on it). */
+  settle?: (err?: ActionError) => void;
+}
+
+export type ActionEvent = { type: 'action.command'; command: Command } | { type: 'action.interrupt' } | { type: 'action.cancel'; id: number };
+
+export interface ActionActorInput {
+  entry: ActionConfig;
+  spec: ActionPluginSpec;
+  deps: ActionHandleDeps;
+  /** Given the connector's asynchronous stop when the actor stops, so the agent can wait for it. */
+  track?: (closing: Promise<unknown>) => void;
+}
+
+interface ActionContext {
+  entry: ActionConfig;
+  spec: ActionPluginSpec;
+  deps: ActionHandleDeps;
+  track?: (closing: Promise<unknown>) => void;
+  /** The connector, or why it could not be made (every command then fails with that reason). */
+  connector: ActionConnector | undefined;
+  broken: string | undefined;
+  pending: Command[];
+  current: Command | undefined;
+}
+
+/**
+ * Accepts a bare string for an action whose arguments are one string (or enum) field, so hooks can write
+ * `value: "hello"` for speak and `value: "sit"` for move; anything else is validated as given.
+ */
+export function coerceValue(args: z.ZodType, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const shape = (args as unknown as { shape?: Record<string, z.ZodType> }).shape;
+  if (!shape) return value;
+  const keys = Object.keys(shape);
+  return keys.length === 1 ? { [keys[0]!]: value } : value;
+}
+
+function issuesText(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`).join('; ');
+}
+
+/** Builds the connector of an entry; throws CortexError naming the known connectors when it is unknown. */
+export function createConnector(spec: ActionPluginSpec, entry: ActionConfig, deps: ActionHandleDeps): ActionConnector {
+  const connector = spec.connectors.get(entry.connector);
+  if (!connector) {
+    throw new CortexError('action_connector', `action ${entry.name}: ${spec.connectors.unknownMessage(entry.connector)}`);
+  }
+  return connector.create(entry.config ?? {}, {
+    logger: deps.logger,
+    stateDir: deps.stateDir,
+    write: deps.write,
+    ...(deps.cloud ? { cloud: deps.cloud } : {}),
+  });
+}
+
+/** Reports a command's new state on the bus (and in the log when it failed) and settles its run() caller. */
+function report(ctx: Pick<ActionContext, 'entry' | 'deps'>, command: Command, state: ActionState, error?: string): void {
+  const { entry, deps } = ctx;
+  deps.bus.emit({
+    type: 'action',
+    at: Date.now(),
+    mode: deps.mode,
+    label: entry.llm_label,
+    name: entry.name,
+    connector: entry.connector,
+    state,
+    value: command.value,
+    ...(error !== undefined ? { error } : {}),
+  });
+  if (state === 'failed') deps.logger.warn({ action: entry.llm_label, origin: command.origin }, `${entry.llm_label} failed: ${error ?? ''}`);
+  if (state === 'done') command.settle?.();
+  else if (state === 'failed' || state === 'dropped' || state === 'interrupted') {
+    command.settle?.(new ActionError(state, `${entry.llm_label}: ${error ?? state}`));
+  }
+}
+
+/**
+ * The action statechart: `idle` until a command is pending, then `running` (tag `busy`) invokes the
+ * connector with an AbortSignal that XState aborts when `running` is left (interrupt, cancel, stop).
+ * With policy `latest` a new command replaces the pending one (reported `dropped`); with `queue` it
+ * waits its turn. Values are validated against the action's arguments on arrival (an invalid one is
+ * reported `failed`, never thrown). The connector is made when the actor starts and stopped when it
+ * stops; what is running or queued then is reported `interrupted`/`dropped` and its callers settled.
+ */
+export const actionMachine = setup({
+  types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
+  actors: {
+    runCommand: fromPromise<void, { connector: ActionConnector; value: unknown }>(({ input, signal }) => input.connector.run(input.value, signal)),
+    // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
+    owner: fromCallback<{ type: 'none' }, { onStop: () => void }>(({ input }) => () => input.onStop()),
+  },
+  guards: {
+    hasPending: ({ context }) => context.pending.length > 0,
+    isCurrent: ({ context, event }) => event.type === 'action.cancel' && context.current?.id === event.id,
+  },
+  actions: {
+    accept: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'action.command') return;
+      const command = event.command;
+      if (context.broken !== undefined) return report(context, command, 'failed', context.broken);
+      const parsed = context.spec.args.safeParse(coerceValue(context.spec.args, command.value));
+      if (!parsed.success) return report(context, command, 'failed', `invalid value for ${context.entry.llm_label}: ${issuesText(parsed.error)}`);
+      const accepted = { ...command, value: parsed.data };
+      if (context.spec.queue === 'latest') for (const c of context.pending) report(context, c, 'dropped', 'replaced by a newer command');
+      enqueue.assign({ pending: context.spec.queue === 'latest' ? [accepted] : [...context.pending, accepted] });
+      report(context, accepted, 'queued');
+    }),
+    takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
+    reportRunning: ({ context }) => context.current && report(context, context.current, 'running'),
+    reportDone: ({ context }) => context.current && report(context, context.current, 'done'),
+    reportFailed: ({ context, event }) => context.current && report(context, context.current, 'failed', describeError((event as { error?: unknown }).error)),
+    reportInterrupted: ({ context }) => context.current && report(context, context.current, 'interrupted', 'interrupted'),
+    clearCurrent: assign({ current: undefined }),
+    dropAll: assign(({ context }) => {
+      for (const c of context.pending) report(context, c, 'dropped', 'queue dropped by an interrupt');
+      return { pending: [] };
+    }),
+    removeCancelled: assign(({ context, event }) => {
+      if (event.type !== 'action.cancel') return {};
+      for (const c of context.pending.filter((c) => c.id === event.id)) report(context, c, 'dropped', 'cancelled');
+      return { pending: context.pending.filter((c) => c.id !== event.id) };
+    }),
+  },
+}).createMachine({
+  id: 'action',
+  context: ({ input }) => {
+    let connector: ActionConnector | undefined;
+    let broken: string | undefined;
+    try {
+      connector = createConnector(input.spec, input.entry, input.deps);
+    } catch (err) {
+      broken = `action ${input.entry.llm_label} not started: ${describeError(err)}`;
+      input.deps.logger.warn(broken);
+      input.deps.bus.emit({ type: 'error', at: Date.now(), source: 'action', message: broken });
+    }
+    return { ...input, connector, broken, pending: [], current: undefined };
+  },
+  invoke: {
+    id: 'connector',
+    src: 'owner',
+    input: ({ context, self }) => ({
+      onStop: () => {
+        const last = self.getSnapshot().context;
+        if (last.current) report(last, last.current, 'interrupted', ACTION_STOPPED);
+        for (const c of last.pending) report(last, c, 'dropped', ACTION_STOPPED);
+        const closing = context.connector?.stop().catch((err: unknown) => context.deps.logger.warn(`stopping ${context.entry.llm_label}: ${describeError(err)}`));
+        if (closing) context.track?.(closing);
+      },
+    }),
+  },
+  initial: 'idle',
+  on: {
+    'action.command': { actions: 'accept' },
+    'action.cancel': { actions: 'removeCancelled' },
+  },
+  states: {
+    idle: {
+      always: { guard: 'hasPending', target: 'running' },
+      on: { 'action.interrupt': { actions: 'dropAll' } },
+    },
+    running: {
+      tags: ['busy'],
+      entry: ['takeNext', 'reportRunning'],
+      invoke: {
+        id: 'command',
+        src: 'runCommand',
+        input: ({ context }) => ({ connector: context.connector!, value: context.current?.value }),
+        // Transition actions run after exit actions in XState v5, so `current` is cleared here, after reporting.
+        onDone: { target: 'idle', actions: ['reportDone', 'clearCurrent'] },
+        onError: { target: 'idle', actions: ['reportFailed', 'clearCurrent'] },
+      },
+      on: {
+        'action.interrupt': { target: 'idle', actions: ['reportInterrupted', 'clearCurrent', 'dropAll'] },
+        'action.cancel': [{ guard: 'isCurrent', target: 'idle', actions: ['reportInterrupted', 'clearCurrent'] }, { actions: 'removeCancelled' }],
+      },
+    },
+  },
+});
+
+export type ActionActorRef = ActorRefFrom<typeof actionMachine>;
+
+let nextCommandId = 1;
+
+/**
+ * The ActionHandle of a running action actor: what the loop, hooks and voice inputs use. Commands
+ * sent after the actor stopped are reported `dropped`. `stop` is given for actors this module made
+ * as their own root (`createActionHandle`); actors of the tree are stopped by their mode.
+ */
+export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => Promise<void> = async () => {}): ActionHandle {
+  const live = () => ref.getSnapshot().status === 'active';
+  const dropped = (command: Command) => report(ref.getSnapshot().context, command, 'dropped', ACTION_STOPPED);
+  const send = (command: Command): boolean => {
+    if (!live()) {
+      dropped(command);
+      return false;
+    }
+    ref.send({ type: 'action.command', command });
+    return true;
+  };
+  const busy$ = new Observable<boolean>((subscriber) => {
+    const state = new BehaviorSubject(live() && ref.getSnapshot().hasTag('busy'));
+    const inner = state.pipe(distinctUntilChanged()).subscribe(subscriber);
+    const sub = ref.subscribe({
+      next: (s) => state.next(s.hasTag('busy')),
+      complete: () => (state.next(false), state.complete()),
+      error: () => (state.next(false), state.complete()),
+    });
+    if (!live()) state.complete();
+    return () => {
+      sub.unsubscribe();
+      inner.unsubscribe();
+    };
+  });
+  return {
+    entry,
+    busy$,
+    get queueLength() {
+      return live() ? ref.getSnapshot().context.pending.length : 0;
+    },
+    dispatch(value, origin) {
+      send({ id: nextCommandId++, value, origin });
+    },
+    run(value, signal) {
+      return new Promise<void>((resolve, reject) => {
+        if (signal.aborted) {
+          reject(new ActionError('interrupted', `${entry.llm_label}: aborted before it started`));
+          return;
+        }
+        const id = nextCommandId++;
+        const onAbort = () => ref.send({ type: 'action.cancel', id });
+        const sent = send({
+          id,
+          value,
+          origin: 'hook',
+          settle: (err) => {
+            signal.removeEventListener('abort', onAbort);
+            if (err) reject(err);
+            else resolve();
+          },
+        });
+        if (sent) signal.addEventListener('abort', onAbort, { once: true });
+      });
+    },
+    interrupt() {
+      if (live()) ref.send({ type: 'action.interrupt' });
+    },
+    stop,
+  };
+}
+
+/** An action actor as its own root, with its handle (tests and tools; the agent runs actions inside a mode actor). */
+export function createActionHandle(entry: ActionConfig, spec: ActionPluginSpec, deps: ActionHandleDeps): ActionHandle {
+  const actor = createActor(actionMachine, { input: { entry, spec, deps } });
+  actor.start();
+  return handleOf(actor, entry, async () => {
+    actor.stop();
+  });
+}

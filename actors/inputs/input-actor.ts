@@ -1,0 +1,234 @@
+// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its socket session as child `stream:<kind>`, and restarts it with the backoff when it fails.
+import type { Logger } from 'pino';
+import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
+import type { AgentBus } from '../../src/cortex/events.js';
+import type { InputContext, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
+import { describeError } from '../../src/errors.js';
+import { backoffDelay } from '../../devices/device-error.js';
+import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
+
+/** What the loop reads of a listening input: its plugin (formatted buffer) and the final texts since the last tick. */
+export interface InputSlot {
+  id: string;
+  type: string;
+  plugin: InputPlugin;
+  /** Final texts (typed lines, final transcripts) not yet offered to keyword rules; at most 100. */
+  finals: string[];
+}
+
+/** Builds a fresh plugin instance with the callbacks the input actor gives it. */
+export type InputCreate = (callbacks: Pick<InputContext, 'publishContext' | 'reportStream'>) => InputPlugin;
+
+export interface InputActorInput {
+  /** The actor id (`input:<type>` or `input:<type>#<n>`). */
+  id: string;
+  type: string;
+  mode: string;
+  create: InputCreate;
+  bus: AgentBus;
+  logger: Logger;
+  /** Restart backoff after a failure; the attempt count resets once the input has listened for `healthyMs`. */
+  restart?: { initialMs: number; maxMs: number; healthyMs: number };
+  /** Given the plugin's asynchronous stop, so the agent can wait for it. */
+  track?: (closing: Promise<unknown>) => void;
+}
+
+interface Ctx extends InputActorInput {
+  slot: InputSlot | undefined;
+  attempt: number;
+  error: string | undefined;
+  nextDelayMs: number;
+}
+
+type Ev =
+  | { type: 'input.raw'; message: InputMessage }
+  | { type: 'input.error'; error: string; fatal?: boolean }
+  | { type: 'input.ended' }
+  | { type: 'input.text'; text: string }
+  | { type: 'input.context'; values: Record<string, unknown> }
+  | { type: 'input.stream'; report: StreamReport };
+
+/** Events the input actor sends its parent (the mode actor). */
+export type InputParentEvent =
+  | { type: 'input.message'; id: string; final: boolean }
+  | { type: 'context.update'; values: Record<string, unknown> };
+
+/** An error that retrying cannot cure (a refused key, a policy close): marked `fatal: true` by whoever throws it. */
+function isFatal(err: unknown): boolean {
+  return Boolean(err && typeof err === 'object' && (err as { fatal?: unknown }).fatal === true);
+}
+
+const DEFAULT_RESTART = { initialMs: 1000, maxMs: 30_000, healthyMs: 30_000 };
+const MAX_FINALS = 100;
+
+/**
+ * Subscribes the plugin's raw stream for as long as it runs; every raw event is converted to text
+ * once (`rawToText`, which also buffers it for the prompt) and reported. The cleanup (the actor
+ * leaving `listening`, or stopping) unsubscribes, which releases the device or socket, and stops the plugin.
+ */
+const listen = fromCallback<
+  { type: 'none' },
+  { slot: InputSlot | undefined; logger: Logger; track?: (p: Promise<unknown>) => void; stream: () => AnyActorRef | undefined }
+>(({ input, sendBack }) => {
+  // No plugin: `listening` leaves for `failed` at once.
+  if (!input.slot) return () => {};
+  const { plugin } = input.slot;
+  // The session child was spawned on entry, before this callback started: relay what it emits.
+  const relay = plugin.stream ? input.stream()?.on('*', (e: { type: string }) => plugin.stream!.onEvent(e)) : undefined;
+  const sub = plugin.listen().subscribe({
+    next: (raw) => {
+      try {
+        const message = plugin.rawToText(raw);
+        if (message) sendBack({ type: 'input.raw', message } satisfies Ev);
+      } catch (err) {
+        sendBack({ type: 'input.error', error: `could not read an event: ${describeError(err)}` } satisfies Ev);
+      }
+    },
+    error: (err: unknown) => sendBack({ type: 'input.error', error: describeError(err), fatal: isFatal(err) } satisfies Ev),
+    complete: () => sendBack({ type: 'input.ended' } satisfies Ev),
+  });
+  return () => {
+    relay?.unsubscribe();
+    sub.unsubscribe();
+    const closing = plugin.stop().catch((err: unknown) => input.logger.warn(`stopping input ${plugin.type}: ${describeError(err)}`));
+    input.track?.(closing);
+  };
+});
+
+/**
+ * The input statechart: `listening` (tag `listening`) makes a fresh plugin, runs its raw stream and
+ * its socket session (child `stream:asr`/`stream:vlm`), and reports each message to the parent (a
+ * final one wakes the loop). A failure goes to `restarting`, which waits the backoff and listens
+ * again with a new plugin; a plugin that cannot be made at all, or a source that ends, goes to
+ * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
+ */
+export const inputMachine = setup({
+  types: { context: {} as Ctx, events: {} as Ev, input: {} as InputActorInput },
+  actors: { listen, stream: streamSessionMachine },
+  delays: {
+    restartDelay: ({ context }) => context.nextDelayMs,
+    healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
+  },
+  guards: {
+    noPlugin: ({ context }) => context.slot === undefined,
+  },
+  actions: {
+    report: ({ context }, params: { message: string }) => {
+      context.logger.warn(params.message);
+      context.bus.emit({ type: 'error', at: Date.now(), source: `input.${context.type}`, message: params.message });
+    },
+  },
+}).createMachine({
+  id: 'input',
+  context: ({ input }) => ({ ...input, slot: undefined, attempt: 0, error: undefined, nextDelayMs: 0 }),
+  initial: 'listening',
+  on: {
+    'input.context': { actions: sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent) },
+    'input.stream': {
+      actions: ({ context, event }) =>
+        context.bus.emit({
+          type: 'stream',
+          at: Date.now(),
+          kind: context.slot?.plugin.stream?.kind ?? 'asr',
+          input: context.type,
+          state: event.report.state,
+          ...(event.report.reason !== undefined ? { detail: event.report.reason } : {}),
+        }),
+    },
+  },
+  states: {
+    listening: {
+      tags: ['listening'],
+      entry: [
+        assign(({ context, self }) => {
+          try {
+            const plugin = context.create({
+              publishContext: (values) => self.send({ type: 'input.context', values }),
+              reportStream: (report) => self.send({ type: 'input.stream', report }),
+            });
+            return { slot: { id: context.id, type: context.type, plugin, finals: [] }, error: undefined };
+          } catch (err) {
+            return { slot: undefined, error: describeError(err) };
+          }
+        }),
+        enqueueActions(({ context, enqueue }) => {
+          const stream = context.slot?.plugin.stream;
+          if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, input: stream.input as SessionInput });
+        }),
+      ],
+      exit: [stopChild('stream:asr'), stopChild('stream:vlm')],
+      always: {
+        guard: 'noPlugin',
+        target: 'failed',
+        actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} not started: ${context.error ?? 'unknown error'}` }) },
+      },
+      invoke: {
+        id: 'source',
+        src: 'listen',
+        input: ({ context, self }) => ({
+          slot: context.slot,
+          logger: context.logger,
+          ...(context.track ? { track: context.track } : {}),
+          stream: () => {
+            const kind = context.slot?.plugin.stream?.kind;
+            return kind ? (self.getSnapshot().children as Record<string, AnyActorRef | undefined>)[`stream:${kind}`] : undefined;
+          },
+        }),
+      },
+      after: { healthy: { actions: assign({ attempt: 0 }) } },
+      on: {
+        'input.raw': {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const { message } = event;
+            const slot = context.slot!;
+            context.bus.emit({ type: 'input', at: message.timestamp, mode: context.mode, input: context.type, text: message.text, final: Boolean(message.final) });
+            if (message.final) {
+              slot.finals.push(message.text);
+              if (slot.finals.length > MAX_FINALS) slot.finals.shift();
+            }
+            enqueue.assign({ attempt: 0 });
+            enqueue.sendParent({ type: 'input.message', id: context.id, final: Boolean(message.final) } satisfies InputParentEvent);
+          }),
+        },
+        'input.text': { actions: ({ context, event }) => context.slot?.plugin.acceptText?.(event.text) },
+        'input.error': [
+          {
+            guard: ({ event }) => event.fatal === true,
+            target: 'failed',
+            actions: { type: 'report', params: ({ context, event }) => ({ message: `input ${context.type} stopped: ${event.error}` }) },
+          },
+          {
+          target: 'restarting',
+          actions: [
+            assign(({ context, event }) => {
+              const r = context.restart ?? DEFAULT_RESTART;
+              const attempt = context.attempt + 1;
+              return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
+            }),
+            { type: 'report', params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; restarting in ${context.nextDelayMs} ms` }) },
+          ],
+          },
+        ],
+        'input.ended': {
+          target: 'failed',
+          actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} ended: its source has no more data` }) },
+        },
+      },
+    },
+    restarting: {
+      tags: ['restarting'],
+      after: { restartDelay: 'listening' },
+    },
+    failed: { tags: ['failed'] },
+  },
+});
+
+/** The inspector ids of a mode's inputs: `input:<type>`, with `#<n>` (from 2) when a type repeats. */
+export function inputIds(types: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return types.map((type) => {
+    const n = (seen.get(type) ?? 0) + 1;
+    seen.set(type, n);
+    return types.filter((t) => t === type).length > 1 ? `input:${type}#${n}` : `input:${type}`;
+  });
+}

@@ -1,0 +1,148 @@
+// The cortex loop of one mode (actor `loop`): ticks on a fixed schedule at the mode's hertz, never overlapping, woken at once by final input.
+import { assign, createActor, fromPromise, setup, type Actor } from 'xstate';
+import { realClock, type Clock } from './modes/types.js';
+
+/** What a tick is told when it starts. */
+export interface TickRequest {
+  /** Sequence number of this tick in the mode (0, 1, 2...; wake ticks count too). */
+  seq: number;
+  /** Index of the scheduled slot this tick runs in, or -1 for a tick woken by a final input. */
+  slot: number;
+  /** Time the tick was due (the slot's time, or the wake time). */
+  dueAt: number;
+  startedAt: number;
+  /** How far past `dueAt` the tick started, in ms. */
+  latenessMs: number;
+  /** Scheduled slots skipped so far in this mode because a tick was still running. */
+  skipped: number;
+  wake: boolean;
+}
+
+export interface TickResult {
+  calledModel: boolean;
+}
+
+/** A tick's work; must stop when `signal` aborts (the mode exits). Errors are reported, the loop goes on. */
+export type TickFn = (req: TickRequest, signal: AbortSignal) => Promise<TickResult>;
+
+export interface TickReport extends TickRequest {
+  endedAt: number;
+  calledModel: boolean;
+  error?: unknown;
+}
+
+export interface CortexLoopOptions {
+  hertz: number;
+  tick: TickFn;
+  /** Called after every tick (the agent emits the `tick` event and records metrics). */
+  onTick?: (report: TickReport) => void;
+  /** Must be the actor's clock too (a SimulatedClock in tests). */
+  clock?: Pick<Clock, 'now'>;
+}
+
+interface LoopContext {
+  options: CortexLoopOptions;
+  /** When slot 0 was due: the loop's start. */
+  origin: number;
+  periodMs: number;
+  hertz: number;
+  /** Next scheduled slot to run. */
+  next: number;
+  seq: number;
+  skipped: number;
+  /** A final input arrived while a tick ran: run one more at once when it ends. */
+  wakePending: boolean;
+  current: TickRequest | null;
+}
+
+export type CortexLoopEvent = { type: 'loop.wake' };
+
+/** Time of slot `k`: computed from the origin each time, so rounding never accumulates into drift. */
+export const slotTime = (origin: number, hertz: number, k: number): number => origin + (k * 1000) / hertz;
+
+/** The first slot at or after `t` (a slot due exactly at `t` has not been missed). */
+export const firstSlotFrom = (origin: number, hertz: number, t: number): number => Math.max(0, Math.ceil(((t - origin) * hertz) / 1000 - 1e-9));
+
+const nowOf = (ctx: LoopContext) => (ctx.options.clock ?? realClock).now();
+
+function request(ctx: LoopContext, wake: boolean): TickRequest {
+  const now = nowOf(ctx);
+  const dueAt = wake ? now : slotTime(ctx.origin, ctx.hertz, ctx.next);
+  return { seq: ctx.seq, slot: wake ? -1 : ctx.next, dueAt, startedAt: now, latenessMs: Math.max(0, now - dueAt), skipped: ctx.skipped, wake };
+}
+
+function finish(ctx: LoopContext, outcome: { calledModel: boolean; error?: unknown }): Partial<LoopContext> {
+  const req = ctx.current!;
+  const endedAt = nowOf(ctx);
+  const after = req.wake ? ctx.next : req.slot + 1;
+  const next = Math.max(after, firstSlotFrom(ctx.origin, ctx.hertz, endedAt));
+  const skipped = ctx.skipped + (next - after);
+  ctx.options.onTick?.({ ...req, skipped, endedAt, calledModel: outcome.calledModel, ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
+  return { next, skipped, current: null };
+}
+
+/**
+ * The loop machine; its input carries the rate, the tick function and the clock (the actor system's
+ * clock). Slot k is due at `origin + k / hertz` whatever earlier ticks took (no drift); a tick runs to
+ * its end before the next starts, and every slot whose time passed while a tick ran is skipped and
+ * counted (the loop never bursts to catch up). A `loop.wake` (a final transcript or a typed line)
+ * runs a tick at once, or right after the running one; the schedule stays as it was. The running
+ * tick is a child promise actor: stopping the loop aborts its signal.
+ */
+export const cortexLoopMachine = setup({
+  types: { context: {} as LoopContext, events: {} as CortexLoopEvent, input: {} as CortexLoopOptions },
+  actors: { tick: fromPromise<TickResult, { options: CortexLoopOptions; request: TickRequest }>(({ input, signal }) => input.options.tick(input.request, signal)) },
+  delays: {
+    untilDue: ({ context }) => Math.max(0, slotTime(context.origin, context.hertz, context.next) - nowOf(context)),
+  },
+  guards: {
+    wakePending: ({ context }) => context.wakePending,
+    dueNow: ({ context }) => slotTime(context.origin, context.hertz, context.next) <= nowOf(context),
+  },
+}).createMachine({
+  id: 'cortex',
+  context: ({ input }) => ({
+    options: input,
+    origin: (input.clock ?? realClock).now(),
+    periodMs: 1000 / input.hertz,
+    hertz: input.hertz,
+    next: 0,
+    seq: 0,
+    skipped: 0,
+    wakePending: false,
+    current: null,
+  }),
+  initial: 'waiting',
+  states: {
+    waiting: {
+      always: [
+        { guard: 'wakePending', target: 'ticking', actions: assign(({ context }) => ({ wakePending: false, current: request(context, true) })) },
+        // A slot due now starts without a zero-delay timer (one event-loop turn less, and exact under a simulated clock).
+        { guard: 'dueNow', target: 'ticking', actions: assign(({ context }) => ({ current: request(context, false) })) },
+      ],
+      after: { untilDue: { target: 'ticking', actions: assign(({ context }) => ({ current: request(context, false) })) } },
+      on: { 'loop.wake': { target: 'ticking', actions: assign(({ context }) => ({ current: request(context, true) })) } },
+    },
+    ticking: {
+      tags: ['ticking'],
+      entry: assign(({ context }) => ({ seq: context.seq + 1 })),
+      on: { 'loop.wake': { actions: assign({ wakePending: true }) } },
+      invoke: {
+        id: 'tick',
+        src: 'tick',
+        input: ({ context }) => ({ options: context.options, request: context.current! }),
+        onDone: { target: 'waiting', actions: assign(({ context, event }) => finish(context, { calledModel: event.output.calledModel })) },
+        onError: { target: 'waiting', actions: assign(({ context, event }) => finish(context, { calledModel: false, error: event.error })) },
+      },
+    },
+  },
+});
+
+export type CortexLoopActor = Actor<typeof cortexLoopMachine>;
+
+/** Creates and starts a loop as its own root actor (tests, benchmarks); `stop()` cancels the timer and aborts the running tick. */
+export function startCortexLoop(options: CortexLoopOptions & { clock?: Clock }): CortexLoopActor {
+  const actor = createActor(cortexLoopMachine, { input: options, ...(options.clock ? { clock: options.clock } : {}) });
+  actor.start();
+  return actor;
+}

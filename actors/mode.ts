@@ -1,0 +1,322 @@
+// The actor of one mode (`mode:<name>`): its actions for the whole mode; its inputs, model, tool servers and loop while it runs.
+import type { Logger } from 'pino';
+import { defer, of, type Observable } from 'rxjs';
+import { assign, enqueueActions, fromCallback, raise, sendParent, sendTo, setup, type AnyActorRef } from 'xstate';
+import type { CloudClient } from '../src/cloud/client.js';
+import type { ActionConfig, AgentConfig, LoadedConfig, ModeConfig } from '../src/config/schema.js';
+import type { ActionPluginSpec } from '../src/cortex/action.js';
+import type { ActionHandle, ToolsForMode } from '../src/cortex/contracts.js';
+import type { AgentBus } from '../src/cortex/events.js';
+import type { InputFactory } from '../src/cortex/input.js';
+import type { LlmFactory, LlmPlugin } from '../src/cortex/llm.js';
+import type { McpOptions } from '../src/cortex/mcp.js';
+import { describeError } from '../src/errors.js';
+import { actionMachine, handleOf, type ActionActorRef } from './actions/action.js';
+import type { InteractionLog } from './actions/interactions.js';
+import { implicitActions, LocationStore } from './actions/locations.js';
+import { inputIds, inputMachine, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
+import { cortexLoopMachine, type TickReport } from './loop.js';
+import { mcpHubOf, mcpServerMachine } from './mcp.js';
+import type { Clock } from './modes/types.js';
+import { runTick, speakHandle } from './tick.js';
+
+/** The concrete plugins a mode runs, by type name (resolved before the agent starts). */
+export interface ModePlugins {
+  input(type: string): { create: InputFactory; typedText?: boolean } | undefined;
+  llm(type: string): { create: LlmFactory } | undefined;
+  action(name: string): ActionPluginSpec | undefined;
+  /** The message for an unknown type of `kind`, naming the known ones. */
+  unknown(kind: 'input' | 'llm' | 'action', type: string): string;
+}
+
+/** What every mode actor gets from the agent. */
+export interface ModeActorDeps {
+  loaded: LoadedConfig;
+  plugins: ModePlugins;
+  bus: AgentBus;
+  logger: Logger;
+  clock: Clock;
+  cloud?: CloudClient;
+  stateDir: string;
+  /** Console connector output (the terminal view, or nothing). */
+  write: (line: string) => void;
+  toolsForMode: ToolsForMode;
+  /** Offers a tick's final texts to the mode machine's keyword rules; true when a transition fired. */
+  offerKeywords: (mode: string, text: string) => boolean;
+  /** After every tick (events, metrics, watchdog). */
+  onTick: (mode: string, report: TickReport) => void;
+  /** Most model rounds per tick when MCP results are fed back. */
+  maxToolRounds: number;
+  /** The agent's interaction log (one per agent), for modes with `save_interactions`. */
+  interactions: () => InteractionLog;
+  /** Given the asynchronous stops of what stopping actors release (connectors, plugins), so the agent can wait for them. */
+  track?: (closing: Promise<unknown>) => void;
+  mcp?: McpOptions;
+}
+
+/** The actions of a mode: its `agent_actions`, then the ones its flags add (`remember_locations`). */
+export function modeActions(mode: ModeConfig): ActionConfig[] {
+  return [...mode.agent_actions, ...implicitActions(mode)];
+}
+
+/**
+ * The options a model plugin is created with: its `config` block over the entry-level `agent_name`
+ * and `history_length` that the spec's Model entry allows beside it. When both places set a field,
+ * `config` wins: it is the plugin's own block and where real configurations put these fields, so the
+ * entry-level value acts as a default.
+ */
+export function llmOptions(entry: NonNullable<ModeConfig['cortex_llm']>): Record<string, unknown> {
+  const top: Record<string, unknown> = {};
+  if (entry.agent_name !== undefined) top.agent_name = entry.agent_name;
+  if (entry.history_length !== undefined) top.history_length = entry.history_length;
+  return { ...top, ...((entry.config as Record<string, unknown> | undefined) ?? {}) };
+}
+
+/** `cortex_llm.config.skip_idle` (default true): a tick with no new input does not call the model. */
+export function skipIdleOf(mode: ModeConfig, global?: ModeConfig['cortex_llm']): boolean {
+  const v = ((mode.cortex_llm ?? global)?.config as Record<string, unknown> | undefined)?.skip_idle;
+  return typeof v === 'boolean' ? v : true;
+}
+
+/** Most typed lines kept while a mode is not running yet (its on_entry hooks run). */
+const PENDING_TEXT = 20;
+
+interface ModeCtx {
+  llm: LlmPlugin | undefined;
+  pendingText: string[];
+}
+
+type ModeEv =
+  | { type: 'mode.run' }
+  | { type: 'mode.standby' }
+  | { type: 'mode.text'; text: string }
+  | { type: 'mode.flushText' }
+  | InputParentEvent;
+
+/** Owns something that must be released when its actor stops (XState runs no exit actions then). */
+const owner = fromCallback<{ type: 'none' }, { onStop: () => void }>(({ input }) => () => input.onStop());
+
+/** The running parts of a mode actor, read from its children: what a tick and the hooks use. */
+export interface ModeParts {
+  handles(): ActionHandle[];
+  handle(labelOrName: string): ActionHandle | undefined;
+  inputs(): InputSlot[];
+}
+
+/** The parts of a running mode actor (`mode:<name>`), found through its children. */
+export function modeParts(self: AnyActorRef, actions: readonly ActionConfig[], inputIdsOfMode: readonly string[]): ModeParts {
+  const cache = new WeakMap<AnyActorRef, ActionHandle>();
+  const children = () => (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
+  const handleFor = (entry: ActionConfig): ActionHandle | undefined => {
+    const ref = children()[`action:${entry.llm_label}`];
+    if (!ref) return undefined;
+    let h = cache.get(ref);
+    if (!h) cache.set(ref, (h = handleOf(ref as ActionActorRef, entry)));
+    return h;
+  };
+  return {
+    handles: () => actions.map(handleFor).filter((h): h is ActionHandle => h !== undefined),
+    handle: (label) => {
+      const entry = actions.find((a) => a.llm_label === label) ?? actions.find((a) => a.name === label);
+      return entry ? handleFor(entry) : undefined;
+    },
+    inputs: () => {
+      const out: InputSlot[] = [];
+      for (const id of inputIdsOfMode) {
+        const snap = children()[id]?.getSnapshot() as { context?: { slot?: InputSlot }; hasTag?: (t: string) => boolean } | undefined;
+        if (snap?.context?.slot && snap.hasTag?.('listening')) out.push(snap.context.slot);
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * The logic of mode `name`'s actor. Its children for the whole mode: one `action:<llm_label>` per
+ * action (the hooks of entry and exit use them). In `running` (tag `running`, between the parent's
+ * `mode.run` and `mode.standby`): one `input:<type>` per input, the model (`model`), one
+ * `mcp:<server>` per tool server and the cortex loop (`loop`). A final input wakes the loop; context
+ * values from inputs go up to the mode machine; typed text goes to the first input that accepts it
+ * (text typed while the mode is not running yet waits, at most 20 lines).
+ */
+export function createModeLogic(name: string, deps: ModeActorDeps) {
+  const config: AgentConfig = deps.loaded.config;
+  const mode = config.modes[name]!;
+  const logger = deps.logger.child({ mode: name });
+  const actions = modeActions(mode);
+  const ids = inputIds(mode.agent_inputs.map((i) => i.type));
+  const textInput = ids.find((_, i) => deps.plugins.input(mode.agent_inputs[i]!.type)?.typedText === true);
+  const llmEntry = mode.cortex_llm ?? config.cortex_llm;
+  const locations = mode.remember_locations ? new LocationStore(deps.stateDir) : undefined;
+  const report = (source: string, message: string) => {
+    logger.warn(message);
+    deps.bus.emit({ type: 'error', at: Date.now(), source, message });
+  };
+  const actionDeps = { logger, bus: deps.bus, mode: name, stateDir: deps.stateDir, write: deps.write, ...(deps.cloud ? { cloud: deps.cloud } : {}) };
+  const createLlm = (): LlmPlugin => {
+    try {
+      if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
+      const spec = deps.plugins.llm(llmEntry.type);
+      if (!spec) throw new Error(deps.plugins.unknown('llm', llmEntry.type));
+      return spec.create(llmOptions(llmEntry), { logger, cloud: deps.cloud! });
+    } catch (err) {
+      const message = `model ${llmEntry?.type ?? '(none)'} not started: ${describeError(err)}`;
+      report('model', message);
+      return { type: 'unavailable', ask: async () => Promise.reject(new Error(message)) };
+    }
+  };
+  /** The speak action's busy$ (mutes the microphone while the robot talks), looked up when an input listens. */
+  const speakerOf = (parts: ModeParts): { busy$: Observable<boolean>; interrupt: () => void } => ({
+    busy$: defer(() => speakHandle(parts.handles())?.busy$ ?? of(false)),
+    interrupt: () => speakHandle(parts.handles())?.interrupt(),
+  });
+
+  const invokeInputs = mode.agent_inputs.map((entry, i) => ({
+    id: ids[i]!,
+    src: 'input' as const,
+    input: ({ self }: { self: AnyActorRef }) => {
+      const parts = modeParts(self, actions, ids);
+      const speaker = speakerOf(parts);
+      return {
+        id: ids[i]!,
+        type: entry.type,
+        mode: name,
+        bus: deps.bus,
+        logger: logger.child({ input: entry.type }),
+        ...(deps.track ? { track: deps.track } : {}),
+        create: (callbacks: object) => {
+          const spec = deps.plugins.input(entry.type);
+          if (!spec) throw new Error(deps.plugins.unknown('input', entry.type));
+          return spec.create(entry.config ?? {}, {
+            logger: logger.child({ input: entry.type }),
+            stateDir: deps.stateDir,
+            // Inputs stop through their actor; this signal is for plugins that want to know they are done.
+            signal: new AbortController().signal,
+            ...(deps.cloud ? { cloud: deps.cloud } : {}),
+            speakerBusy$: speaker.busy$,
+            interruptSpeaker: speaker.interrupt,
+            ...callbacks,
+          });
+        },
+      };
+    },
+  }));
+  const invokeMcp = mode.mcp_servers.map((server) => ({
+    id: `mcp:${server.name}`,
+    src: 'mcp' as const,
+    input: { config: server, logger, bus: deps.bus, ...(deps.mcp ? { options: deps.mcp } : {}), ...(deps.track ? { track: deps.track } : {}) },
+  }));
+  const mcpIds = invokeMcp.map((m) => m.id);
+  const interactions = mode.save_interactions ? deps.interactions : undefined;
+
+  return setup({
+    types: { context: {} as ModeCtx, events: {} as ModeEv },
+    actors: { action: actionMachine, input: inputMachine, loop: cortexLoopMachine, mcp: mcpServerMachine, owner },
+    guards: {
+      final: ({ event }) => event.type === 'input.message' && event.final,
+      hasTextInput: () => textInput !== undefined,
+    },
+  }).createMachine({
+    id: `mode:${name}`,
+    context: { llm: undefined, pendingText: [] },
+    invoke: actions.map((entry) => {
+      const spec = deps.plugins.action(entry.name);
+      return {
+        id: `action:${entry.llm_label}`,
+        src: 'action' as const,
+        // An unknown action cannot get this far (check refuses it); its actor then fails every command with the reason.
+        input: { entry, spec: spec ?? unknownAction(deps.plugins.unknown('action', entry.name)), deps: actionDeps, ...(deps.track ? { track: deps.track } : {}) },
+      };
+    }),
+    initial: 'standby',
+    states: {
+      standby: {
+        on: {
+          'mode.run': 'running',
+          'mode.text': { guard: 'hasTextInput', actions: assign({ pendingText: ({ context, event }) => [...context.pendingText, event.text].slice(-PENDING_TEXT) }) },
+        },
+      },
+      running: {
+        tags: ['running'],
+        // Typed text that waited is delivered once the inputs are up (raised events run after the children start).
+        entry: [assign({ llm: () => createLlm() }), raise({ type: 'mode.flushText' })],
+        invoke: [
+          ...invokeInputs,
+          { id: 'model', src: 'owner', input: ({ context }: { context: ModeCtx }) => ({ onStop: () => stopLlm(context.llm, report) }) },
+          ...invokeMcp,
+          {
+            id: 'loop',
+            src: 'loop',
+            input: ({ context, self }: { context: ModeCtx; self: AnyActorRef }) => {
+              const parts = modeParts(self, actions, ids);
+              const children = () => (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
+              const hub = mcpIds.length ? mcpHubOf(() => mcpIds.map((id) => children()[id]).filter((r): r is AnyActorRef => r !== undefined)) : undefined;
+              const llm = context.llm!;
+              return {
+                hertz: mode.hertz,
+                clock: deps.clock,
+                onTick: (r: TickReport) => deps.onTick(name, r),
+                tick: (req: Parameters<typeof runTick>[1], signal: AbortSignal) =>
+                  runTick(
+                    {
+                      config,
+                      modeName: name,
+                      mode,
+                      inputs: parts.inputs(),
+                      handles: () => parts.handles(),
+                      llm,
+                      ...(hub ? { hub } : {}),
+                      toolsForMode: deps.toolsForMode,
+                      bus: deps.bus,
+                      logger,
+                      keywords: (text) => deps.offerKeywords(name, text),
+                      skipIdle: skipIdleOf(mode, config.cortex_llm),
+                      maxToolRounds: deps.maxToolRounds,
+                      actions,
+                      ...(locations ? { context: () => locations.describe() } : {}),
+                      ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
+                    },
+                    req,
+                    signal,
+                  ),
+              };
+            },
+          },
+        ],
+        on: {
+          'mode.standby': 'standby',
+          'input.message': { guard: 'final', actions: sendTo('loop', { type: 'loop.wake' }) },
+          'context.update': { actions: sendParent(({ event }) => event) },
+          'mode.text': { guard: 'hasTextInput', actions: sendTo(textInput ?? 'none', ({ event }) => ({ type: 'input.text', text: event.text })) },
+          'mode.flushText': {
+            actions: enqueueActions(({ context, enqueue }) => {
+              if (!textInput) return;
+              for (const text of context.pendingText) enqueue.sendTo(textInput, { type: 'input.text', text });
+              enqueue.assign({ pendingText: [] });
+            }),
+          },
+        },
+      },
+    },
+  });
+}
+
+function stopLlm(llm: LlmPlugin | undefined, report: (source: string, message: string) => void): void {
+  try {
+    llm?.stop?.();
+  } catch (err) {
+    report('model', `stopping the model: ${describeError(err)}`);
+  }
+}
+
+/** A stand-in spec for an action type the registry lacks: every command fails with `message`. */
+function unknownAction(message: string): ActionPluginSpec {
+  return {
+    type: 'unknown',
+    description: message,
+    schema: undefined as never,
+    args: undefined as never,
+    queue: 'queue',
+    connectors: { get: () => undefined, unknownMessage: () => message } as never,
+  };
+}

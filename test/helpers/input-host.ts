@@ -1,0 +1,55 @@
+// Runs an input plugin the way the agent does: inside the real input actor, under a parent that records what it reports.
+import { pino } from 'pino';
+import { createActor, setup, type AnyActorRef } from 'xstate';
+import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
+import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
+import { inputMachine, type InputSlot } from '../../actors/inputs/input-actor.js';
+
+type InputEv = Extract<AgentEvent, { type: 'input' }>;
+
+export interface HostedInput {
+  bus: AgentBus;
+  /** `input` bus events, in order. */
+  messages: InputEv[];
+  /** Context values the input published. */
+  contexts: Array<Record<string, unknown>>;
+  /** Every bus event. */
+  events: AgentEvent[];
+  /** The input actor (`input:<type>`). */
+  ref: () => AnyActorRef;
+  /** The plugin instance listening now (a restart makes a new one). */
+  slot: () => InputSlot | undefined;
+  stop(): void;
+}
+
+/**
+ * Hosts `create` (called with the callbacks the input actor gives every plugin) in the real input
+ * actor: its listen subscription, the one rawToText per raw event, the `stream:*` child and the
+ * restart backoff are the production ones.
+ */
+export function hostInput(type: string, create: (callbacks: Pick<InputContext, 'publishContext' | 'reportStream'>) => InputPlugin, restart?: { initialMs: number; maxMs: number; healthyMs: number }): HostedInput {
+  const bus = new AgentBus();
+  const messages: InputEv[] = [];
+  const events: AgentEvent[] = [];
+  const contexts: Array<Record<string, unknown>> = [];
+  bus.events$.subscribe((e) => {
+    events.push(e);
+    if (e.type === 'input') messages.push(e);
+  });
+  const id = `input:${type}`;
+  const parent = setup({ actors: { input: inputMachine } }).createMachine({
+    invoke: { id, src: 'input', input: { id, type, mode: 'test', create, bus, logger: pino({ level: 'silent' }), ...(restart ? { restart } : {}) } },
+    on: { 'input.message': {}, 'context.update': { actions: ({ event }) => void contexts.push((event as unknown as { values: Record<string, unknown> }).values) } },
+  });
+  const actor = createActor(parent).start();
+  const ref = () => actor.getSnapshot().children[id] as AnyActorRef;
+  return {
+    bus,
+    messages,
+    events,
+    contexts,
+    ref,
+    slot: () => (ref()?.getSnapshot() as { context?: { slot?: InputSlot } } | undefined)?.context?.slot,
+    stop: () => actor.stop(),
+  };
+}
