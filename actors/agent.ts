@@ -3,14 +3,14 @@ import { assign, createActor, fromPromise, sendTo, setup, type Actor, type AnyAc
 import type { Logger } from 'pino';
 import type { CloudClient } from '../src/cloud/client.js';
 import type { LoadedConfig } from '../src/config/schema.js';
-import type { AgentControl, McpHub, SimulatorFactory, SimulatorHandle } from '../src/cortex/contracts.js';
+import type { AgentControl, McpHub, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
 import { describeError } from '../src/errors.js';
 import { log } from '../src/log.js';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/modes/memory.js';
 import { stateDir as defaultStateDir } from '../src/paths.js';
-import { simulators as simulatorRegistry } from '../src/plugins.js';
-import { toolsForMode } from '../src/cortex/tools.js';
+import type { Plugins } from '../src/plugins/index.js';
+import { makeToolsForMode } from '../src/cortex/tools.js';
 import { createMcpHub } from '../src/cortex/mcp.js';
 import { createActionHandle } from './actions/handle.js';
 import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
@@ -24,6 +24,8 @@ import type { TickReport } from './cortex.js';
 
 export interface AgentOptions {
   loaded: LoadedConfig;
+  /** The plugins `loaded` uses, already loaded: `await resolvePlugins(builtinPlugins, loaded.config)` (actors/plugins.ts). */
+  plugins: Plugins;
   /** The hosted or embedded service; without it model calls fail (tests of hooks and modes). */
   cloud?: CloudClient;
   bus?: AgentBus;
@@ -186,7 +188,8 @@ export class Agent implements AgentControl {
       stateDir: o.stateDir ?? defaultStateDir(),
       write: o.write ?? (() => {}),
       createActionHandle,
-      toolsForMode,
+      toolsForMode: makeToolsForMode(o.plugins.descriptors.actions),
+      plugins: o.plugins,
       createMcpHub: o.createMcpHub ?? ((d) => createMcpHub({ logger: d.logger, bus: d.bus })),
       keywords: (mode, text) => this.offerKeywords(mode, text),
       onTick: (mode, report) => {
@@ -264,10 +267,9 @@ export class Agent implements AgentControl {
     const seen = new Map<string, unknown>();
     for (const mode of Object.values(this.config.modes)) for (const sim of mode.simulators) if (!seen.has(sim.type)) seen.set(sim.type, sim.config);
     for (const [type, config] of seen) {
-      const spec = simulatorRegistry.get(type);
       try {
-        if (!spec) throw new Error(simulatorRegistry.unknownMessage(type));
-        const handle = (spec.create as SimulatorFactory)(config ?? {}, { agent: this, logger: this.logger.child({ simulator: type }) });
+        const spec = this.options.plugins.simulator(type);
+        const handle = spec.create(config ?? {}, { agent: this, logger: this.logger.child({ simulator: type }) });
         this.sims.push(handle);
         handle.start().catch((err) => this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message: describeError(err) }));
       } catch (err) {

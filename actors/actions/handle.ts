@@ -4,10 +4,10 @@ import { assign, createActor, fromPromise, setup } from 'xstate';
 import type { z } from 'zod';
 import { CortexError, describeError } from '../../src/errors.js';
 import type { ActionConfig } from '../../src/config/schema.js';
-import type { ActionConnector, ActionPluginSpec } from '../../src/cortex/action.js';
+import type { ActionConnector } from '../../src/cortex/action.js';
 import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
 import type { ActionState } from '../../src/cortex/events.js';
-import { actions } from '../../src/plugins.js';
+import type { ActionDescriptor } from '../../src/plugins/index.js';
 
 /** A command that did not complete: invalid value, connector failure, dropped from the queue or interrupted. */
 export class ActionError extends CortexError {
@@ -30,7 +30,7 @@ interface Command {
 type ActionEvent = { type: 'action.command'; command: Command } | { type: 'action.interrupt' } | { type: 'action.cancel'; id: number };
 
 interface MachineDeps {
-  policy: ActionPluginSpec['queue'];
+  policy: ActionDescriptor['queue'];
   run: (value: unknown, signal: AbortSignal) => Promise<void>;
   report: (command: Command, state: ActionState, error?: string) => void;
 }
@@ -129,12 +129,9 @@ function issuesText(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`).join('; ');
 }
 
-/** Builds the connector of an entry; throws CortexError naming the known connectors when it is unknown. */
-export function createConnector(spec: ActionPluginSpec, entry: ActionConfig, deps: ActionHandleDeps): ActionConnector {
-  const connector = spec.connectors.get(entry.connector);
-  if (!connector) {
-    throw new CortexError('action_connector', `action ${entry.name}: ${spec.connectors.unknownMessage(entry.connector)}`);
-  }
+/** Builds the connector of an entry; throws a PluginError naming the known connectors when it is unknown. */
+export function createConnector(entry: ActionConfig, deps: ActionHandleDeps): ActionConnector {
+  const connector = deps.plugins.connector(entry.name, entry.connector);
   return connector.create(entry.config ?? {}, {
     logger: deps.logger,
     stateDir: deps.stateDir,
@@ -144,9 +141,8 @@ export function createConnector(spec: ActionPluginSpec, entry: ActionConfig, dep
 }
 
 export function createActionHandle(entry: ActionConfig, deps: ActionHandleDeps): ActionHandle {
-  const spec = actions.get(entry.name);
-  if (!spec) throw new CortexError('action_unknown', actions.unknownMessage(entry.name));
-  const connector = createConnector(spec, entry, deps);
+  const spec = deps.plugins.action(entry.name);
+  const connector = createConnector(entry, deps);
   const logger = deps.logger.child({ action: entry.llm_label });
   const busy = new BehaviorSubject(false);
   let nextId = 1;

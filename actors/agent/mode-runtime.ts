@@ -7,7 +7,7 @@ import type { ActionHandle, ActionHandleDeps, McpHub, ToolsForMode } from '../..
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { LlmPlugin } from '../../src/cortex/llm.js';
 import { describeError } from '../../src/errors.js';
-import { inputs as inputRegistry, llms as llmRegistry } from '../../src/plugins.js';
+import type { Plugins } from '../../src/plugins/index.js';
 import { startCortexLoop, type CortexLoopActor, type TickReport } from '../cortex.js';
 import { runTick, speakHandle, type TickInput } from '../cortex/tick.js';
 import type { Clock } from '../modes/types.js';
@@ -17,6 +17,8 @@ import type { InteractionLog } from '../actions/interactions.js';
 /** Everything a mode runtime needs from the agent; the factories are the plugin contracts. */
 export interface ModeRuntimeDeps {
   loaded: LoadedConfig;
+  /** The loaded plugins of the configuration (inputs, model, actions and connectors). */
+  plugins: Plugins;
   bus: AgentBus;
   logger: Logger;
   clock: Clock;
@@ -108,6 +110,7 @@ export class ModeRuntime {
               stateDir: this.deps.stateDir,
               write: this.deps.write,
               ...(this.deps.cloud ? { cloud: this.deps.cloud } : {}),
+              plugins: this.deps.plugins,
             }),
           );
         } catch (err) {
@@ -127,9 +130,8 @@ export class ModeRuntime {
     const inputs: TickInput[] = [];
     const subs: Subscription[] = [];
     for (const entry of this.mode.agent_inputs) {
-      const spec = inputRegistry.get(entry.type);
       try {
-        if (!spec) throw new Error(inputRegistry.unknownMessage(entry.type));
+        const spec = this.deps.plugins.input(entry.type);
         const plugin = spec.create(entry.config ?? {}, {
           logger: this.logger.child({ input: entry.type }),
           stateDir: this.deps.stateDir,
@@ -155,8 +157,7 @@ export class ModeRuntime {
       // The loader copies the global model into modes without one; a config built in code may not have.
       const llmEntry = this.llmEntry();
       if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
-      const spec = llmRegistry.get(llmEntry.type);
-      if (!spec) throw new Error(llmRegistry.unknownMessage(llmEntry.type));
+      const spec = this.deps.plugins.llm(llmEntry.type);
       llm = spec.create(llmOptions(llmEntry), { logger: this.logger, cloud: this.deps.cloud! });
     } catch (err) {
       const message = `model ${this.llmEntry()?.type ?? '(none)'} not started: ${describeError(err)}`;
@@ -189,6 +190,7 @@ export class ModeRuntime {
             llm,
             ...(hub ? { hub } : {}),
             toolsForMode: this.deps.toolsForMode,
+            plugins: this.deps.plugins,
             bus: this.deps.bus,
             logger: this.logger,
             keywords: (text) => this.deps.keywords(this.name, text),

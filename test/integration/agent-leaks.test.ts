@@ -7,6 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { Agent } from '../../actors/agent.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
 import { AgentConfig } from '../../src/config/schema.js';
 
@@ -45,7 +46,8 @@ t.test('1,000 manual mode switches with inputs, actions and 100 Hz loops: resour
     modes: { a: mode('a'), b: mode('b') },
   });
   const loaded = { file: 'x', configName: 'leaks', legacy: false, config, apiKey: '', addresses: {}, warnings: [] } as unknown as LoadedConfig;
-  const agent = new Agent({ loaded, logger: pino({ level: 'silent' }), stateDir: dir, memory: false });
+  const plugins = await resolvePlugins(builtinPlugins, loaded.config);
+  const agent = new Agent({ loaded, plugins, logger: pino({ level: 'silent' }), stateDir: dir, memory: false });
   let ticks = 0;
   agent.bus.events$.subscribe((e) => e.type === 'tick' && ticks++);
   t.teardown(() => agent.stop('teardown'));

@@ -4,8 +4,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
-import { llms } from '../../src/plugins.js';
+import { descriptors } from '../../src/plugins/index.js';
 import { legacyConfig, mode, tempDir, validConfig, writeConfig } from '../helpers/config-fixtures.js';
+
+const { llms } = descriptors;
 
 const ROOT = projectRoot();
 const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');

@@ -7,7 +7,7 @@ import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';
 import type { ChatMessage, ToolDefinition } from '../../src/cloud/protocol.js';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { llms } from '../../src/plugins.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
 import type { LlmContext, LlmPlugin } from '../../src/cortex/llm.js';
 import type { ChatLlm } from '../../src/cortex/llm/chat-plugin.js';
 import { SUMMARY_INSTRUCTION } from '../../src/cortex/history.js';
@@ -70,7 +70,11 @@ t.before(async () => {
 });
 t.teardown(() => svc.close());
 
-const make = (type: string, config: unknown) => llms.get(type)!.create(config, ctx) as ChatLlm;
+// The three model plugins, loaded through the registry as an agent loads them.
+const plugins = await resolvePlugins(builtinPlugins, {
+  modes: Object.fromEntries(['CloudLLM', 'LocalLLM', 'MultiLLM'].map((type) => [type, { agent_inputs: [], agent_actions: [], simulators: [], cortex_llm: { type } }])),
+});
+const make = (type: string, config: unknown) => plugins.llm(type).create(config, ctx) as ChatLlm;
 const tools = toolsForMode(
   [
     { name: 'speak', llm_label: 'speak', connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false },
@@ -216,10 +220,10 @@ t.test('MultiLLM fallback: in order, past failures, timeouts and invalid answers
 });
 
 t.test('config schemas refuse bad blocks with clear paths', async (t) => {
-  const local = llms.get('LocalLLM')!.schema.safeParse({ base_url: 'ftp://x' });
+  const local = plugins.llm('LocalLLM').schema.safeParse({ base_url: 'ftp://x' });
   t.notOk(local.success);
-  const multi = llms.get('MultiLLM')!.schema.safeParse({ models: [{ type: 'CloudLLM', config: { provider: 'provider_a', model: 'nope' } }] });
+  const multi = plugins.llm('MultiLLM').schema.safeParse({ models: [{ type: 'CloudLLM', config: { provider: 'provider_a', model: 'nope' } }] });
   t.notOk(multi.success);
   t.match(JSON.stringify(multi.error?.issues), /models.*model/);
-  t.notOk(llms.get('MultiLLM')!.schema.safeParse({ models: [] }).success);
+  t.notOk(plugins.llm('MultiLLM').schema.safeParse({ models: [] }).success);
 });

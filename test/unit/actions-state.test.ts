@@ -10,6 +10,7 @@ import { gpsPositions, implicitActions, LocationStore } from '../../actors/actio
 import { createActionHandle } from '../../actors/actions/handle.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { toolsForMode } from '../../src/cortex/tools.js';
+import { allActionPlugins } from '../helpers/plugins.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'cortexd-actions-'));
 type ActionEv = Extract<AgentEvent, { type: 'action' }>;
@@ -24,7 +25,7 @@ t.test('remember_location saves the latest GPS fix under a name, atomically, in 
 
   const bus = new AgentBus();
   const lines: string[] = [];
-  const handle = createActionHandle(entry!, { logger: pino({ level: 'silent' }), bus, mode: 'explore', stateDir, write: (l) => lines.push(l) });
+  const handle = createActionHandle(entry!, { logger: pino({ level: 'silent' }), bus, mode: 'explore', stateDir, write: (l) => lines.push(l), plugins: await allActionPlugins() });
   const settled = () => firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && (e.state === 'done' || e.state === 'failed'))));
 
   let result = settled();

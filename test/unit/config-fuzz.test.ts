@@ -4,8 +4,10 @@ import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkOne } from '../../src/cli/check.js';
-import { llms } from '../../src/plugins.js';
+import { descriptors } from '../../src/plugins/index.js';
 import { mode, tempDir } from '../helpers/config-fixtures.js';
+
+const { llms } = descriptors;
 
 const SEED = 20260521;
 const RUNS = 320;

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BehaviorSubject, firstValueFrom, filter, take, toArray } from 'rxjs';
-import { AsrInput, SpeechbASRInputSchema, SpeechlabASRInputSchema, speechlabAsrInputSpec, type AsrRaw } from '../../actors/inputs/asr-input.js';
-import type { StreamLink } from '../../actors/streams/link.js';
+import { AsrInput, SpeechbASRInputSchema, SpeechlabASRInputSchema, createSpeechlabAsrInput, type AsrRaw } from '../../actors/inputs/asr-input.js';
+import type { StreamLink } from '../../src/cloud/link.js';
 import { createMicrophone } from '../../devices/microphone.js';
 import { heardUtterance } from '../../src/service/backends/rule-chat.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
@@ -109,5 +109,5 @@ t.test('configs: defaults, the older interrupt name, and a clear error without t
   t.equal(SpeechlabASRInputSchema.parse({ enable_tts_interrupt: true }).enable_tts_interrupt, true);
   t.notOk(SpeechlabASRInputSchema.safeParse({ microphone: { binding: 'replay' } }).success, 'replay needs a file');
   const ctx = { logger: createLogger({ level: 'silent' }), stateDir: dir, signal: new AbortController().signal };
-  t.throws(() => speechlabAsrInputSpec.create({}, ctx), /SpeechlabASRInput: needs the hosted service/);
+  t.throws(() => createSpeechlabAsrInput({}, ctx), /SpeechlabASRInput: needs the hosted service/);
 });

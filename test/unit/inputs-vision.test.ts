@@ -1,7 +1,7 @@
 // Proves the vision inputs: VLMInput sends real JPEG frames and reads replies as "Vision:" lines; LocalVLMInput describes motion on the robot.
 import t from 'tap';
 import { firstValueFrom, take, toArray } from 'rxjs';
-import { VlmInput, VLMInputSchema, vlmInputSpec } from '../../actors/inputs/vlm-input.js';
+import { VlmInput, VLMInputSchema, createVlmInput } from '../../actors/inputs/vlm-input.js';
 import { LocalVlmInput, LocalVLMInputSchema } from '../../actors/inputs/local-vlm-input.js';
 import { createCamera } from '../../devices/camera.js';
 import { createLogger } from '../../src/log.js';
@@ -31,7 +31,7 @@ t.test('VLMInput: JPEG frames of the camera reach the socket; the newest reply i
 
 t.test('VLMInput needs the hosted service', async (t) => {
   const ctx = { logger: createLogger({ level: 'silent' }), stateDir: '/tmp', signal: new AbortController().signal };
-  t.throws(() => vlmInputSpec.create({ camera: { binding: 'synthetic' } }, ctx), /VLMInput: needs the hosted service/);
+  t.throws(() => createVlmInput({ camera: { binding: 'synthetic' } }, ctx), /VLMInput: needs the hosted service/);
   t.notOk(VLMInputSchema.safeParse({ quality: 101 }).success, 'quality is bounded');
 });
 
