@@ -7,7 +7,7 @@ import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';
 import type { ChatMessage, ToolDefinition } from '../../src/cloud/protocol.js';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, type Plugins } from '../../actors/plugins.js';
 import type { LlmContext, LlmPlugin } from '../../src/cortex/llm.js';
 import type { ChatLlm } from '../../src/cortex/llm/chat-plugin.js';
 import { SUMMARY_INSTRUCTION } from '../../src/cortex/history.js';
@@ -62,18 +62,19 @@ const logger = pino({ level: 'silent' });
 let svc: RunningService;
 let key: string;
 let ctx: LlmContext;
+let plugins: Plugins;
 t.before(async () => {
   svc = await startService({ dbPath: ':memory:', jwtSecret: 's'.repeat(32), logger });
   key = svc.admin.createApiKey('robot').apiKey;
   const addresses = { base_url: svc.url, ws_base_url: svc.wsUrl, asr_ws_url: svc.asrWsUrl, vlm_ws_url: svc.vlmWsUrl } as ResolvedAddresses;
   ctx = { logger, cloud: createCloudClient({ addresses, apiKey: key, retry: NO_RETRY }) };
+  // The three model plugins, loaded through the registry as an agent loads them.
+  plugins = await resolvePlugins(builtinPlugins, {
+    modes: Object.fromEntries(['CloudLLM', 'LocalLLM', 'MultiLLM'].map((type) => [type, { agent_inputs: [], agent_actions: [], simulators: [], cortex_llm: { type } }])),
+  });
 });
 t.teardown(() => svc.close());
 
-// The three model plugins, loaded through the registry as an agent loads them.
-const plugins = await resolvePlugins(builtinPlugins, {
-  modes: Object.fromEntries(['CloudLLM', 'LocalLLM', 'MultiLLM'].map((type) => [type, { agent_inputs: [], agent_actions: [], simulators: [], cortex_llm: { type } }])),
-});
 const make = (type: string, config: unknown) => plugins.llm(type).create(config, ctx) as ChatLlm;
 const tools = toolsForMode(
   [
