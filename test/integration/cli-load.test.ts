@@ -45,7 +45,7 @@ function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-load-'));
   const out = join(dir, 'trace.txt');
   try {
-    const run = { ...process.env, NODE_OPTIONS: '', CORTEX_LOAD_TRACE: out, CORTEX_STATE_DIR: join(dir, 'state'), CORTEX_ENV_FILE: join(dir, 'none.env'), ...env };
+    const run: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', CORTEX_LOAD_TRACE: out, CORTEX_STATE_DIR: join(dir, 'state'), CORTEX_ENV_FILE: join(dir, 'none.env'), ...env };
     for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_CONFIG_DIR', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL']) delete run[k];
     const r = spawnSync(process.execPath, [`--import=${TRACER}`, MAIN, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
     const lines = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
