@@ -3,10 +3,11 @@ import { assign, createActor, fromCallback, fromPromise, sendTo, setup, type Act
 import type { Logger } from 'pino';
 import type { CloudClient } from '../src/cloud/client.js';
 import type { LoadedConfig } from '../src/config/schema.js';
-import type { AgentControl, SimulatorFactory, SimulatorHandle } from '../src/cortex/contracts.js';
+import type { AgentControl, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
-import { toolsForMode } from '../src/cortex/tools.js';
+import { makeToolsForMode } from '../src/cortex/tools.js';
+import type { Plugins } from '../src/plugins/types.js';
 import { describeError } from '../src/errors.js';
 import { log } from '../src/log.js';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/modes/memory.js';
@@ -15,21 +16,15 @@ import { createInteractionLog, type InteractionLog } from './actions/interaction
 import { wireModeEvents, type ModeSnapshot } from './agent/mode-events.js';
 import { inputIds } from './inputs/input-actor.js';
 import type { TickReport } from './loop.js';
-import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeParts, type ModePlugins } from './mode.js';
+import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeParts } from './mode.js';
 import { restoreInput } from './modes/context.js';
 import { createModeMachine, type ModeOutput } from './modes/machine.js';
 import { realClock, type Clock } from './modes/types.js';
 
-/** The simulators an agent may start, by type (WebSim). */
-export interface SimulatorPlugins {
-  simulator(type: string): { create: SimulatorFactory } | undefined;
-  unknown(kind: 'simulator', type: string): string;
-}
-
 export interface AgentOptions {
   loaded: LoadedConfig;
-  /** The concrete plugins of this configuration (resolved before the agent is made). */
-  plugins: ModePlugins & SimulatorPlugins;
+  /** The concrete plugins of this configuration: `await resolvePlugins(builtinPlugins, loaded.config)` (actors/plugins.ts). */
+  plugins: Plugins;
   /** The hosted or embedded service; without it model calls fail (tests of hooks and modes). */
   cloud?: CloudClient;
   bus?: AgentBus;
@@ -115,7 +110,7 @@ export class Agent implements AgentControl {
       ...(options.cloud ? { cloud: options.cloud } : {}),
       stateDir,
       write: options.write ?? (() => {}),
-      toolsForMode,
+      toolsForMode: makeToolsForMode(options.plugins.descriptors.actions),
       offerKeywords: (mode, text) => this.offerKeywords(mode, text),
       onTick: (mode, report) => this.onTick(mode, report),
       maxToolRounds: options.maxToolRounds ?? 3,
@@ -214,7 +209,7 @@ export class Agent implements AgentControl {
   pushText(text: string): boolean {
     const mode = this.currentMode();
     const modeConfig = this.config.modes[mode];
-    if (!modeConfig?.agent_inputs.some((i) => this.options.plugins.input(i.type)?.typedText === true)) return false;
+    if (!modeConfig?.agent_inputs.some((i) => this.options.plugins.descriptors.inputs.get(i.type)?.typedText === true)) return false;
     const ref = this.modeActor(mode);
     if (!ref) return false;
     ref.send({ type: 'mode.text', text });
@@ -282,9 +277,7 @@ export class Agent implements AgentControl {
         const report = (message: string) => this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message });
         let handle: SimulatorHandle | undefined;
         try {
-          const spec = this.options.plugins.simulator(type);
-          if (!spec) throw new Error(this.options.plugins.unknown('simulator', type));
-          handle = spec.create(config ?? {}, { agent: this, logger: this.logger.child({ simulator: type }) });
+          handle = this.options.plugins.simulator(type).create(config ?? {}, { agent: this, logger: this.logger.child({ simulator: type }) });
           handle.start().catch((err) => report(describeError(err)));
         } catch (err) {
           report(`simulator ${type} not started: ${describeError(err)}`);

@@ -4,11 +4,10 @@ import { defer, of, type Observable } from 'rxjs';
 import { assign, enqueueActions, fromCallback, raise, sendParent, sendTo, setup, type AnyActorRef } from 'xstate';
 import type { CloudClient } from '../src/cloud/client.js';
 import type { ActionConfig, AgentConfig, LoadedConfig, ModeConfig } from '../src/config/schema.js';
-import type { ActionPluginSpec } from '../src/cortex/action.js';
 import type { ActionHandle, ToolsForMode } from '../src/cortex/contracts.js';
 import type { AgentBus } from '../src/cortex/events.js';
-import type { InputFactory } from '../src/cortex/input.js';
-import type { LlmFactory, LlmPlugin } from '../src/cortex/llm.js';
+import type { LlmPlugin } from '../src/cortex/llm.js';
+import type { Plugins } from '../src/plugins/types.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { describeError } from '../src/errors.js';
 import { actionMachine, handleOf, type ActionActorRef } from './actions/action.js';
@@ -20,19 +19,11 @@ import { mcpHubOf, mcpServerMachine } from './mcp.js';
 import type { Clock } from './modes/types.js';
 import { runTick, speakHandle } from './tick.js';
 
-/** The concrete plugins a mode runs, by type name (resolved before the agent starts). */
-export interface ModePlugins {
-  input(type: string): { create: InputFactory; typedText?: boolean } | undefined;
-  llm(type: string): { create: LlmFactory } | undefined;
-  action(name: string): ActionPluginSpec | undefined;
-  /** The message for an unknown type of `kind`, naming the known ones. */
-  unknown(kind: 'input' | 'llm' | 'action', type: string): string;
-}
-
 /** What every mode actor gets from the agent. */
 export interface ModeActorDeps {
   loaded: LoadedConfig;
-  plugins: ModePlugins;
+  /** The concrete plugins of this configuration (resolved before the agent starts); lookups throw for a type it does not use. */
+  plugins: Plugins;
   bus: AgentBus;
   logger: Logger;
   clock: Clock;
@@ -145,20 +136,18 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
   const logger = deps.logger.child({ mode: name });
   const actions = modeActions(mode);
   const ids = inputIds(mode.agent_inputs.map((i) => i.type));
-  const textInput = ids.find((_, i) => deps.plugins.input(mode.agent_inputs[i]!.type)?.typedText === true);
+  const textInput = ids.find((_, i) => deps.plugins.descriptors.inputs.get(mode.agent_inputs[i]!.type)?.typedText === true);
   const llmEntry = mode.cortex_llm ?? config.cortex_llm;
   const locations = mode.remember_locations ? new LocationStore(deps.stateDir) : undefined;
   const report = (source: string, message: string) => {
     logger.warn(message);
     deps.bus.emit({ type: 'error', at: Date.now(), source, message });
   };
-  const actionDeps = { logger, bus: deps.bus, mode: name, stateDir: deps.stateDir, write: deps.write, ...(deps.cloud ? { cloud: deps.cloud } : {}) };
+  const actionDeps = { logger, bus: deps.bus, mode: name, stateDir: deps.stateDir, write: deps.write, plugins: deps.plugins, ...(deps.cloud ? { cloud: deps.cloud } : {}) };
   const createLlm = (): LlmPlugin => {
     try {
       if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
-      const spec = deps.plugins.llm(llmEntry.type);
-      if (!spec) throw new Error(deps.plugins.unknown('llm', llmEntry.type));
-      return spec.create(llmOptions(llmEntry), { logger, cloud: deps.cloud! });
+      return deps.plugins.llm(llmEntry.type).create(llmOptions(llmEntry), { logger, cloud: deps.cloud! });
     } catch (err) {
       const message = `model ${llmEntry?.type ?? '(none)'} not started: ${describeError(err)}`;
       report('model', message);
@@ -184,10 +173,8 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
         bus: deps.bus,
         logger: logger.child({ input: entry.type }),
         ...(deps.track ? { track: deps.track } : {}),
-        create: (callbacks: object) => {
-          const spec = deps.plugins.input(entry.type);
-          if (!spec) throw new Error(deps.plugins.unknown('input', entry.type));
-          return spec.create(entry.config ?? {}, {
+        create: (callbacks: object) =>
+          deps.plugins.input(entry.type).create(entry.config ?? {}, {
             logger: logger.child({ input: entry.type }),
             stateDir: deps.stateDir,
             // Inputs stop through their actor; this signal is for plugins that want to know they are done.
@@ -196,8 +183,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             speakerBusy$: speaker.busy$,
             interruptSpeaker: speaker.interrupt,
             ...callbacks,
-          });
-        },
+          }),
       };
     },
   }));
@@ -219,15 +205,11 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
   }).createMachine({
     id: `mode:${name}`,
     context: { llm: undefined, pendingText: [] },
-    invoke: actions.map((entry) => {
-      const spec = deps.plugins.action(entry.name);
-      return {
-        id: `action:${entry.llm_label}`,
-        src: 'action' as const,
-        // An unknown action cannot get this far (check refuses it); its actor then fails every command with the reason.
-        input: { entry, spec: spec ?? unknownAction(deps.plugins.unknown('action', entry.name)), deps: actionDeps, ...(deps.track ? { track: deps.track } : {}) },
-      };
-    }),
+    invoke: actions.map((entry) => ({
+      id: `action:${entry.llm_label}`,
+      src: 'action' as const,
+      input: { entry, deps: actionDeps, ...(deps.track ? { track: deps.track } : {}) },
+    })),
     initial: 'standby',
     states: {
       standby: {
@@ -307,16 +289,4 @@ function stopLlm(llm: LlmPlugin | undefined, report: (source: string, message: s
   } catch (err) {
     report('model', `stopping the model: ${describeError(err)}`);
   }
-}
-
-/** A stand-in spec for an action type the registry lacks: every command fails with `message`. */
-function unknownAction(message: string): ActionPluginSpec {
-  return {
-    type: 'unknown',
-    description: message,
-    schema: undefined as never,
-    args: undefined as never,
-    queue: 'queue',
-    connectors: { get: () => undefined, unknownMessage: () => message } as never,
-  };
 }

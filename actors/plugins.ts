@@ -1,14 +1,54 @@
-// The concrete plugins handed to the agent: the registries of inputs, models, actions and simulators, read by type name.
-import { actions, inputs, llms, simulators } from '../src/plugins.js';
-import type { AgentOptions } from './agent.js';
+// The registry of concrete plugins handed to the agent: every descriptor of src/plugins/ paired with a lazy loader of its code.
+import { descriptors } from '../src/plugins/index.js';
+import { pluginRegistry } from '../src/plugins/resolve.js';
+import type { PluginRegistry } from '../src/plugins/types.js';
 
-/** The plugins of this build, as the agent reads them. */
-export function builtinPlugins(): AgentOptions['plugins'] {
-  return {
-    input: (type) => inputs.get(type),
-    llm: (type) => llms.get(type),
-    action: (name) => actions.get(name),
-    simulator: (type) => simulators.get(type),
-    unknown: (kind, type) => ({ input: inputs, llm: llms, action: actions, simulator: simulators })[kind].unknownMessage(type),
-  };
-}
+export { resolvePlugins, withPlugins, type ExtraPlugins } from '../src/plugins/resolve.js';
+export type { Plugins, PluginRegistry } from '../src/plugins/types.js';
+export type { PluginUse } from '../src/plugins/used.js';
+
+/*
+ * Each loader imports its module only when a configuration uses the plugin (`resolvePlugins`), so
+ * `cortexd check` reads the descriptors alone and a robot without a camera never loads OpenCV.
+ * `pluginRegistry` refuses a descriptor without a loader or a loader without a descriptor.
+ */
+export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
+  inputs: {
+    TextInput: () => import('./inputs/text-input.js').then((m) => m.createTextInput),
+    SpeechlabASRInput: () => import('./inputs/asr-input.js').then((m) => m.createSpeechlabAsrInput),
+    SpeechbASRInput: () => import('./inputs/asr-input.js').then((m) => m.createSpeechbAsrInput),
+    VLMInput: () => import('./inputs/vlm-input.js').then((m) => m.createVlmInput),
+    LocalVLMInput: () => import('./inputs/local-vlm-input.js').then((m) => m.createLocalVlmInput),
+    SerialReader: () => import('./inputs/serial-reader.js').then((m) => m.createSerialReader),
+    GpsInput: () => import('./inputs/gps-input.js').then((m) => m.createGpsInput),
+    BatteryInput: () => import('./inputs/battery-input.js').then((m) => m.createBatteryInput),
+  },
+  llms: {
+    CloudLLM: () => import('../src/cortex/llm/cloud-llm.js').then((m) => m.createCloudLlm),
+    LocalLLM: () => import('../src/cortex/llm/local-llm.js').then((m) => m.createLocalLlm),
+    MultiLLM: () => import('../src/cortex/llm/multi-llm.js').then((m) => m.createMultiLlm),
+  },
+  connectors: {
+    speak: {
+      console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('speak')),
+      speechlab_tts: () => import('./actions/connectors/speech.js').then((m) => m.createSpeechlabTtsConnector),
+      speechb_tts: () => import('./actions/connectors/speech.js').then((m) => m.createSpeechbTtsConnector),
+      local_tts: () => import('./actions/connectors/speech.js').then((m) => m.createLocalTtsConnector),
+    },
+    move: {
+      console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('move')),
+      serial: () => import('./actions/connectors/serial.js').then((m) => m.createMoveSerialConnector),
+    },
+    face: {
+      console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('face')),
+      serial: () => import('./actions/connectors/serial.js').then((m) => m.createFaceSerialConnector),
+      websim: () => import('./actions/connectors/websim.js').then((m) => m.createWebsimFaceConnector),
+    },
+    remember_location: {
+      state_dir: () => import('./actions/locations.js').then((m) => m.createStateDirConnector),
+    },
+  },
+  simulators: {
+    WebSim: () => import('../src/websim/plugin.js').then((m) => m.createWebSim),
+  },
+});

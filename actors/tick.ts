@@ -8,7 +8,7 @@ import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } fr
 import type { InputPlugin } from '../src/cortex/input.js';
 import type { LlmAnswer, LlmPlugin } from '../src/cortex/llm.js';
 import { actionForTool } from '../src/cortex/tools.js';
-import { actions as actionRegistry } from '../src/plugins.js';
+import { descriptors, type Plugins } from '../src/plugins/index.js';
 import { describeError } from '../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
 import type { InteractionRecord } from './actions/interactions.js';
@@ -28,6 +28,8 @@ export interface TickDeps {
   llm: LlmPlugin;
   hub?: McpHub;
   toolsForMode: ToolsForMode;
+  /** Where action descriptions for the prompt come from; default the built-in descriptors. */
+  plugins?: Pick<Plugins, 'descriptors'>;
   bus: AgentBus;
   logger: Logger;
   /**
@@ -65,7 +67,7 @@ export function speakHandle(handles: readonly ActionHandle[]): ActionHandle | un
 }
 
 /** Description of an action for the prompt: the action plugin's description. */
-const describeAction = (a: { name: string }) => actionRegistry.get(a.name)?.description;
+const describeAction = (deps: TickDeps) => (a: { name: string }) => (deps.plugins?.descriptors ?? descriptors).actions.get(a.name)?.description;
 
 /** Runs one tick; returns whether the model was called. Never throws for a model or tool failure (reported on the bus). */
 export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSignal): Promise<TickResult> {
@@ -89,7 +91,7 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   } catch (err) {
     logger.warn(`prompt context left out: ${describeError(err)}`);
   }
-  const prompt = withContext(fuse(deps.config, deps.mode, fused, promptActions(actions, describeAction)), extra);
+  const prompt = withContext(fuse(deps.config, deps.mode, fused, promptActions(actions, describeAction(deps))), extra);
   const promptString = promptText(prompt);
   deps.bus.emit({ type: 'prompt', at: now(), mode: deps.modeName, tick: req.seq, prompt: promptString });
   const messages: ChatMessage[] = [...prompt.messages];

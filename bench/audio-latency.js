@@ -5,7 +5,7 @@ import { WebSocketServer } from 'ws';
 import { chunkPcm } from '../dist/src/pipelines/pcm-chunker.js';
 import { openSpeechlabAsr } from '../dist/src/cloud/sockets.js';
 import { startAsrStream } from '../dist/actors/streams/asr-stream.js';
-import { linkFromAsrSession } from '../dist/actors/streams/link.js';
+import { linkFromAsrSession } from '../dist/src/cloud/link.js';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);

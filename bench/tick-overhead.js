@@ -3,9 +3,9 @@ import { EMPTY } from 'rxjs';
 import { pino } from 'pino';
 import { runTick } from '../dist/actors/tick.js';
 import { createActionHandle } from '../dist/actors/actions/action.js';
-import { actions as actionSpecs } from '../dist/src/plugins.js';
 import { AgentBus } from '../dist/src/cortex/events.js';
 import { toolsForMode } from '../dist/src/cortex/tools.js';
+import { builtinPlugins, resolvePlugins } from '../dist/actors/plugins.js';
 
 const N = Number(process.env.BENCH_N ?? 5000);
 const logger = pino({ level: 'silent' });
@@ -21,7 +21,8 @@ const actionEntries = [
 ].map(([name, llm_label]) => ({ name, llm_label, connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false }));
 const mode = { system_prompt_base: 'You are a robot.', agent_actions: actionEntries, hertz: 100 };
 const config = { system_governance: 'Obey the laws.', system_prompt_examples: 'Say hello.', system_prompt_base: '' };
-const handles = actionEntries.map((e) => createActionHandle(e, actionSpecs.get(e.name), { logger, bus, mode: 'bench', stateDir: '/tmp', write: () => {} }));
+const plugins = await resolvePlugins(builtinPlugins, { modes: { bench: { agent_inputs: [], agent_actions: actionEntries, simulators: [] } } });
+const handles = actionEntries.map((e) => createActionHandle(e, { logger, bus, mode: 'bench', stateDir: '/tmp', write: () => {}, plugins }));
 
 let seq = 0;
 const inputs = Array.from({ length: 10 }, (_, i) => ({

@@ -5,7 +5,7 @@ import { createCamera } from '../dist/devices/camera.js';
 import { loadOpenCV } from '../dist/src/vision/opencv.js';
 import { openVision } from '../dist/src/cloud/sockets.js';
 import { startVlmStream } from '../dist/actors/streams/vlm-stream.js';
-import { linkFromVisionSession } from '../dist/actors/streams/link.js';
+import { linkFromVisionSession } from '../dist/src/cloud/link.js';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);

@@ -1,53 +1,24 @@
-// The camera: config schema, the Camera interface, and the real binding (OpenCV VideoCapture, 640x480 MJPG, buffer size 1).
+// The camera: the Camera interface, and the real binding (OpenCV VideoCapture, 640x480 MJPG, buffer size 1).
 import { Observable, Subject } from 'rxjs';
-import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Frame } from '../src/pipelines/jpeg.js';
 import { loadOpenCV, cvCall, cvCallAsync, releaseMat, type OpenCV } from '../src/vision/opencv.js';
 import { DeviceError, withRestarts } from './device-error.js';
 import { fileFrames, syntheticFrames } from './camera-sim.js';
+import { CameraConfigSchema, type CameraConfig, type OpenCvCameraConfig } from '../src/plugins/schemas/devices.js';
+
+export {
+  CameraConfigSchema,
+  FileCameraSchema,
+  OpenCvCameraSchema,
+  SyntheticCameraSchema,
+  type CameraConfig,
+  type FileCameraConfig,
+  type OpenCvCameraConfig,
+  type SyntheticCameraConfig,
+} from '../src/plugins/schemas/devices.js';
 
 export type { Frame };
-
-const Size = {
-  width: z.number().int().positive().default(640),
-  height: z.number().int().positive().default(480),
-};
-
-export const OpenCvCameraSchema = z.strictObject({
-  binding: z.literal('opencv'),
-  /** V4L2 index (`0` is /dev/video0) or a device path / URL OpenCV can open. */
-  device: z.union([z.number().int().nonnegative(), z.string().min(1)]).default(0),
-  ...Size,
-  fps: z.number().positive().default(30),
-  /** Four-character code asked of the driver; MJPG keeps USB bandwidth low at 640x480x30. */
-  fourcc: z.string().length(4).default('MJPG'),
-  restart_initial_ms: z.number().int().positive().default(1000),
-  restart_max_ms: z.number().int().positive().default(15_000),
-});
-
-export const FileCameraSchema = z.strictObject({
-  binding: z.literal('file'),
-  /** A video file OpenCV can read (mp4, avi, mkv...). */
-  file: z.string().min(1),
-  /** Playback rate; default the file's own. */
-  fps: z.number().positive().optional(),
-  loop: z.boolean().default(true),
-});
-
-export const SyntheticCameraSchema = z.strictObject({
-  binding: z.literal('synthetic'),
-  ...Size,
-  fps: z.number().positive().default(30),
-  /** Frames to produce before completing; unset: endless. */
-  frames: z.number().int().positive().optional(),
-});
-
-export const CameraConfigSchema = z.discriminatedUnion('binding', [OpenCvCameraSchema, FileCameraSchema, SyntheticCameraSchema]);
-export type CameraConfig = z.input<typeof CameraConfigSchema>;
-export type OpenCvCameraConfig = z.output<typeof OpenCvCameraSchema>;
-export type FileCameraConfig = z.output<typeof FileCameraSchema>;
-export type SyntheticCameraConfig = z.output<typeof SyntheticCameraSchema>;
 
 export interface Camera {
   readonly binding: 'opencv' | 'file' | 'synthetic';

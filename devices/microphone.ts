@@ -1,51 +1,21 @@
-// The microphone: config schema, the Microphone interface, and the real binding (node-record-lpcm16: arecord/sox by name on PATH).
+// The microphone: the Microphone interface, and the real binding (node-record-lpcm16: arecord/sox by name on PATH).
 import { createRequire } from 'node:module';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
-import { z } from 'zod';
 import type { Logger } from 'pino';
-import { ASR_RATES } from '../src/cloud/catalog.js';
 import { DeviceError, withRestarts } from './device-error.js';
 import { createReplayMicrophone } from './microphone-replay.js';
+import { MicrophoneConfigSchema, type MicrophoneConfig, type RecorderMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
-const RestartSchema = {
-  /** First restart delay after the recorder fails (ms). */
-  restart_initial_ms: z.number().int().positive().default(500),
-  /** Longest restart delay (ms). */
-  restart_max_ms: z.number().int().positive().default(10_000),
-  /** Restarts in a row without audio before the microphone gives up; unset: never. */
-  max_restarts: z.number().int().nonnegative().optional(),
-};
-
-export const RecorderMicrophoneSchema = z.strictObject({
-  binding: z.literal('recorder'),
-  /** Program spawned by bare name through PATH. */
-  recorder: z.enum(['arecord', 'sox', 'rec']).default('arecord'),
-  /** ALSA device name (arecord -D), e.g. `plughw:1,0`; default device when unset. */
-  device: z.string().min(1).optional(),
-  rate: z.literal(ASR_RATES).default(16000),
-  ...RestartSchema,
-});
-
-export const ReplayMicrophoneSchema = z.strictObject({
-  binding: z.literal('replay'),
-  /** A WAV file (16-bit PCM, mono) or raw s16le mono PCM. */
-  file: z.string().min(1),
-  /** Rate of the audio; a WAV file whose header says otherwise is refused (typed error), never resampled. */
-  rate: z.literal(ASR_RATES).default(16000),
-  /** Start over at the end (default) or complete after one pass. */
-  loop: z.boolean().default(true),
-  /** Pace the audio in real time (default) or emit it as fast as it is read. */
-  realtime: z.boolean().default(true),
-  /** Size of each emitted buffer in ms of audio. */
-  period_ms: z.number().int().positive().default(20),
-});
-
-export const MicrophoneConfigSchema = z.discriminatedUnion('binding', [RecorderMicrophoneSchema, ReplayMicrophoneSchema]);
-export type MicrophoneConfig = z.input<typeof MicrophoneConfigSchema>;
-export type RecorderMicrophoneConfig = z.output<typeof RecorderMicrophoneSchema>;
-export type ReplayMicrophoneConfig = z.output<typeof ReplayMicrophoneSchema>;
+export {
+  MicrophoneConfigSchema,
+  RecorderMicrophoneSchema,
+  ReplayMicrophoneSchema,
+  type MicrophoneConfig,
+  type RecorderMicrophoneConfig,
+  type ReplayMicrophoneConfig,
+} from '../src/plugins/schemas/devices.js';
 
 /** Mono signed 16-bit little-endian PCM at `rate`. */
 export interface Microphone {

@@ -1,27 +1,11 @@
-// Serial lines: config schema and a line reader over serialport (or its mock binding) that reopens the port after an unplug.
+// Serial lines: a line reader over serialport (or its mock binding) that reopens the port after an unplug.
 import { Observable, Subject } from 'rxjs';
-import { z } from 'zod';
 import type { Logger } from 'pino';
 import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
 import { DeviceError, withRestarts } from './device-error.js';
+import { SerialConfigSchema, type ParsedSerialConfig, type SerialConfig } from '../src/plugins/schemas/devices.js';
 
-const Common = {
-  /** Device path, e.g. `/dev/ttyUSB0` or a pty made by socat; `SerialPort.list()` needs udevadm, so paths are explicit. */
-  path: z.string().min(1),
-  baud_rate: z.number().int().positive().default(9600),
-  /** Line delimiter; a trailing `\r` is always stripped, so `\n` also reads CRLF lines (NMEA). */
-  delimiter: z.string().min(1).default('\n'),
-  reopen_initial_ms: z.number().int().positive().default(500),
-  reopen_max_ms: z.number().int().positive().default(5000),
-};
-
-export const SerialConfigSchema = z.discriminatedUnion('binding', [
-  z.strictObject({ binding: z.literal('serialport'), ...Common }),
-  /** serialport's mock binding: the port must have been made with `SerialPortMock.binding.createPort(path)`. */
-  z.strictObject({ binding: z.literal('mock'), ...Common }),
-]);
-export type SerialConfig = z.input<typeof SerialConfigSchema>;
-type ParsedSerialConfig = z.output<typeof SerialConfigSchema>;
+export { SerialConfigSchema, type SerialConfig } from '../src/plugins/schemas/devices.js';
 
 type AnyPort = SerialPort | SerialPortMock;
 

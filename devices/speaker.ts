@@ -7,33 +7,11 @@ export { findOnPath };
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BehaviorSubject, type Observable } from 'rxjs';
-import { z } from 'zod';
 import { DeviceError } from './device-error.js';
 import { isWav, parseWav } from './wav.js';
+import { PLAYERS, SpeakerConfigSchema, type PlayerName, type SpeakerConfig } from '../src/plugins/schemas/devices.js';
 
-export const PLAYERS = ['aplay', 'paplay', 'ffplay'] as const;
-export type PlayerName = (typeof PLAYERS)[number];
-
-export const SpeakerConfigSchema = z.discriminatedUnion('binding', [
-  z.strictObject({
-    binding: z.literal('player'),
-    /** Program to use; default the first of aplay, paplay, ffplay found on PATH (ffplay for MP3). */
-    player: z.enum(PLAYERS).optional(),
-    /** ALSA device for aplay (`-D`). */
-    device: z.string().min(1).optional(),
-  }),
-  /** Writes every clip to `dir`; with `realtime` a clip "plays" for its duration. */
-  z.strictObject({
-    binding: z.literal('file'),
-    dir: z.string().min(1),
-    realtime: z.boolean().default(true),
-    /** Most clip files kept in `dir`; the oldest are deleted first, so a robot running for days never fills its disk. */
-    keep: z.number().int().positive().default(100),
-  }),
-  /** Discards audio; with `realtime` a clip "plays" for its duration (so echo suppression behaves as on a robot). */
-  z.strictObject({ binding: z.literal('null'), realtime: z.boolean().default(true) }),
-]);
-export type SpeakerConfig = z.input<typeof SpeakerConfigSchema>;
+export { PLAYERS, SpeakerConfigSchema, type PlayerName, type SpeakerConfig } from '../src/plugins/schemas/devices.js';
 
 export interface AudioClip {
   data: Buffer;

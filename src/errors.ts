@@ -49,3 +49,11 @@ export function describeError(err: unknown): string {
     return redact(String(err));
   }
 }
+
+/** A plugin a configuration or the agent names that the registry does not know, or that was not loaded. */
+export class PluginError extends CortexError {
+  constructor(code: 'plugin_unknown' | 'plugin_not_loaded' | 'plugin_load_failed', message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'PluginError';
+  }
+}

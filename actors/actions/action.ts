@@ -3,7 +3,8 @@ import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
 import { assign, createActor, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
 import type { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
-import type { ActionConnector, ActionPluginSpec } from '../../src/cortex/action.js';
+import type { ActionConnector } from '../../src/cortex/action.js';
+import type { ActionDescriptor } from '../../src/plugins/types.js';
 import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
 import type { ActionState } from '../../src/cortex/events.js';
 import { CortexError, describeError } from '../../src/errors.js';
@@ -38,7 +39,7 @@ export type ActionEvent = { type: 'action.command'; command: Command } | { type:
 
 export interface ActionActorInput {
   entry: ActionConfig;
-  spec: ActionPluginSpec;
+  /** Includes the plugins: the action's descriptor (arguments, queue policy) and its loaded connector. */
   deps: ActionHandleDeps;
   /** Given the connector's asynchronous stop when the actor stops, so the agent can wait for it. */
   track?: (closing: Promise<unknown>) => void;
@@ -46,7 +47,8 @@ export interface ActionActorInput {
 
 interface ActionContext {
   entry: ActionConfig;
-  spec: ActionPluginSpec;
+  /** The action's descriptor, or undefined when it could not be found (then `broken` says why). */
+  spec: ActionDescriptor | undefined;
   deps: ActionHandleDeps;
   track?: (closing: Promise<unknown>) => void;
   /** The connector, or why it could not be made (every command then fails with that reason). */
@@ -72,13 +74,9 @@ function issuesText(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`).join('; ');
 }
 
-/** Builds the connector of an entry; throws CortexError naming the known connectors when it is unknown. */
-export function createConnector(spec: ActionPluginSpec, entry: ActionConfig, deps: ActionHandleDeps): ActionConnector {
-  const connector = spec.connectors.get(entry.connector);
-  if (!connector) {
-    throw new CortexError('action_connector', `action ${entry.name}: ${spec.connectors.unknownMessage(entry.connector)}`);
-  }
-  return connector.create(entry.config ?? {}, {
+/** Builds the connector of an entry; throws a PluginError naming the known connectors when it is unknown. */
+export function createConnector(entry: ActionConfig, deps: ActionHandleDeps): ActionConnector {
+  return deps.plugins.connector(entry.name, entry.connector).create(entry.config ?? {}, {
     logger: deps.logger,
     stateDir: deps.stateDir,
     write: deps.write,
@@ -130,7 +128,7 @@ export const actionMachine = setup({
     accept: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'action.command') return;
       const command = event.command;
-      if (context.broken !== undefined) return report(context, command, 'failed', context.broken);
+      if (context.broken !== undefined || !context.spec) return report(context, command, 'failed', context.broken ?? 'no such action');
       const parsed = context.spec.args.safeParse(coerceValue(context.spec.args, command.value));
       if (!parsed.success) return report(context, command, 'failed', `invalid value for ${context.entry.llm_label}: ${issuesText(parsed.error)}`);
       const accepted = { ...command, value: parsed.data };
@@ -158,15 +156,17 @@ export const actionMachine = setup({
   id: 'action',
   context: ({ input }) => {
     let connector: ActionConnector | undefined;
+    let spec: ActionDescriptor | undefined;
     let broken: string | undefined;
     try {
-      connector = createConnector(input.spec, input.entry, input.deps);
+      spec = input.deps.plugins.action(input.entry.name);
+      connector = createConnector(input.entry, input.deps);
     } catch (err) {
       broken = `action ${input.entry.llm_label} not started: ${describeError(err)}`;
       input.deps.logger.warn(broken);
       input.deps.bus.emit({ type: 'error', at: Date.now(), source: 'action', message: broken });
     }
-    return { ...input, connector, broken, pending: [], current: undefined };
+    return { ...input, spec, connector, broken, pending: [], current: undefined };
   },
   invoke: {
     id: 'connector',
@@ -282,8 +282,8 @@ export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => P
 }
 
 /** An action actor as its own root, with its handle (tests and tools; the agent runs actions inside a mode actor). */
-export function createActionHandle(entry: ActionConfig, spec: ActionPluginSpec, deps: ActionHandleDeps): ActionHandle {
-  const actor = createActor(actionMachine, { input: { entry, spec, deps } });
+export function createActionHandle(entry: ActionConfig, deps: ActionHandleDeps): ActionHandle {
+  const actor = createActor(actionMachine, { input: { entry, deps } });
   actor.start();
   return handleOf(actor, entry, async () => {
     actor.stop();

@@ -1,12 +1,13 @@
-// Named places: the latest GPS position, a locations.json in the state directory written atomically, and the remember_location action.
+// Named places: the latest GPS position, a locations.json in the state directory written atomically, and the remember_location connector.
 import { readFileSync } from 'node:fs';
 import { writeJsonAtomic } from '../../src/atomic-file.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CortexError, describeError } from '../../src/errors.js';
-import type { ActionConfig, ModeConfig } from '../../src/config/schema.js';
-import type { ActionConnector, ActionPluginSpec, ConnectorFactory } from '../../src/cortex/action.js';
-import { Registry, type PluginSpec } from '../../src/plugin-registry.js';
+import type { ActionConnector, ConnectorFactory } from '../../src/cortex/action.js';
+import { RememberLocationArgs, StateConnectorOptions } from '../../src/plugins/schemas/actions.js';
+
+export { implicitActions } from '../../src/plugins/used.js';
 
 export interface Position {
   lat: number;
@@ -88,55 +89,20 @@ export class LocationStore {
   }
 }
 
-export const RememberLocationArgs = z.object({
-  name: z.string().trim().min(1).max(80).describe('a short name for the place where the robot is now, e.g. "kitchen"'),
-  lat: z.number().min(-90).max(90).optional().describe('latitude in degrees, only when told explicitly'),
-  lon: z.number().min(-180).max(180).optional().describe('longitude in degrees, only when told explicitly'),
-});
-
-export const StateConnectorOptions = z.looseObject({
-  /** Oldest GPS fix accepted, in seconds. */
-  max_fix_age_seconds: z.number().positive().default(60),
-});
-
-const stateConnector: PluginSpec<ConnectorFactory> = {
-  type: 'state_dir',
-  description: 'stores the place in locations.json in the state directory, at the latest GPS fix (or the given lat/lon)',
-  schema: StateConnectorOptions,
-  create: (config, ctx): ActionConnector => {
-    const o = StateConnectorOptions.parse(config ?? {});
-    const store = new LocationStore(ctx.stateDir);
-    return {
-      name: 'state_dir',
-      async run(value, signal) {
-        signal.throwIfAborted();
-        const v = value as z.infer<typeof RememberLocationArgs>;
-        const here = v.lat !== undefined && v.lon !== undefined ? { lat: v.lat, lon: v.lon } : gpsPositions.latest(o.max_fix_age_seconds * 1000);
-        if (!here) throw new CortexError('location_no_fix', `cannot remember "${v.name}": no GPS fix in the last ${o.max_fix_age_seconds} s`);
-        store.remember(v.name, here);
-        ctx.write(`[remember_location] ${v.name} at ${here.lat.toFixed(6)}, ${here.lon.toFixed(6)}`);
-      },
-      async stop() {},
-    };
-  },
+/** The `state_dir` connector of remember_location (its descriptor is in src/plugins/actions.ts). */
+export const createStateDirConnector: ConnectorFactory = (config, ctx): ActionConnector => {
+  const o = StateConnectorOptions.parse(config ?? {});
+  const store = new LocationStore(ctx.stateDir);
+  return {
+    name: 'state_dir',
+    async run(value, signal) {
+      signal.throwIfAborted();
+      const v = value as z.infer<typeof RememberLocationArgs>;
+      const here = v.lat !== undefined && v.lon !== undefined ? { lat: v.lat, lon: v.lon } : gpsPositions.latest(o.max_fix_age_seconds * 1000);
+      if (!here) throw new CortexError('location_no_fix', `cannot remember "${v.name}": no GPS fix in the last ${o.max_fix_age_seconds} s`);
+      store.remember(v.name, here);
+      ctx.write(`[remember_location] ${v.name} at ${here.lat.toFixed(6)}, ${here.lon.toFixed(6)}`);
+    },
+    async stop() {},
+  };
 };
-
-export const rememberLocationAction: ActionPluginSpec = {
-  type: 'remember_location',
-  description: 'remember the place where the robot is now under a name',
-  schema: z.looseObject({}),
-  args: RememberLocationArgs,
-  queue: 'queue',
-  connectors: new Registry<ConnectorFactory>('connector', [stateConnector]),
-};
-
-/**
- * Actions a mode gets from its flags: `remember_locations: true` adds `remember_location` (connector
- * `state_dir`) unless the mode already lists an action of that name.
- */
-export function implicitActions(mode: Pick<ModeConfig, 'remember_locations' | 'agent_actions'>): ActionConfig[] {
-  if (!mode.remember_locations || mode.agent_actions.some((a) => a.name === 'remember_location')) return [];
-  return [
-    { name: 'remember_location', llm_label: 'remember_location', connector: 'state_dir', implementation: 'passthrough', config: {}, exclude_from_prompt: false },
-  ];
-}

@@ -1,45 +1,16 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
 import { EMPTY, Observable, Subject, catchError } from 'rxjs';
-import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
+import { SpeechbASRInputSchema, SpeechlabASRInputSchema, type AsrConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError, describeError } from '../../src/errors.js';
 import { chunkPcm } from '../../src/pipelines/pcm-chunker.js';
-import { MicrophoneConfigSchema, createMicrophone, type Microphone } from '../../devices/microphone.js';
+import { createMicrophone, type Microphone } from '../../devices/microphone.js';
 import { asrSession, type AsrSession, type SpeakerControl } from '../streams/asr-stream.js';
-import { linkFromAsrSession, type LinkConnector } from '../streams/link.js';
+import { linkFromAsrSession, type LinkConnector } from '../../src/cloud/link.js';
 import type { SessionTiming } from '../streams/session-machine.js';
-import { BufferedInput, CommonInputFields, InputSetupError } from './buffered-input.js';
+import { BufferedInput, InputSetupError } from './buffered-input.js';
 
-const AsrFields = {
-  ...CommonInputFields,
-  /** The microphone binding (`recorder` or `replay`); its `rate` is the rate sent to the socket. */
-  microphone: MicrophoneConfigSchema.prefault({ binding: 'recorder' }),
-  /** Audio per socket message, in ms. */
-  chunk_ms: z.number().int().min(10).max(1000).default(100),
-  /** Audio kept while the socket reconnects, in ms; older audio is dropped and counted. */
-  ring_ms: z.number().int().nonnegative().default(10_000),
-  /** Keep listening while the robot speaks; speech heard then stops playback (barge-in). */
-  allow_interruption: z.boolean().optional(),
-  /** The same as `allow_interruption` (the name older configurations use). */
-  enable_tts_interrupt: z.boolean().optional(),
-  connect_timeout_ms: z.number().int().positive().default(10_000),
-  backoff_max_ms: z.number().int().positive().default(30_000),
-};
-
-export const SpeechlabASRInputSchema = z.looseObject({
-  ...AsrFields,
-  /** BCP-47 code or `auto` (automatic detection). */
-  language: z.string().min(1).default('auto'),
-  /** Use the `/api/core/v1/` path. */
-  v1: z.boolean().default(false),
-});
-export const SpeechbASRInputSchema = z.looseObject({
-  ...AsrFields,
-  /** Region form, for example `en-US`. */
-  language: z.string().min(1).default('en-US'),
-});
-type AsrConfig = z.output<typeof SpeechlabASRInputSchema> | z.output<typeof SpeechbASRInputSchema>;
+export { SpeechbASRInputSchema, SpeechlabASRInputSchema };
 
 /** A transcript event as the input sees it. */
 export interface AsrRaw {
@@ -190,7 +161,8 @@ function needCloud(type: string, ctx: InputContext) {
   return ctx.cloud;
 }
 
-const createSpeechlab: InputFactory = (raw, ctx) => {
+/** The SpeechlabASRInput plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createSpeechlabAsrInput: InputFactory = (raw, ctx) => {
   const config = SpeechlabASRInputSchema.parse(raw ?? {});
   const cloud = needCloud('SpeechlabASRInput', ctx);
   const microphone = createMicrophone(config.microphone, { logger: ctx.logger });
@@ -202,7 +174,8 @@ const createSpeechlab: InputFactory = (raw, ctx) => {
   return new AsrInput('SpeechlabASRInput', config, { connect, microphone, ctx, ...(speaker ? { speaker } : {}) });
 };
 
-const createSpeechb: InputFactory = (raw, ctx) => {
+/** The SpeechbASRInput plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createSpeechbAsrInput: InputFactory = (raw, ctx) => {
   const config = SpeechbASRInputSchema.parse(raw ?? {});
   const cloud = needCloud('SpeechbASRInput', ctx);
   const microphone = createMicrophone(config.microphone, { logger: ctx.logger });
@@ -210,18 +183,4 @@ const createSpeechb: InputFactory = (raw, ctx) => {
     linkFromAsrSession(await cloud.openSpeechbAsr({ rate: microphone.rate, languageCode: config.language, signal, connectTimeoutMs: config.connect_timeout_ms }));
   const speaker = speakerOf(ctx);
   return new AsrInput('SpeechbASRInput', config, { connect, microphone, ctx, ...(speaker ? { speaker } : {}) });
-};
-
-export const speechlabAsrInputSpec: PluginSpec<InputFactory> = {
-  type: 'SpeechlabASRInput',
-  description: 'microphone to the hosted speechlab recognition socket; final transcripts as "Voice:" lines',
-  schema: SpeechlabASRInputSchema,
-  create: createSpeechlab,
-};
-
-export const speechbAsrInputSpec: PluginSpec<InputFactory> = {
-  type: 'SpeechbASRInput',
-  description: 'microphone to the second hosted recognition socket (speechb); final transcripts as "Voice:" lines',
-  schema: SpeechbASRInputSchema,
-  create: createSpeechb,
 };

@@ -2,24 +2,12 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Observable, asyncScheduler, distinctUntilChanged, exhaustMap, from, tap, timer, type SchedulerLike } from 'rxjs';
-import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
+import { BatteryInputSchema, type BatteryInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError } from '../../src/errors.js';
-import { BufferedInput, CommonInputFields } from './buffered-input.js';
+import { BufferedInput } from './buffered-input.js';
 
-export const BatteryInputSchema = z.looseObject({
-  ...CommonInputFields,
-  /** The power_supply class directory (tests point it at a fake tree). */
-  path: z.string().min(1).default('/sys/class/power_supply'),
-  /** Supply name under `path`, e.g. `BAT0`; default the first whose `type` is `Battery`. */
-  device: z.string().min(1).optional(),
-  /** Seconds between two reads. */
-  poll_seconds: z.number().positive().default(10),
-  /** At or below this charge, while not charging, the battery is reported low (and the message wakes the loop). */
-  low_percent: z.number().min(0).max(100).default(20),
-});
-export type BatteryInputConfig = z.output<typeof BatteryInputSchema>;
+export { BatteryInputSchema, type BatteryInputConfig };
 
 export interface BatteryReading {
   device: string;
@@ -141,11 +129,5 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
   }
 }
 
-const create: InputFactory = (raw, ctx) => new BatteryInput(BatteryInputSchema.parse(raw ?? {}), ctx);
-
-export const batteryInputSpec: PluginSpec<InputFactory> = {
-  type: 'BatteryInput',
-  description: 'battery charge and status from Linux power_supply (sysfs) as a "Battery:" line',
-  schema: BatteryInputSchema,
-  create,
-};
+/** The BatteryInput plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createBatteryInput: InputFactory = (raw, ctx) => new BatteryInput(BatteryInputSchema.parse(raw ?? {}), ctx);

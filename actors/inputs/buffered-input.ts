@@ -1,17 +1,10 @@
 // The shared half of every device/socket input plugin: one shared raw stream, poll, a bounded message buffer, formatting and stop.
 import { Observable, Subject, defer, filter, firstValueFrom, share, takeUntil } from 'rxjs';
-import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { CortexError } from '../../src/errors.js';
 
-/** Fields every input below accepts. */
-export const CommonInputFields = {
-  /** Label of this input in the prompt (`Voice: ...`). */
-  descriptor: z.string().min(1).optional(),
-  /** Most messages kept between two ticks; the oldest go first. */
-  buffer_size: z.number().int().positive().max(1000).default(20),
-};
+export { CommonInputFields } from '../../src/plugins/schemas/inputs.js';
 
 /** How the buffer answers `formattedLatestBuffer`: every message since the last call, or only the newest. */
 export type BufferPolicy = 'all' | 'latest';

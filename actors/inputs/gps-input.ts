@@ -1,19 +1,13 @@
 // GpsInput: NMEA sentences from a serial GPS (checksummed GGA, RMC, VTG) folded into fix, position and speed: the "GPS: ..." prompt line.
 import { Observable, filter, map, scan, tap } from 'rxjs';
-import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
+import { GpsInputSchema, serialConfigOf, type GpsInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
-import { BufferedInput, CommonInputFields } from './buffered-input.js';
+import { BufferedInput } from './buffered-input.js';
 import { gpsPositions } from '../actions/locations.js';
-import { serialConfigOf, serialFields } from './serial-reader.js';
 
-export const GpsInputSchema = z.looseObject({
-  ...CommonInputFields,
-  ...serialFields('/dev/ttyACM0'),
-});
-export type GpsInputConfig = z.output<typeof GpsInputSchema>;
+export { GpsInputSchema, type GpsInputConfig };
 
 /** What the GPS said last, merged over sentence types. */
 export interface GpsState {
@@ -147,14 +141,8 @@ export class GpsInput extends BufferedInput<GpsRaw> {
   }
 }
 
-const create: InputFactory = (raw, ctx) => {
+/** The GpsInput plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createGpsInput: InputFactory = (raw, ctx) => {
   const config = GpsInputSchema.parse(raw ?? {});
   return new GpsInput(config, createSerialLine(serialConfigOf(config), { logger: ctx.logger }), ctx);
-};
-
-export const gpsInputSpec: PluginSpec<InputFactory> = {
-  type: 'GpsInput',
-  description: 'NMEA GPS on a serial port: fix, position, speed and course as a "GPS:" line',
-  schema: GpsInputSchema,
-  create,
 };

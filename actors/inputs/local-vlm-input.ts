@@ -1,23 +1,15 @@
 // LocalVLMInput: faces and motion described on the robot with OpenCV (no network); the newest description becomes the "Vision: ..." line.
 import { Observable, defer, finalize, from, map, switchMap, tap } from 'rxjs';
-import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
+import { LocalVLMInputSchema, type LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';
 import { latestWins, type LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { consumeFrame, releaseFrame, type Frame } from '../../src/pipelines/frame.js';
 import { VisionAnalyser, describe, visionContext, type FrameAnalysis } from '../../src/vision/analyse.js';
-import { CameraConfigSchema, createCamera, type Camera } from '../../devices/camera.js';
-import { BufferedInput, CommonInputFields } from './buffered-input.js';
+import { createCamera, type Camera } from '../../devices/camera.js';
+import { BufferedInput } from './buffered-input.js';
 
-export const LocalVLMInputSchema = z.looseObject({
-  ...CommonInputFields,
-  /** The camera binding (`opencv`, `file` or `synthetic`). */
-  camera: CameraConfigSchema.prefault({ binding: 'opencv' }),
-  /** Frames analysed per second at most. */
-  fps: z.number().positive().max(30).default(1),
-});
-export type LocalVLMInputConfig = z.output<typeof LocalVLMInputSchema>;
+export { LocalVLMInputSchema, type LocalVLMInputConfig };
 
 export interface LocalVisionRaw {
   text: string;
@@ -86,14 +78,8 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   }
 }
 
-const create: InputFactory = (raw, ctx) => {
+/** The LocalVLMInput plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createLocalVlmInput: InputFactory = (raw, ctx) => {
   const config = LocalVLMInputSchema.parse(raw ?? {});
   return new LocalVlmInput(config, createCamera(config.camera, { logger: ctx.logger }), ctx);
-};
-
-export const localVlmInputSpec: PluginSpec<InputFactory> = {
-  type: 'LocalVLMInput',
-  description: 'faces and motion from the camera, described on the robot with OpenCV (no network)',
-  schema: LocalVLMInputSchema,
-  create,
 };

@@ -1,46 +1,11 @@
-// SerialReader: lines from a serial port (reopened after an unplug) as "Serial: ..." prompt lines; also the serial fields GpsInput shares.
+// SerialReader: lines from a serial port (reopened after an unplug) as "Serial: ..." prompt lines.
 import { Observable } from 'rxjs';
-import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
-import { createSerialLine, type SerialConfig, type SerialLine } from '../../devices/serial.js';
-import { BufferedInput, CommonInputFields } from './buffered-input.js';
+import { SerialReaderSchema, serialConfigOf, serialFields, type SerialReaderConfig } from '../../src/plugins/schemas/inputs.js';
+import { createSerialLine, type SerialLine } from '../../devices/serial.js';
+import { BufferedInput } from './buffered-input.js';
 
-/** The serial port fields of SerialReader and GpsInput (the device binding's, flattened into the input's config). */
-export const serialFields = (defaultPath: string) => ({
-  /** `serialport` (real port) or `mock` (serialport's mock binding, for tests and simulators). */
-  binding: z.enum(['serialport', 'mock']).default('serialport'),
-  /** Device path, e.g. `/dev/ttyUSB0` or a pty made by socat. */
-  path: z.string().min(1).default(defaultPath),
-  /** The same as `path` (the name older configurations use); wins when both are set. */
-  serial_port: z.string().min(1).optional(),
-  baud_rate: z.number().int().positive().default(9600),
-  delimiter: z.string().min(1).default('\n'),
-  reopen_initial_ms: z.number().int().positive().default(500),
-  reopen_max_ms: z.number().int().positive().default(5000),
-});
-
-type SerialFields = z.output<z.ZodObject<ReturnType<typeof serialFields>>>;
-
-/** The device config the serial fields describe. */
-export function serialConfigOf(c: SerialFields): SerialConfig {
-  return {
-    binding: c.binding,
-    path: c.serial_port ?? c.path,
-    baud_rate: c.baud_rate,
-    delimiter: c.delimiter,
-    reopen_initial_ms: c.reopen_initial_ms,
-    reopen_max_ms: c.reopen_max_ms,
-  };
-}
-
-export const SerialReaderSchema = z.looseObject({
-  ...CommonInputFields,
-  ...serialFields('/dev/ttyUSB0'),
-  /** Longest line kept, in characters; longer lines are cut. */
-  max_line_length: z.number().int().positive().default(500),
-});
-export type SerialReaderConfig = z.output<typeof SerialReaderSchema>;
+export { SerialReaderSchema, serialConfigOf, serialFields, type SerialReaderConfig };
 
 /**
  * Listening opens the port (reopened with backoff when it vanishes); each non-empty line is a
@@ -78,14 +43,8 @@ export class SerialReader extends BufferedInput<string> {
   }
 }
 
-const create: InputFactory = (raw, ctx) => {
+/** The SerialReader plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createSerialReader: InputFactory = (raw, ctx) => {
   const config = SerialReaderSchema.parse(raw ?? {});
   return new SerialReader(config, createSerialLine(serialConfigOf(config), { logger: ctx.logger }), ctx);
-};
-
-export const serialReaderSpec: PluginSpec<InputFactory> = {
-  type: 'SerialReader',
-  description: 'lines from a serial port (reopened after an unplug) as "Serial:" lines',
-  schema: SerialReaderSchema,
-  create,
 };

@@ -3,25 +3,11 @@ import { createReadStream, existsSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Observable, Subject, filter, map, merge, tap } from 'rxjs';
-import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import { TextInputOptions } from '../../src/plugins/schemas/inputs.js';
 import { BufferedInput } from './buffered-input.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
 
-export const TextInputOptions = z.looseObject({
-  /** Where lines come from: the process's stdin, a FIFO at `path`, or a unix socket served at `path`. */
-  source: z.enum(['stdin', 'fifo', 'socket']).default('stdin'),
-  path: z.string().min(1).optional(),
-  /** Label of this input in the prompt. */
-  descriptor: z.string().default('Typed text'),
-  /** Most lines kept between two ticks; older ones are dropped (and counted) first. */
-  buffer_size: z.number().int().positive().max(1000).default(20),
-  /** Longest line kept, in characters; longer lines are cut. */
-  max_line_length: z.number().int().positive().default(2000),
-}).superRefine((o, ctx) => {
-  if (o.source !== 'stdin' && !o.path) ctx.addIssue({ code: 'custom', path: ['path'], message: `source ${o.source} needs a path` });
-});
-export type TextInputOptions = z.infer<typeof TextInputOptions>;
+export { TextInputOptions };
 
 /** Lines of a readable stream, ending when it ends. */
 function linesOf(stream: NodeJS.ReadableStream): Observable<string> {
@@ -155,12 +141,5 @@ export class TextInput extends BufferedInput<string> {
   }
 }
 
-const create: InputFactory = (config, ctx) => new TextInput(TextInputOptions.parse(config ?? {}), ctx);
-
-export const textInputSpec: PluginSpec<InputFactory> = {
-  type: 'TextInput',
-  description: 'typed lines from stdin, a FIFO or a unix socket',
-  schema: TextInputOptions,
-  typedText: true,
-  create,
-};
+/** The TextInput plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createTextInput: InputFactory = (config, ctx) => new TextInput(TextInputOptions.parse(config ?? {}), ctx);

@@ -1,28 +1,16 @@
 // VLMInput: camera frames streamed to the hosted vision socket; the newest description becomes the "Vision: ..." prompt line.
 import { Observable, Subject } from 'rxjs';
-import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
-import { CameraConfigSchema, createCamera, type Camera } from '../../devices/camera.js';
+import { VLMInputSchema, type VLMInputConfig } from '../../src/plugins/schemas/inputs.js';
+import { createCamera, type Camera } from '../../devices/camera.js';
 import { vlmSession, type VlmSession, type VlmStreamOptions } from '../streams/vlm-stream.js';
 import { DeviceError } from '../../devices/device-error.js';
 import { visionContextOf } from '../../src/vision/analyse.js';
 import { StreamStoppedError, healthOf } from './asr-input.js';
-import { linkFromVisionSession, type LinkConnector } from '../streams/link.js';
-import { BufferedInput, CommonInputFields, InputSetupError } from './buffered-input.js';
+import { linkFromVisionSession, type LinkConnector } from '../../src/cloud/link.js';
+import { BufferedInput, InputSetupError } from './buffered-input.js';
 
-export const VLMInputSchema = z.looseObject({
-  ...CommonInputFields,
-  /** The camera binding (`opencv`, `file` or `synthetic`). */
-  camera: CameraConfigSchema.prefault({ binding: 'opencv' }),
-  /** Frames sent per second at most (the hosted socket describes about one a second). */
-  fps: z.number().positive().max(30).default(1),
-  /** JPEG quality 0..100. */
-  quality: z.number().int().min(0).max(100).default(70),
-  connect_timeout_ms: z.number().int().positive().default(10_000),
-  backoff_max_ms: z.number().int().positive().default(30_000),
-});
-export type VLMInputConfig = z.output<typeof VLMInputSchema>;
+export { VLMInputSchema, type VLMInputConfig };
 
 /** A description of what the camera sees. */
 export interface VisionRaw {
@@ -127,17 +115,11 @@ export class VlmInput extends BufferedInput<VisionRaw> {
   }
 }
 
-const create: InputFactory = (raw, ctx) => {
+/** The VLMInput plugin (its descriptor is in src/plugins/inputs.ts). */
+export const createVlmInput: InputFactory = (raw, ctx) => {
   const config = VLMInputSchema.parse(raw ?? {});
   const cloud = ctx.cloud;
   if (!cloud) throw new InputSetupError('VLMInput', 'needs the hosted service (cloud client) to open its vision socket');
   const connect: LinkConnector = async (signal) => linkFromVisionSession(await cloud.openVision({ signal, connectTimeoutMs: config.connect_timeout_ms }));
   return new VlmInput(config, { connect, camera: createCamera(config.camera, { logger: ctx.logger }), ctx });
-};
-
-export const vlmInputSpec: PluginSpec<InputFactory> = {
-  type: 'VLMInput',
-  description: 'camera to the hosted vision socket; the newest description as a "Vision:" line',
-  schema: VLMInputSchema,
-  create,
 };

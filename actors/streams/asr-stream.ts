@@ -5,7 +5,7 @@ import { isFinalTranscript } from '../../src/cloud/protocol.js';
 import { chunkBytes } from '../../src/pipelines/pcm-chunker.js';
 import { muteWhile } from '../../src/pipelines/mute.js';
 import { AudioPump } from './audio-pump.js';
-import type { LinkConnector } from './link.js';
+import type { LinkConnector } from '../../src/cloud/link.js';
 import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
 
 export interface SpeakerControl {

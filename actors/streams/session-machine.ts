@@ -2,7 +2,7 @@
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
 import { backoffDelay } from '../../devices/device-error.js';
 import { describeError } from '../../src/errors.js';
-import type { LinkConnector, LinkEvent, StreamLink } from './link.js';
+import type { LinkConnector, LinkEvent, StreamLink } from '../../src/cloud/link.js';
 
 /** Close code of a policy violation (RFC 6455): the server refuses us; retrying would hammer it. */
 export const POLICY_VIOLATION = 1008;

@@ -6,7 +6,7 @@ import { passFramesWhile, releaseFrame } from '../../src/pipelines/frame.js';
 import { DEFAULT_JPEG_QUALITY, encodeJpegLatest, type EncodedFrame, type Frame } from '../../src/pipelines/jpeg.js';
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { FrameSender, type FrameSenderOptions, type FrameSenderStats } from './frame-sender.js';
-import type { LinkConnector } from './link.js';
+import type { LinkConnector } from '../../src/cloud/link.js';
 import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
 
 export interface VlmStreamOptions {

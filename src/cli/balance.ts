@@ -1,11 +1,13 @@
 // `cortexd balance`: prints the account's compute-unit balance as a table or JSON.
 import type { Command } from 'commander';
-import { accountClientFrom, accountOptions, processIo, runAccountCommand, table, type AccountOptions, type CliIo } from '../cloud/account-cli.js';
+import type { AccountOptions, CliIo } from '../cloud/account-cli.js';
+import { accountOptions, processIo } from './account-options.js';
 
 export function register(program: Command, io: CliIo = processIo): void {
   accountOptions(program.command('balance').description('show the compute-unit (CU) balance of the account (needs a JWT)')).action(
-    async (opts: AccountOptions) =>
-      runAccountCommand(io, async () => {
+    async (opts: AccountOptions) => {
+      const { accountClientFrom, runAccountCommand, table } = await import('../cloud/account-cli.js');
+      return runAccountCommand(io, async () => {
         const balance = await accountClientFrom(opts, io).balance();
         if (opts.json) return io.out(JSON.stringify(balance, null, 2));
         io.out(
@@ -21,6 +23,7 @@ export function register(program: Command, io: CliIo = processIo): void {
             ],
           ),
         );
-      }),
+      });
+    },
   );
 }

@@ -2,7 +2,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { displayName, loadConfig } from '../config/load.js';
 import { configDir } from '../paths.js';
 import { EXIT, out, reportError, warnLine } from './output.js';
 
@@ -21,6 +20,7 @@ export function listConfigNames(dir = configDir()): string[] {
 /** Checks one target; prints `ok: FILE (N modes)` or one line per problem; returns the exit code. */
 export async function checkOne(target: { name?: string; file?: string }): Promise<number> {
   try {
+    const { displayName, loadConfig } = await import('../config/load.js');
     const loaded = await loadConfig(target);
     for (const w of loaded.warnings) warnLine(w);
     const modes = Object.keys(loaded.config.modes).length;

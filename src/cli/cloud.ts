@@ -1,10 +1,6 @@
 // `cortexd cloud`: runs the local hosted-API service in the foreground; `cloud token` and `cloud key` issue credentials from its database.
 import type { Command } from 'commander';
-import { createLogger } from '../log.js';
-import { openAdmin, startService } from '../service/index.js';
-import { PLANS } from '../service/accounts.js';
-import { Notifier } from '../systemd/notify.js';
-import { Watchdog } from '../systemd/watchdog.js';
+import { PLAN_KEY_LIMITS } from '../cloud/catalog.js';
 
 interface ServeOptions {
   host: string;
@@ -19,7 +15,11 @@ function port(value: string): number {
   return n;
 }
 
-function plan(value: string | undefined): string | undefined {
+/** The plans of the hosted API (catalog data; the service's allowance table names the same plans). */
+const PLAN_NAMES = Object.keys(PLAN_KEY_LIMITS);
+
+async function plan(value: string | undefined): Promise<string | undefined> {
+  const { PLANS } = await import('../service/accounts.js');
   if (value !== undefined && !PLANS.includes(value)) throw new Error(`--plan must be one of ${PLANS.join(', ')}`);
   return value;
 }
@@ -33,6 +33,13 @@ export function register(program: Command): void {
     .option('--db <path>', 'SQLite database (default <state dir>/cloud.sqlite)')
     .option('--grammar <phrases>', "recognition grammar: 'open' for the full English model, or phrases separated by '|'")
     .action(async (opts: ServeOptions) => {
+      // The service (fastify, sqlite, the backends) loads only when this command runs.
+      const [{ createLogger }, { startService }, { Notifier }, { Watchdog }] = await Promise.all([
+        import('../log.js'),
+        import('../service/index.js'),
+        import('../systemd/notify.js'),
+        import('../systemd/watchdog.js'),
+      ]);
       const logger = createLogger({ base: { component: 'cloud' } });
       const grammar = opts.grammar === undefined ? undefined : opts.grammar === 'open' ? ('open' as const) : opts.grammar.split('|');
       const svc = await startService({ host: opts.host, port: port(opts.port), dbPath: opts.db, logger, backends: { asr: { grammar } } });
@@ -63,15 +70,16 @@ export function register(program: Command): void {
     .command('token')
     .description('print a JWT for the account endpoints, signed by the local secret (creates the user if needed)')
     .requiredOption('--user <name>', 'user name')
-    .option('--plan <plan>', `plan of a new user, or the new plan of an existing one (${PLANS.join(', ')})`)
+    .option('--plan <plan>', `plan of a new user, or the new plan of an existing one (${PLAN_NAMES.join(', ')})`)
     .option('--ttl-days <days>', 'token lifetime in days', '30')
     .option('--db <path>', 'SQLite database (default <state dir>/cloud.sqlite)')
     .action(async (opts: { user: string; plan?: string; ttlDays: string; db?: string }) => {
       const days = Number(opts.ttlDays);
       if (!(days > 0)) throw new Error('--ttl-days must be a positive number');
+      const { openAdmin } = await import('../service/index.js');
       const { admin, close } = openAdmin({ dbPath: opts.db });
       try {
-        const p = plan(opts.plan);
+        const p = await plan(opts.plan);
         admin.createUser(opts.user, p);
         if (p) admin.setPlan(opts.user, p);
         process.stdout.write(`${await admin.issueJwt(opts.user, Math.round(days * 86400))}\n`);
@@ -86,7 +94,8 @@ export function register(program: Command): void {
     .requiredOption('--user <name>', 'user name (created if needed)')
     .option('--test', 'issue a key_test_ key instead of key_live_')
     .option('--db <path>', 'SQLite database (default <state dir>/cloud.sqlite)')
-    .action((opts: { user: string; test?: boolean; db?: string }) => {
+    .action(async (opts: { user: string; test?: boolean; db?: string }) => {
+      const { openAdmin } = await import('../service/index.js');
       const { admin, close } = openAdmin({ dbPath: opts.db });
       try {
         process.stdout.write(`${admin.createApiKey(opts.user, opts.test ? 'key_test_' : 'key_live_').apiKey}\n`);

@@ -1,6 +1,5 @@
 // `cortexd doctor [NAME]`: checks the machine, the configuration and the hardware the service needs, one line per check.
 import type { Command } from 'commander';
-import { formatResult, formatSummary, runDoctor } from '../doctor/run.js';
 import { out } from './output.js';
 
 export function register(program: Command): void {
@@ -13,6 +12,7 @@ export function register(program: Command): void {
     .option('--timeout <ms>', 'TCP connect timeout per address', '2000')
     .option('--json', 'print the results as JSON')
     .action(async (name: string | undefined, opts: { config?: string; envFile?: string; timeout: string; json?: boolean }) => {
+      const { formatResult, formatSummary, runDoctor } = await import('../doctor/run.js');
       const configName = name ?? process.env.CONFIG;
       const target = opts.config ? { file: opts.config } : configName ? { name: configName } : undefined;
       const report = await runDoctor({

@@ -2,10 +2,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { loadConfig } from '../config/load.js';
 import type { AgentConfig } from '../config/schema.js';
-import { toDot, toMermaid, toStatelyJson } from '../modes/graph.js';
-import { renderSvg } from '../modes/svg.js';
 import { EXIT, reportError, warnLine } from './output.js';
 
 export const GRAPH_FORMATS = ['mermaid', 'dot', 'svg', 'json'] as const;
@@ -13,6 +10,11 @@ export type GraphFormat = (typeof GRAPH_FORMATS)[number];
 
 /** The drawing of `config` in `format`; svg uses Graphviz when installed, else elkjs (no browser, no network). */
 export async function renderGraph(config: AgentConfig, format: GraphFormat, signal?: AbortSignal): Promise<string> {
+  if (format === 'svg') {
+    const { renderSvg } = await import('../modes/svg.js');
+    return (await renderSvg(config, { signal })).svg;
+  }
+  const { toDot, toMermaid, toStatelyJson } = await import('../modes/graph.js');
   switch (format) {
     case 'mermaid':
       return toMermaid(config);
@@ -20,8 +22,6 @@ export async function renderGraph(config: AgentConfig, format: GraphFormat, sign
       return toDot(config);
     case 'json':
       return `${JSON.stringify(toStatelyJson(config), null, 2)}\n`;
-    case 'svg':
-      return (await renderSvg(config, { signal })).svg;
   }
 }
 
@@ -36,6 +36,7 @@ export function register(program: Command): void {
     .action(async (name: string | undefined, opts: { config?: string; format: GraphFormat; output?: string }) => {
       try {
         // Plugin types do not change the statechart, so a configuration naming unknown plugins still draws.
+        const { loadConfig } = await import('../config/load.js');
         const loaded = await loadConfig(opts.config ? { file: opts.config } : { name }, { plugins: false });
         for (const w of loaded.warnings) warnLine(w);
         const text = await renderGraph(loaded.config, opts.format);

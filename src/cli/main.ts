@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // The `cortexd` command: parses arguments and hands each subcommand to its module; no stack traces for users.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Command } from 'commander';
+import { projectRoot } from '../paths.js';
 import { register as registerCheck } from './check.js';
 import { register as registerModes } from './modes.js';
 import { register as registerSchema } from './schema.js';
@@ -12,10 +15,21 @@ import { register as registerCloud } from './cloud.js';
 import { register as registerRun } from './run.js';
 import { EXIT, reportError } from './output.js';
 
+/*
+ * The command modules above only declare their arguments and options: each command's action imports
+ * what it uses when it runs (`cortexd run` loads the agent, `cortexd cloud` the service), so
+ * `--version`, `check`, `schema`, `modes` and `graph` never load the server stack or plugin code.
+ */
+
+/** The version in package.json, the one place it is written. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 export function buildProgram(): Command {
   const program = new Command('cortexd')
     .description('an agent runtime for robots: modes, inputs, a language model and actions')
-    .version('0.1.0')
+    .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
   for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud, registerRun]) register(program);

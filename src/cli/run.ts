@@ -1,18 +1,27 @@
 // `cortexd run NAME`: loads a configuration, connects the service, runs the agent until a signal or --for, and stops it gracefully.
 import type { Command } from 'commander';
-import { Agent } from '../../actors/agent.js';
-import { builtinPlugins } from '../../actors/plugins.js';
-import { createModeInspector } from '../../actors/modes/inspect.js';
-import { loadConfig } from '../config/load.js';
-import { connectService, type ServiceConnection } from '../cortex/embedded.js';
-import { AgentBus } from '../cortex/events.js';
+import type { ServiceConnection } from '../cortex/embedded.js';
 import { CortexError, describeError } from '../errors.js';
-import { createLogger, setLogger, type Logger } from '../log.js';
-import { Metrics, MetricsServer, metricsOptionsFromEnv } from '../metrics.js';
-import { Notifier } from '../systemd/notify.js';
-import { Watchdog } from '../systemd/watchdog.js';
+import type { Logger } from '../log.js';
 import { EXIT, errLine, warnLine } from './output.js';
-import { TerminalView, attachEventLines } from './view.js';
+
+/** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
+async function loadRunModules() {
+  const [agent, inspect, plugins, load, embedded, events, log, metrics, notify, watchdog, view] = await Promise.all([
+    import('../../actors/agent.js'),
+    import('../../actors/modes/inspect.js'),
+    import('../../actors/plugins.js'),
+    import('../config/load.js'),
+    import('../cortex/embedded.js'),
+    import('../cortex/events.js'),
+    import('../log.js'),
+    import('../metrics.js'),
+    import('../systemd/notify.js'),
+    import('../systemd/watchdog.js'),
+    import('./view.js'),
+  ]);
+  return { ...agent, ...inspect, ...plugins, ...load, ...embedded, ...events, ...log, ...metrics, ...notify, ...watchdog, ...view };
+}
 
 /** Parses `500ms`, `30s`, `2m`, `1h` or a bare number of seconds into milliseconds. */
 export function parseDuration(text: string): number {
@@ -46,12 +55,32 @@ async function bounded(what: string, p: Promise<unknown>, ms: number, logger: Lo
 /** Runs an agent to its end; resolves with the exit code. */
 export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
   const forMs = opts.for !== undefined ? parseDuration(opts.for) : undefined;
+  const {
+    Agent,
+    AgentBus,
+    Metrics,
+    MetricsServer,
+    Notifier,
+    TerminalView,
+    Watchdog,
+    attachEventLines,
+    builtinPlugins,
+    connectService,
+    createLogger,
+    createModeInspector,
+    loadConfig,
+    metricsOptionsFromEnv,
+    resolvePlugins,
+    setLogger,
+  } = await loadRunModules();
   const viewOn = !opts.events;
   // On a terminal the view shows what matters; logs below warnings would only repeat it.
   const logger = createLogger(viewOn && process.stdout.isTTY && !process.env.CORTEX_LOG_LEVEL && !process.env.LOG_LEVEL ? { level: 'warn' } : {});
   setLogger(logger);
   const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
   for (const w of loaded.warnings) warnLine(w);
+  // The code of exactly the plugins this configuration uses, loaded before anything starts.
+  const plugins = await resolvePlugins(builtinPlugins, loaded.config);
 
   const notifier = new Notifier({ onError: (m) => logger.warn(m) });
   const metrics = new Metrics();
@@ -82,7 +111,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
 
   const agent = new Agent({
     loaded,
-    plugins: builtinPlugins(),
+    plugins,
     cloud: service.cloud,
     bus,
     logger,

@@ -1,11 +1,10 @@
 // Shared plumbing of `cortexd keys` and `cortexd balance`: where to connect, which JWT, how errors and tables print.
 import Table from 'cli-table3';
-import type { Command } from 'commander';
 import { ConfigError, describeError } from '../errors.js';
 import { redact } from '../redact.js';
-import type { AccountClient } from './account.js';
+import { AccountClient } from './account.js';
 import { EMBEDDED, placeholders, readAddresses } from './addresses.js';
-import { createAccountClient } from './client.js';
+import { CloudHttp } from './http.js';
 import { CloudHttpError, CloudValidationError } from './errors.js';
 import type { RetryOptions } from './retry.js';
 
@@ -20,13 +19,6 @@ export interface CliIo {
   setExitCode(code: number): void;
 }
 
-export const processIo: CliIo = {
-  out: (l) => void process.stdout.write(`${l}\n`),
-  err: (l) => void process.stderr.write(`${l}\n`),
-  env: process.env,
-  setExitCode: (c) => void (process.exitCode = c),
-};
-
 /** A usage problem: bad or missing option; exit code 2. */
 export class AccountUsageError extends Error {}
 
@@ -34,14 +26,6 @@ export interface AccountOptions {
   jwt?: string;
   baseUrl?: string;
   json?: boolean;
-}
-
-/** Adds the options every account command shares. */
-export function accountOptions(cmd: Command): Command {
-  return cmd
-    .option('--jwt <token>', 'identity-provider JWT (default: $CORTEX_JWT; prefer the variable, arguments show in ps)')
-    .option('--base-url <url>', 'HTTP address of the service (default: $CORTEX_BASE_URL)')
-    .option('--json', 'print JSON instead of a table');
 }
 
 /** Builds the account client from --jwt/CORTEX_JWT and --base-url/CORTEX_BASE_URL. */
@@ -59,7 +43,8 @@ export function accountClientFrom(opts: AccountOptions, io: CliIo): AccountClien
     if (err instanceof ConfigError) throw new AccountUsageError(err.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
     throw err;
   }
-  return createAccountClient({ baseUrl, jwt: jwt.trim(), ...(io.fetch ? { fetch: io.fetch } : {}), ...(io.retry ? { retry: io.retry } : {}) });
+  const http = new CloudHttp({ baseUrl, ...(io.fetch ? { fetch: io.fetch } : {}), ...(io.retry ? { retry: io.retry } : {}) });
+  return new AccountClient({ http, jwt: jwt.trim() });
 }
 
 /** One line for any failure: `403: plan limit reached ...`, a usage problem, or a network error. Returns the exit code. */

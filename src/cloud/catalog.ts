@@ -34,6 +34,16 @@ export function unsupportedModelMessage(provider: Provider, model: string): stri
   return `unsupported model: ${model}. Supported model prefixes for ${provider}: [${MODEL_PREFIXES[provider].join(', ')}]`;
 }
 
+/**
+ * Checks a provider/model pair against the spec's prefix table. Returns the problem as one line, or
+ * undefined when the pair is fine. Used by `cortexd check` and by the client before sending.
+ */
+export function checkModel(provider: string, model: string): string | undefined {
+  if (!isProvider(provider)) return `unsupported model provider: ${provider} (known: ${PROVIDERS.join(', ')})`;
+  if (!modelSupported(provider, model)) return unsupportedModelMessage(provider, model);
+  return undefined;
+}
+
 export interface ChatPrice {
   provider: Provider;
   model: string;

@@ -1,5 +1,5 @@
 // Chat completions client: validates a request before sending, then returns the completion or an SSE stream of deltas and usage.
-import { isProvider, MODEL_PREFIXES, modelSupported, PROVIDERS, unsupportedModelMessage, type Provider } from './catalog.js';
+import { checkModel, isProvider, MODEL_PREFIXES, type Provider } from './catalog.js';
 import { CloudProtocolError, CloudValidationError } from './errors.js';
 import { CloudHttp, type Credential } from './http.js';
 import {
@@ -11,15 +11,7 @@ import {
 } from './protocol.js';
 import { collectChatStream, parseChatStream, type ChatStreamEvent, type CollectedChat } from './sse.js';
 
-/**
- * Checks a provider/model pair against the spec's prefix table. Returns the problem as one line, or
- * undefined when the pair is fine. Used by `cortexd check` and by the client before sending.
- */
-export function checkModel(provider: string, model: string): string | undefined {
-  if (!isProvider(provider)) return `unsupported model provider: ${provider} (known: ${PROVIDERS.join(', ')})`;
-  if (!modelSupported(provider, model)) return unsupportedModelMessage(provider, model);
-  return undefined;
-}
+export { checkModel };
 
 /** Every problem of a request, as `field: message` lines; empty when it may be sent. */
 export function validateChatRequest(provider: string, request: unknown, opts: { catalog?: boolean } = {}): string[] {

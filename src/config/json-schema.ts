@@ -1,8 +1,8 @@
 // The JSON Schema of a configuration file as written (multi-mode or legacy), for editors: `cortexd schema`.
 import { z } from 'zod';
 import { AgentConfig, Mode } from './schema.js';
-import { actions, inputs, llms, simulators } from '../plugins.js';
-import type { PluginInfo, Registry } from '../plugin-registry.js';
+import { descriptors as builtin } from '../plugins/index.js';
+import type { PluginDescriptors, PluginInfo, Registry } from '../plugins/index.js';
 
 /** A legacy single-mode file: the top-level fields plus one mode's fields at the top. */
 export const LegacyConfig = AgentConfig.omit({ modes: true, default_mode: true, transition_rules: true, allow_manual_switching: true, mode_memory_enabled: true })
@@ -14,7 +14,7 @@ type Json = Record<string, unknown>;
 const toSchema = (schema: z.ZodType): Json => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
 
 /** Per registered type, `{ if: {type: T}, then: {config: schema} }` so editors check plugin options too. */
-function pluginRules(registry: Registry<unknown, PluginInfo>, typeField: string): Json[] {
+function pluginRules(registry: Registry<PluginInfo>, typeField: string): Json[] {
   return registry.all().map((spec) => ({
     if: { properties: { [typeField]: { const: spec.type } }, required: [typeField] },
     then: { properties: { config: { ...strip(toSchema(spec.schema)), description: spec.description } } },
@@ -41,7 +41,8 @@ function attach(schema: Json, key: string, rules: Json[]): void {
 }
 
 /** The whole JSON Schema, stable for a given set of plugins (committed as config/schema.json). */
-export function configJsonSchema(): Json {
+export function configJsonSchema(descriptors: PluginDescriptors = builtin): Json {
+  const { inputs, actions, llms, simulators } = descriptors;
   const multi = strip(toSchema(AgentConfig));
   const legacy = strip(toSchema(LegacyConfig));
   for (const s of [multi, legacy]) {

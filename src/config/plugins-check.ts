@@ -1,9 +1,9 @@
-// Resolves every plugin type of a configuration through the registry and validates its config block.
+// Resolves every plugin type of a configuration through the plugin descriptors (no plugin code) and validates its config block.
 import type { z } from 'zod';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import type { AgentConfig } from './schema.js';
-import { actions, inputs, llms, simulators } from '../plugins.js';
-import type { PluginInfo, Registry } from '../plugin-registry.js';
+import { descriptors as builtin } from '../plugins/index.js';
+import type { PluginDescriptors, PluginInfo, Registry } from '../plugins/index.js';
 
 export interface PluginProblem {
   path: Array<PropertyKey>;
@@ -17,10 +17,11 @@ export interface PluginCheck {
 }
 
 /** Checks inputs, actions (and their connectors), models and simulators of every mode and the global model. */
-export function checkPlugins(config: AgentConfig): PluginCheck {
+export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors = builtin): PluginCheck {
+  const { inputs, actions, llms, simulators } = descriptors;
   const result: PluginCheck = { problems: [], unknownFields: [] };
 
-  const check = (registry: Registry<unknown, PluginInfo>, type: string, options: unknown, at: Array<PropertyKey>, typeField: string) => {
+  const check = (registry: Registry<PluginInfo>, type: string, options: unknown, at: Array<PropertyKey>, typeField: string) => {
     const spec = registry.get(type);
     if (!spec) {
       result.problems.push({ path: [...at, typeField], message: registry.unknownMessage(type), unknownType: true });

@@ -1,7 +1,5 @@
-// The action contract: an action (speak, move, face) has typed tool arguments and connectors that carry them out.
+// The connector contract: what carries out an action's commands (its descriptor, with args and queue policy, is in src/plugins/).
 import type { Logger } from 'pino';
-import type { z } from 'zod';
-import type { PluginInfo, PluginSpec, Registry } from '../plugin-registry.js';
 import type { CloudClient } from '../cloud/client.js';
 
 /** Carries out one action value (already validated against the action's `args` schema). */
@@ -23,15 +21,3 @@ export interface ActionContext {
 }
 
 export type ConnectorFactory = (config: unknown, ctx: ActionContext) => ActionConnector;
-
-/**
- * An action plugin: `type` is the action's `name` in a configuration. `args` is the zod schema of the
- * tool-call arguments the model sends (it becomes the tool's JSON schema); `queue` says what happens
- * to a new command while one runs: `queue` (speak: utterances wait their turn) or `latest` (move,
- * face: only the newest pending command is kept).
- */
-export interface ActionPluginSpec extends PluginInfo {
-  args: z.ZodType;
-  queue: 'queue' | 'latest';
-  connectors: Registry<ConnectorFactory, PluginSpec<ConnectorFactory>>;
-}

@@ -5,6 +5,7 @@ import type { ToolDefinition } from '../cloud/protocol.js';
 import type { ActionConfig } from '../config/schema.js';
 import type { AgentBus } from './events.js';
 import type { CloudClient } from '../cloud/client.js';
+import type { Plugins } from '../plugins/types.js';
 
 /**
  * A running action of the current mode (built from an `agent_actions` entry). It owns its queue policy:
@@ -34,6 +35,8 @@ export interface ActionHandleDeps {
   write: (line: string) => void;
   /** The hosted (or embedded local) service; connectors that need it fail with a clear error without it. */
   cloud?: CloudClient;
+  /** The action's descriptor (args, queue policy) and its loaded connector. */
+  plugins: Pick<Plugins, 'action' | 'connector'>;
 }
 
 /** The tools offered to the model: one per action (named by llm_label) plus MCP tools (`mcp_<server>_<tool>`). */

@@ -2,10 +2,9 @@
 import { z } from 'zod';
 import type { ToolDefinition } from '../cloud/protocol.js';
 import type { ActionConfig } from '../config/schema.js';
-import type { ActionPluginSpec } from './action.js';
 import type { ToolsForMode } from './contracts.js';
-import type { Registry } from '../plugin-registry.js';
-import { actions as actionRegistry } from '../plugins.js';
+import { descriptors } from '../plugins/index.js';
+import type { ActionDescriptor, Registry } from '../plugins/index.js';
 
 /** Longest tool name chat-completions APIs accept. */
 export const MAX_TOOL_NAME = 64;
@@ -32,17 +31,17 @@ export function parametersOf(args: z.ZodType): Record<string, unknown> {
 }
 
 /** One tool for one action entry: name from llm_label, description from the action spec and the entry. */
-export function toolForAction(entry: ActionConfig, spec: ActionPluginSpec): ToolDefinition {
+export function toolForAction(entry: ActionConfig, spec: Pick<ActionDescriptor, 'description' | 'args'>): ToolDefinition {
   const description = `${spec.description} (action ${entry.name}${entry.llm_label !== entry.name ? `, "${entry.llm_label}"` : ''})`;
   return { type: 'function', function: { name: toolName(entry.llm_label), description, parameters: parametersOf(spec.args) } };
 }
 
 /**
- * Builds `toolsForMode` over an action registry. Actions the registry does not know are skipped (the
+ * Builds `toolsForMode` over a table of action descriptors. Actions the registry does not know are skipped (the
  * config check has already refused them); when two entries map to the same tool name, the first wins.
  * `exclude_from_prompt` hides an action from the prompt's descriptions, not from the tools.
  */
-export function makeToolsForMode(registry: Registry<never, ActionPluginSpec>): ToolsForMode {
+export function makeToolsForMode(registry: Pick<Registry<ActionDescriptor>, 'get'>): ToolsForMode {
   return (actions, mcpTools) => {
     const tools: ToolDefinition[] = [];
     const seen = new Set<string>();
@@ -68,5 +67,5 @@ export function actionForTool<T extends { entry: ActionConfig }>(handles: readon
   return handles.find((h) => h.entry.llm_label === name) ?? handles.find((h) => toolName(h.entry.llm_label) === name);
 }
 
-/** `toolsForMode` over the built-in action registry of src/plugins.ts. */
-export const toolsForMode: ToolsForMode = (actions, mcpTools) => makeToolsForMode(actionRegistry)(actions, mcpTools);
+/** `toolsForMode` over the built-in action descriptors of src/plugins/. */
+export const toolsForMode: ToolsForMode = makeToolsForMode(descriptors.actions);

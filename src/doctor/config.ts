@@ -8,6 +8,7 @@ import { displayName, loadConfig } from '../config/load.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, describeError, formatIssue } from '../errors.js';
 import { redact } from '../redact.js';
+import { deviceNeeds } from './needs.js';
 import { fail, ok, warn, type CheckResult } from './system.js';
 
 /** The service's environment file; doctor reads it so it sees what the service will see. */
@@ -132,9 +133,9 @@ export async function checkAddresses(
     }
     targets.set(v, [...(targets.get(v) ?? []), k]);
   }
-  for (const [modeName, mode] of Object.entries(loaded?.config.modes ?? {})) {
-    const base = mode.cortex_llm.config.base_url;
-    if (base && base !== EMBEDDED && URL.canParse(base)) targets.set(base, [...(targets.get(base) ?? []), `modes.${modeName}.cortex_llm.base_url`]);
+  // Other servers the plugins call (a LocalLLM's base_url, MultiLLM members included), as their descriptors say.
+  for (const { url, reason } of loaded ? (deviceNeeds(loaded.config).network ?? []) : []) {
+    if (url !== EMBEDDED && URL.canParse(url)) targets.set(url, [...(targets.get(url) ?? []), reason]);
   }
   const results: CheckResult[] = [];
   const embedded = ADDRESS_KEYS.filter((k) => addresses[k] === EMBEDDED);

@@ -52,8 +52,9 @@ export async function checkSpeaker(needs: DeviceNeeds, options: DeviceCheckOptio
   const name = 'speaker';
   const env = options.env ?? process.env;
   const used = needs.speaker?.reason;
-  const player = ['aplay', 'paplay', 'ffplay'].find((p) => onPath(p, env));
-  if (!player) return missing(name, needs, used, 'no player on PATH (aplay, paplay, ffplay)', 'sudo apt-get install alsa-utils (or pulseaudio-utils, ffmpeg)');
+  const wanted = needs.speaker?.player ? [needs.speaker.player] : ['aplay', 'paplay', 'ffplay'];
+  const player = wanted.find((p) => onPath(p, env));
+  if (!player) return missing(name, needs, used, `no player on PATH (${wanted.join(', ')})`, 'sudo apt-get install alsa-utils (or pulseaudio-utils, ffmpeg)');
   const aplay = onPath('aplay', env);
   if (!aplay) return ok(name, `${player} found (playback devices not listed without aplay)`);
   const list = await runProgram(aplay, ['-l'], 5000, env);

@@ -1,13 +1,15 @@
-// What hardware a configuration uses (microphone, camera, serial ports, speaker), read from its plugin entries for doctor.
+// What hardware and servers a configuration uses (microphone, camera, serial ports, speaker, other servers), asked of each plugin's descriptor, for doctor.
 import type { AgentConfig } from '../config/schema.js';
+import { descriptors as builtin } from '../plugins/index.js';
+import { implicitActions } from '../plugins/used.js';
+import type { Descriptor, DeviceNeed, PluginDescriptors } from '../plugins/types.js';
 
 /**
  * Hardware a configuration needs. `undefined` for a device means "not used"; doctor then only warns
- * when the device is missing. Detection reads the plugin entries, since plugins do not declare
- * their devices: a device binding block (`binding: "recorder" | "opencv" | "serialport"`, as in
- * devices/), device paths (`/dev/tty*`, `/dev/video*`), OM1's `camera_index` and `serial_port`,
- * and type or connector names (speech recognition inputs hear, vision inputs see, TTS speaks).
- * Simulated bindings (replay, file, synthetic, mock) and network streams (RTSP) use no hardware.
+ * when the device is missing. Each plugin entry's descriptor says what its parsed `config` block uses
+ * (src/plugins/): simulated bindings (microphone replay, file or synthetic camera, serialport mock,
+ * file or null speaker) use no hardware. An entry whose type is unknown contributes nothing (the
+ * configuration check fails it). `reason` names the first entry that needs the device.
  */
 export interface DeviceNeeds {
   /** False when no configuration was loaded: nothing is known to be used. */
@@ -15,84 +17,50 @@ export interface DeviceNeeds {
   microphone?: { recorder?: string; device?: string; reason: string };
   camera?: { device: number | string; reason: string };
   serial: string[];
-  speaker?: { reason: string };
+  speaker?: { player?: string; device?: string; reason: string };
+  /** Servers other than the hosted API that plugins call (a LocalLLM's `base_url`), with who calls them. */
+  network?: Array<{ url: string; reason: string }>;
 }
 
 interface Entry {
   where: string;
-  type: string;
+  label: string;
+  descriptor: Descriptor | undefined;
   config: unknown;
 }
 
-const SIMULATED = new Set(['replay', 'file', 'synthetic', 'mock', 'null', 'sim']);
-const HEARS = /asr|microphone|\bmic\b|speech.?input/i;
-const SEES = /vlm|camera|vision|face|yolo|coco/i;
-const SPEAKS = /tts|speak|speaker/i;
-const NETWORK = /rtsp|cloud|twitter|ros2|zenoh|websim|console|avatar/i;
-
-function entries(config: AgentConfig): Entry[] {
+/** Every plugin entry of every mode (implicit actions included) and the global model, with its descriptor. */
+function entries(config: Pick<AgentConfig, 'modes' | 'cortex_llm'>, d: PluginDescriptors): Entry[] {
   const out: Entry[] = [];
+  if (config.cortex_llm) out.push({ where: 'cortex_llm', label: config.cortex_llm.type, descriptor: d.llms.get(config.cortex_llm.type), config: config.cortex_llm.config });
   for (const [modeName, mode] of Object.entries(config.modes)) {
-    mode.agent_inputs.forEach((i, n) => out.push({ where: `modes.${modeName}.agent_inputs[${n}]`, type: i.type, config: i.config }));
-    mode.agent_actions.forEach((a, n) =>
-      out.push({ where: `modes.${modeName}.agent_actions[${n}]`, type: `${a.name} ${a.connector}`, config: a.config }),
+    const at = `modes.${modeName}`;
+    mode.agent_inputs.forEach((i, n) => out.push({ where: `${at}.agent_inputs[${n}]`, label: i.type, descriptor: d.inputs.get(i.type), config: i.config }));
+    [...mode.agent_actions, ...implicitActions(mode)].forEach((a, n) =>
+      out.push({ where: `${at}.agent_actions[${n}]`, label: `${a.name} ${a.connector}`, descriptor: d.actions.get(a.name)?.connectors.get(a.connector), config: a.config }),
     );
-    mode.simulators.forEach((s, n) => out.push({ where: `modes.${modeName}.simulators[${n}]`, type: s.type, config: s.config }));
+    mode.simulators.forEach((s, n) => out.push({ where: `${at}.simulators[${n}]`, label: s.type, descriptor: d.simulators.get(s.type), config: s.config }));
+    if (mode.cortex_llm) out.push({ where: `${at}.cortex_llm`, label: mode.cortex_llm.type, descriptor: d.llms.get(mode.cortex_llm.type), config: mode.cortex_llm.config });
   }
   return out;
 }
 
-/** Every object inside a plugin config block, the block itself included. */
-function objects(value: unknown, out: Array<Record<string, unknown>> = []): Array<Record<string, unknown>> {
-  if (Array.isArray(value)) for (const v of value) objects(v, out);
-  else if (value && typeof value === 'object') {
-    out.push(value as Record<string, unknown>);
-    for (const v of Object.values(value)) objects(v, out);
-  }
-  return out;
-}
-
-function strings(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') out.push(value);
-  else if (Array.isArray(value)) for (const v of value) strings(v, out);
-  else if (value && typeof value === 'object') for (const v of Object.values(value)) strings(v, out);
-  return out;
-}
-
-const isSerialPath = (s: string): boolean => /^\/dev\/(tty(S|USB|ACM|AMA|THS)\d+|serial\/|cu\.)/.test(s);
-
-export function deviceNeeds(config: AgentConfig): DeviceNeeds {
+export function deviceNeeds(config: Pick<AgentConfig, 'modes' | 'cortex_llm'>, descriptors: PluginDescriptors = builtin): DeviceNeeds {
   const needs: DeviceNeeds = { configured: true, serial: [] };
   const serial = new Set<string>();
-  for (const e of entries(config)) {
-    const blocks = objects(e.config);
-    const bindings = blocks.map((b) => b.binding).filter((b): b is string => typeof b === 'string');
-    const simulatedOnly = bindings.length > 0 && bindings.every((b) => SIMULATED.has(b));
-    for (const b of blocks) {
-      if (b.binding === 'recorder' && !needs.microphone) {
-        needs.microphone = {
-          ...(typeof b.recorder === 'string' ? { recorder: b.recorder } : {}),
-          ...(typeof b.device === 'string' ? { device: b.device } : {}),
-          reason: e.where,
-        };
-      }
-      if (b.binding === 'opencv' && !needs.camera) {
-        const d = b.device;
-        needs.camera = { device: typeof d === 'number' || typeof d === 'string' ? d : 0, reason: e.where };
-      }
-      if (typeof b.camera_index === 'number' && !needs.camera) needs.camera = { device: b.camera_index, reason: e.where };
-      if (b.binding === 'serialport' && typeof b.path === 'string') serial.add(b.path);
-      if (typeof b.serial_port === 'string') serial.add(b.serial_port);
+  const network = new Map<string, string>();
+  for (const e of entries(config, descriptors)) {
+    const reason = `${e.where} (${e.label})`;
+    const list: DeviceNeed[] = e.descriptor?.needs(e.config ?? {}) ?? [];
+    for (const n of list) {
+      if (n.kind === 'microphone') needs.microphone ??= { recorder: n.recorder, ...(n.device ? { device: n.device } : {}), reason };
+      else if (n.kind === 'camera') needs.camera ??= { device: n.device, reason };
+      else if (n.kind === 'serial') serial.add(n.path);
+      else if (n.kind === 'speaker') needs.speaker ??= { ...(n.player ? { player: n.player } : {}), ...(n.device ? { device: n.device } : {}), reason };
+      else if (n.kind === 'network' && !network.has(n.url)) network.set(n.url, reason);
     }
-    for (const s of strings(e.config)) {
-      if (isSerialPath(s)) serial.add(s);
-      if (/^\/dev\/video\d+$/.test(s) && !needs.camera) needs.camera = { device: s, reason: e.where };
-    }
-    if (simulatedOnly || NETWORK.test(e.type)) continue;
-    if (HEARS.test(e.type) && !needs.microphone) needs.microphone = { reason: `${e.where} (${e.type})` };
-    if (SEES.test(e.type) && !needs.camera) needs.camera = { device: 0, reason: `${e.where} (${e.type})` };
-    if (SPEAKS.test(e.type) && !needs.speaker) needs.speaker = { reason: `${e.where} (${e.type})` };
   }
   needs.serial = [...serial].sort();
+  if (network.size) needs.network = [...network].map(([url, reason]) => ({ url, reason }));
   return needs;
 }

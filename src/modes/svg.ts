@@ -1,6 +1,5 @@
 // SVG of the mode statechart without a browser or network: Graphviz `dot` when installed, else an elkjs layout drawn here.
 import { spawn } from 'node:child_process';
-import ElkModule from 'elkjs/lib/elk.bundled.js';
 import type { ELK as ElkApi, ElkNode } from 'elkjs/lib/elk-api.js';
 import type { AgentConfig } from '../config/schema.js';
 import { CortexError } from '../errors.js';
@@ -53,8 +52,14 @@ export function runDot(program: string, source: string, signal?: AbortSignal, ti
   });
 }
 
-/** elkjs is CommonJS: its constructor is the module itself or its `default`, depending on the loader. */
-const ElkCtor = ((ElkModule as unknown as { default?: unknown }).default ?? ElkModule) as new () => ElkApi;
+/**
+ * elkjs (a large bundle) is loaded only when Graphviz is missing. It is CommonJS: its constructor is
+ * the module itself or its `default`, depending on the loader.
+ */
+async function loadElk(): Promise<new () => ElkApi> {
+  const { default: ElkModule } = await import('elkjs/lib/elk.bundled.js');
+  return ((ElkModule as unknown as { default?: unknown }).default ?? ElkModule) as new () => ElkApi;
+}
 
 const CHAR_W = 7;
 const LINE_H = 16;
@@ -62,7 +67,7 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 /** Lays the statechart out with elkjs (layered, left to right) and draws it as SVG. */
 export async function elkSvg(config: AgentConfig): Promise<string> {
-  const elk = new ElkCtor();
+  const elk = new (await loadElk())();
   const names = Object.keys(config.modes);
   const edges = modeEdges(config);
   const graph: ElkNode = await elk.layout({

@@ -1,7 +1,6 @@
-// The `WebSim` simulator plugin: registry entry (type, description, config schema) and its factory.
+// The `WebSim` simulator plugin's factory (its descriptor, with the config schema, is in src/plugins/simulators.ts).
 import type { SimulatorFactory, SimulatorHandle } from '../cortex/contracts.js';
-import type { PluginSpec } from '../plugin-registry.js';
-import { WebSimOptions, resolveWebSimOptions } from './options.js';
+import { resolveWebSimOptions } from './options.js';
 import { WebSim } from './server.js';
 
 /**
@@ -18,11 +17,4 @@ export const createWebSim: SimulatorFactory = (config, ctx) => {
     return refused;
   }
   return new WebSim(options, { agent: ctx.agent, logger: ctx.logger });
-};
-
-export const webSimSpec: PluginSpec<SimulatorFactory> = {
-  type: 'WebSim',
-  description: 'a live local web page of the running agent: mode statechart, inputs, model, actions, face; switch modes and type text',
-  schema: WebSimOptions,
-  create: createWebSim,
 };

@@ -9,7 +9,7 @@ import { openSpeechlabAsr } from '../../src/cloud/sockets.js';
 import { createMicrophone } from '../../devices/microphone.js';
 import { chunkPcm } from '../../src/pipelines/pcm-chunker.js';
 import { startAsrStream } from '../../actors/streams/asr-stream.js';
-import { linkFromAsrSession } from '../../actors/streams/link.js';
+import { linkFromAsrSession } from '../../src/cloud/link.js';
 import { createLogger } from '../../src/log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hil-asr-'));

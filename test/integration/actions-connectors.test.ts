@@ -7,13 +7,7 @@ import t from 'tap';
 import { pino } from 'pino';
 import { filter, firstValueFrom } from 'rxjs';
 import { SerialPort, ReadlineParser } from 'serialport';
-import { createActionHandle as createWithSpec } from '../../actors/actions/action.js';
-import { actions as actionSpecs } from '../../src/plugins.js';
-import type { ActionConfig as ActionEntry } from '../../src/config/schema.js';
-import type { ActionHandleDeps } from '../../src/cortex/contracts.js';
-
-/** The real action actor of `entry` as its own root, with its handle. */
-const createActionHandle = (entry: ActionEntry, deps: ActionHandleDeps) => createWithSpec(entry, actionSpecs.get(entry.name)!, deps);
+import { createActionHandle } from '../../actors/actions/action.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { createCloudClient, type CloudClient } from '../../src/cloud/client.js';
 import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
@@ -21,12 +15,16 @@ import { NO_RETRY } from '../../src/cloud/retry.js';
 import { startService, type RunningService } from '../../src/service/index.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import { isWav, parseWav } from '../../devices/wav.js';
+import type { Plugins } from '../../actors/plugins.js';
+import { allActionPlugins } from '../helpers/plugins.js';
 
 type ActionEv = Extract<AgentEvent, { type: 'action' }>;
 const logger = pino({ level: 'silent' });
 let svc: RunningService;
 let cloud: CloudClient;
+let plugins: Plugins;
 t.before(async () => {
+  plugins = await allActionPlugins();
   svc = await startService({ dbPath: ':memory:', jwtSecret: 's'.repeat(32), logger });
   const apiKey = svc.admin.createApiKey('robot').apiKey;
   cloud = createCloudClient({ addresses: { base_url: svc.url, ws_base_url: svc.wsUrl, asr_ws_url: svc.asrWsUrl, vlm_ws_url: svc.vlmWsUrl } as ResolvedAddresses, apiKey, retry: NO_RETRY });
@@ -38,7 +36,7 @@ function setup(name: string, connector: string, config: Record<string, unknown>)
   const events: ActionEv[] = [];
   bus.events$.subscribe((e) => e.type === 'action' && events.push(e));
   const entry: ActionConfig = { name, llm_label: name, connector, implementation: 'passthrough', config, exclude_from_prompt: false };
-  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, cloud });
+  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, cloud, plugins });
   const settled = () => firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && ['done', 'failed', 'interrupted'].includes(e.state))));
   t.teardown(() => handle.stop());
   return { handle, events, settled, bus };
@@ -93,7 +91,7 @@ t.test('speechlab_tts and speechb_tts: audio from the local service, played into
 t.test('speechlab_tts without a service fails with a clear error', async (t) => {
   const bus = new AgentBus();
   const entry: ActionConfig = { name: 'speak', llm_label: 'speak', connector: 'speechlab_tts', implementation: 'passthrough', config: { speaker: { binding: 'null' } }, exclude_from_prompt: false };
-  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: tmpdir(), write: () => {} });
+  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: tmpdir(), write: () => {}, plugins });
   const failed = firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && e.state === 'failed')));
   handle.dispatch({ sentence: 'hi' }, 'model');
   t.match((await failed).error, /needs the hosted or embedded service/);

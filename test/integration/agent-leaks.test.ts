@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import type { AnyActorRef } from 'xstate';
 import { Agent } from '../../actors/agent.js';
-import { builtinPlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
 import { AgentConfig } from '../../src/config/schema.js';
 
@@ -56,7 +56,8 @@ t.test('1,000 manual mode switches with inputs, actions and 100 Hz loops: resour
     modes: { a: mode('a'), b: mode('b') },
   });
   const loaded = { file: 'x', configName: 'leaks', legacy: false, config, apiKey: '', addresses: {}, warnings: [] } as unknown as LoadedConfig;
-  const agent = new Agent({ loaded, plugins: builtinPlugins(), logger: pino({ level: 'silent' }), stateDir: dir, memory: false });
+  const plugins = await resolvePlugins(builtinPlugins, loaded.config);
+  const agent = new Agent({ loaded, plugins, logger: pino({ level: 'silent' }), stateDir: dir, memory: false });
   let ticks = 0;
   agent.bus.events$.subscribe((e) => e.type === 'tick' && ticks++);
   t.teardown(() => agent.stop('teardown'));

@@ -9,9 +9,8 @@ import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
 import { createLogger } from '../../src/log.js';
-import type { LlmFactory } from '../../src/cortex/llm.js';
-import type { PluginSpec } from '../../src/plugin-registry.js';
-import { builtinPlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import type { LlmSpec } from '../../src/plugins/index.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -24,12 +23,14 @@ const made: Made[] = [];
 
 /**
  * A model that reads the last user message: "remember X" saves place X at 1.5/2.5, "say hi" speaks and
- * calls an unknown tool, "fail" throws, anything else is answered with the text "ok".
+ * calls an unknown tool, "fail" throws, anything else is answered with the text "ok". It joins the
+ * built-in plugins in a registry of this test's own.
  */
-const scripted = {
+const scripted: LlmSpec = {
   type: 'ScriptedLLM',
   description: 'test model',
   schema: z.looseObject({}),
+  needs: () => [],
   create: (config) => {
     const m: Made = { config: config as Record<string, unknown>, requests: [], stopped: false };
     made.push(m);
@@ -49,11 +50,8 @@ const scripted = {
       },
     };
   },
-} satisfies PluginSpec<LlmFactory>;
-
-/** This build's plugins with the scripted model added (the agent is handed its plugins; nothing global changes). */
-const builtin = builtinPlugins();
-const plugins: AgentOptions['plugins'] = { ...builtin, llm: (type) => (type === 'ScriptedLLM' ? scripted : builtin.llm(type)) };
+};
+const registry = withPlugins(builtinPlugins, { llms: [scripted] });
 
 const textIn = (dir: string, name: string) => [{ type: 'TextInput', config: { source: 'socket', path: join(dir, `${name}.sock`), descriptor: 'Voice' } }];
 const speak = { name: 'speak', llm_label: 'speak', connector: 'console' };
@@ -79,9 +77,10 @@ function build(dir: string, modes: Record<string, Record<string, unknown>>, extr
 }
 
 /** Starts an agent with a JSON-line logger; `waitFor` resolves with the first bus event (since start) matching. */
-function run(t: Test, loaded: LoadedConfig, stateDir: string) {
+async function run(t: Test, loaded: LoadedConfig, stateDir: string) {
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger({ level: 'debug', pretty: false, destination: { write: (s: string) => void lines.push(JSON.parse(s)) } });
+  const plugins = await resolvePlugins(registry, loaded.config);
   const agent = new Agent({ loaded, plugins, logger, stateDir, memory: false, shutdownBudgetMs: 2000, closeBudgetMs: 2000 });
   const events: AgentEvent[] = [];
   const waiters: Array<[(e: AgentEvent) => boolean, (e: AgentEvent) => void]> = [];
@@ -122,7 +121,7 @@ t.test('every hook run is a hook event on the bus, ok or failed, with its durati
     },
     { global_lifecycle_hooks: [hook('on_startup', 'message', { message: 'starting' }), hook('on_shutdown', 'message', { message: 'down' })] },
   );
-  const a = run(t, loaded, join(dir, 'state'));
+  const a = await run(t, loaded, join(dir, 'state'));
   await a.waitFor((e) => e.type === 'tick', 'first tick');
   a.agent.stop('test over');
   await a.agent.done;
@@ -145,7 +144,7 @@ t.test('save_interactions: one JSON line per tick that called the model (prompt,
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-wiring-'));
   const state = join(dir, 'state');
   const loaded = build(dir, { talk: { save_interactions: true }, quiet: {} });
-  const a = run(t, loaded, state);
+  const a = await run(t, loaded, state);
   await a.say('talk', 'please say hi');
   await a.waitFor((e) => e.type === 'action' && e.label === 'speak' && e.state === 'done', 'speak done');
   await a.say('talk', 'now fail');
@@ -173,7 +172,7 @@ t.test('remember_locations: the mode gets remember_location as a tool and the kn
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-wiring-'));
   const state = join(dir, 'state');
   const loaded = build(dir, { explore: { remember_locations: true }, plain: {} });
-  const a = run(t, loaded, state);
+  const a = await run(t, loaded, state);
   await a.say('explore', 'remember kitchen');
   const saved = await a.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.label === 'remember_location' && (e.state === 'done' || e.state === 'failed'), 'remember_location');
   t.equal(saved.state, 'done', saved.error ?? '');
@@ -204,7 +203,7 @@ t.test('model plugins get history_length/agent_name from the entry (config wins)
     second: { cortex_llm: { type: 'ScriptedLLM', history_length: 4, config: { history_length: 1 } } },
   });
   const before = made.length;
-  const a = run(t, loaded, join(dir, 'state'));
+  const a = await run(t, loaded, join(dir, 'state'));
   await a.waitFor((e) => e.type === 'tick' && e.mode === 'first', 'tick in first');
   const first = made[before]!;
   t.same(first.config, { history_length: 4, agent_name: 'Bits', skip_idle: true });
@@ -222,7 +221,7 @@ t.test('model plugins get history_length/agent_name from the entry (config wins)
 t.test('every log line of a running mode names the mode; lines of a tick name the tick', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-wiring-'));
   const loaded = build(dir, { m: { lifecycle_hooks: [{ hook_type: 'on_entry', handler_type: 'action', handler_config: { action: 'wave', value: 1 } }] } });
-  const a = run(t, loaded, join(dir, 'state'));
+  const a = await run(t, loaded, join(dir, 'state'));
   await a.say('m', 'please say hi');
   await a.waitFor((e) => e.type === 'error' && /unknown tool "fly"/.test(e.message), 'unknown tool reported');
   await a.say('m', 'fail now');
@@ -244,7 +243,7 @@ t.test('a corrupt locations.json leaves the places out of the prompt with a warn
   const state = join(dir, 'state');
   mkdirSync(state, { recursive: true });
   writeFileSync(join(state, 'locations.json'), '{ not json');
-  const a = run(t, build(dir, { explore: { remember_locations: true } }), state);
+  const a = await run(t, build(dir, { explore: { remember_locations: true } }), state);
   await a.say('explore', 'hello');
   await a.waitFor((e) => e.type === 'model.answer', 'answer');
   t.ok(a.lines.some((l) => /prompt context left out: .*locations\.json is not JSON/.test(String(l.msg)) && typeof l.tick === 'number'));
@@ -256,7 +255,7 @@ t.test('text typed while a mode is entering (its on_entry hooks run) waits and r
   const gate = join(dir, 'typed');
   const waitGate = `${process.execPath} -e "const fs=require('fs');const t=setInterval(()=>{if(fs.existsSync('${gate}')){clearInterval(t)}},10)"`;
   const loaded = build(dir, { a: { lifecycle_hooks: [{ hook_type: 'on_entry', handler_type: 'command', handler_config: { command: waitGate }, timeout_seconds: 10 }] } });
-  const a = run(t, loaded, join(dir, 'state'));
+  const a = await run(t, loaded, join(dir, 'state'));
   t.notOk(a.events.some((e) => e.type === 'tick'), 'no tick yet: the entry hook is still running');
   t.ok(a.agent.pushText('hello while entering'), 'accepted although the inputs have not started');
   writeFileSync(gate, '');

@@ -4,8 +4,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
-import { llms } from '../../src/plugins.js';
+import { descriptors } from '../../src/plugins/index.js';
 import { legacyConfig, mode, tempDir, validConfig, writeConfig } from '../helpers/config-fixtures.js';
+
+const { llms } = descriptors;
 
 const ROOT = projectRoot();
 const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -25,23 +27,17 @@ if (!existsSync(MAIN)) {
   };
   const noStack = (t: Test, r: { stdout: string; stderr: string }) => t.notMatch(r.stdout + r.stderr, /\n\s+at /, 'no stack trace');
 
-  const llm = llms.names()[0];
-  /** Valid for the CLI: a registered model (if any), no inputs or actions, the embedded service. */
+  const llm = llms.names()[0]!;
+  /** Valid for the CLI: a known model, no inputs or actions, the embedded service. */
   const cliValid = (extra: Record<string, unknown> = {}) =>
-    validConfig({ cortex_llm: { type: llm ?? 'NoLlmRegisteredYet' }, service: { base_url: 'embedded' }, ...extra });
+    validConfig({ cortex_llm: { type: llm }, service: { base_url: 'embedded' }, ...extra });
 
   writeConfig(configDir, 'good', cliValid());
   writeConfig(configDir, 'bad', cliValid({ modes: { guard: mode({ hertz: 'fast' }), rest: mode() }, default_mode: 'nowhere' }));
-  writeConfig(configDir, 'legacy_bot', legacyConfig({ cortex_llm: { type: llm ?? 'NoLlmRegisteredYet' }, agent_inputs: [], agent_actions: [], service: { base_url: 'embedded' } }));
+  writeConfig(configDir, 'legacy_bot', legacyConfig({ cortex_llm: { type: llm }, agent_inputs: [], agent_actions: [], service: { base_url: 'embedded' } }));
 
   t.test('check NAME on a valid configuration: ok line, exit 0', async (t) => {
     const r = cortexd('check', 'good');
-    if (llm === undefined) {
-      // TODO(lead): flip this branch to the exit-0 assertions once an llm plugin is registered in src/plugins.ts.
-      t.equal(r.code, 2);
-      t.same(r.out.filter((l) => !/: cortex_llm\.type: unknown llm type/.test(l)), [], 'only unknown-type lines');
-      return;
-    }
     t.equal(r.code, 0, r.stdout + r.stderr);
     t.match(r.out, [/^ok: .*good\.json5 \(2 modes\)$/]);
     t.same(r.err, [], 'no warnings for a clean file');
@@ -58,7 +54,7 @@ if (!existsSync(MAIN)) {
     t.match(cross.out, [/cross\.json5: default_mode: "nowhere" is not a mode; known modes: "guard", "rest"$/]);
   });
 
-  t.test('warnings go to stderr as `warning: ...`; the check still passes', { skip: llm === undefined && 'no llm plugin registered yet' }, async (t) => {
+  t.test('warnings go to stderr as `warning: ...`; the check still passes', async (t) => {
     const r = cortexd('check', '--config', writeConfig(tempDir(t), 'warned', cliValid({ colour: 'red', version: 'v1.2.0' })));
     t.equal(r.code, 0, r.stdout + r.stderr);
     t.equal(r.err.length, 2);
@@ -104,7 +100,7 @@ if (!existsSync(MAIN)) {
     t.same(r.out, ['bad', 'good', 'legacy_bot']);
   });
 
-  t.test('modes NAME prints the converted form of a legacy file', { skip: llm === undefined && 'no llm plugin registered yet' }, async (t) => {
+  t.test('modes NAME prints the converted form of a legacy file', async (t) => {
     const r = cortexd('modes', 'legacy_bot');
     t.equal(r.code, 0, r.stdout + r.stderr);
     t.match(r.stdout, /configuration: legacy_bot \(converted from a single-mode file\)/);

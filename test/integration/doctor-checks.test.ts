@@ -30,51 +30,69 @@ function fakeBin(dir: string, programs: Record<string, string>): string {
   return dir;
 }
 
-/** A minimal loaded-config shape for deviceNeeds: one mode with the given inputs and actions. */
-function config(inputs: Array<{ type: string; config?: Record<string, unknown> }>, actions: Array<{ name: string; connector: string; config?: Record<string, unknown> }> = []): AgentConfig {
+/** A minimal loaded-config shape for deviceNeeds: one mode with the given inputs, actions and model. */
+function config(
+  inputs: Array<{ type: string; config?: Record<string, unknown> }>,
+  actions: Array<{ name: string; connector: string; config?: Record<string, unknown> }> = [],
+  llm?: { type: string; config: Record<string, unknown> },
+): AgentConfig {
   return {
     modes: {
       main: {
         agent_inputs: inputs.map((i) => ({ type: i.type, config: i.config ?? {} })),
         agent_actions: actions.map((a) => ({ name: a.name, llm_label: a.name, implementation: 'passthrough', connector: a.connector, config: a.config ?? {}, exclude_from_prompt: false })),
         simulators: [],
+        ...(llm ? { cortex_llm: llm } : {}),
       },
     },
   } as unknown as AgentConfig;
 }
 
-t.test('deviceNeeds finds the hardware a configuration uses and ignores simulations', async (t) => {
+t.test("deviceNeeds asks each plugin's descriptor what its config block uses, and simulations use nothing", async (t) => {
   const real = deviceNeeds(
     config(
       [
         { type: 'SpeechlabASRInput', config: { microphone: { binding: 'recorder', recorder: 'arecord', device: 'plughw:1,0' } } },
         { type: 'VLMInput', config: { camera: { binding: 'opencv', device: 2 } } },
-        { type: 'SerialReader', config: { port: '/dev/ttyUSB0' } },
-        { type: 'GpsInput', config: { serial: { binding: 'serialport', path: '/dev/serial/by-id/gps' } } },
+        { type: 'SerialReader', config: { path: '/dev/ttyUSB0' } },
+        { type: 'GpsInput', config: { serial_port: '/dev/serial/by-id/gps' } },
       ],
-      [{ name: 'speak', connector: 'local_tts' }],
+      [
+        { name: 'speak', connector: 'local_tts' },
+        { name: 'move', connector: 'serial', config: { path: '/dev/ttyACM1' } },
+      ],
+      { type: 'MultiLLM', config: { models: [{ type: 'CloudLLM' }, { type: 'LocalLLM', config: { base_url: 'http://127.0.0.1:8080/v1' } }] } },
     ),
   );
-  t.same(real.microphone, { recorder: 'arecord', device: 'plughw:1,0', reason: 'modes.main.agent_inputs[0]' });
-  t.same(real.camera, { device: 2, reason: 'modes.main.agent_inputs[1]' });
-  t.same(real.serial, ['/dev/serial/by-id/gps', '/dev/ttyUSB0']);
-  t.match(real.speaker?.reason, /agent_actions\[0\]/);
+  t.same(real.microphone, { recorder: 'arecord', device: 'plughw:1,0', reason: 'modes.main.agent_inputs[0] (SpeechlabASRInput)' });
+  t.same(real.camera, { device: 2, reason: 'modes.main.agent_inputs[1] (VLMInput)' });
+  t.same(real.serial, ['/dev/serial/by-id/gps', '/dev/ttyACM1', '/dev/ttyUSB0'], 'ports of inputs (serial_port wins over the default path) and of the move connector');
+  t.same(real.speaker, { reason: 'modes.main.agent_actions[0] (speak local_tts)' });
+  t.same(real.network, [{ url: 'http://127.0.0.1:8080/v1', reason: 'modes.main.cortex_llm (MultiLLM)' }], "a MultiLLM member's local server");
+
+  const defaults = deviceNeeds(config([{ type: 'VLMInput' }, { type: 'SpeechbASRInput' }], [{ name: 'speak', connector: 'speechlab_tts', config: { speaker: { binding: 'player', player: 'paplay' } } }]));
+  t.same(defaults.camera, { device: 0, reason: 'modes.main.agent_inputs[0] (VLMInput)' }, 'a camera block left out is the default OpenCV camera 0');
+  t.same(defaults.microphone, { recorder: 'arecord', reason: 'modes.main.agent_inputs[1] (SpeechbASRInput)' }, 'and the default recorder');
+  t.same(defaults.speaker, { player: 'paplay', reason: 'modes.main.agent_actions[0] (speak speechlab_tts)' });
 
   const sim = deviceNeeds(
     config(
       [
         { type: 'SpeechlabASRInput', config: { microphone: { binding: 'replay', file: 'a.wav' } } },
         { type: 'VLMInput', config: { camera: { binding: 'synthetic' } } },
-        { type: 'VLMVilaRTSP', config: { url: 'rtsp://localhost:8554/front' } },
+        { type: 'LocalVLMInput', config: { camera: { binding: 'file', file: 'a.mp4' } } },
+        { type: 'SerialReader', config: { binding: 'mock', path: '/dev/ROBOT' } },
+        { type: 'TextInput' },
       ],
-      [{ name: 'speak', connector: 'console' }],
+      [
+        { name: 'speak', connector: 'console' },
+        { name: 'speak', connector: 'local_tts', config: { speaker: { binding: 'null' } } },
+        { name: 'face', connector: 'websim' },
+      ],
     ),
   );
-  t.same(sim, { configured: true, serial: [] }, 'replay, synthetic, RTSP and console use no hardware');
-  t.same(deviceNeeds(config([{ type: 'GoogleASRInput' }, { type: 'FacePresence', config: { camera_index: 0 } }])).camera, {
-    device: 0,
-    reason: 'modes.main.agent_inputs[1]',
-  }, "OM1's camera_index");
+  t.same(sim, { configured: true, serial: [] }, 'replay, synthetic and file cameras, the serial mock, console, websim and a null speaker use no hardware');
+  t.same(deviceNeeds(config([{ type: 'GoogleASRInput' }, { type: 'VLMInput', config: { camera: 'front' } }])), { configured: true, serial: [] }, 'an unknown type or a block its schema refuses contributes nothing (check fails them)');
 });
 
 t.test('microphone on this machine: fail when used, warn when not', { skip: hasSoundCard && 'this machine has a sound card' }, async (t) => {
@@ -188,6 +206,12 @@ t.test('addresses: a listening peer answers, a closed port fails quickly, embedd
   t.match(embedded.results[0]!.detail, /embedded/);
   const bad = await checkAddresses(undefined, { CORTEX_BASE_URL: 'ftp://x' }, 1000);
   t.equal(bad.results[0]!.status, 'fail');
+  // A local model server is reached because the LocalLLM descriptor says the plugin calls it.
+  const allEmbedded = { base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' };
+  const local = { addresses: allEmbedded, config: config([], [], { type: 'LocalLLM', config: { base_url: `http://127.0.0.1:${open}/v1` } }) } as never;
+  const reached = (await checkAddresses(local, {}, 1000)).results.find((r) => r.name === `reach http://127.0.0.1:${open}`);
+  t.equal(reached?.status, 'ok');
+  t.match(reached?.detail, /answers \(modes\.main\.cortex_llm \(LocalLLM\)\)/);
 });
 
 t.test('machine checks: Node version, state directory, packages', async (t) => {

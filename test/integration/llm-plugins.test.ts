@@ -7,7 +7,7 @@ import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';
 import type { ChatMessage, ToolDefinition } from '../../src/cloud/protocol.js';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { llms } from '../../src/plugins.js';
+import { builtinPlugins, resolvePlugins, type Plugins } from '../../actors/plugins.js';
 import type { LlmContext, LlmPlugin } from '../../src/cortex/llm.js';
 import type { ChatLlm } from '../../src/cortex/llm/chat-plugin.js';
 import { SUMMARY_INSTRUCTION } from '../../src/cortex/history.js';
@@ -62,15 +62,20 @@ const logger = pino({ level: 'silent' });
 let svc: RunningService;
 let key: string;
 let ctx: LlmContext;
+let plugins: Plugins;
 t.before(async () => {
   svc = await startService({ dbPath: ':memory:', jwtSecret: 's'.repeat(32), logger });
   key = svc.admin.createApiKey('robot').apiKey;
   const addresses = { base_url: svc.url, ws_base_url: svc.wsUrl, asr_ws_url: svc.asrWsUrl, vlm_ws_url: svc.vlmWsUrl } as ResolvedAddresses;
   ctx = { logger, cloud: createCloudClient({ addresses, apiKey: key, retry: NO_RETRY }) };
+  // The three model plugins, loaded through the registry as an agent loads them.
+  plugins = await resolvePlugins(builtinPlugins, {
+    modes: Object.fromEntries(['CloudLLM', 'LocalLLM', 'MultiLLM'].map((type) => [type, { agent_inputs: [], agent_actions: [], simulators: [], cortex_llm: { type } }])),
+  });
 });
 t.teardown(() => svc.close());
 
-const make = (type: string, config: unknown) => llms.get(type)!.create(config, ctx) as ChatLlm;
+const make = (type: string, config: unknown) => plugins.llm(type).create(config, ctx) as ChatLlm;
 const tools = toolsForMode(
   [
     { name: 'speak', llm_label: 'speak', connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false },
@@ -216,10 +221,10 @@ t.test('MultiLLM fallback: in order, past failures, timeouts and invalid answers
 });
 
 t.test('config schemas refuse bad blocks with clear paths', async (t) => {
-  const local = llms.get('LocalLLM')!.schema.safeParse({ base_url: 'ftp://x' });
+  const local = plugins.llm('LocalLLM').schema.safeParse({ base_url: 'ftp://x' });
   t.notOk(local.success);
-  const multi = llms.get('MultiLLM')!.schema.safeParse({ models: [{ type: 'CloudLLM', config: { provider: 'provider_a', model: 'nope' } }] });
+  const multi = plugins.llm('MultiLLM').schema.safeParse({ models: [{ type: 'CloudLLM', config: { provider: 'provider_a', model: 'nope' } }] });
   t.notOk(multi.success);
   t.match(JSON.stringify(multi.error?.issues), /models.*model/);
-  t.notOk(llms.get('MultiLLM')!.schema.safeParse({ models: [] }).success);
+  t.notOk(plugins.llm('MultiLLM').schema.safeParse({ models: [] }).success);
 });

@@ -8,7 +8,7 @@ import { startService, type RunningService, type ServiceOptions } from '../../sr
 import { openSpeechlabAsr, openVision } from '../../src/cloud/sockets.js';
 import { startAsrStream } from '../../actors/streams/asr-stream.js';
 import { startVlmStream } from '../../actors/streams/vlm-stream.js';
-import { linkFromAsrSession, linkFromVisionSession } from '../../actors/streams/link.js';
+import { linkFromAsrSession, linkFromVisionSession } from '../../src/cloud/link.js';
 import { createCamera } from '../../devices/camera.js';
 import { createLogger } from '../../src/log.js';
 import { onEvent } from '../helpers/wait.js';

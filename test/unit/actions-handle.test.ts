@@ -1,15 +1,10 @@
 // Proves the action actor's queue policies: speak queues and can be interrupted, move/face keep the latest, bad values fail on the bus.
 import t from 'tap';
 import { pino } from 'pino';
+import { z } from 'zod';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
-import { createActionHandle as createWithSpec } from '../../actors/actions/action.js';
-import { actions as actionSpecs } from '../../src/plugins.js';
-import type { ActionConfig as ActionEntry } from '../../src/config/schema.js';
-import type { ActionHandleDeps } from '../../src/cortex/contracts.js';
-
-/** The real action actor of `entry` as its own root, with its handle. */
-const createActionHandle = (entry: ActionEntry, deps: ActionHandleDeps) => createWithSpec(entry, actionSpecs.get(entry.name)!, deps);
-import { moveAction, speakAction } from '../../actors/actions/catalog.js';
+import { createActionHandle } from '../../actors/actions/action.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ConnectorFactory } from '../../src/cortex/action.js';
@@ -41,8 +36,9 @@ function gate() {
 }
 
 const g = gate();
-speakAction.connectors.register({ type: 'test_gate', description: 'test', schema: speakAction.schema, create: g.create });
-moveAction.connectors.register({ type: 'test_gate', description: 'test', schema: moveAction.schema, create: g.create });
+// A registry of its own: the built-in plugins plus the gate as a connector of speak and move.
+const gated = (action: string) => ({ action, type: 'test_gate', description: 'test', schema: z.looseObject({}), needs: () => [], motion: false, create: g.create });
+const registry = withPlugins(builtinPlugins, { connectors: [gated('speak'), gated('move')] });
 
 const entry = (name: string, connector = 'test_gate'): ActionConfig => ({
   name,
@@ -53,12 +49,16 @@ const entry = (name: string, connector = 'test_gate'): ActionConfig => ({
   exclude_from_prompt: false,
 });
 
+const plugins = await resolvePlugins(registry, {
+  modes: { m: { agent_inputs: [], simulators: [], agent_actions: [entry('speak'), entry('move'), entry('speak', 'console')] } },
+});
+
 function setup(name: string, connector?: string) {
   const bus = new AgentBus();
   const events: ActionEv[] = [];
   bus.events$.subscribe((e) => e.type === 'action' && events.push(e));
   const lines: string[] = [];
-  const handle = createActionHandle(entry(name, connector), { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: (l) => lines.push(l) });
+  const handle = createActionHandle(entry(name, connector), { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: (l) => lines.push(l), plugins });
   const next = (state: ActionEv['state']) =>
     firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && e.state === state)));
   return { bus, events, handle, lines, next };

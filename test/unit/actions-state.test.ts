@@ -7,15 +7,10 @@ import { pino } from 'pino';
 import { filter, firstValueFrom } from 'rxjs';
 import { createInteractionLog } from '../../actors/actions/interactions.js';
 import { gpsPositions, implicitActions, LocationStore } from '../../actors/actions/locations.js';
-import { createActionHandle as createWithSpec } from '../../actors/actions/action.js';
-import { actions as actionSpecs } from '../../src/plugins.js';
-import type { ActionConfig as ActionEntry } from '../../src/config/schema.js';
-import type { ActionHandleDeps } from '../../src/cortex/contracts.js';
-
-/** The real action actor of `entry` as its own root, with its handle. */
-const createActionHandle = (entry: ActionEntry, deps: ActionHandleDeps) => createWithSpec(entry, actionSpecs.get(entry.name)!, deps);
+import { createActionHandle } from '../../actors/actions/action.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { toolsForMode } from '../../src/cortex/tools.js';
+import { allActionPlugins } from '../helpers/plugins.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'cortexd-actions-'));
 type ActionEv = Extract<AgentEvent, { type: 'action' }>;
@@ -30,7 +25,7 @@ t.test('remember_location saves the latest GPS fix under a name, atomically, in 
 
   const bus = new AgentBus();
   const lines: string[] = [];
-  const handle = createActionHandle(entry!, { logger: pino({ level: 'silent' }), bus, mode: 'explore', stateDir, write: (l) => lines.push(l) });
+  const handle = createActionHandle(entry!, { logger: pino({ level: 'silent' }), bus, mode: 'explore', stateDir, write: (l) => lines.push(l), plugins: await allActionPlugins() });
   const settled = () => firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && (e.state === 'done' || e.state === 'failed'))));
 
   let result = settled();

@@ -3,8 +3,10 @@ import t from 'tap';
 import { join } from 'node:path';
 import { loadConfig, resolveTarget } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
-import { actions, inputs, llms, simulators } from '../../src/plugins.js';
+import { descriptors } from '../../src/plugins/index.js';
 import { loadObject, mode, tempDir, tryLoad, validConfig, writeConfig } from '../helpers/config-fixtures.js';
+
+const { actions, inputs, llms, simulators } = descriptors;
 
 /** Sets process variables for one test and puts them back after it. */
 function withEnv(t: { teardown: (fn: () => void) => void }, vars: Record<string, string | undefined>) {

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BehaviorSubject } from 'rxjs';
 import { hostInput } from '../helpers/input-host.js';
-import { AsrInput, SpeechbASRInputSchema, SpeechlabASRInputSchema, speechlabAsrInputSpec } from '../../actors/inputs/asr-input.js';
-import type { StreamLink } from '../../actors/streams/link.js';
+import { AsrInput, SpeechbASRInputSchema, SpeechlabASRInputSchema, createSpeechlabAsrInput } from '../../actors/inputs/asr-input.js';
+import type { StreamLink } from '../../src/cloud/link.js';
 import { createMicrophone } from '../../devices/microphone.js';
 import { heardUtterance } from '../../src/service/backends/rule-chat.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
@@ -114,5 +114,5 @@ t.test('configs: defaults, the older interrupt name, and a clear error without t
   t.equal(SpeechlabASRInputSchema.parse({ enable_tts_interrupt: true }).enable_tts_interrupt, true);
   t.notOk(SpeechlabASRInputSchema.safeParse({ microphone: { binding: 'replay' } }).success, 'replay needs a file');
   const ctx = { logger: createLogger({ level: 'silent' }), stateDir: dir, signal: new AbortController().signal };
-  t.throws(() => speechlabAsrInputSpec.create({}, ctx), /SpeechlabASRInput: needs the hosted service/);
+  t.throws(() => createSpeechlabAsrInput({}, ctx), /SpeechlabASRInput: needs the hosted service/);
 });

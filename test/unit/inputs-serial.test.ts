@@ -2,7 +2,7 @@
 import t from 'tap';
 import { SerialPortMock } from 'serialport';
 import { firstValueFrom, take, toArray, tap } from 'rxjs';
-import { SerialReader, SerialReaderSchema, serialConfigOf, serialReaderSpec } from '../../actors/inputs/serial-reader.js';
+import { SerialReader, SerialReaderSchema, serialConfigOf, createSerialReader } from '../../actors/inputs/serial-reader.js';
 import { GpsInput, GpsInputSchema, describeGps, foldGps } from '../../actors/inputs/gps-input.js';
 import { gpsPositions } from '../../actors/actions/locations.js';
 import { createSerialLine } from '../../devices/serial.js';
@@ -35,7 +35,7 @@ t.test('SerialReader: each line is a message; the buffer holds the lines since t
 t.test('SerialReader loads with no config (older configurations name it bare)', async (t) => {
   t.match(SerialReaderSchema.parse({}), { binding: 'serialport', path: '/dev/ttyUSB0', baud_rate: 9600 });
   const ctx = { logger: createLogger({ level: 'silent' }), stateDir: '/tmp', signal: new AbortController().signal };
-  const input = serialReaderSpec.create({ binding: 'mock', path: '/dev/NOPE' }, ctx);
+  const input = createSerialReader({ binding: 'mock', path: '/dev/NOPE' }, ctx);
   t.equal(input.type, 'SerialReader');
   await input.stop();
 });

@@ -3,7 +3,7 @@ import t from 'tap';
 import { firstValueFrom, take, tap, toArray } from 'rxjs';
 import { hostInput } from '../helpers/input-host.js';
 import { waitFor } from '../helpers/wait.js';
-import { VlmInput, VLMInputSchema, vlmInputSpec } from '../../actors/inputs/vlm-input.js';
+import { VlmInput, VLMInputSchema, createVlmInput } from '../../actors/inputs/vlm-input.js';
 import { LocalVlmInput, LocalVLMInputSchema } from '../../actors/inputs/local-vlm-input.js';
 import { createCamera } from '../../devices/camera.js';
 import { createLogger } from '../../src/log.js';
@@ -32,7 +32,7 @@ t.test('VLMInput: JPEG frames of the camera reach the socket; the newest reply i
 
 t.test('VLMInput needs the hosted service', async (t) => {
   const ctx = { logger: createLogger({ level: 'silent' }), stateDir: '/tmp', signal: new AbortController().signal };
-  t.throws(() => vlmInputSpec.create({ camera: { binding: 'synthetic' } }, ctx), /VLMInput: needs the hosted service/);
+  t.throws(() => createVlmInput({ camera: { binding: 'synthetic' } }, ctx), /VLMInput: needs the hosted service/);
   t.notOk(VLMInputSchema.safeParse({ quality: 101 }).success, 'quality is bounded');
 });
 

@@ -4,8 +4,8 @@ import { pino } from 'pino';
 import type { CloudClient } from '../../src/cloud/client.js';
 import { SUMMARY_INSTRUCTION } from '../../src/cortex/history.js';
 import type { LlmPlugin } from '../../src/cortex/llm.js';
-import { cloudLlmSpec } from '../../src/cortex/llm/cloud-llm.js';
-import { multiLlmSpec } from '../../src/cortex/llm/multi-llm.js';
+import { createCloudLlm } from '../../src/cortex/llm/cloud-llm.js';
+import { createMultiLlm } from '../../src/cortex/llm/multi-llm.js';
 
 /** A chat client that answers prompts at once and holds summary requests until their signal aborts. */
 function fakeCloud() {
@@ -31,8 +31,8 @@ const ctx = (cloud: CloudClient) => ({ logger: pino({ level: 'silent' }), cloud 
 const ask = (llm: LlmPlugin, text: string) => llm.ask({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: text }], tools: [] }, new AbortController().signal);
 
 for (const [name, make] of [
-  ['CloudLLM', (c: CloudClient) => cloudLlmSpec.create({ history_length: 1 }, ctx(c))],
-  ['MultiLLM', (c: CloudClient) => multiLlmSpec.create({ history_length: 1, models: [{ type: 'CloudLLM', config: {} }] }, ctx(c))],
+  ['CloudLLM', (c: CloudClient) => createCloudLlm({ history_length: 1 }, ctx(c))],
+  ['MultiLLM', (c: CloudClient) => createMultiLlm({ history_length: 1, models: [{ type: 'CloudLLM', config: {} }] }, ctx(c))],
 ] as const) {
   t.test(`${name}: stop() aborts the summary of older exchanges that runs in the background`, async (t) => {
     const f = fakeCloud();

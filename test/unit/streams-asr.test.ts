@@ -3,7 +3,7 @@ import t from 'tap';
 import { SimulatedClock } from 'xstate';
 import { Subject, BehaviorSubject } from 'rxjs';
 import { startAsrStream, asrEvents } from '../../actors/streams/asr-stream.js';
-import type { StreamLink } from '../../actors/streams/link.js';
+import type { StreamLink } from '../../src/cloud/link.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
 import { FakeLink } from '../../src/testing/fake-link.js';
 

@@ -4,7 +4,7 @@ import { SimulatedClock } from 'xstate';
 import { Subject, VirtualTimeScheduler, map } from 'rxjs';
 import { startVlmStream, vlmEvents } from '../../actors/streams/vlm-stream.js';
 import { FrameSender } from '../../actors/streams/frame-sender.js';
-import type { StreamLink } from '../../actors/streams/link.js';
+import type { StreamLink } from '../../src/cloud/link.js';
 import type { EncodedFrame, Frame } from '../../src/pipelines/jpeg.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
 import { FakeLink as FakeVisionLink } from '../../src/testing/fake-link.js';

@@ -1,9 +1,8 @@
 // The `serial` connector of move and face: one text line per command to a motor/face controller, answered OK or ERR.
 import type { Subscription } from 'rxjs';
-import { z } from 'zod';
 import { CortexError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
-import type { PluginSpec } from '../../../src/plugin-registry.js';
+import { SerialConnectorOptions } from '../../../src/plugins/schemas/actions.js';
 import { createSerialLine, SerialConfigSchema } from '../../../devices/serial.js';
 
 /*
@@ -18,16 +17,7 @@ import { createSerialLine, SerialConfigSchema } from '../../../devices/serial.js
  * ignored. A trailing `\r` is accepted. Values never contain a newline (they come from fixed enums).
  */
 
-export const SerialConnectorOptions = z.looseObject({
-  binding: z.enum(['serialport', 'mock']).default('serialport'),
-  path: z.string().min(1),
-  baud_rate: z.number().int().positive().default(115200),
-  /** Seconds to wait for `OK`/`ERR` after a command. */
-  ack_timeout_seconds: z.number().positive().default(2),
-  /** Line sent when a running command is interrupted; empty to send nothing. */
-  stop_line: z.string().optional(),
-});
-export type SerialConnectorOptions = z.infer<typeof SerialConnectorOptions>;
+export { SerialConnectorOptions };
 
 /** A command refused (`ERR`) or unanswered by the controller. */
 export class SerialCommandError extends CortexError {
@@ -45,75 +35,71 @@ export function commandLine(verb: string, value: unknown, field: string): string
 
 type Waiter = { resolve: () => void; reject: (err: Error) => void };
 
-export function serialConnector(action: 'move' | 'face', verb: string, field: string, defaultStop: string): PluginSpec<ConnectorFactory> {
-  return {
-    type: 'serial',
-    description: `sends \`${verb} <${field}>\\n\` to a controller on a serial port and waits for OK / ERR <text>`,
-    schema: SerialConnectorOptions,
-    create: (config, ctx): ActionConnector => {
-      const o = SerialConnectorOptions.parse(config ?? {});
-      const stopLine = o.stop_line ?? defaultStop;
-      const line = createSerialLine(SerialConfigSchema.parse({ binding: o.binding, path: o.path, baud_rate: o.baud_rate }), { logger: ctx.logger });
-      let waiter: Waiter | undefined;
-      let sub: Subscription | undefined = line.lines().subscribe({
-        next: (text) => {
-          const t = text.trim();
-          if (!waiter) return;
-          if (t === 'OK') waiter.resolve();
-          else if (t.startsWith('ERR')) waiter.reject(new SerialCommandError(`${action} refused by the controller: ${t.slice(3).trim() || 'no reason given'}`));
-        },
-        error: (err: unknown) => ctx.logger.error({ err }, `${action} serial line ended`),
-      });
+/** The `serial` connector of `action` (its descriptor is in src/plugins/actions.ts). */
+export function serialConnector(action: 'move' | 'face', verb: string, field: string, defaultStop: string): ConnectorFactory {
+  return (config, ctx): ActionConnector => {
+    const o = SerialConnectorOptions.parse(config ?? {});
+    const stopLine = o.stop_line ?? defaultStop;
+    const line = createSerialLine(SerialConfigSchema.parse({ binding: o.binding, path: o.path, baud_rate: o.baud_rate }), { logger: ctx.logger });
+    let waiter: Waiter | undefined;
+    let sub: Subscription | undefined = line.lines().subscribe({
+      next: (text) => {
+        const t = text.trim();
+        if (!waiter) return;
+        if (t === 'OK') waiter.resolve();
+        else if (t.startsWith('ERR')) waiter.reject(new SerialCommandError(`${action} refused by the controller: ${t.slice(3).trim() || 'no reason given'}`));
+      },
+      error: (err: unknown) => ctx.logger.error({ err }, `${action} serial line ended`),
+    });
 
-      /** Waits until the port is open (it is opened in the background and reopened after an unplug). */
-      const whenOpen = async (deadline: number, signal: AbortSignal) => {
-        while (!line.port()?.isOpen) {
-          signal.throwIfAborted();
-          if (Date.now() > deadline) throw new SerialCommandError(`${o.path} is not open`);
-          await new Promise((r) => setTimeout(r, 20));
+    /** Waits until the port is open (it is opened in the background and reopened after an unplug). */
+    const whenOpen = async (deadline: number, signal: AbortSignal) => {
+      while (!line.port()?.isOpen) {
+        signal.throwIfAborted();
+        if (Date.now() > deadline) throw new SerialCommandError(`${o.path} is not open`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+
+    return {
+      name: 'serial',
+      async run(value, signal) {
+        const deadline = Date.now() + o.ack_timeout_seconds * 1000;
+        await whenOpen(deadline, signal);
+        let cleanup = () => {};
+        const answered = new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(
+            () => reject(new SerialCommandError(`${action}: no answer from the controller on ${o.path} within ${o.ack_timeout_seconds} s`)),
+            Math.max(0, deadline - Date.now()),
+          );
+          const onAbort = () => {
+            if (stopLine) line.write(`${stopLine}\n`).catch(() => undefined);
+            reject(signal.reason);
+          };
+          signal.addEventListener('abort', onAbort, { once: true });
+          waiter = { resolve, reject };
+          cleanup = () => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            waiter = undefined;
+          };
+        });
+        // Marked handled now: an abort or timeout may settle it while the write is still pending.
+        answered.catch(() => undefined);
+        try {
+          await line.write(commandLine(verb, value, field));
+          await answered;
+        } finally {
+          cleanup();
         }
-      };
-
-      return {
-        name: 'serial',
-        async run(value, signal) {
-          const deadline = Date.now() + o.ack_timeout_seconds * 1000;
-          await whenOpen(deadline, signal);
-          let cleanup = () => {};
-          const answered = new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(
-              () => reject(new SerialCommandError(`${action}: no answer from the controller on ${o.path} within ${o.ack_timeout_seconds} s`)),
-              Math.max(0, deadline - Date.now()),
-            );
-            const onAbort = () => {
-              if (stopLine) line.write(`${stopLine}\n`).catch(() => undefined);
-              reject(signal.reason);
-            };
-            signal.addEventListener('abort', onAbort, { once: true });
-            waiter = { resolve, reject };
-            cleanup = () => {
-              clearTimeout(timer);
-              signal.removeEventListener('abort', onAbort);
-              waiter = undefined;
-            };
-          });
-          // Marked handled now: an abort or timeout may settle it while the write is still pending.
-          answered.catch(() => undefined);
-          try {
-            await line.write(commandLine(verb, value, field));
-            await answered;
-          } finally {
-            cleanup();
-          }
-        },
-        async stop() {
-          sub?.unsubscribe();
-          sub = undefined;
-        },
-      };
-    },
+      },
+      async stop() {
+        sub?.unsubscribe();
+        sub = undefined;
+      },
+    };
   };
 }
 
-export const moveSerialConnector = serialConnector('move', 'MOVE', 'action', 'STOP');
-export const faceSerialConnector = serialConnector('face', 'FACE', 'emotion', '');
+export const createMoveSerialConnector = serialConnector('move', 'MOVE', 'action', 'STOP');
+export const createFaceSerialConnector = serialConnector('face', 'FACE', 'emotion', '');

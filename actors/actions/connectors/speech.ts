@@ -1,39 +1,11 @@
 // The speak connectors that make sound: speechlab_tts and speechb_tts (hosted service), local_tts (espeak-ng), all played by the speaker device.
 import { spawn } from 'node:child_process';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { CortexError, describeError } from '../../../src/errors.js';
 import type { ActionConnector, ActionContext, ConnectorFactory } from '../../../src/cortex/action.js';
-import type { PluginSpec } from '../../../src/plugin-registry.js';
-import { createSpeaker, SpeakerConfigSchema, type AudioClip } from '../../../devices/speaker.js';
+import { LocalTtsOptions, SpeechbTtsOptions, SpeechlabTtsOptions } from '../../../src/plugins/schemas/actions.js';
+import { createSpeaker, type AudioClip, type SpeakerConfig } from '../../../devices/speaker.js';
 import { isWav } from '../../../devices/wav.js';
-
-/** Where the audio goes: the speaker device's config (`player`, `file` or `null` binding). Default: a player on PATH. */
-const SpeakerField = SpeakerConfigSchema.default({ binding: 'player' });
-
-export const SpeechlabTtsOptions = z.looseObject({
-  voice: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  /** `pcm_<rate>`, `wav_<rate>` or `mp3_<rate>_<kbps>`; default raw PCM so aplay can play it (MP3 needs ffplay). */
-  response_format: z.string().regex(/^(pcm|wav)_\d+$|^mp3_\d+_\d+$/, 'pcm_<rate>, wav_<rate> or mp3_<rate>_<kbps>').default('pcm_22050'),
-  speed: z.number().min(0.5).max(2).optional(),
-  speaker: SpeakerField,
-});
-
-export const SpeechbTtsOptions = z.looseObject({
-  voice: z.string().min(1).optional(),
-  language_code: z.string().min(1).optional(),
-  speaker: SpeakerField,
-});
-
-export const LocalTtsOptions = z.looseObject({
-  /** espeak-ng voice, e.g. `en-us`, `de`, `en+f3`. */
-  voice: z.string().min(1).default('en-us'),
-  /** Words per minute (espeak-ng `-s`). */
-  speed: z.number().int().min(80).max(450).default(170),
-  /** Program to run; default `espeak-ng` on PATH. */
-  command: z.string().min(1).default('espeak-ng'),
-  speaker: SpeakerField,
-});
 
 /** Audio container of a `format` name the hosted API returns (`pcm_22050`, `wav_22050`, `mp3_44100_128`). */
 export function clipFromFormat(audio: Buffer, format: string | undefined): AudioClip {
@@ -73,33 +45,23 @@ export function espeak(text: string, options: { command: string; voice: string; 
 type Synth<O> = (sentence: string, options: O, ctx: ActionContext, signal: AbortSignal) => Promise<AudioClip>;
 
 /** A connector that synthesises the sentence, then plays it; aborting stops synthesis or playback. */
-function speakingConnector<S extends z.ZodType<{ speaker: z.input<typeof SpeakerConfigSchema> }>>(
-  type: string,
-  description: string,
-  schema: S,
-  synth: Synth<z.output<S>>,
-): PluginSpec<ConnectorFactory> {
-  return {
-    type,
-    description,
-    schema,
-    create: (config, ctx): ActionConnector => {
-      const options = schema.parse(config ?? {});
-      const speaker = createSpeaker(options.speaker);
-      return {
-        name: type,
-        async run(value, signal) {
-          const sentence = (value as { sentence: string }).sentence;
-          const clip = await synth(sentence, options, ctx, signal);
-          signal.throwIfAborted();
-          const result = await speaker.play(clip, signal);
-          if (!result.completed) throw signal.aborted ? signal.reason : new CortexError('speak_interrupted', 'playback interrupted');
-        },
-        async stop() {
-          speaker.stop();
-        },
-      };
-    },
+function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(type: string, schema: S, synth: Synth<z.output<S>>): ConnectorFactory {
+  return (config, ctx): ActionConnector => {
+    const options = schema.parse(config ?? {});
+    const speaker = createSpeaker(options.speaker);
+    return {
+      name: type,
+      async run(value, signal) {
+        const sentence = (value as { sentence: string }).sentence;
+        const clip = await synth(sentence, options, ctx, signal);
+        signal.throwIfAborted();
+        const result = await speaker.play(clip, signal);
+        if (!result.completed) throw signal.aborted ? signal.reason : new CortexError('speak_interrupted', 'playback interrupted');
+      },
+      async stop() {
+        speaker.stop();
+      },
+    };
   };
 }
 
@@ -108,9 +70,9 @@ function cloudOf(ctx: ActionContext, type: string) {
   return ctx.cloud;
 }
 
-export const speechlabTtsConnector = speakingConnector(
+/** The speak connectors (their descriptors are in src/plugins/actions.ts). */
+export const createSpeechlabTtsConnector = speakingConnector(
   'speechlab_tts',
-  'speaks through the hosted speechlab TTS (POST /speechlab/tts) and the speaker',
   SpeechlabTtsOptions,
   async (sentence, o, ctx, signal) => {
     const res = await cloudOf(ctx, 'speechlab_tts').tts.speechlab(
@@ -127,9 +89,8 @@ export const speechlabTtsConnector = speakingConnector(
   },
 );
 
-export const speechbTtsConnector = speakingConnector(
+export const createSpeechbTtsConnector = speakingConnector(
   'speechb_tts',
-  'speaks through the hosted speechb TTS (POST /api/core/speechb/tts) and the speaker',
   SpeechbTtsOptions,
   async (sentence, o, ctx, signal) => {
     const res = await cloudOf(ctx, 'speechb_tts').tts.speechb(
@@ -140,9 +101,8 @@ export const speechbTtsConnector = speakingConnector(
   },
 );
 
-export const localTtsConnector = speakingConnector(
+export const createLocalTtsConnector = speakingConnector(
   'local_tts',
-  'speaks with espeak-ng on this machine (no network) through the speaker',
   LocalTtsOptions,
   async (sentence, o, _ctx, signal) => ({ data: await espeak(sentence, o, signal), format: 'wav' }),
 );

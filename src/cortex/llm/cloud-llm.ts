@@ -1,32 +1,11 @@
 // CloudLLM: the hosted chat completions of one provider and model, with the model checked against the provider's prefixes.
-import { z } from 'zod';
-import { PROVIDERS } from '../../cloud/catalog.js';
-import { checkModel } from '../../cloud/chat.js';
 import { chatCost } from '../../cloud/prices.js';
 import type { ChatCompletionResponse } from '../../cloud/protocol.js';
-import type { PluginSpec } from '../../plugin-registry.js';
+import { CloudLlmOptions } from '../../plugins/schemas/llms.js';
 import type { LlmAnswer, LlmFactory, LlmToolCall } from '../llm.js';
 import { chatPlugin } from './chat-plugin.js';
 
-export const CloudLlmOptions = z
-  .looseObject({
-    provider: z.enum(PROVIDERS).default('provider_a'),
-    model: z.string().min(1).default('gen-4o-mini'),
-    temperature: z.number().min(0).max(2).optional(),
-    max_tokens: z.number().int().positive().optional(),
-    /** Seconds one call may take before it is aborted. */
-    timeout_seconds: z.number().positive().default(20),
-    agent_name: z.string().optional(),
-    /** Past exchanges (prompt + answer) sent with each call; older ones are summarised by this model. */
-    history_length: z.number().int().nonnegative().default(10),
-    /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
-    skip_idle: z.boolean().optional(),
-  })
-  .superRefine((o, ctx) => {
-    const problem = checkModel(o.provider, o.model);
-    if (problem) ctx.addIssue({ code: 'custom', path: ['model'], message: problem });
-  });
-export type CloudLlmOptions = z.infer<typeof CloudLlmOptions>;
+export { CloudLlmOptions };
 
 /** Turns the first choice of a completion into text and parsed tool calls; unparsable arguments are kept as text. */
 export function answerFromCompletion(res: Pick<ChatCompletionResponse, 'choices' | 'model'> & { usage?: ChatCompletionResponse['usage'] | undefined }, startedAt: number, now: number): LlmAnswer {
@@ -44,7 +23,8 @@ export function answerFromCompletion(res: Pick<ChatCompletionResponse, 'choices'
   return { ...(text ? { text } : {}), toolCalls, ...(res.usage ? { usage: res.usage } : {}), model: res.model, latencyMs: now - startedAt };
 }
 
-const create: LlmFactory = (config, ctx) => {
+/** The CloudLLM plugin (its descriptor is in src/plugins/llms.ts). */
+export const createCloudLlm: LlmFactory = (config, ctx) => {
   const options = CloudLlmOptions.parse(config ?? {});
   return chatPlugin({
     type: 'CloudLLM',
@@ -72,11 +52,4 @@ const create: LlmFactory = (config, ctx) => {
       return cost === undefined ? answer : { ...answer, costCu: cost };
     },
   });
-};
-
-export const cloudLlmSpec: PluginSpec<LlmFactory> = {
-  type: 'CloudLLM',
-  description: 'Hosted chat completions (POST /api/core/{provider}/chat/completions); provider and model checked against the provider prefixes',
-  schema: CloudLlmOptions,
-  create,
 };

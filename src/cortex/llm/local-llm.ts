@@ -3,30 +3,12 @@ import { z } from 'zod';
 import { CloudHttp, type Credential } from '../../cloud/http.js';
 import { NO_RETRY, DEFAULT_RETRY } from '../../cloud/retry.js';
 import { ToolCallSchema, UsageSchema } from '../../cloud/protocol.js';
-import type { PluginSpec } from '../../plugin-registry.js';
+import { LocalLlmOptions } from '../../plugins/schemas/llms.js';
 import type { LlmFactory } from '../llm.js';
 import { answerFromCompletion } from './cloud-llm.js';
 import { chatPlugin } from './chat-plugin.js';
 
-export const LocalLlmOptions = z.looseObject({
-  /** Base address of the server's OpenAI API, e.g. `http://127.0.0.1:8080/v1`; requests go to `${base_url}/chat/completions`. */
-  base_url: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'an http(s) URL'),
-  /** Sent as `Authorization: Bearer` when set; local servers usually need none. */
-  api_key: z.string().optional(),
-  /** Model name the server knows; llama.cpp ignores it, ollama needs it. */
-  model: z.string().min(1).default('local'),
-  temperature: z.number().min(0).max(2).optional(),
-  max_tokens: z.number().int().positive().optional(),
-  /** Seconds one call may take before it is aborted (local models on a Pi are slow). */
-  timeout_seconds: z.number().positive().default(60),
-  /** Repeat a call refused with 429/503 or a connection refused before any byte (a server still loading). */
-  retry: z.boolean().default(true),
-  agent_name: z.string().optional(),
-  history_length: z.number().int().nonnegative().default(10),
-  /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
-  skip_idle: z.boolean().optional(),
-});
-export type LocalLlmOptions = z.infer<typeof LocalLlmOptions>;
+export { LocalLlmOptions };
 
 /**
  * Local servers differ in what they fill in (`id`, `created`, `usage`, `object`), so only what the
@@ -47,7 +29,8 @@ const LocalCompletionSchema = z.looseObject({
   usage: UsageSchema.nullable().optional(),
 });
 
-const create: LlmFactory = (config, ctx) => {
+/** The LocalLLM plugin (its descriptor is in src/plugins/llms.ts). */
+export const createLocalLlm: LlmFactory = (config, ctx) => {
   const options = LocalLlmOptions.parse(config ?? {});
   const http = new CloudHttp({ baseUrl: options.base_url, retry: options.retry ? DEFAULT_RETRY : NO_RETRY });
   const credential: Credential = options.api_key ? { kind: 'bearer', token: options.api_key } : { kind: 'none' };
@@ -78,11 +61,4 @@ const create: LlmFactory = (config, ctx) => {
       );
     },
   });
-};
-
-export const localLlmSpec: PluginSpec<LlmFactory> = {
-  type: 'LocalLLM',
-  description: 'Any OpenAI-compatible chat-completions server (POST {base_url}/chat/completions), e.g. llama.cpp or ollama; api_key optional',
-  schema: LocalLlmOptions,
-  create,
 };

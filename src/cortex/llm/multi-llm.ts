@@ -1,30 +1,12 @@
 // MultiLLM: several models behind one plugin: race them for the first valid answer, or try them in order.
-import { z } from 'zod';
 import { CortexError, describeError } from '../../errors.js';
-import type { PluginSpec } from '../../plugin-registry.js';
+import { MultiLlmOptions } from '../../plugins/schemas/llms.js';
 import type { LlmAnswer, LlmFactory, LlmPlugin, LlmRequest } from '../llm.js';
 import { chatPlugin, type ChatLlm, withTimeout } from './chat-plugin.js';
-import { CloudLlmOptions, cloudLlmSpec } from './cloud-llm.js';
-import { LocalLlmOptions, localLlmSpec } from './local-llm.js';
+import { createCloudLlm } from './cloud-llm.js';
+import { createLocalLlm } from './local-llm.js';
 
-const ModelEntry = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('CloudLLM'), config: CloudLlmOptions.default(CloudLlmOptions.parse({})), timeout_seconds: z.number().positive().optional() }),
-  z.looseObject({ type: z.literal('LocalLLM'), config: LocalLlmOptions, timeout_seconds: z.number().positive().optional() }),
-]);
-
-export const MultiLlmOptions = z.looseObject({
-  /** `first_valid`: ask all at once, the first valid answer wins and the others are aborted. `fallback`: one after another. */
-  strategy: z.enum(['first_valid', 'fallback']).default('fallback'),
-  models: z.array(ModelEntry).min(1, 'at least one model'),
-  /** Seconds each model may take (a model entry's own `timeout_seconds` wins). */
-  timeout_seconds: z.number().positive().default(20),
-  agent_name: z.string().optional(),
-  /** Past exchanges kept by MultiLLM itself (the member models keep none); summaries use the same strategy. */
-  history_length: z.number().int().nonnegative().default(10),
-  /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
-  skip_idle: z.boolean().optional(),
-});
-export type MultiLlmOptions = z.infer<typeof MultiLlmOptions>;
+export { MultiLlmOptions };
 
 /** Every member failed or answered nothing usable; `failures` says why, one line per model. */
 export class MultiLlmError extends CortexError {
@@ -118,13 +100,14 @@ export function firstValid(members: Member[], request: LlmRequest, signal: Abort
   });
 }
 
-const create: LlmFactory = (config, ctx) => {
+/** The MultiLLM plugin (its descriptor is in src/plugins/llms.ts). */
+export const createMultiLlm: LlmFactory = (config, ctx) => {
   const options = MultiLlmOptions.parse(config ?? {});
   const members: Member[] = options.models.map((m, i) => {
     const timeout = m.timeout_seconds ?? options.timeout_seconds;
     // Members keep no history (MultiLLM keeps it once) and get the per-model timeout.
     const memberConfig = { ...m.config, history_length: 0, timeout_seconds: timeout };
-    const plugin = m.type === 'CloudLLM' ? cloudLlmSpec.create(memberConfig, ctx) : localLlmSpec.create(memberConfig, ctx);
+    const plugin = m.type === 'CloudLLM' ? createCloudLlm(memberConfig, ctx) : createLocalLlm(memberConfig, ctx);
     return { label: `#${i} ${m.type} ${m.config.model}`, plugin, timeoutMs: timeout * 1000 };
   });
   const total = options.strategy === 'fallback' ? members.reduce((s, m) => s + m.timeoutMs, 0) : Math.max(...members.map((m) => m.timeoutMs));
@@ -144,11 +127,4 @@ const create: LlmFactory = (config, ctx) => {
       for (const m of members) m.plugin.stop?.();
     },
   };
-};
-
-export const multiLlmSpec: PluginSpec<LlmFactory> = {
-  type: 'MultiLLM',
-  description: 'Several CloudLLM/LocalLLM models: strategy first_valid (race, first valid answer wins) or fallback (in order), per-model timeout',
-  schema: MultiLlmOptions,
-  create,
 };

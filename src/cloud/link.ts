@@ -1,6 +1,6 @@
-// The socket a stream actor drives, reduced to what it needs (send, close, events), with adapters for src/cloud sessions.
-import type { AsrSession, VisionSession } from '../../src/cloud/sockets.js';
-import type { CloudSocket } from '../../src/cloud/socket.js';
+// The socket a stream actor drives, reduced to what it needs (send, close, events), with adapters for the cloud sessions.
+import type { AsrSession, VisionSession } from './sockets.js';
+import type { CloudSocket } from './socket.js';
 
 export type LinkEvent =
   | { type: 'message'; message: unknown }

@@ -1,0 +1,96 @@
+// Benchmark: wall time and peak memory of `cortexd check default` and `cortexd --version` against a bare `node -e ''`, same run.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/*
+ * Usage: node bench/cli-start.js [--runs N] [--root DIR]
+ * `--root` points at another checkout's build (its dist/ and config/), to measure a "before" in the
+ * same conditions. Runs are interleaved (bare, version, check, bare, ...) so load on this shared
+ * machine hits all three alike; medians are reported. Peak RSS comes from separate runs with an
+ * exit hook preloaded (`process.resourceUsage().maxRSS`), so the timed runs carry no extra loader.
+ */
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
+};
+const RUNS = Number(opt('--runs', process.env.BENCH_RUNS ?? 11));
+const root = resolve(opt('--root', join(import.meta.dirname, '..')));
+const main = join(root, 'dist', 'src', 'cli', 'main.js');
+const TARGET_MS = 300;
+
+const stateDir = mkdtempSync(join(tmpdir(), 'cortexd-cli-start-'));
+const env = { ...process.env, CORTEX_STATE_DIR: stateDir, CORTEX_CONFIG_DIR: join(root, 'config'), NODE_OPTIONS: '' };
+for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL', 'STATE_DIRECTORY']) delete env[k];
+
+const commands = {
+  bare_node: ['-e', ''],
+  version: [main, '--version'],
+  check_default: [main, 'check', 'default'],
+};
+
+/** Peak RSS (KiB, as Linux reports it) written to fd 3 as the process exits. */
+const RSS_HOOK = `data:text/javascript,import{writeSync}from"node:fs";process.on("exit",()=>{try{writeSync(3,String(process.resourceUsage().maxRSS))}catch{}})`;
+
+/** Runs `node ...argv` once; resolves its wall time in ms (spawn to exit) and, with `rss`, its peak RSS in MiB. */
+function once(argv, rss = false) {
+  return new Promise((resolvePromise, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, rss ? [`--import=${RSS_HOOK}`, ...argv] : argv, {
+      env,
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe', ...(rss ? ['pipe'] : [])],
+    });
+    let out = '';
+    let err = '';
+    let report = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    if (rss) child.stdio[3].on('data', (d) => (report += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`node ${argv.join(' ')} exited ${code}: ${(err || out).trim().slice(0, 400)}`));
+      resolvePromise({ ms, rssMiB: rss ? Number(report) / 1024 : undefined, out: out.trim() });
+    });
+  });
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const round = (x) => Math.round(x * 10) / 10;
+
+try {
+  // One warm-up of each (page cache, compile cache), not counted.
+  for (const argv of Object.values(commands)) await once(argv);
+  const times = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+  for (let i = 0; i < RUNS; i++) for (const [k, argv] of Object.entries(commands)) times[k].push((await once(argv)).ms);
+  const rss = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+  for (let i = 0; i < 3; i++) for (const [k, argv] of Object.entries(commands)) rss[k].push((await once(argv, true)).rssMiB);
+  const version = (await once(commands.version)).out;
+
+  const med = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+  const result = {
+    root,
+    runs: RUNS,
+    cortexd_version: version,
+    median_ms: Object.fromEntries(Object.entries(med).map(([k, v]) => [k, round(v)])),
+    above_bare_node_ms: { version: round(med.version - med.bare_node), check_default: round(med.check_default - med.bare_node) },
+    max_rss_mib: Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, round(median(v))])),
+    all_ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map(round)])),
+    target: `check default <= ${TARGET_MS} ms above bare node`,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  const over = result.above_bare_node_ms.check_default;
+  const line =
+    `cli-start: check default ${result.median_ms.check_default} ms (+${over} ms over bare node ${result.median_ms.bare_node} ms), ` +
+    `--version ${result.median_ms.version} ms (+${result.above_bare_node_ms.version} ms); max RSS check ${result.max_rss_mib.check_default} MiB, ` +
+    `version ${result.max_rss_mib.version} MiB, bare ${result.max_rss_mib.bare_node} MiB; median of ${RUNS}`;
+  console.log(over <= TARGET_MS ? `${line}; within target` : `${line}; MISSED target: check default is ${over} ms above bare node (target ${TARGET_MS} ms)`);
+} finally {
+  rmSync(stateDir, { recursive: true, force: true });
+}

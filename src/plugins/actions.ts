@@ -1,0 +1,104 @@
+// Descriptors of the built-in actions (speak, move, face, remember_location): tool arguments, queue policy, and their connectors.
+import { connector, serialNeeds, speakerNeeds } from './define.js';
+import { Registry } from './registry.js';
+import {
+  ActionOptions,
+  ConsoleOptions,
+  FaceArgs,
+  LocalTtsOptions,
+  MoveArgs,
+  RememberLocationArgs,
+  SerialConnectorOptions,
+  SpeakArgs,
+  SpeechbTtsOptions,
+  SpeechlabTtsOptions,
+  StateConnectorOptions,
+  WebsimFaceOptions,
+} from './schemas/actions.js';
+import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
+
+/** The `console` connector of every action: prints what the robot would do. */
+export const consoleConnector = (action: string): ConnectorDescriptor =>
+  connector({ type: 'console', description: `prints each ${action} command on the terminal (or as an event)`, schema: ConsoleOptions });
+
+/** The `serial` connector of move and face: one `<VERB> <value>` line per command to a controller. */
+export const serialConnector = (verb: string, field: string, motion: boolean): ConnectorDescriptor =>
+  connector({
+    type: 'serial',
+    description: `sends \`${verb} <${field}>\\n\` to a controller on a serial port and waits for OK / ERR <text>`,
+    schema: SerialConnectorOptions,
+    needs: (c) => serialNeeds(c.binding, c.path),
+    motion,
+  });
+
+export const speechlabTts = connector({
+  type: 'speechlab_tts',
+  description: 'speaks through the hosted speechlab TTS (POST /speechlab/tts) and the speaker',
+  schema: SpeechlabTtsOptions,
+  needs: (c) => [{ kind: 'service', address: 'base_url' }, ...speakerNeeds(c.speaker)],
+});
+
+export const speechbTts = connector({
+  type: 'speechb_tts',
+  description: 'speaks through the hosted speechb TTS (POST /api/core/speechb/tts) and the speaker',
+  schema: SpeechbTtsOptions,
+  needs: (c) => [{ kind: 'service', address: 'base_url' }, ...speakerNeeds(c.speaker)],
+});
+
+export const localTts = connector({
+  type: 'local_tts',
+  description: 'speaks with espeak-ng on this machine (no network) through the speaker',
+  schema: LocalTtsOptions,
+  needs: (c) => speakerNeeds(c.speaker),
+});
+
+export const websimFace = connector({
+  type: 'websim',
+  description: 'shows the expression on the WebSim page (through the agent event bus)',
+  schema: WebsimFaceOptions,
+});
+
+export const stateDirConnector = connector({
+  type: 'state_dir',
+  description: 'stores the place in locations.json in the state directory, at the latest GPS fix (or the given lat/lon)',
+  schema: StateConnectorOptions,
+});
+
+export const speakAction: ActionDescriptor = {
+  type: 'speak',
+  description: 'say a sentence out loud',
+  schema: ActionOptions,
+  args: SpeakArgs,
+  queue: 'queue',
+  connectors: new Registry('connector', [consoleConnector('speak'), speechlabTts, speechbTts, localTts]),
+};
+
+export const moveAction: ActionDescriptor = {
+  type: 'move',
+  description: 'move the body',
+  schema: ActionOptions,
+  args: MoveArgs,
+  queue: 'latest',
+  connectors: new Registry('connector', [consoleConnector('move'), serialConnector('MOVE', 'action', true)]),
+};
+
+export const faceAction: ActionDescriptor = {
+  type: 'face',
+  description: 'show a facial expression',
+  schema: ActionOptions,
+  args: FaceArgs,
+  queue: 'latest',
+  connectors: new Registry('connector', [consoleConnector('face'), serialConnector('FACE', 'emotion', false), websimFace]),
+};
+
+export const rememberLocationAction: ActionDescriptor = {
+  type: 'remember_location',
+  description: 'remember the place where the robot is now under a name',
+  schema: ActionOptions,
+  args: RememberLocationArgs,
+  queue: 'queue',
+  connectors: new Registry('connector', [stateDirConnector]),
+};
+
+/** Action plugins, by `agent_actions[].name`; each holds its connectors. */
+export const actionDescriptors = new Registry<ActionDescriptor>('action', [speakAction, moveAction, faceAction, rememberLocationAction]);

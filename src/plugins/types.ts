@@ -1,0 +1,109 @@
+// What a plugin is before its code loads (descriptor: name, config schema, device needs) and the loaded form the agent receives.
+import type { z } from 'zod';
+import type { AddressKey } from '../cloud/addresses.js';
+import type { ConnectorFactory } from '../cortex/action.js';
+import type { SimulatorFactory } from '../cortex/contracts.js';
+import type { InputFactory } from '../cortex/input.js';
+import type { LlmFactory } from '../cortex/llm.js';
+import type { Registry } from './registry.js';
+
+export type PluginKind = 'input' | 'action' | 'connector' | 'llm' | 'simulator';
+
+/**
+ * One thing a plugin needs from the machine it runs on, read from its parsed config block. Simulated
+ * bindings (microphone replay, file or synthetic camera, serialport mock, file or null speaker) need
+ * nothing. `service` is an address of the hosted API (or the embedded service); `network` is another
+ * server the plugin calls (a LocalLLM's `base_url`).
+ */
+export type DeviceNeed =
+  | { kind: 'microphone'; recorder: string; device?: string }
+  | { kind: 'camera'; device: number | string }
+  | { kind: 'serial'; path: string }
+  | { kind: 'speaker'; player?: string; device?: string }
+  | { kind: 'service'; address: AddressKey }
+  | { kind: 'network'; url: string };
+
+/** What `cortexd check` and `cortexd schema` know of a plugin. */
+export interface PluginInfo {
+  /** The name a configuration uses (`type`, `connector`, action `name`). */
+  type: string;
+  /** One line for `cortexd check`, the JSON Schema and the prompt. */
+  description: string;
+  /** Validates the entry's `config` block before anything starts. */
+  schema: z.ZodType;
+}
+
+/** A plugin's cheap half: imports zod and schema modules only, never the plugin's code. */
+export interface Descriptor extends PluginInfo {
+  /** The devices and services an entry with this `config` block uses; [] for a block the schema refuses. */
+  needs(config: unknown): DeviceNeed[];
+}
+
+export interface InputDescriptor extends Descriptor {
+  /** The input accepts typed text: the terminal's and WebSim's text box reach the mode through it. */
+  typedText?: boolean;
+}
+export type LlmDescriptor = Descriptor;
+export type SimulatorDescriptor = Descriptor;
+
+export interface ConnectorDescriptor extends Descriptor {
+  /** True when the connector moves the robot's body (the safety governor sits in front of these). */
+  motion: boolean;
+}
+
+/**
+ * An action: `type` is its `name` in a configuration; `schema` validates options every connector
+ * accepts; `args` is the zod schema of the tool-call arguments the model sends (it becomes the tool's
+ * JSON schema); `queue` says what happens to a new command while one runs: `queue` (speak: utterances
+ * wait their turn) or `latest` (move, face: only the newest pending command is kept).
+ */
+export interface ActionDescriptor extends PluginInfo {
+  args: z.ZodType;
+  queue: 'queue' | 'latest';
+  connectors: Registry<ConnectorDescriptor>;
+}
+
+/** Every plugin a build knows, by kind. */
+export interface PluginDescriptors {
+  inputs: Registry<InputDescriptor>;
+  actions: Registry<ActionDescriptor>;
+  llms: Registry<LlmDescriptor>;
+  simulators: Registry<SimulatorDescriptor>;
+}
+
+/** Loads a plugin's code (a dynamic `import()`), resolving its factory. */
+export type Loader<Factory> = () => Promise<Factory>;
+
+/** The code half of every plugin, by the same names as the descriptors; connectors by action, then connector. */
+export interface PluginLoaders {
+  inputs: Record<string, Loader<InputFactory>>;
+  llms: Record<string, Loader<LlmFactory>>;
+  connectors: Record<string, Record<string, Loader<ConnectorFactory>>>;
+  simulators: Record<string, Loader<SimulatorFactory>>;
+}
+
+/** Descriptors paired with loaders (built by `pluginRegistry`, which checks that both name the same plugins). */
+export interface PluginRegistry {
+  readonly descriptors: PluginDescriptors;
+  readonly loaders: PluginLoaders;
+}
+
+export type InputSpec = InputDescriptor & { create: InputFactory };
+export type LlmSpec = LlmDescriptor & { create: LlmFactory };
+export type ConnectorSpec = ConnectorDescriptor & { create: ConnectorFactory };
+export type SimulatorSpec = SimulatorDescriptor & { create: SimulatorFactory };
+
+/**
+ * The plugins one configuration uses, loaded (`resolvePlugins`): synchronous lookups for the agent.
+ * Each lookup throws a PluginError naming the type and the known names when the type is unknown, or
+ * the loaded names when it is known but the configuration given to `resolvePlugins` does not use it.
+ */
+export interface Plugins {
+  /** Descriptors of every plugin the registry knows, loaded or not (tool schemas, prompt descriptions). */
+  readonly descriptors: PluginDescriptors;
+  input(type: string): InputSpec;
+  llm(type: string): LlmSpec;
+  action(name: string): ActionDescriptor;
+  connector(action: string, connector: string): ConnectorSpec;
+  simulator(type: string): SimulatorSpec;
+}

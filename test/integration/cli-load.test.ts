@@ -1,0 +1,101 @@
+// Proves the built CLI loads what a command uses: --version, check, schema, modes and graph load no server stack, native addon or plugin code.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../../src/paths.js';
+
+const ROOT = projectRoot();
+const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const TRACER = join(ROOT, 'test', 'fixtures', 'load-trace', 'tracer.mjs');
+
+/** Packages no read-only command may load (servers, sockets, native addons, the statechart and media runtimes). */
+const HEAVY = [
+  'fastify',
+  'ws',
+  '@modelcontextprotocol/sdk',
+  'better-sqlite3',
+  'serialport',
+  '@serialport/stream',
+  '@u4/opencv4nodejs',
+  'elkjs',
+  'pino-pretty',
+  'pino',
+  'xstate',
+  'rxjs',
+  'node-record-lpcm16',
+  '@statelyai/inspect',
+  'prom-client',
+];
+
+interface Trace {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Package names of every module loaded, e.g. `zod`, `@u4/opencv4nodejs`. */
+  packages: Set<string>;
+  /** Project files loaded, relative to the project (`dist/src/cli/main.js`). */
+  files: string[];
+}
+
+/** Runs the built CLI with the module tracer preloaded; returns what it printed and every module it loaded. */
+function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
+  const dir = mkdtempSync(join(tmpdir(), 'cortexd-load-'));
+  const out = join(dir, 'trace.txt');
+  try {
+    const run: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', CORTEX_LOAD_TRACE: out, CORTEX_STATE_DIR: join(dir, 'state'), CORTEX_ENV_FILE: join(dir, 'none.env'), ...env };
+    for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_CONFIG_DIR', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL']) delete run[k];
+    const r = spawnSync(process.execPath, [`--import=${TRACER}`, MAIN, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
+    const lines = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
+    const paths = lines.map((l) => {
+      const where = l.slice(4);
+      return where.startsWith('file:') ? fileURLToPath(where) : where;
+    });
+    const packages = new Set<string>();
+    for (const p of paths) {
+      const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(p.slice(p.lastIndexOf('node_modules/')));
+      if (m) packages.add(m[1]!);
+    }
+    const files = [...new Set(paths.filter((p) => p.startsWith(ROOT) && !p.includes('node_modules')).map((p) => p.slice(ROOT.length + 1)))].sort();
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr, packages, files };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const heavyIn = (trace: Trace) => HEAVY.filter((p) => trace.packages.has(p));
+const pluginCode = (trace: Trace) => trace.files.filter((f) => /^dist\/(actors|devices)\//.test(f) || /^dist\/src\/(service|websim\/server|cortex\/llm|vision)\b/.test(f));
+
+if (!existsSync(MAIN)) {
+  t.test('the built CLI', { skip: `dist/ is missing: run \`npm run build\` before these tests (${MAIN})` }, () => {});
+} else {
+  t.test('the tracer sees ESM and CommonJS packages: elkjs is loaded when an SVG is drawn without Graphviz', async (t) => {
+    const svg = traced(['graph', 'default', '--format', 'svg'], { CORTEX_DOT: join(ROOT, 'no-such-dot') });
+    t.equal(svg.code, 0, svg.stderr);
+    t.match(svg.stdout, /<svg/);
+    t.ok(svg.packages.has('elkjs'), 'elkjs (CommonJS) was seen');
+    t.ok(svg.packages.has('zod'), 'zod (ESM) was seen');
+    t.ok(svg.files.includes('dist/src/cli/main.js'), 'project files were seen');
+  });
+
+  t.test('--version prints the version of package.json and loads no dependency but commander', async (t) => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+    const r = traced(['--version']);
+    t.equal(r.code, 0, r.stderr);
+    t.equal(r.stdout.trim(), pkg.version);
+    t.same(Object.keys(pkg.dependencies).filter((p) => r.packages.has(p)), ['commander']);
+    const core = ['dist/src/paths.js', 'dist/src/errors.js', 'dist/src/redact.js', 'dist/src/cloud/catalog.js'];
+    t.same(r.files.filter((f) => !f.startsWith('dist/src/cli/') && !core.includes(f)), [], 'the command registrations, paths, typed errors and the price table only');
+  });
+
+  for (const args of [['check', 'default'], ['check', '--all'], ['schema'], ['modes', 'default'], ['graph', 'default'], ['graph', 'default', '--format', 'dot']]) {
+    t.test(`cortexd ${args.join(' ')} loads no server stack and no plugin code`, async (t) => {
+      const r = traced(args);
+      t.equal(r.code, 0, r.stderr);
+      t.same(heavyIn(r), [], `none of ${HEAVY.join(', ')}`);
+      t.same(pluginCode(r), [], 'no file of actors/, devices/, the service, WebSim server, model plugins or vision');
+    });
+  }
+}
