@@ -6,7 +6,7 @@ import { DEFAULT_JPEG_QUALITY, encodeJpegLatest, type EncodedFrame, type Frame }
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { FrameSender, type FrameSenderOptions, type FrameSenderStats } from './frame-sender.js';
 import type { LinkConnector } from './link.js';
-import { streamSessionMachine, type SessionTiming } from './session-machine.js';
+import { streamSessionMachine, type SessionTiming, type StreamCounters } from './session-machine.js';
 
 export interface VlmStreamOptions {
   connect: LinkConnector;
@@ -21,6 +21,7 @@ export interface VlmStreamOptions {
   timing?: Partial<SessionTiming>;
   systemId?: string;
   now?: () => number;
+  random?: () => number;
   clock?: SimulatedClock;
   /** Options of the sender (tests pass a virtual scheduler for its re-check timer). */
   sender?: FrameSenderOptions;
@@ -41,6 +42,8 @@ export interface VlmStreamStats extends FrameSenderStats {
   /** Frames the encoder skipped because a newer one arrived while it was busy. */
   encodeDropped: number;
   encoded: number;
+  /** Sampled frames not encoded because no socket was open. */
+  skippedDisconnected: number;
 }
 
 export interface VlmStream {
@@ -54,12 +57,19 @@ export interface VlmStream {
  * encode latest-frame-wins -> send latest-frame-wins on the socket's bufferedAmount. Rate: at most
  * `fps`, less when the encoder or socket is slower. Drop policy: latest frame wins at every stage;
  * nothing is kept across a reconnect (a stale picture is worth less than the next one).
- * Closes: `1000` reconnects at once, others back off; 401 and 1008 stop the stream with the reason.
+ * Reconnects follow the session machine's policy; 401 and 1008 stop the stream with the reason.
+ * State events carry `frames_sent` and `frames_dropped` (every drop above, summed).
  */
 export function startVlmStream(options: VlmStreamOptions): VlmStream {
   const sender = new FrameSender({ ...options.sender, ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}) });
   const encodeStats: LatestWinsStats = { processed: 0, dropped: 0 };
   const encode = options.encode ?? encodeJpegLatest(options.quality ?? DEFAULT_JPEG_QUALITY, encodeStats);
+  let skipped = 0;
+  const stats = (): VlmStreamStats => ({ ...sender.stats(), encodeDropped: encodeStats.dropped, encoded: encodeStats.processed, skippedDisconnected: skipped });
+  const counters = (): StreamCounters => {
+    const s = stats();
+    return { frames_sent: s.sent, frames_dropped: s.replaced + s.droppedDisconnected + s.encodeDropped + s.skippedDisconnected };
+  };
   const actor = createActor(streamSessionMachine, {
     systemId: options.systemId ?? 'vlm',
     ...(options.clock ? { clock: options.clock } : {}),
@@ -68,7 +78,9 @@ export function startVlmStream(options: VlmStreamOptions): VlmStream {
       connect: options.connect,
       ...(options.timing ? { timing: options.timing } : {}),
       ...(options.now ? { now: options.now } : {}),
+      ...(options.random ? { random: options.random } : {}),
       hooks: {
+        counters,
         attach: (link) =>
           sender.attach({
             sendFrame: (jpeg, ts) => link.sendFrame?.(jpeg, ts) ?? false,
@@ -85,7 +97,7 @@ export function startVlmStream(options: VlmStreamOptions): VlmStream {
   let pipeline: Subscription | undefined = options.frames$
     .pipe(
       sampleFps({ fps: options.fps ?? 2, timeOf: (f: Frame) => f.capturedAt }),
-      filter(() => sender.attached),
+      filter(() => sender.attached || (skipped++, false)),
       encode,
     )
     .subscribe({
@@ -95,7 +107,7 @@ export function startVlmStream(options: VlmStreamOptions): VlmStream {
   actor.start();
   return {
     actor,
-    stats: () => ({ ...sender.stats(), encodeDropped: encodeStats.dropped, encoded: encodeStats.processed }),
+    stats,
     stop() {
       pipeline?.unsubscribe();
       pipeline = undefined;

@@ -5,6 +5,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
+import { Backoff, type RandomSource } from '../backoff.js';
 import { CortexError, describeError } from '../errors.js';
 import { redact } from '../redact.js';
 import type { ToolDefinition } from '../cloud/protocol.js';
@@ -18,9 +19,11 @@ export interface McpHubDeps {
   bus: AgentBus;
   /** Longest a tool call may take; default 30 s. */
   callTimeoutMs?: number;
-  /** First retry delay after a failure, doubled up to `maxRetryMs` (±20% jitter); default 1 s. */
+  /** First retry delay after a failure, doubled up to `maxRetryMs` (src/backoff.ts, equal jitter); default 1 s. */
   retryMs?: number;
   maxRetryMs?: number;
+  /** Random source of the backoff jitter (tests). */
+  random?: RandomSource;
   /** Longest a connection (start + initialize + tools/list) may take; default 15 s. */
   connectTimeoutMs?: number;
   /** Longest text handed back to the model per call; longer results are cut with a note. */
@@ -55,7 +58,8 @@ interface ServerState {
   config: McpServerConfig;
   client: Client | undefined;
   tools: ToolEntry[];
-  attempt: number;
+  /** Failures since the last good connection; reset once connected and listed. */
+  backoff: Backoff;
   timer: NodeJS.Timeout | undefined;
   connecting: Promise<void> | undefined;
   /** Aborts a connection attempt in progress (stop). */
@@ -121,9 +125,7 @@ export function createMcpHub(deps: McpHubDeps): McpHub {
 
   const scheduleRetry = (s: ServerState, reason: string) => {
     if (stopped || s.timer) return;
-    const base = Math.min(maxRetryMs, retryMs * 2 ** s.attempt);
-    const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-    s.attempt += 1;
+    const delay = s.backoff.fail();
     deps.logger.warn(`mcp server ${s.config.name} unavailable (${reason}); retry in ${delay} ms`);
     s.timer = setTimeout(() => {
       s.timer = undefined;
@@ -175,7 +177,7 @@ export function createMcpHub(deps: McpHubDeps): McpHub {
     client.onerror = (err) => deps.logger.debug(`mcp ${config.name}: ${describeError(err)}`);
     s.client = client;
     s.tools = tools;
-    s.attempt = 0;
+    s.backoff.reset();
     emit(config.name, 'connected', `${tools.length} tools`);
     deps.logger.info(`mcp server ${config.name} connected (${config.transport}), ${tools.length} tools`);
   };
@@ -202,7 +204,15 @@ export function createMcpHub(deps: McpHubDeps): McpHub {
           deps.logger.warn(`mcp server ${config.name} listed twice; the first is used`);
           continue;
         }
-        servers.set(config.name, { config, client: undefined, tools: [], attempt: 0, timer: undefined, connecting: undefined, abort: new AbortController() });
+        servers.set(config.name, {
+          config,
+          client: undefined,
+          tools: [],
+          backoff: new Backoff({ initialMs: retryMs, maxMs: maxRetryMs }, deps.random),
+          timer: undefined,
+          connecting: undefined,
+          abort: new AbortController(),
+        });
       }
       await Promise.all([...servers.values()].map((s) => connect(s)));
     },
