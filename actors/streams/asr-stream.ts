@@ -31,6 +31,8 @@ export interface AsrStreamOptions {
   systemId?: string;
   now?: () => number;
   random?: () => number;
+  /** Receives every event the session emits, from the first `connecting` on (registered before the actor starts). */
+  onEvent?: (event: { type: string; [k: string]: unknown }) => void;
   /** XState clock (tests pass a SimulatedClock). */
   clock?: SimulatedClock;
 }
@@ -100,6 +102,7 @@ export function startAsrStream(options: AsrStreamOptions): AsrStream {
     },
   });
   pump.start();
+  if (options.onEvent) actor.on('*', options.onEvent);
   actor.start();
   return {
     actor,

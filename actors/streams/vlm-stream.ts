@@ -22,6 +22,8 @@ export interface VlmStreamOptions {
   systemId?: string;
   now?: () => number;
   random?: () => number;
+  /** Receives every event the session emits, from the first `connecting` on (registered before the actor starts). */
+  onEvent?: (event: { type: string; [k: string]: unknown }) => void;
   clock?: SimulatedClock;
   /** Options of the sender (tests pass a virtual scheduler for its re-check timer). */
   sender?: FrameSenderOptions;
@@ -104,6 +106,7 @@ export function startVlmStream(options: VlmStreamOptions): VlmStream {
       next: (frame) => sender.offer(frame),
       error: (err: unknown) => actor.send({ type: 'link.fatal', reason: `camera stopped: ${err instanceof Error ? err.message : String(err)}` }),
     });
+  if (options.onEvent) actor.on('*', options.onEvent);
   actor.start();
   return {
     actor,
