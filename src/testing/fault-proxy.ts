@@ -69,7 +69,7 @@ export interface SocketRecord {
   kind: SocketKind;
   id: number;
   openedAt: number;
-  /** When it ended; `cut` when the proxy cut it. */
+  /** When it ended (for a cut: when the proxy cut it); `cut` when the proxy cut it. */
   closedAt?: number;
   cut?: boolean;
 }
@@ -237,6 +237,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       cut() {
         if (ended) return;
         record.cut = true;
+        record.closedAt = now();
         stats.sockets[kind].cut += 1;
         client.terminate();
         upstream.terminate();
@@ -244,7 +245,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       end() {
         if (ended) return;
         ended = true;
-        record.closedAt = now();
+        record.closedAt ??= now();
         stats.sockets[kind].closed += 1;
         for (const t of timers) clearTimeout(t);
         open.delete(handle);

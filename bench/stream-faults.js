@@ -1,0 +1,135 @@
+// Benchmark: ASR audio and VLM frames that reach the real local service through a peer cutting every socket 1.5 s after it opens, against a fault-free run at the same time, and how fast a dropped healthy connection is back.
+import { fork } from 'node:child_process';
+import { startFaultProxy } from '../dist/src/testing/fault-proxy.js';
+import { openSpeechlabAsr, openVision } from '../dist/src/cloud/sockets.js';
+import { chunkPcm } from '../dist/src/pipelines/pcm-chunker.js';
+import { createMicrophone } from '../dist/devices/microphone.js';
+import { createCamera } from '../dist/devices/camera.js';
+import { loadOpenCV } from '../dist/src/vision/opencv.js';
+import { startAsrStream } from '../dist/actors/streams/asr-stream.js';
+import { startVlmStream } from '../dist/actors/streams/vlm-stream.js';
+import { linkFromAsrSession, linkFromVisionSession } from '../dist/actors/streams/link.js';
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const SECONDS = arg('--seconds', 120);
+const CUT_MS = arg('--cut-ms', 1500);
+const FPS = 5;
+const TARGETS = { audio_ratio: 0.95, frames_ratio: 0.8, reconnect_p99_ms: 250 };
+await loadOpenCV();
+
+const percentile = (xs, p) => {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+// The service runs in its own process, as the hosted one runs on another machine: its recognition and
+// vision work does not stall the robot's event loop that is measured here.
+const child = fork(new URL('./lib/service-process.js', import.meta.url), { stdio: 'inherit' });
+const service = await new Promise((resolve, reject) => {
+  child.once('message', resolve);
+  child.once('exit', (code) => reject(new Error(`the service process exited with ${code}`)));
+});
+const { apiKey } = service;
+
+/** One robot: a replayed microphone and a synthetic camera on ASR and VLM streams through `proxy`. */
+function robot(proxy) {
+  const states = { asr: [], vlm: [] };
+  const mic = createMicrophone({ binding: 'replay', file: new URL('../config/media/turn_left.wav', import.meta.url).pathname, rate: 16000, loop: true, realtime: true, period_ms: 20 });
+  const asr = startAsrStream({
+    rate: 16000,
+    audio$: mic.pcm().pipe(chunkPcm({ rate: 16000 })),
+    onEvent: (e) => e.type === 'asr.state' && states.asr.push(e),
+    connect: async (signal) => linkFromAsrSession(await openSpeechlabAsr({ wsBaseUrl: proxy.wsUrl, apiKey, rate: 16000, languageCode: 'en', signal })),
+  });
+  const vlm = startVlmStream({
+    frames$: createCamera({ binding: 'synthetic', width: 640, height: 480, fps: 15 }).frames(),
+    fps: FPS,
+    onEvent: (e) => e.type === 'vlm.state' && states.vlm.push(e),
+    connect: async (signal) => linkFromVisionSession(await openVision({ vlmWsUrl: `${proxy.wsUrl}/vlm`, apiKey, signal })),
+  });
+  return {
+    states,
+    stop() {
+      asr.stop();
+      vlm.stop();
+      return { pump: asr.pump.stats(), frames: vlm.stats() };
+    },
+  };
+}
+
+const clean = await startFaultProxy({ target: service.url, script: {} });
+const faulty = await startFaultProxy({ target: service.url, script: { cutAfterMs: CUT_MS } });
+const robots = { baseline: robot(clean), faulty: robot(faulty) };
+const t0 = performance.now();
+await new Promise((r) => setTimeout(r, SECONDS * 1000));
+const wallS = (performance.now() - t0) / 1000;
+const ends = { baseline: robots.baseline.stop(), faulty: robots.faulty.stop() };
+const allClosed = (p) => () => {
+  const s = p.stats().sockets;
+  return s.speechlab.closed === s.speechlab.opened && s.vlm.closed === s.vlm.opened;
+};
+await Promise.all([clean.until(allClosed(clean), 'baseline sockets closed'), faulty.until(allClosed(faulty), 'faulty sockets closed')]);
+
+/** From each cut to the next socket of the same kind opening at the proxy. */
+function reconnectGaps(records) {
+  const gaps = [];
+  for (const kind of ['speechlab', 'vlm']) {
+    const mine = records.filter((r) => r.kind === kind);
+    for (let i = 0; i + 1 < mine.length; i++) if (mine[i].cut) gaps.push(mine[i + 1].openedAt - mine[i].closedAt);
+  }
+  return gaps;
+}
+
+const side = (name, proxy) => {
+  const s = proxy.stats();
+  const st = robots[name].states;
+  const count = (list, state) => list.filter((e) => e.state === state).length;
+  return {
+    audio_bytes_at_service: s.audioBytes,
+    audio_seconds_at_service: Math.round((s.audioBytes / 32000) * 10) / 10,
+    audio_bytes_sent: ends[name].pump.sentBytes,
+    audio_bytes_dropped_by_ring: ends[name].pump.droppedBytes,
+    frames_at_service: s.frames,
+    frames_sent: ends[name].frames.sent,
+    frames_dropped: ends[name].frames.replaced + ends[name].frames.droppedDisconnected + ends[name].frames.encodeDropped + ends[name].frames.skippedDisconnected,
+    sockets: s.sockets,
+    state_events: Object.fromEntries(
+      ['asr', 'vlm'].map((k) => [k, { connecting: count(st[k], 'connecting'), streaming: count(st[k], 'streaming'), backingOff: count(st[k], 'backingOff'), failed: count(st[k], 'failed') }]),
+    ),
+  };
+};
+const baseline = side('baseline', clean);
+const withFaults = side('faulty', faulty);
+const gaps = reconnectGaps(faulty.sockets());
+await clean.close();
+await faulty.close();
+child.disconnect();
+
+const ratio = (a, b) => (b > 0 ? Math.round((a / b) * 10000) / 10000 : null);
+const result = {
+  benchmark: 'stream-faults',
+  seconds: Math.round(wallS * 10) / 10,
+  cut_after_ms: CUT_MS,
+  vlm_fps: FPS,
+  service: 'local service in a child process, behind two fault proxies in this process (one scripted, one clean)',
+  baseline,
+  faulty: withFaults,
+  audio_ratio: ratio(withFaults.audio_bytes_at_service, baseline.audio_bytes_at_service),
+  frames_ratio: ratio(withFaults.frames_at_service, baseline.frames_at_service),
+  reconnect_ms: { n: gaps.length, p50: percentile(gaps, 50), p99: percentile(gaps, 99), max: gaps.length ? Math.max(...gaps) : null },
+  targets: TARGETS,
+};
+console.log(JSON.stringify(result, null, 2));
+const missed = [];
+if (!(result.audio_ratio >= TARGETS.audio_ratio)) missed.push(`audio ${result.audio_ratio} < ${TARGETS.audio_ratio}`);
+if (!(result.frames_ratio >= TARGETS.frames_ratio)) missed.push(`frames ${result.frames_ratio} < ${TARGETS.frames_ratio}`);
+if (!(gaps.length > 0 && result.reconnect_ms.p99 <= TARGETS.reconnect_p99_ms)) missed.push(`reconnect p99 ${result.reconnect_ms.p99} ms > ${TARGETS.reconnect_p99_ms} ms`);
+const pct = (r) => (r === null ? 'n/a' : `${(r * 100).toFixed(1)} %`);
+console.log(
+  `stream-faults: ${SECONDS} s, sockets cut every ${CUT_MS} ms (${withFaults.sockets.speechlab.cut} ASR + ${withFaults.sockets.vlm.cut} VLM cuts): audio ${pct(result.audio_ratio)} and frames ${pct(result.frames_ratio)} of the fault-free run, reconnect p50 ${result.reconnect_ms.p50} ms p99 ${result.reconnect_ms.p99} ms: ${missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'}`,
+);
+process.exit(0);
