@@ -8,6 +8,7 @@ import { AgentBus } from '../cortex/events.js';
 import { CortexError, describeError } from '../errors.js';
 import { createLogger, setLogger, type Logger } from '../log.js';
 import { Metrics, MetricsServer, metricsOptionsFromEnv } from '../metrics.js';
+import { feedMetrics } from '../metrics-feed.js';
 import { Notifier } from '../systemd/notify.js';
 import { Watchdog } from '../systemd/watchdog.js';
 import { EXIT, errLine, warnLine } from './output.js';
@@ -88,7 +89,6 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     ...(inspector ? { inspect: inspector.inspect } : {}),
     onTick: (mode, report) => {
       lastTick = Date.now();
-      metrics.recordTick(mode, report.latenessMs);
       if (!ready) {
         ready = true;
         void notifier.ready(`mode ${mode}`);
@@ -96,20 +96,17 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       }
     },
   });
+  const metricsSub = feedMetrics(bus, metrics, {
+    hertzOf: (mode) => loaded.config.modes[mode]?.hertz ?? 1,
+    modelOf: (mode) => loaded.config.modes[mode]?.cortex_llm.type,
+  });
   const busSub = bus.events$.subscribe((e) => {
     if (e.type === 'mode.changed') {
-      const hertz = loaded.config.modes[e.to]?.hertz ?? 1;
-      periodMs = 1000 / hertz;
+      periodMs = 1000 / (loaded.config.modes[e.to]?.hertz ?? 1);
       lastTick = Date.now();
-      metrics.enterMode(e.to, hertz);
       void notifier.status(`mode ${e.to}`);
-    } else if (e.type === 'model.answer') {
-      metrics.recordModelCall(e.model, e.latency_ms);
-      if (e.cost_cu) metrics.recordCu('chat', e.cost_cu);
     }
-    else if (e.type === 'model.error') metrics.recordModelCall(loaded.config.modes[e.mode]?.cortex_llm.type ?? 'model', 0, 'error');
   });
-  metrics.enterMode(agent.currentMode(), loaded.config.modes[agent.currentMode()]?.hertz ?? 1);
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -131,6 +128,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   clearTimeout(forTimer);
   watchdog.stop();
   busSub.unsubscribe();
+  metricsSub.unsubscribe();
   await bounded('service', service.close(), 2000, logger);
   if (metricsServer) await bounded('metrics', metricsServer.stop(), 1000, logger);
   if (inspector) inspector.stop();
