@@ -1,5 +1,7 @@
 // Benchmark: ASR audio and VLM frames that reach the real local service through a peer cutting every socket 1.5 s after it opens, against a fault-free run at the same time, and how fast a dropped healthy connection is back.
 import { fork } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startFaultProxy } from '../dist/src/testing/fault-proxy.js';
 import { openSpeechlabAsr, openVision } from '../dist/src/cloud/sockets.js';
 import { chunkPcm } from '../dist/src/pipelines/pcm-chunker.js';
@@ -46,7 +48,7 @@ function robot(proxy) {
     connect: async (signal) => linkFromAsrSession(await openSpeechlabAsr({ wsBaseUrl: proxy.wsUrl, apiKey, rate: 16000, languageCode: 'en', signal })),
   });
   const vlm = startVlmStream({
-    frames$: createCamera({ binding: 'synthetic', width: 640, height: 480, fps: 15 }).frames(),
+    frames$: createCamera({ binding: 'synthetic', width: 640, height: 480, fps: FPS }).frames(),
     fps: FPS,
     onEvent: (e) => e.type === 'vlm.state' && states.vlm.push(e),
     connect: async (signal) => linkFromVisionSession(await openVision({ vlmWsUrl: `${proxy.wsUrl}/vlm`, apiKey, signal })),
@@ -64,9 +66,15 @@ function robot(proxy) {
 const clean = await startFaultProxy({ target: service.url, script: {} });
 const faulty = await startFaultProxy({ target: service.url, script: { cutAfterMs: CUT_MS } });
 const robots = { baseline: robot(clean), faulty: robot(faulty) };
+// How often this process (robots and proxies) could not run: reconnect outliers that coincide with
+// stalls here, or with a loaded machine, are the machine's, not the policy's.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+const loadBefore = loadavg()[0];
 const t0 = performance.now();
 await new Promise((r) => setTimeout(r, SECONDS * 1000));
 const wallS = (performance.now() - t0) / 1000;
+loopDelay.disable();
 const ends = { baseline: robots.baseline.stop(), faulty: robots.faulty.stop() };
 const allClosed = (p) => () => {
   const s = p.stats().sockets;
@@ -121,6 +129,8 @@ const result = {
   audio_ratio: ratio(withFaults.audio_bytes_at_service, baseline.audio_bytes_at_service),
   frames_ratio: ratio(withFaults.frames_at_service, baseline.frames_at_service),
   reconnect_ms: { n: gaps.length, p50: percentile(gaps, 50), p99: percentile(gaps, 99), max: gaps.length ? Math.max(...gaps) : null },
+  event_loop_delay_ms: { p99: Math.round(loopDelay.percentile(99) / 1e5) / 10, max: Math.round(loopDelay.max / 1e5) / 10 },
+  load_average_1min: { before: loadBefore, after: loadavg()[0], cores: cpus().length },
   targets: TARGETS,
 };
 console.log(JSON.stringify(result, null, 2));
