@@ -40,21 +40,31 @@ const { apiKey } = service;
 /** One robot: a replayed microphone and a synthetic camera on ASR and VLM streams through `proxy`. */
 function robot(proxy) {
   const states = { asr: [], vlm: [] };
+  /** Client-side times (ms since epoch, the proxy's clock too) of closes seen and connects started/opened. */
+  const marks = { asr: [], vlm: [] };
+  const mark = (kind, what) => marks[kind].push({ what, at: Date.now() });
+  const timed = (kind, open) => async (signal) => {
+    mark(kind, 'start');
+    const link = await open(signal);
+    mark(kind, 'open');
+    return link;
+  };
   const mic = createMicrophone({ binding: 'replay', file: new URL('../config/media/turn_left.wav', import.meta.url).pathname, rate: 16000, loop: true, realtime: true, period_ms: 20 });
   const asr = startAsrStream({
     rate: 16000,
     audio$: mic.pcm().pipe(chunkPcm({ rate: 16000 })),
-    onEvent: (e) => e.type === 'asr.state' && states.asr.push(e),
-    connect: async (signal) => linkFromAsrSession(await openSpeechlabAsr({ wsBaseUrl: proxy.wsUrl, apiKey, rate: 16000, languageCode: 'en', signal })),
+    onEvent: (e) => (e.type === 'asr.state' ? states.asr.push(e) : e.type === 'asr.closed' && mark('asr', 'closed')),
+    connect: timed('asr', async (signal) => linkFromAsrSession(await openSpeechlabAsr({ wsBaseUrl: proxy.wsUrl, apiKey, rate: 16000, languageCode: 'en', signal }))),
   });
   const vlm = startVlmStream({
     frames$: createCamera({ binding: 'synthetic', width: 640, height: 480, fps: FPS }).frames(),
     fps: FPS,
-    onEvent: (e) => e.type === 'vlm.state' && states.vlm.push(e),
-    connect: async (signal) => linkFromVisionSession(await openVision({ vlmWsUrl: `${proxy.wsUrl}/vlm`, apiKey, signal })),
+    onEvent: (e) => (e.type === 'vlm.state' ? states.vlm.push(e) : e.type === 'vlm.closed' && mark('vlm', 'closed')),
+    connect: timed('vlm', async (signal) => linkFromVisionSession(await openVision({ vlmWsUrl: `${proxy.wsUrl}/vlm`, apiKey, signal }))),
   });
   return {
     states,
+    marks,
     stop() {
       asr.stop();
       vlm.stop();
@@ -82,14 +92,32 @@ const allClosed = (p) => () => {
 };
 await Promise.all([clean.until(allClosed(clean), 'baseline sockets closed'), faulty.until(allClosed(faulty), 'faulty sockets closed')]);
 
-/** From each cut to the next socket of the same kind opening at the proxy. */
-function reconnectGaps(records) {
+/**
+ * From each cut to the next socket of the same kind open at the proxy, and its parts: the cut seen
+ * by the client (`detect`), the policy's wait before the next connect (`policy`), the client's
+ * upgrade request reaching the proxy (`to_proxy`), the service accepting the proxy's own upgrade
+ * (`service_upgrade`).
+ */
+function reconnectGaps(records, marks) {
   const gaps = [];
-  for (const kind of ['speechlab', 'vlm']) {
+  const parts = { detect: [], policy: [], to_proxy: [], service_upgrade: [] };
+  for (const [kind, client] of [['speechlab', marks.asr], ['vlm', marks.vlm]]) {
     const mine = records.filter((r) => r.kind === kind);
-    for (let i = 0; i + 1 < mine.length; i++) if (mine[i].cut) gaps.push(mine[i + 1].openedAt - mine[i].closedAt);
+    for (let i = 0; i + 1 < mine.length; i++) {
+      if (!mine[i].cut) continue;
+      const cut = mine[i].closedAt;
+      gaps.push(mine[i + 1].openedAt - cut);
+      const after = (what, from) => client.find((m) => m.what === what && m.at >= from)?.at;
+      const closed = after('closed', cut);
+      const start = closed !== undefined ? after('start', closed) : undefined;
+      if (closed === undefined || start === undefined) continue;
+      parts.detect.push(closed - cut);
+      parts.policy.push(start - closed);
+      parts.to_proxy.push(mine[i + 1].requestedAt - start);
+      parts.service_upgrade.push(mine[i + 1].openedAt - mine[i + 1].requestedAt);
+    }
   }
-  return gaps;
+  return { gaps, parts };
 }
 
 const side = (name, proxy) => {
@@ -112,7 +140,7 @@ const side = (name, proxy) => {
 };
 const baseline = side('baseline', clean);
 const withFaults = side('faulty', faulty);
-const gaps = reconnectGaps(faulty.sockets());
+const { gaps, parts } = reconnectGaps(faulty.sockets(), robots.faulty.marks);
 await clean.close();
 await faulty.close();
 child.disconnect();
@@ -129,6 +157,7 @@ const result = {
   audio_ratio: ratio(withFaults.audio_bytes_at_service, baseline.audio_bytes_at_service),
   frames_ratio: ratio(withFaults.frames_at_service, baseline.frames_at_service),
   reconnect_ms: { n: gaps.length, p50: percentile(gaps, 50), p99: percentile(gaps, 99), max: gaps.length ? Math.max(...gaps) : null },
+  reconnect_parts_ms: Object.fromEntries(Object.entries(parts).map(([k, xs]) => [k, { p50: percentile(xs, 50), p99: percentile(xs, 99), max: xs.length ? Math.max(...xs) : null }])),
   event_loop_delay_ms: { p99: Math.round(loopDelay.percentile(99) / 1e5) / 10, max: Math.round(loopDelay.max / 1e5) / 10 },
   load_average_1min: { before: loadBefore, after: loadavg()[0], cores: cpus().length },
   targets: TARGETS,

@@ -68,6 +68,9 @@ export interface FaultProxyStats {
 export interface SocketRecord {
   kind: SocketKind;
   id: number;
+  /** When the client's upgrade request reached the proxy (then the proxy opened its own to the service). */
+  requestedAt: number;
+  /** When the service accepted and the client's upgrade completed. */
   openedAt: number;
   /** When it ended (for a cut: when the proxy cut it); `cut` when the proxy cut it. */
   closedAt?: number;
@@ -174,6 +177,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
+    const requestedAt = now();
     stats.upgrades += 1;
     const kind = socketKindOf(new URL(req.url ?? '/', 'http://proxy').pathname);
     const reject = applies(kind) ? script.rejectUpgrade : undefined;
@@ -215,12 +219,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       if (settled) return upstream.terminate();
       settled = true;
       socket.off('close', gaveUp);
-      wss.handleUpgrade(req, socket, head, (client) => pipe(kind, client, upstream, early));
+      wss.handleUpgrade(req, socket, head, (client) => pipe(kind, client, upstream, early, requestedAt));
     });
   });
 
-  const pipe = (kind: SocketKind, client: WebSocket, upstream: WebSocket, early: Array<[RawData, boolean]>) => {
-    const record: SocketRecord = { kind, id: nextId++, openedAt: now() };
+  const pipe = (kind: SocketKind, client: WebSocket, upstream: WebSocket, early: Array<[RawData, boolean]>, requestedAt: number) => {
+    const record: SocketRecord = { kind, id: nextId++, requestedAt, openedAt: now() };
     records.push(record);
     if (records.length > MAX_RECORDS) records.shift();
     stats.sockets[kind].opened += 1;
