@@ -45,10 +45,13 @@ t.test('a socket cut 1.5 s after it opens: every drop reconnects at once as atte
   const s = rig.proxy.stats();
   for (const kind of ['asr', 'vlm'] as const) {
     const states = rig.states(kind);
-    t.notOk(states.some((e) => e.state === 'backingOff' || e.state === 'failed'), `${kind}: no backoff, no failure`);
+    t.notOk(states.some((e) => e.state === 'failed'), `${kind}: no failure`);
+    // Each connection lived 1.5 s, so each was healthy: replaced at once (a wait only if the client saw
+    // it open less than minCycleMs, 1 s, before the cut), never a growing backoff.
+    t.ok(states.every((e) => e.state !== 'backingOff' || (e.attempt === 1 && (e.delay_ms as number) <= 1000)), `${kind}: no backoff beyond the minimum cycle`);
     const reconnects = states.filter((e) => e.state === 'connecting').slice(1);
     t.ok(reconnects.length >= 3, `${kind}: ${reconnects.length} reconnects`);
-    t.ok(reconnects.every((e) => e.attempt === 1 && /reconnecting at once: socket closed \(1006/.test(String(e.reason))), `${kind}: each one attempt 1, at once, with the reason`);
+    t.ok(reconnects.every((e) => e.attempt === 1 && /socket closed \(1006/.test(String(e.reason))), `${kind}: each one attempt 1, with the reason`);
     t.match(states.at(-1), { state: 'stopped' });
   }
   assertAudio(t, rig, s.sockets.speechlab.cut);
