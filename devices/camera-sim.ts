@@ -1,7 +1,7 @@
 // The simulated cameras: a video file read by OpenCV at its frame rate, or generated frames with a moving shape.
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { Frame } from '../src/pipelines/jpeg.js';
-import { loadOpenCV, cvCall, cvCallAsync, type OpenCV, type Mat } from '../src/vision/opencv.js';
+import { loadOpenCV, cvCall, cvCallAsync, releaseMat, type OpenCV, type Mat } from '../src/vision/opencv.js';
 import { DeviceError } from './device-error.js';
 import type { FileCameraConfig, SyntheticCameraConfig } from './camera.js';
 
@@ -37,13 +37,23 @@ function paced(periodMs: number, tick: (n: number) => Promise<boolean> | boolean
   };
 }
 
-/** Frames of a video file at `fps` (default the file's), looping or completing at the end. */
+/**
+ * Frames of a video file at `fps` (default the file's), looping or completing at the end. The capture
+ * is released only after the read in flight (on libuv's pool) has returned; a frame read after
+ * teardown is released at once.
+ */
 export function fileFrames(config: FileCameraConfig, scheduler: SchedulerLike = asyncScheduler): Observable<Frame> {
   return new Observable<Frame>((subscriber) => {
     let stop: (() => void) | undefined;
     let cap: { readAsync(): Promise<Mat>; release(): void } | undefined;
     let closed = false;
     let seq = 0;
+    let reading: Promise<unknown> = Promise.resolve();
+    const read = (): Promise<Mat> => {
+      const p = cvCallAsync('read video', () => cap!.readAsync());
+      reading = p.catch(() => undefined);
+      return p;
+    };
     const open = (cv: OpenCV) => cvCall(`open video ${config.file}`, () => new cv.VideoCapture(config.file));
     loadOpenCV()
       .then((cv) => {
@@ -55,7 +65,7 @@ export function fileFrames(config: FileCameraConfig, scheduler: SchedulerLike = 
         stop = paced(
           1000 / fps,
           async () => {
-            let mat = await cvCallAsync('read video', () => cap!.readAsync());
+            let mat = await read();
             if (mat.empty) {
               if (!config.loop) {
                 subscriber.complete();
@@ -63,11 +73,15 @@ export function fileFrames(config: FileCameraConfig, scheduler: SchedulerLike = 
               }
               cap!.release();
               cap = open(cv);
-              mat = await cvCallAsync('read video', () => cap!.readAsync());
+              mat = await read();
               if (mat.empty) throw new DeviceError('camera', `${config.file} has no frames`);
             }
-            if (!closed) subscriber.next({ mat, capturedAt: Date.now(), seq: seq++ });
-            return !closed;
+            if (closed) {
+              releaseMat(mat);
+              return false;
+            }
+            subscriber.next({ mat, capturedAt: Date.now(), seq: seq++ });
+            return true;
           },
           (err) => subscriber.error(DeviceError.from('camera', err)),
           scheduler,
@@ -77,8 +91,7 @@ export function fileFrames(config: FileCameraConfig, scheduler: SchedulerLike = 
     return () => {
       closed = true;
       stop?.();
-      const c = cap;
-      setImmediate(() => c?.release());
+      void reading.then(() => cap?.release());
     };
   });
 }
@@ -115,6 +128,7 @@ export function syntheticFrames(config: SyntheticCameraConfig, scheduler: Schedu
         stop = paced(
           1000 / config.fps,
           (n) => {
+            if (closed) return false;
             // `seq` is the slot number, so slots skipped under load show as gaps; `frames` counts emitted frames.
             subscriber.next({ mat: drawSyntheticFrame(cv, config.width, config.height, n), capturedAt: Date.now(), seq: n });
             emitted += 1;

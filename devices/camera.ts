@@ -3,7 +3,7 @@ import { Observable, Subject } from 'rxjs';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { Frame } from '../src/pipelines/jpeg.js';
-import { loadOpenCV, cvCall, cvCallAsync, type OpenCV } from '../src/vision/opencv.js';
+import { loadOpenCV, cvCall, cvCallAsync, releaseMat, type OpenCV } from '../src/vision/opencv.js';
 import { DeviceError, withRestarts } from './device-error.js';
 import { fileFrames, syntheticFrames } from './camera-sim.js';
 
@@ -73,29 +73,37 @@ export function openCapture(cv: OpenCV, config: Pick<OpenCvCameraConfig, 'device
   return cap;
 }
 
-/** One capture session: reads frames back to back (the driver paces them); errors when a read fails. */
+/**
+ * One capture session: reads frames back to back (the driver paces them); errors when a read fails.
+ * The capture is released only once no read is in flight, so teardown never frees a capture a libuv
+ * thread is reading from; a frame read after teardown is released at once (src/pipelines/frame.ts).
+ */
 function captureOnce(config: OpenCvCameraConfig, seqStart: { next: number }): Observable<Frame> {
   return new Observable<Frame>((subscriber) => {
     let stopped = false;
-    let release: (() => void) | undefined;
-    (async () => {
+    const loop = (async () => {
       const cv = await loadOpenCV();
+      if (stopped) return;
       const cap = openCapture(cv, config);
-      release = () => cap.release();
-      if (stopped) return release();
-      while (!stopped) {
-        const mat = await cvCallAsync('read camera', () => cap.readAsync());
-        if (stopped) break;
-        if (mat.empty) throw new DeviceError('camera', `camera ${String(config.device)} returned no frame (unplugged?)`);
-        subscriber.next({ mat, capturedAt: Date.now(), seq: seqStart.next++ });
+      try {
+        while (!stopped) {
+          const mat = await cvCallAsync('read camera', () => cap.readAsync());
+          if (stopped) {
+            releaseMat(mat);
+            break;
+          }
+          if (mat.empty) throw new DeviceError('camera', `camera ${String(config.device)} returned no frame (unplugged?)`);
+          subscriber.next({ mat, capturedAt: Date.now(), seq: seqStart.next++ });
+        }
+      } finally {
+        cap.release();
       }
-    })().catch((err: unknown) => {
+    })();
+    loop.catch((err: unknown) => {
       if (!stopped) subscriber.error(DeviceError.from('camera', err));
     });
     return () => {
       stopped = true;
-      // A read may be in flight on the thread pool; releasing after it returns is done by the loop.
-      setImmediate(() => release?.());
     };
   });
 }

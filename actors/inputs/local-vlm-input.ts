@@ -1,11 +1,11 @@
 // LocalVLMInput: faces and motion described on the robot with OpenCV (no network); the newest description becomes the "Vision: ..." line.
-import { Observable, defer, from, map, switchMap } from 'rxjs';
+import { Observable, defer, finalize, from, map, switchMap } from 'rxjs';
 import { z } from 'zod';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import type { PluginSpec } from '../../src/plugin-registry.js';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';
 import { latestWins, type LatestWinsStats } from '../../src/pipelines/latest-wins.js';
-import type { Frame } from '../../src/pipelines/jpeg.js';
+import { consumeFrame, releaseFrame, type Frame } from '../../src/pipelines/frame.js';
 import { VisionAnalyser, describe, type FrameAnalysis } from '../../src/vision/analyse.js';
 import { CameraConfigSchema, createCamera, type Camera } from '../../devices/camera.js';
 import { BufferedInput, CommonInputFields } from './buffered-input.js';
@@ -30,7 +30,8 @@ export interface LocalVisionRaw {
  * Listening opens the camera; frames are sampled to `fps` and analysed one at a time, latest frame
  * wins (an analysis slower than the camera never builds a queue; `stats.dropped` counts skipped
  * frames). The description is the service's (`describe`), so the prompt reads the same offline and
- * hosted. The buffer keeps only the newest; messages are `final: false`.
+ * hosted. The buffer keeps only the newest; messages are `final: false`. Every frame is released
+ * once analysed or dropped (src/pipelines/frame.ts).
  */
 export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   readonly stats: LatestWinsStats = { processed: 0, dropped: 0 };
@@ -55,8 +56,13 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
     return defer(() => from(VisionAnalyser.create())).pipe(
       switchMap((analyser) =>
         this.camera.frames().pipe(
-          sampleFps({ fps: this.config.fps, timeOf: (f: Frame) => f.capturedAt }),
-          latestWins((frame: Frame) => from(analyser.analyseMat(frame.mat)).pipe(map((analysis) => ({ analysis, at: frame.capturedAt }))), this.stats),
+          sampleFps({ fps: this.config.fps, timeOf: (f: Frame) => f.capturedAt, onDrop: releaseFrame }),
+          latestWins(
+            consumeFrame((frame: Frame) => from(analyser.analyseMat(frame.mat)).pipe(map((analysis) => ({ analysis, at: frame.capturedAt })))),
+            this.stats,
+            releaseFrame,
+          ),
+          finalize(() => analyser.dispose()),
         ),
       ),
       map(({ analysis, at }) => ({ text: describe(analysis), analysis, at })),

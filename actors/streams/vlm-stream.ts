@@ -1,7 +1,8 @@
 // A VLM stream: camera frames sampled, JPEG-encoded off the event loop and sent latest-frame-wins into a retrying vision socket session that emits vlm.* events.
 import { createActor, type Actor, type SimulatedClock } from 'xstate';
-import { filter, type Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import type { Observable, OperatorFunction, Subscription } from 'rxjs';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';
+import { passFramesWhile, releaseFrame } from '../../src/pipelines/frame.js';
 import { DEFAULT_JPEG_QUALITY, encodeJpegLatest, type EncodedFrame, type Frame } from '../../src/pipelines/jpeg.js';
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { FrameSender, type FrameSenderOptions, type FrameSenderStats } from './frame-sender.js';
@@ -98,8 +99,8 @@ export function startVlmStream(options: VlmStreamOptions): VlmStream {
   });
   let pipeline: Subscription | undefined = options.frames$
     .pipe(
-      sampleFps({ fps: options.fps ?? 2, timeOf: (f: Frame) => f.capturedAt }),
-      filter(() => sender.attached || (skipped++, false)),
+      sampleFps({ fps: options.fps ?? 2, timeOf: (f: Frame) => f.capturedAt, onDrop: releaseFrame }),
+      passFramesWhile(() => sender.attached || (skipped++, false)),
       encode,
     )
     .subscribe({

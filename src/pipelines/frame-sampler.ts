@@ -12,6 +12,8 @@ export interface SampleFpsOptions<T> {
    * sampled at 30 fps with jitter stays at 30, not 15.
    */
   tolerance?: number;
+  /** Called with each item not taken (frames are released here: src/pipelines/frame.ts). */
+  onDrop?: (item: T) => void;
 }
 
 /**
@@ -34,7 +36,7 @@ export function sampleFps<T>(options: SampleFpsOptions<T>): OperatorFunction<T, 
           if (nextDue === undefined || t >= nextDue - slack) {
             nextDue = nextDue === undefined || t - nextDue > period ? t + period : nextDue + period;
             subscriber.next(item);
-          }
+          } else options.onDrop?.(item);
         },
         error: (err) => subscriber.error(err),
         complete: () => subscriber.complete(),

@@ -4,5 +4,6 @@ export * from './asr-framing.js';
 export * from './ring-buffer.js';
 export * from './frame-sampler.js';
 export * from './latest-wins.js';
+export * from './frame.js';
 export * from './jpeg.js';
 export * from './mute.js';

@@ -1,15 +1,10 @@
 // Encodes camera frames to JPEG with OpenCV (async, off the event loop) and frames them as vision socket messages.
 import { type OperatorFunction } from 'rxjs';
-import { loadOpenCV, cvCall, cvCallAsync, type Mat } from '../vision/opencv.js';
+import { loadOpenCV, cvCall, cvCallAsync } from '../vision/opencv.js';
+import { consumeFrame, releaseFrame, type Frame } from './frame.js';
 import { latestWins, type LatestWinsStats } from './latest-wins.js';
 
-/** One captured image. `mat` is an OpenCV BGR image; `capturedAt` is ms since the epoch. */
-export interface Frame {
-  mat: Mat;
-  capturedAt: number;
-  /** Position in the capture stream, from 0; gaps show dropped frames. */
-  seq: number;
-}
+export type { Frame };
 
 export interface EncodedFrame {
   jpeg: Buffer;
@@ -51,11 +46,12 @@ export async function encodeJpeg(frame: Frame, quality: number = DEFAULT_JPEG_QU
 /**
  * Encodes frames one at a time off the event loop. Rate: as fast as the encoder allows, at most the
  * source's. Drop policy: latest-frame-wins (a frame arriving while one is encoding replaces the
- * waiting one; `stats.dropped` counts them), so a slow encoder never builds a queue.
+ * waiting one; `stats.dropped` counts them), so a slow encoder never builds a queue. Owns the frames
+ * it receives: each is released once encoded or replaced (src/pipelines/frame.ts).
  */
 export function encodeJpegLatest(quality: number = DEFAULT_JPEG_QUALITY, stats?: LatestWinsStats): OperatorFunction<Frame, EncodedFrame> {
   checkQuality(quality);
-  return latestWins((frame: Frame) => encodeJpeg(frame, quality), stats);
+  return latestWins(consumeFrame((frame: Frame) => encodeJpeg(frame, quality)), stats, releaseFrame);
 }
 
 /** The vision socket message for an encoded frame. */

@@ -12,7 +12,8 @@ export interface LatestWinsStats {
  * Applies `work` to one item at a time. While work is running, at most one item waits: a newer
  * arrival replaces it (counted in `stats.dropped`). So a consumer slower than the producer never
  * builds a queue: memory stays at one running plus one waiting item, and what it processes is the
- * freshest. `onDrop` lets the owner release a replaced item (for example a native image).
+ * freshest. `onDrop` lets the owner release an item that will never be worked on: replaced by a
+ * newer one, or still waiting when the output is unsubscribed (for example a native image).
  * Rate: that of the consumer, at most that of the source. Drop policy: latest wins.
  */
 export function latestWins<T, R>(
@@ -65,6 +66,8 @@ export function latestWins<T, R>(
       return () => {
         input.unsubscribe();
         running?.unsubscribe();
+        // The waiting item will never be worked on: give it back to its owner.
+        if (waiting) onDrop?.(waiting.item);
         waiting = undefined;
       };
     });

@@ -1,6 +1,6 @@
 // Vision description with OpenCV, shared by the local service and the robot: faces (Haar cascade) and motion between frames, as one sentence.
 import { existsSync } from 'node:fs';
-import { cvCall, cvCallAsync, loadOpenCV, type Mat, type OpenCV } from './opencv.js';
+import { cvCall, cvCallAsync, loadOpenCV, releaseMat, type Mat, type OpenCV } from './opencv.js';
 
 /** Where Debian's opencv-data keeps the cascades. */
 export const HAAR_DIRS = ['/usr/share/opencv4/haarcascades', '/usr/share/opencv/haarcascades'];
@@ -37,7 +37,11 @@ export function describe(a: FrameAnalysis): string {
   return parts.join(' ');
 }
 
-/** Per-session analyser: keeps the previous small grey frame for motion. */
+/**
+ * Per-session analyser: keeps the previous small grey frame for motion. Every Mat it makes is
+ * released before the call returns (V8 does not see Mat memory: src/vision/opencv.ts), except that
+ * small frame, which the next call replaces and `dispose()` frees. The caller's image stays the caller's.
+ */
 export class VisionAnalyser {
   private prev: Mat | undefined;
   private constructor(
@@ -58,10 +62,12 @@ export class VisionAnalyser {
   analyse(image: Buffer): FrameAnalysis {
     const cv = this.cv;
     const mat = cvCall('decode frame', () => cv.imdecode(image));
-    if (mat.empty || mat.cols === 0) throw new Error('frame is not a decodable image');
-    const { grey, eq } = this.prepare(mat);
-    const found = cvCall('detect faces', () => this.cascade.detectMultiScale(eq, 1.1, 4, 0, new cv.Size(24, 24)));
-    return this.finish(mat, grey, found.objects);
+    try {
+      if (mat.empty || mat.cols === 0) throw new Error('frame is not a decodable image');
+      return this.withPrepared(mat, (eq) => cvCall('detect faces', () => this.cascade.detectMultiScale(eq, 1.1, 4, 0, new cv.Size(24, 24))).objects);
+    } finally {
+      releaseMat(mat);
+    }
   }
 
   /**
@@ -71,32 +77,84 @@ export class VisionAnalyser {
   async analyseMat(mat: Mat): Promise<FrameAnalysis> {
     const cv = this.cv;
     if (mat.empty || mat.cols === 0) throw new Error('frame is empty');
+    return this.withPreparedAsync(mat, async (eq) => (await cvCallAsync('detect faces', () => this.cascade.detectMultiScaleAsync(eq, 1.1, 4, 0, new cv.Size(24, 24)))).objects);
+  }
+
+  /** Frees the frame kept for motion; the analyser can still be used (motion starts over). */
+  dispose(): void {
+    releaseMat(this.prev);
+    this.prev = undefined;
+  }
+
+  private withPrepared(mat: Mat, detect: (eq: Mat) => Rect[]): FrameAnalysis {
     const { grey, eq } = this.prepare(mat);
-    const found = await cvCallAsync('detect faces', () => this.cascade.detectMultiScaleAsync(eq, 1.1, 4, 0, new cv.Size(24, 24)));
-    return this.finish(mat, grey, found.objects);
+    try {
+      return this.finish(mat, grey, detect(eq));
+    } finally {
+      this.releasePrepared(mat, grey, eq);
+    }
+  }
+
+  private async withPreparedAsync(mat: Mat, detect: (eq: Mat) => Promise<Rect[]>): Promise<FrameAnalysis> {
+    const { grey, eq } = this.prepare(mat);
+    try {
+      // Width and height are read before the await: the owner may release the frame meanwhile.
+      const size = { cols: mat.cols, rows: mat.rows };
+      const faces = await detect(eq);
+      return this.finish(size, grey, faces);
+    } finally {
+      this.releasePrepared(mat, grey, eq);
+    }
   }
 
   private prepare(mat: Mat): { grey: Mat; eq: Mat } {
     const grey = cvCall('grey', () => (mat.channels === 1 ? mat : mat.bgrToGray()));
-    const eq = cvCall('equalize', () => grey.equalizeHist());
-    return { grey, eq };
+    try {
+      return { grey, eq: cvCall('equalize', () => grey.equalizeHist()) };
+    } catch (err) {
+      if (grey !== mat) releaseMat(grey);
+      throw err;
+    }
   }
 
-  private finish(mat: Mat, grey: Mat, faces: Array<{ x: number; y: number; width: number; height: number }>): FrameAnalysis {
+  private releasePrepared(mat: Mat, grey: Mat, eq: Mat): void {
+    releaseMat(eq);
+    if (grey !== mat) releaseMat(grey);
+  }
+
+  private finish(size: { cols: number; rows: number }, grey: Mat, faces: Rect[]): FrameAnalysis {
     const cv = this.cv;
-    const small = cvCall('shrink', () => grey.resize(120, 160).gaussianBlur(new cv.Size(5, 5), 0));
+    const resized = cvCall('shrink', () => grey.resize(120, 160));
+    let small: Mat;
+    try {
+      small = cvCall('blur', () => resized.gaussianBlur(new cv.Size(5, 5), 0));
+    } finally {
+      releaseMat(resized);
+    }
     let motion: number | undefined;
     if (this.prev) {
       const prev = this.prev;
-      const diff = cvCall('motion', () => small.absdiff(prev).threshold(25, 255, cv.THRESH_BINARY));
-      motion = diff.countNonZero() / (diff.rows * diff.cols);
+      const diff = cvCall('motion', () => small.absdiff(prev));
+      try {
+        const moved = cvCall('motion', () => diff.threshold(25, 255, cv.THRESH_BINARY));
+        try {
+          motion = moved.countNonZero() / (moved.rows * moved.cols);
+        } finally {
+          releaseMat(moved);
+        }
+      } finally {
+        releaseMat(diff);
+      }
+      releaseMat(prev);
     }
     this.prev = small;
     return {
       faces: faces.map((r) => ({ x: r.x, y: r.y, width: r.width, height: r.height })),
       motion,
-      width: mat.cols,
-      height: mat.rows,
+      width: size.cols,
+      height: size.rows,
     };
   }
 }
+
+type Rect = { x: number; y: number; width: number; height: number };

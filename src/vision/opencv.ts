@@ -30,6 +30,15 @@ let loaded: OpenCV | undefined;
  * system build instead of trying to compile its own (`OPENCV4NODEJS_DISABLE_AUTOBUILD`,
  * `OPENCV_LIB_DIR` by architecture, unless already set), lowers OpenCV's native log level to errors
  * (GStreamer warnings otherwise reach stderr), and silences opencv-build's `Info:` lines.
+ *
+ * It always turns the binding's external memory tracking off (`OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING`).
+ * That tracker is a cv::MatAllocator that calls V8's AdjustAmountOfExternalAllocatedMemory from
+ * whichever main-thread allocation or deallocation comes next, including a Mat freed by a GC
+ * finalizer; Mats allocated by the `*Async` calls on libuv's pool are reported late, so such a
+ * finalizer reports a positive change in the middle of a collection and V8 aborts the process
+ * (`Check failed: marking_done_` in CppHeap::TraceEpilogue, seen when camera modes switch quickly).
+ * Without the tracker V8 does not see Mat memory, so every owner releases its Mats explicitly
+ * (src/pipelines/frame.ts states the rule); memory then does not depend on when GC runs.
  * Rejects with `OpenCvError('opencv_unavailable')` when the native module is missing or broken;
  * a failed load is not cached, so a later call retries.
  */
@@ -39,6 +48,8 @@ export function loadOpenCV(): Promise<OpenCV> {
     process.env.OPENCV4NODEJS_DISABLE_AUTOBUILD ??= '1';
     process.env.OPENCV_LIB_DIR ??= systemOpenCvLibDir();
     process.env.OPENCV_LOG_LEVEL ??= 'ERROR';
+    // Read by the addon when it loads (any value disables it); see above for why it must be off.
+    process.env.OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING = '1';
     try {
       const build = await import('@u4/opencv-build');
       build.Log.silence = true;
@@ -68,6 +79,20 @@ export function openCvIfLoaded(): OpenCV | undefined {
 export function toOpenCvError(operation: string, err: unknown): OpenCvError {
   if (err instanceof OpenCvError) return err;
   return new OpenCvError('opencv_failed', `${operation}: ${describeError(err)}`, { cause: err });
+}
+
+/**
+ * Frees a Mat's pixels now instead of at some later garbage collection. Safe on a Mat that an
+ * `*Async` call is still using: the worker holds its own reference to the pixels, so they are freed
+ * when it finishes. Safe twice; never throws (a Mat freed here is just empty afterwards).
+ */
+export function releaseMat(mat: Mat | undefined | null): void {
+  if (!mat) return;
+  try {
+    mat.release();
+  } catch {
+    // A released or foreign object: nothing left to free.
+  }
 }
 
 /** Runs a synchronous OpenCV call; a thrown string becomes an `OpenCvError`. */

@@ -5,6 +5,8 @@ import { timer, map, take, from, lastValueFrom, toArray, Subject } from 'rxjs';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';
 import { latestWins } from '../../src/pipelines/latest-wins.js';
 import { encodeJpeg, encodeJpegSync, toVlmMessage, encodeJpegLatest } from '../../src/pipelines/jpeg.js';
+import { consumeFrame, passFramesWhile, releaseFrame, type Frame } from '../../src/pipelines/frame.js';
+import { syntheticFrames } from '../../devices/camera-sim.js';
 import { loadOpenCV } from '../../src/vision/opencv.js';
 
 const scheduler = (t: { same: (a: unknown, b: unknown) => void }) => new TestScheduler((actual, expected) => t.same(actual, expected));
@@ -71,6 +73,39 @@ t.test('JPEG: quality changes the size, async equals sync, the vision message is
   t.equal(msg.timestamp, 1_700_000_000.123);
   t.same(Buffer.from(msg.frame, 'base64'), q70.jpeg);
   await t.rejects(encodeJpeg(frame, 101), RangeError);
-  const out = await lastValueFrom(from([frame, frame, frame]).pipe(encodeJpegLatest(70), toArray()));
+  // The latest-wins encoder owns what it is given: three frames in, each released once done or replaced.
+  const three = [0, 1, 2].map((seq) => ({ mat: mat.copy(), capturedAt: frame.capturedAt, seq }));
+  const out = await lastValueFrom(from(three).pipe(encodeJpegLatest(70), toArray()));
   t.ok(out.length >= 1 && out.length <= 3);
+  t.ok(three.every((f) => f.mat.empty), 'every frame given to the encoder is released');
+});
+
+t.test('every frame a camera emits is released by the pipeline: sampled out, held back, replaced or encoded', async (t) => {
+  const seen: Frame[] = [];
+  let open = false;
+  const frames = syntheticFrames({ binding: 'synthetic', width: 320, height: 240, fps: 200, frames: 60 });
+  const stats = { processed: 0, dropped: 0 };
+  const encoded = await lastValueFrom(
+    frames.pipe(
+      map((f) => (seen.push(f), f)),
+      sampleFps({ fps: 100, timeOf: (f: Frame) => f.capturedAt, onDrop: releaseFrame }),
+      // Alternately open and closed, as a socket that drops and reconnects.
+      passFramesWhile(() => (open = !open)),
+      encodeJpegLatest(70, stats),
+      toArray(),
+    ),
+  );
+  t.equal(seen.length, 60, 'the camera produced every frame');
+  t.ok(encoded.length > 0, 'some frames were encoded');
+  t.same(seen.filter((f) => !f.mat.empty).map((f) => f.seq), [], 'no frame still holds its pixels');
+});
+
+t.test('consumeFrame releases the frame when its work is cancelled', async (t) => {
+  const cv = await loadOpenCV();
+  const frame: Frame = { mat: new cv.Mat(48, 64, cv.CV_8UC3, [1, 2, 3]), capturedAt: 0, seq: 0 };
+  const never = new Subject<number>();
+  const sub = consumeFrame(() => never)(frame).subscribe();
+  t.notOk(frame.mat.empty, 'held while the work runs');
+  sub.unsubscribe();
+  t.ok(frame.mat.empty, 'released once the work is cancelled');
 });
