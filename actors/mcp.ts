@@ -7,7 +7,7 @@ import type { AgentBus } from '../src/cortex/events.js';
 import { callMcpTool, connectMcpServer, MCP_DEFAULTS, McpCallError, type McpConnection, type McpOptions, type McpToolEntry } from '../src/cortex/mcp.js';
 import { describeError } from '../src/errors.js';
 import { redact } from '../src/redact.js';
-import { backoffDelay } from '../devices/device-error.js';
+import { backoffDelay } from '../src/backoff.js';
 
 export interface McpServerInput {
   config: McpServerConfig;
@@ -19,7 +19,7 @@ export interface McpServerInput {
 }
 
 interface Ctx extends McpServerInput {
-  limits: Required<McpOptions>;
+  limits: typeof MCP_DEFAULTS;
   connection: McpConnection | undefined;
   attempt: number;
   error: string | undefined;
@@ -27,6 +27,12 @@ interface Ctx extends McpServerInput {
 }
 
 type Ev = { type: 'mcp.lost'; reason: string };
+
+/** The limits of a server: the options given over the defaults (the random source stays in `options`). */
+function limitsOf(options: McpOptions | undefined): typeof MCP_DEFAULTS {
+  const { random: _random, ...given } = options ?? {};
+  return { ...MCP_DEFAULTS, ...given };
+}
 
 const emit = (c: Ctx, state: 'connected' | 'failed' | 'stopped' | 'call', detail?: string) =>
   c.bus.emit({ type: 'mcp', at: Date.now(), server: c.config.name, state, ...(detail !== undefined ? { detail: redact(detail) } : {}) });
@@ -40,7 +46,7 @@ const emit = (c: Ctx, state: 'connected' | 'failed' | 'stopped' | 'call', detail
 export const mcpServerMachine = setup({
   types: { context: {} as Ctx, events: {} as Ev, input: {} as McpServerInput },
   actors: {
-    connect: fromPromise<McpConnection, { config: McpServerConfig; logger: Logger; limits: Required<McpOptions> }>(({ input, signal }) =>
+    connect: fromPromise<McpConnection, { config: McpServerConfig; logger: Logger; limits: typeof MCP_DEFAULTS }>(({ input, signal }) =>
       connectMcpServer(input.config, { logger: input.logger, connectTimeoutMs: input.limits.connectTimeoutMs, signal }),
     ),
     watch: fromCallback<{ type: 'none' }, { connection: McpConnection; track?: (p: Promise<unknown>) => void; onStopped: () => void }>(({ input, sendBack }) => {
@@ -64,7 +70,7 @@ export const mcpServerMachine = setup({
   actions: {
     planRetry: assign(({ context }, params: { error: string }) => {
       const attempt = context.attempt + 1;
-      const nextDelayMs = backoffDelay(attempt, { initialMs: context.limits.retryMs, maxMs: context.limits.maxRetryMs });
+      const nextDelayMs = backoffDelay(attempt, { initialMs: context.limits.retryMs, maxMs: context.limits.maxRetryMs }, context.options?.random);
       context.logger.warn(`mcp server ${context.config.name} unavailable (${params.error}); retry in ${nextDelayMs} ms`);
       emit(context, 'failed', params.error);
       return { attempt, nextDelayMs, error: params.error, connection: undefined };
@@ -72,7 +78,7 @@ export const mcpServerMachine = setup({
   },
 }).createMachine({
   id: 'mcp',
-  context: ({ input }) => ({ ...input, limits: { ...MCP_DEFAULTS, ...input.options }, connection: undefined, attempt: 0, error: undefined, nextDelayMs: 0 }),
+  context: ({ input }) => ({ ...input, limits: limitsOf(input.options), connection: undefined, attempt: 0, error: undefined, nextDelayMs: 0 }),
   initial: 'connecting',
   states: {
     connecting: {
@@ -110,7 +116,7 @@ export const mcpServerMachine = setup({
 interface Connected {
   connection: McpConnection;
   entry: McpToolEntry;
-  limits: Required<McpOptions>;
+  limits: typeof MCP_DEFAULTS;
   context: Ctx;
 }
 

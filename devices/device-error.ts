@@ -1,6 +1,7 @@
-// Typed errors of the device bindings, and the backoff restart policy they share.
+// Typed errors of the device bindings, and their restart-with-backoff wrapper (delays from src/backoff.ts).
 import { type Observable, type Subject, catchError, defer, retry, throwError, timer } from 'rxjs';
 import type { Logger } from 'pino';
+import { backoffDelay, type BackoffOptions, type RandomSource } from '../src/backoff.js';
 import { CortexError, describeError } from '../src/errors.js';
 
 export type DeviceKind = 'microphone' | 'camera' | 'serial' | 'speaker';
@@ -22,29 +23,6 @@ export class DeviceError extends CortexError {
   }
 }
 
-export interface BackoffOptions {
-  /** First delay (ms). */
-  initialMs: number;
-  /** Cap (ms). */
-  maxMs: number;
-  /** Growth per attempt (default 2). */
-  factor?: number;
-  /** Fraction of the delay randomised, 0..1 (default 0.2: delay * (1 +/- 0.2)). */
-  jitter?: number;
-}
-
-/**
- * Delay before retry number `attempt` (1-based): initial * factor^(attempt-1), capped, then jittered
- * by +/- jitter so many robots restarted together do not reconnect in lockstep. Never exceeds
- * maxMs * (1 + jitter), never negative.
- */
-export function backoffDelay(attempt: number, options: BackoffOptions, random: () => number = Math.random): number {
-  const factor = options.factor ?? 2;
-  const jitter = options.jitter ?? 0.2;
-  const base = Math.min(options.maxMs, options.initialMs * factor ** Math.max(0, attempt - 1));
-  return Math.max(0, Math.round(base * (1 + jitter * (2 * random() - 1))));
-}
-
 /**
  * Wraps a one-shot capture (`once` errors when the device fails) so failures restart it after
  * `backoffDelay(attempt)`; any emitted value resets the attempt counter. Each failure is reported on
@@ -53,7 +31,7 @@ export function backoffDelay(attempt: number, options: BackoffOptions, random: (
 export function withRestarts<T>(
   device: DeviceKind,
   once: () => Observable<T>,
-  options: BackoffOptions & { maxRestarts?: number },
+  options: BackoffOptions & { maxRestarts?: number; random?: RandomSource },
   failures: Subject<DeviceError>,
   logger?: Logger,
 ): Observable<T> {
@@ -64,7 +42,7 @@ export function withRestarts<T>(
       delay: (err: unknown, attempt: number) => {
         const error = DeviceError.from(device, err);
         failures.next(error);
-        const wait = backoffDelay(attempt, options);
+        const wait = backoffDelay(attempt, options, options.random);
         logger?.warn({ err: error, attempt, wait_ms: wait }, `${device} failed; restarting`);
         return timer(wait);
       },

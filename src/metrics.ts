@@ -66,10 +66,10 @@ export class Metrics {
       labelNames: ['socket', 'state'],
       registers,
     });
-    this.socketReconnects = new Counter({ name: 'cortexd_socket_reconnects_total', help: 'Reconnections of a stream socket', labelNames: ['socket'], registers });
+    this.socketReconnects = new Counter({ name: 'cortexd_socket_reconnects_total', help: 'Reconnections of a stream socket that came back (a streaming after the first)', labelNames: ['socket'], registers });
     this.framesDropped = new Counter({
       name: 'cortexd_frames_dropped_total',
-      help: 'Video frames dropped by latest-frame-wins sampling',
+      help: 'Video frames dropped: replaced by a newer one (latest-frame-wins), skipped by the encoder, or seen while no socket was open',
       labelNames: ['input'],
       registers,
     });
@@ -103,10 +103,16 @@ export class Metrics {
     else this.modelLatency.observe({ model }, latencyMs / 1000);
   }
 
-  /** A stream socket changed state; a `connecting` after having streamed counts as a reconnect. */
+  /**
+   * A stream socket changed state. Every `streaming` after the first of a stream counts as a
+   * reconnect (a connection that came back); `closed` ends the stream, so the next one starts over.
+   */
   setSocketState(socket: string, state: SocketState): void {
-    if (state === 'connecting' && this.wasStreaming.has(socket)) this.socketReconnects.inc({ socket });
-    if (state === 'streaming') this.wasStreaming.add(socket);
+    if (state === 'streaming') {
+      if (this.wasStreaming.has(socket)) this.socketReconnects.inc({ socket });
+      this.wasStreaming.add(socket);
+    }
+    if (state === 'closed') this.wasStreaming.delete(socket);
     for (const s of SOCKET_STATES) this.socketState.set({ socket, state: s }, s === state ? 1 : 0);
   }
   private readonly wasStreaming = new Set<string>();
@@ -123,7 +129,7 @@ export class Metrics {
     this.actionQueueLength.set({ action }, length);
   }
 
-  /** Compute units charged by the hosted service (chat, tts, asr, vlm). */
+  /** Compute units charged by the hosted service (chat, tts, asr; vision is not metered). */
   recordCu(service: string, cu: number): void {
     if (cu > 0) this.cuSpent.inc({ service }, cu);
   }

@@ -4,7 +4,7 @@ import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, typ
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { InputContext, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
-import { backoffDelay } from '../../devices/device-error.js';
+import { backoffDelay } from '../../src/backoff.js';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
 
 /** What the loop reads of a listening input: its plugin (formatted buffer) and the final texts since the last tick. */

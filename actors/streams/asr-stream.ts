@@ -1,12 +1,13 @@
 // An ASR stream: microphone audio (muted while the robot speaks) pumped into a retrying socket session that emits asr.* events.
 import { createActor, type Actor, type SimulatedClock } from 'xstate';
 import type { Observable } from 'rxjs';
+import { ASR_PRICE_PER_MINUTE } from '../../src/cloud/catalog.js';
 import { isFinalTranscript } from '../../src/cloud/protocol.js';
 import { chunkBytes } from '../../src/pipelines/pcm-chunker.js';
 import { muteWhile } from '../../src/pipelines/mute.js';
 import { AudioPump } from './audio-pump.js';
 import type { LinkConnector } from '../../src/cloud/link.js';
-import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
+import { streamSessionMachine, type SessionInput, type SessionTiming, type StreamCounters } from './session-machine.js';
 
 export interface SpeakerControl {
   playing$: Observable<boolean>;
@@ -25,8 +26,13 @@ export interface AsrStreamOptions {
   speaker?: SpeakerControl;
   /** Keep listening while the robot speaks; speech heard then stops playback (barge-in). */
   allowInterruption?: boolean;
+  /** Whose price the audio costs (`speechlab` socket: `speechlab`; the second socket: `general`). Default `speechlab`. */
+  recognizer?: keyof typeof ASR_PRICE_PER_MINUTE;
   systemId?: string;
   now?: () => number;
+  random?: () => number;
+  /** Receives every event the session emits, from the first `connecting` on (registered before the actor starts). */
+  onEvent?: (event: { type: string; [k: string]: unknown }) => void;
   /** XState clock (tests pass a SimulatedClock). */
   clock?: SimulatedClock;
 }
@@ -56,11 +62,13 @@ export interface AsrSession {
 /**
  * Builds an ASR session without starting an actor (the input actor runs the machine as its child
  * `stream:asr`). Rate: one message per chunk. Drop policy: none while connected; while reconnecting,
- * a ring of `ringMs` (oldest dropped, counted in `pump.stats()`). A `1000` close (the server's silence
- * timeout) reconnects at once; other closes back off. The recognition `info` restart keeps the
- * socket, so no audio is touched.
+ * a ring of `ringMs` (oldest dropped, counted in `pump.stats()`), sent first, in order, on the next
+ * connection. Reconnects follow the session machine's policy (a healthy connection that drops is
+ * replaced at once; a `1000` close, the server's silence timeout, counts as healthy). The recognition
+ * `info` restart keeps the socket, so no audio is touched. State events carry `sent_bytes` (audio and
+ * keepalive silence), `dropped_bytes` and `cost_cu`.
  */
-export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock'>): AsrSession {
+export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' | 'onEvent'>): AsrSession {
   const speaker = options.speaker;
   const audio$ = speaker && !options.allowInterruption ? options.audio$.pipe(muteWhile(speaker.playing$)) : options.audio$;
   const ringBytes = chunkBytes({ rate: options.rate }, options.ringMs ?? 10_000);
@@ -68,12 +76,20 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock'>
   const pump = new AudioPump(audio$, ringBytes, options.now);
   let speaking = false;
   let speakingSub: { unsubscribe(): void } | undefined;
+  const perByteCu = ASR_PRICE_PER_MINUTE[options.recognizer ?? 'speechlab'] / (options.rate * 2 * 60);
+  const counters = (): StreamCounters => {
+    const p = pump.stats();
+    const metered = p.sentBytes + p.silenceBytes;
+    return { sent_bytes: metered, dropped_bytes: p.droppedBytes, cost_cu: Math.round(metered * perByteCu * 1e6) / 1e6 };
+  };
   const input: SessionInput = {
     prefix: 'asr',
     connect: options.connect,
     ...(options.timing ? { timing: options.timing } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.random ? { random: options.random } : {}),
     hooks: {
+      counters,
       attach: (link) => pump.attach({ sendAudio: (pcm) => link.sendAudio?.(pcm) ?? false }),
       detach: () => pump.detach(),
       keepalive: () => void pump.sendSilence(keepaliveBytes, options.timing?.keepaliveMs ?? 5000),
@@ -115,6 +131,7 @@ export function startAsrStream(options: AsrStreamOptions): AsrStream {
     input: session.input,
   });
   session.start();
+  if (options.onEvent) actor.on('*', options.onEvent);
   actor.start();
   return {
     actor,

@@ -12,6 +12,8 @@ export interface PumpStats extends RingStats {
   sentBytes: number;
   /** Bytes a socket refused (closing under us); they go back to the ring, so this counts retries, not loss. */
   requeuedBytes: number;
+  /** Bytes of keepalive silence sent while the source was idle (metered like audio by the service). */
+  silenceBytes: number;
 }
 
 /**
@@ -27,6 +29,7 @@ export class AudioPump {
   private sub: Subscription | undefined;
   private sent = 0;
   private requeued = 0;
+  private silence = 0;
   private lastSendAt = 0;
   /** What ended the audio source, if it failed. */
   sourceError: unknown;
@@ -75,12 +78,15 @@ export class AudioPump {
   sendSilence(bytes: number, idleMs: number): boolean {
     if (!this.sink || this.now() - this.lastSendAt < idleMs) return false;
     const ok = this.sink.sendAudio(Buffer.alloc(bytes));
-    if (ok) this.lastSendAt = this.now();
+    if (ok) {
+      this.lastSendAt = this.now();
+      this.silence += bytes;
+    }
     return ok;
   }
 
   stats(): PumpStats {
-    return { ...this.ring.stats(), sentBytes: this.sent, requeuedBytes: this.requeued };
+    return { ...this.ring.stats(), sentBytes: this.sent, requeuedBytes: this.requeued, silenceBytes: this.silence };
   }
 
   stop(): void {

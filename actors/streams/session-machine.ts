@@ -1,34 +1,64 @@
-// The one retry layer of a socket stream: connecting, streaming, backingOff, failed; timeouts, keepalive, backoff, breaker, fatal closes.
+// The one retry layer of a socket stream: connecting, streaming, backingOff, failed, stopped; timeouts, keepalive, the reconnect policy of src/backoff.ts, fatal answers.
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
-import { backoffDelay } from '../../devices/device-error.js';
+import {
+  INITIAL_RECONNECT,
+  connectionHealthy,
+  connectionOpened,
+  planReconnect,
+  reconnectOptions,
+  type ReconnectKind,
+  type ReconnectOptions,
+  type ReconnectState,
+} from '../../src/backoff.js';
+import type { StreamState } from '../../src/cortex/events.js';
 import { describeError } from '../../src/errors.js';
 import type { LinkConnector, LinkEvent, StreamLink } from '../../src/cloud/link.js';
 
-/** Close code of a policy violation (RFC 6455): the server refuses us; retrying would hammer it. */
+/** Close code of a policy violation (RFC 6455): the server refuses us (revoked key, no balance); retrying would hammer it. */
 export const POLICY_VIOLATION = 1008;
 
 export interface SessionTiming {
   connectTimeoutMs: number;
+  /** Period of the keepalive hook and of the `<prefix>.stats` check while streaming. */
   keepaliveMs: number;
   backoffInitialMs: number;
   backoffMaxMs: number;
-  /** A connection that dies within this long after opening counts as a quick failure. */
-  quickFailureMs: number;
-  /** Quick failures in a row that trip the breaker. */
+  /** A connection open this long counts as healthy even if the server said nothing yet. */
+  healthyAfterMs: number;
+  /** Quick failures in a row (closed before healthy) that open the breaker. */
   breakerThreshold: number;
-  /** Wait after the breaker trips, before trying again. */
-  breakerCooldownMs: number;
+  /** First wait of the open breaker before its probe; doubles per failed probe up to breakerMaxMs. */
+  breakerInitialMs: number;
+  breakerMaxMs: number;
+  /** A healthy connection that dropped is replaced at once, but never sooner than this after it opened. */
+  minCycleMs: number;
 }
 
 export const DEFAULT_TIMING: SessionTiming = {
   connectTimeoutMs: 10_000,
   keepaliveMs: 5_000,
   backoffInitialMs: 500,
-  backoffMaxMs: 30_000,
-  quickFailureMs: 5_000,
+  backoffMaxMs: 10_000,
+  healthyAfterMs: 1_000,
   breakerThreshold: 5,
-  breakerCooldownMs: 60_000,
+  breakerInitialMs: 2_000,
+  breakerMaxMs: 20_000,
+  minCycleMs: 1_000,
 };
+
+/** Cumulative data-plane counters of a stream, since it started (snake_case: they go on the bus as they are). */
+export interface StreamCounters {
+  /** Audio bytes handed to sockets (ASR). */
+  sent_bytes?: number;
+  /** Audio bytes dropped because the reconnect ring was full (ASR). */
+  dropped_bytes?: number;
+  /** Frames handed to sockets (VLM). */
+  frames_sent?: number;
+  /** Frames dropped: replaced by a newer one, skipped by the encoder, or offered with no socket open (VLM). */
+  frames_dropped?: number;
+  /** CU the audio sent so far costs at the recognizer's price (ASR; the service meters the same bytes). */
+  cost_cu?: number;
+}
 
 /** What the machine asks of its owner (ASR or VLM): how to react to a link and its messages. */
 export interface SessionHooks {
@@ -40,38 +70,66 @@ export interface SessionHooks {
   keepalive(link: StreamLink): void;
   /** Maps a server message to events to emit (e.g. asr.final); a string return is a fatal reason. */
   onMessage(message: unknown): Array<{ type: string; [k: string]: unknown }> | string;
-  /** True when a close with this code/reason should reconnect at once, without backoff (e.g. silence timeout). */
+  /** True when a close with this code/reason ends a good session normally (e.g. the silence timeout): reconnect at once. */
   isBenignClose(code: number, reason: string): boolean;
+  /** The data plane's counters, copied into every state event. */
+  counters?(): StreamCounters;
 }
 
 export interface SessionInput {
   connect: LinkConnector;
   hooks: SessionHooks;
   timing?: Partial<SessionTiming>;
-  /** Event-name prefix of emitted state events: `asr` or `vlm`. */
+  /** Event-name prefix of emitted events: `asr` or `vlm`. */
   prefix: string;
   random?: () => number;
-  /** Clock for quick-failure detection (tests pass the simulated clock's). */
+  /** Clock of the reconnect policy (tests pass the simulated clock's). */
   now?: () => number;
 }
 
+/**
+ * `<prefix>.state`, emitted on entry to every state (and, as `<prefix>.stats` with state `streaming`,
+ * when the counters changed since the last event, checked every keepaliveMs while streaming).
+ */
+export interface SessionStateEvent extends StreamCounters {
+  type: string;
+  state: StreamState;
+  /** Number of this connection attempt since the last healthy connection (1: first try, or a reconnect after a healthy one). */
+  attempt: number;
+  /** backingOff: the wait before `attempt`. */
+  delay_ms?: number;
+  /** connecting (a reconnect), backingOff, failed: why, in words an operator can act on. */
+  reason?: string;
+  /** backingOff: true when the breaker is open (too many connections died before they were healthy). */
+  breaker?: boolean;
+  /** Connections opened since the stream started. */
+  connections: number;
+}
+
 type Emitted = { type: string; [k: string]: unknown };
+
+interface Plan {
+  kind: ReconnectKind;
+  delayMs: number;
+  attempt: number;
+}
 
 interface Ctx {
   connect: LinkConnector;
   hooks: SessionHooks;
   timing: SessionTiming;
+  policy: ReconnectOptions;
   prefix: string;
   random: () => number;
   now: () => number;
   link: StreamLink | undefined;
-  attempt: number;
-  quickFailures: number;
-  /** When the current link opened (undefined while not streaming). */
-  openedAt: number | undefined;
-  nextDelayMs: number;
-  lastError: string | undefined;
+  reconnect: ReconnectState;
+  plan: Plan | undefined;
+  /** Why the last connection ended or failed; the fatal reason once failed. */
+  reason: string | undefined;
   connections: number;
+  /** JSON of the counters last emitted (the stats check emits only on change). */
+  lastCounters: string;
 }
 
 type Ev =
@@ -83,6 +141,37 @@ function isFatalConnectError(err: unknown): boolean {
   return Boolean(err && typeof err === 'object' && (err as { fatal?: unknown }).fatal === true);
 }
 
+function closeOf(event: Ev): { code: number; reason: string } | undefined {
+  return event.type === 'link.event' && event.event.type === 'close' ? event.event : undefined;
+}
+
+function closeText(close: { code: number; reason: string }): string {
+  return `socket closed (${close.code}${close.reason ? ` ${close.reason}` : ''})`;
+}
+
+function stateEvent(context: Ctx, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
+  const event: SessionStateEvent = {
+    type: `${context.prefix}.state`,
+    state,
+    attempt: context.reconnect.attempt,
+    connections: context.connections,
+    ...context.hooks.counters?.(),
+    ...extra,
+  };
+  return { ...event };
+}
+
+function policyOf(timing: SessionTiming): ReconnectOptions {
+  return reconnectOptions({
+    backoff: { initialMs: timing.backoffInitialMs, maxMs: timing.backoffMaxMs },
+    healthyAfterMs: timing.healthyAfterMs,
+    breakerThreshold: timing.breakerThreshold,
+    breakerInitialMs: timing.breakerInitialMs,
+    breakerMaxMs: timing.breakerMaxMs,
+    minCycleMs: timing.minCycleMs,
+  });
+}
+
 export const streamSessionMachine = setup({
   types: {
     context: {} as Ctx,
@@ -92,10 +181,13 @@ export const streamSessionMachine = setup({
   },
   actors: {
     connect: fromPromise<StreamLink, { connect: LinkConnector }>(({ input, signal }) => input.connect(signal)),
-    // Owns the open link while streaming: leaving `streaming`, or the session actor being stopped by its
-    // owner (XState runs no exit actions then), detaches the data plane and closes the socket.
-    listen: fromCallback<Ev, { link: StreamLink; hooks: SessionHooks }>(({ input, sendBack }) => {
+    /**
+     * Owns an open link for as long as the machine streams: listens to it, attaches the data pipeline,
+     * and on stop (state exit, or the parent stopping this machine) detaches and closes it.
+     */
+    session: fromCallback<Ev, { link: StreamLink; hooks: SessionHooks }>(({ input, sendBack }) => {
       const unsubscribe = input.link.subscribe((event) => sendBack({ type: 'link.event', event }));
+      input.hooks.attach(input.link);
       return () => {
         unsubscribe();
         input.hooks.detach();
@@ -106,88 +198,115 @@ export const streamSessionMachine = setup({
   delays: {
     connectTimeout: ({ context }) => context.timing.connectTimeoutMs,
     keepalive: ({ context }) => context.timing.keepaliveMs,
-    retryDelay: ({ context }) => context.nextDelayMs,
+    healthyAfter: ({ context }) => context.timing.healthyAfterMs,
+    retryDelay: ({ context }) => context.plan?.delayMs ?? 0,
   },
   guards: {
     fatalConnectError: ({ event }) => isFatalConnectError((event as { error?: unknown }).error),
-    isClose: ({ event }) => event.type === 'link.event' && event.event.type === 'close',
-    policyClose: ({ event }) => event.type === 'link.event' && event.event.type === 'close' && event.event.code === POLICY_VIOLATION,
-    benignClose: ({ context, event }) =>
-      event.type === 'link.event' && event.event.type === 'close' && context.hooks.isBenignClose(event.event.code, event.event.reason),
+    policyClose: ({ event }) => closeOf(event)?.code === POLICY_VIOLATION,
+    isClose: ({ event }) => closeOf(event) !== undefined,
+    immediate: ({ context }) => (context.plan?.delayMs ?? 0) === 0,
   },
   actions: {
-    planRetry: assign(({ context }, params: { error: string; now: number }) => {
-      const quick = context.openedAt !== undefined && params.now - context.openedAt < context.timing.quickFailureMs;
-      const quickFailures = quick ? context.quickFailures + 1 : 0;
-      const attempt = context.attempt + 1;
-      const tripped = quickFailures >= context.timing.breakerThreshold;
-      const nextDelayMs = tripped
-        ? context.timing.breakerCooldownMs
-        : backoffDelay(attempt, { initialMs: context.timing.backoffInitialMs, maxMs: context.timing.backoffMaxMs }, context.random);
-      return { attempt, quickFailures: tripped ? 0 : quickFailures, nextDelayMs, lastError: params.error, openedAt: undefined };
+    /** The connection attempt or the open connection ended: remember why and plan the next attempt. */
+    planRetry: assign(({ context }, params: { reason: string; healthy?: boolean }) => {
+      const state = params.healthy ? connectionHealthy(context.reconnect) : context.reconnect;
+      const plan = planReconnect(state, context.now(), context.policy, context.random);
+      return { reconnect: plan.state, plan: { kind: plan.kind, delayMs: plan.delayMs, attempt: plan.attempt }, reason: params.reason };
     }),
+    markHealthy: assign(({ context }) => ({ reconnect: connectionHealthy(context.reconnect) })),
+    emitStats: enqueueActions(({ context, enqueue }) => {
+      const counters = context.hooks.counters?.();
+      if (!counters) return;
+      const text = JSON.stringify(counters);
+      if (text === context.lastCounters) return;
+      enqueue.assign({ lastCounters: text });
+      enqueue.emit({ ...stateEvent(context, 'streaming'), type: `${context.prefix}.stats` });
+    }),
+    rememberCounters: assign(({ context }) => ({ lastCounters: JSON.stringify(context.hooks.counters?.() ?? {}) })),
   },
 }).createMachine({
   id: 'streamSession',
-  context: ({ input }) => ({
-    connect: input.connect,
-    hooks: input.hooks,
-    timing: { ...DEFAULT_TIMING, ...input.timing },
-    prefix: input.prefix,
-    random: input.random ?? Math.random,
-    now: input.now ?? Date.now,
-    link: undefined,
-    attempt: 0,
-    quickFailures: 0,
-    openedAt: undefined,
-    nextDelayMs: 0,
-    lastError: undefined,
-    connections: 0,
-  }),
+  context: ({ input }) => {
+    const timing = { ...DEFAULT_TIMING, ...input.timing };
+    return {
+      connect: input.connect,
+      hooks: input.hooks,
+      timing,
+      policy: policyOf(timing),
+      prefix: input.prefix,
+      random: input.random ?? Math.random,
+      now: input.now ?? Date.now,
+      link: undefined,
+      reconnect: { ...INITIAL_RECONNECT },
+      plan: undefined,
+      reason: undefined,
+      connections: 0,
+      lastCounters: '',
+    };
+  },
   initial: 'connecting',
   on: { stop: '.stopped' },
   states: {
     connecting: {
-      entry: emit(({ context }) => ({ type: `${context.prefix}.state`, state: 'connecting', attempt: context.attempt })),
+      tags: ['retrying'],
+      entry: [
+        emit(({ context }) =>
+          stateEvent(context, 'connecting', context.plan && context.reason ? { reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason } : {}),
+        ),
+        'rememberCounters',
+      ],
       invoke: {
         id: 'connect',
         src: 'connect',
         input: ({ context }) => ({ connect: context.connect }),
         onDone: {
           target: 'streaming',
-          actions: assign(({ event }) => ({ link: event.output })),
+          actions: assign(({ context, event }) => ({
+            link: event.output,
+            reconnect: connectionOpened(context.reconnect, context.now()),
+            connections: context.connections + 1,
+          })),
         },
         onError: [
-          {
-            guard: 'fatalConnectError',
-            target: 'failed',
-            actions: assign(({ event }) => ({ lastError: describeError(event.error) })),
-          },
-          {
-            target: 'backingOff',
-            actions: { type: 'planRetry', params: ({ context, event }) => ({ error: describeError(event.error), now: context.now() }) },
-          },
+          { guard: 'fatalConnectError', target: 'failed', actions: assign(({ event }) => ({ reason: describeError(event.error) })) },
+          { target: 'planning', actions: { type: 'planRetry', params: ({ event }) => ({ reason: `connect failed: ${describeError(event.error)}` }) } },
         ],
       },
       after: {
         connectTimeout: {
-          target: 'backingOff',
-          actions: { type: 'planRetry', params: ({ context }) => ({ error: `no connection within ${context.timing.connectTimeoutMs} ms`, now: context.now() }) },
+          target: 'planning',
+          actions: { type: 'planRetry', params: ({ context }) => ({ reason: `no connection within ${context.timing.connectTimeoutMs} ms` }) },
         },
       },
     },
     streaming: {
-      entry: [
-        assign(({ context }) => ({ openedAt: context.now(), connections: context.connections + 1 })),
-        ({ context }) => context.hooks.attach(context.link!),
-        emit(({ context }) => ({ type: `${context.prefix}.state`, state: 'streaming', attempt: context.attempt })),
-      ],
+      tags: ['streaming'],
+      type: 'parallel',
+      entry: [emit(({ context }) => stateEvent(context, 'streaming')), 'rememberCounters'],
       exit: assign({ link: undefined }),
-      invoke: { id: 'link', src: 'listen', input: ({ context }) => ({ link: context.link!, hooks: context.hooks }) },
-      initial: 'live',
+      invoke: { id: 'link', src: 'session', input: ({ context }) => ({ link: context.link!, hooks: context.hooks }) },
       states: {
-        live: {
-          after: { keepalive: { target: 'live', reenter: true, actions: ({ context }) => context.link && context.hooks.keepalive(context.link) } },
+        health: {
+          initial: 'probation',
+          states: {
+            probation: { after: { healthyAfter: { target: 'healthy', actions: 'markHealthy' } } },
+            healthy: { tags: ['healthy'] },
+          },
+        },
+        tick: {
+          initial: 'live',
+          states: {
+            live: {
+              after: {
+                keepalive: {
+                  target: 'live',
+                  reenter: true,
+                  actions: [({ context }) => context.link && context.hooks.keepalive(context.link), 'emitStats'],
+                },
+              },
+            },
+          },
         },
       },
       on: {
@@ -195,26 +314,17 @@ export const streamSessionMachine = setup({
           {
             guard: 'policyClose',
             target: 'failed',
-            actions: assign(({ event }) => ({ lastError: `server closed with policy violation: ${event.event.type === 'close' ? event.event.reason : ''}` })),
-          },
-          {
-            guard: 'benignClose',
-            target: 'connecting',
-            actions: [
-              assign({ attempt: 0, quickFailures: 0 }),
-              emit(({ context, event }) => ({ type: `${context.prefix}.closed`, code: event.event.type === 'close' ? event.event.code : 0, benign: true })),
-            ],
+            actions: assign(({ event }) => ({ reason: `server closed with policy violation: ${closeOf(event)?.reason ?? ''}` })),
           },
           {
             guard: 'isClose',
-            target: 'backingOff',
-            actions: [
-              emit(({ context, event }) => ({ type: `${context.prefix}.closed`, code: event.event.type === 'close' ? event.event.code : 0, benign: false })),
-              {
-                type: 'planRetry',
-                params: ({ context, event }) => ({ error: event.event.type === 'close' ? `socket closed (${event.event.code} ${event.event.reason})` : 'closed', now: context.now() }),
-              },
-            ],
+            target: 'planning',
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              const close = closeOf(event)!;
+              const benign = context.hooks.isBenignClose(close.code, close.reason);
+              enqueue.emit({ type: `${context.prefix}.closed`, code: close.code, reason: close.reason, benign });
+              enqueue({ type: 'planRetry', params: { reason: closeText(close), healthy: benign } });
+            }),
           },
           {
             actions: enqueueActions(({ context, event, enqueue }) => {
@@ -223,24 +333,46 @@ export const streamSessionMachine = setup({
                 return;
               }
               if (event.event.type !== 'message') return;
+              if (!context.reconnect.healthy) enqueue('markHealthy');
               const out = context.hooks.onMessage(event.event.message);
               if (typeof out === 'string') enqueue.raise({ type: 'link.fatal', reason: out });
               else for (const e of out) enqueue.emit(e);
             }),
           },
         ],
-        'link.fatal': { target: 'failed', actions: assign(({ event }) => ({ lastError: event.reason })) },
+        'link.fatal': { target: 'failed', actions: assign(({ event }) => ({ reason: event.reason })) },
       },
     },
+    /** Transient: a zero wait goes straight back to connecting, any other wait through backingOff. */
+    planning: {
+      always: [{ guard: 'immediate', target: 'connecting' }, { target: 'backingOff' }],
+    },
     backingOff: {
-      entry: emit(({ context }) => ({ type: `${context.prefix}.state`, state: 'backingOff', attempt: context.attempt, delayMs: context.nextDelayMs, error: context.lastError })),
+      tags: ['retrying'],
+      entry: emit(({ context }) => {
+        const plan = context.plan!;
+        const breaker = plan.kind === 'breaker';
+        const why = context.reason ?? 'connection lost';
+        const reason = breaker
+          ? `${why}; ${context.reconnect.quickFailures} connections in a row closed before they were healthy: breaker open, probing again in ${(plan.delayMs / 1000).toFixed(1)} s`
+          : why;
+        return stateEvent(context, 'backingOff', { attempt: plan.attempt, delay_ms: plan.delayMs, reason, ...(breaker ? { breaker: true } : {}) });
+      }),
       after: { retryDelay: 'connecting' },
     },
     failed: {
       type: 'final',
-      entry: emit(({ context }) => ({ type: `${context.prefix}.failed`, reason: context.lastError ?? 'unknown error' })),
+      tags: ['final'],
+      entry: [
+        emit(({ context }) => stateEvent(context, 'failed', { reason: context.reason ?? 'unknown error' })),
+        emit(({ context }) => ({ type: `${context.prefix}.failed`, reason: context.reason ?? 'unknown error' })),
+      ],
     },
-    stopped: { type: 'final' },
+    stopped: {
+      type: 'final',
+      tags: ['final'],
+      entry: emit(({ context }) => stateEvent(context, 'stopped', { reason: 'stopped' })),
+    },
   },
 });
 

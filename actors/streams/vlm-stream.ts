@@ -7,7 +7,7 @@ import { DEFAULT_JPEG_QUALITY, encodeJpegLatest, type EncodedFrame, type Frame }
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { FrameSender, type FrameSenderOptions, type FrameSenderStats } from './frame-sender.js';
 import type { LinkConnector } from '../../src/cloud/link.js';
-import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
+import { streamSessionMachine, type SessionInput, type SessionTiming, type StreamCounters } from './session-machine.js';
 
 export interface VlmStreamOptions {
   connect: LinkConnector;
@@ -22,6 +22,9 @@ export interface VlmStreamOptions {
   timing?: Partial<SessionTiming>;
   systemId?: string;
   now?: () => number;
+  random?: () => number;
+  /** Receives every event the session emits, from the first `connecting` on (registered before the actor starts). */
+  onEvent?: (event: { type: string; [k: string]: unknown }) => void;
   clock?: SimulatedClock;
   /** Options of the sender (tests pass a virtual scheduler for its re-check timer). */
   sender?: FrameSenderOptions;
@@ -42,6 +45,8 @@ export interface VlmStreamStats extends FrameSenderStats {
   /** Frames the encoder skipped because a newer one arrived while it was busy. */
   encodeDropped: number;
   encoded: number;
+  /** Sampled frames not encoded because no socket was open. */
+  skippedDisconnected: number;
 }
 
 export interface VlmStream {
@@ -64,20 +69,29 @@ export interface VlmSession {
  * `stream:vlm`): sample to `fps` -> (only while a socket is open) encode latest-frame-wins -> send
  * latest-frame-wins on the socket's bufferedAmount. Rate: at most `fps`, less when the encoder or
  * socket is slower. Drop policy: latest frame wins at every stage; nothing is kept across a reconnect
- * (a stale picture is worth less than the next one). Every frame is released once sent or dropped.
- * Closes: `1000` reconnects at once, others back off; 401 and 1008 stop the stream with the reason.
+ * (a stale picture is worth less than the next one); every frame is released once sent or dropped.
+ * Reconnects follow the session machine's policy; 401 and 1008 stop the stream with the reason.
+ * State events carry `frames_sent` and `frames_dropped` (every drop above, summed).
  */
-export function vlmSession(options: Omit<VlmStreamOptions, 'systemId' | 'clock'>): VlmSession {
+export function vlmSession(options: Omit<VlmStreamOptions, 'systemId' | 'clock' | 'onEvent'>): VlmSession {
   const sender = new FrameSender({ ...options.sender, ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}) });
   const encodeStats: LatestWinsStats = { processed: 0, dropped: 0 };
   const encode = options.encode ?? encodeJpegLatest(options.quality ?? DEFAULT_JPEG_QUALITY, encodeStats);
+  let skipped = 0;
   let pipeline: Subscription | undefined;
+  const stats = (): VlmStreamStats => ({ ...sender.stats(), encodeDropped: encodeStats.dropped, encoded: encodeStats.processed, skippedDisconnected: skipped });
+  const counters = (): StreamCounters => {
+    const s = stats();
+    return { frames_sent: s.sent, frames_dropped: s.replaced + s.droppedDisconnected + s.encodeDropped + s.skippedDisconnected };
+  };
   const input: SessionInput = {
     prefix: 'vlm',
     connect: options.connect,
     ...(options.timing ? { timing: options.timing } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.random ? { random: options.random } : {}),
     hooks: {
+      counters,
       attach: (link) =>
         sender.attach({
           sendFrame: (jpeg, ts) => link.sendFrame?.(jpeg, ts) ?? false,
@@ -92,11 +106,12 @@ export function vlmSession(options: Omit<VlmStreamOptions, 'systemId' | 'clock'>
   };
   return {
     input,
+    stats,
     start(onError) {
       pipeline ??= options.frames$
         .pipe(
           sampleFps({ fps: options.fps ?? 2, timeOf: (f: Frame) => f.capturedAt, onDrop: releaseFrame }),
-          passFramesWhile(() => sender.attached),
+          passFramesWhile(() => sender.attached || (skipped++, false)),
           encode,
         )
         .subscribe({ next: (frame) => sender.offer(frame), error: onError });
@@ -106,7 +121,6 @@ export function vlmSession(options: Omit<VlmStreamOptions, 'systemId' | 'clock'>
       pipeline = undefined;
       sender.detach();
     },
-    stats: () => ({ ...sender.stats(), encodeDropped: encodeStats.dropped, encoded: encodeStats.processed }),
   };
 }
 
@@ -119,6 +133,7 @@ export function startVlmStream(options: VlmStreamOptions): VlmStream {
     input: session.input,
   });
   session.start((err: unknown) => actor.send({ type: 'link.fatal', reason: `camera stopped: ${err instanceof Error ? err.message : String(err)}` }));
+  if (options.onEvent) actor.on('*', options.onEvent);
   actor.start();
   return {
     actor,

@@ -7,7 +7,7 @@ import { EXIT, errLine, warnLine } from './output.js';
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
-  const [agent, inspect, plugins, load, embedded, events, log, metrics, notify, watchdog, view] = await Promise.all([
+  const [agent, inspect, plugins, load, embedded, events, log, metrics, feed, notify, watchdog, view] = await Promise.all([
     import('../../actors/agent.js'),
     import('../../actors/modes/inspect.js'),
     import('../../actors/plugins.js'),
@@ -16,11 +16,12 @@ async function loadRunModules() {
     import('../cortex/events.js'),
     import('../log.js'),
     import('../metrics.js'),
+    import('../metrics-feed.js'),
     import('../systemd/notify.js'),
     import('../systemd/watchdog.js'),
     import('./view.js'),
   ]);
-  return { ...agent, ...inspect, ...plugins, ...load, ...embedded, ...events, ...log, ...metrics, ...notify, ...watchdog, ...view };
+  return { ...agent, ...inspect, ...plugins, ...load, ...embedded, ...events, ...log, ...metrics, ...feed, ...notify, ...watchdog, ...view };
 }
 
 /** Parses `500ms`, `30s`, `2m`, `1h` or a bare number of seconds into milliseconds. */
@@ -68,6 +69,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     connectService,
     createLogger,
     createModeInspector,
+    feedMetrics,
     loadConfig,
     metricsOptionsFromEnv,
     resolvePlugins,
@@ -119,7 +121,6 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     ...(inspector ? { inspect: inspector.inspect } : {}),
     onTick: (mode, report) => {
       lastTick = Date.now();
-      metrics.recordTick(mode, report.latenessMs);
       if (!ready) {
         ready = true;
         void notifier.ready(`mode ${mode}`);
@@ -127,20 +128,17 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       }
     },
   });
+  const metricsSub = feedMetrics(bus, metrics, {
+    hertzOf: (mode) => loaded.config.modes[mode]?.hertz ?? 1,
+    modelOf: (mode) => loaded.config.modes[mode]?.cortex_llm.type,
+  });
   const busSub = bus.events$.subscribe((e) => {
     if (e.type === 'mode.changed') {
-      const hertz = loaded.config.modes[e.to]?.hertz ?? 1;
-      periodMs = 1000 / hertz;
+      periodMs = 1000 / (loaded.config.modes[e.to]?.hertz ?? 1);
       lastTick = Date.now();
-      metrics.enterMode(e.to, hertz);
       void notifier.status(`mode ${e.to}`);
-    } else if (e.type === 'model.answer') {
-      metrics.recordModelCall(e.model, e.latency_ms);
-      if (e.cost_cu) metrics.recordCu('chat', e.cost_cu);
     }
-    else if (e.type === 'model.error') metrics.recordModelCall(loaded.config.modes[e.mode]?.cortex_llm.type ?? 'model', 0, 'error');
   });
-  metrics.enterMode(agent.currentMode(), loaded.config.modes[agent.currentMode()]?.hertz ?? 1);
 
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -162,6 +160,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   clearTimeout(forTimer);
   watchdog.stop();
   busSub.unsubscribe();
+  metricsSub.unsubscribe();
   await bounded('service', service.close(), 2000, logger);
   if (metricsServer) await bounded('metrics', metricsServer.stop(), 1000, logger);
   if (inspector) inspector.stop();

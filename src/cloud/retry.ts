@@ -1,4 +1,5 @@
-// Retry policy of one HTTP request: which failures are safe to repeat, capped exponential backoff with jitter, Retry-After.
+// Retry policy of one HTTP request: which failures are safe to repeat, the project's backoff (src/backoff.ts), Retry-After.
+import { backoffDelay } from '../backoff.js';
 import { CloudNetworkError, CloudRateLimitError, CloudUnavailableError } from './errors.js';
 
 /**
@@ -6,8 +7,9 @@ import { CloudNetworkError, CloudRateLimitError, CloudUnavailableError } from '.
  * - retried: 429; 503 `Failed to connect to <x> server`; a connection that failed before any byte of the
  *   response arrived (reset, refused, hang-up). Nothing else: no other 4xx, no 500, no 503 `API key not
  *   configured`, no validation error, nothing after a stream's first byte.
- * - delay of retry n (0-based): min(maxDelayMs, baseDelayMs * 2^n), then "equal jitter": a uniform value
- *   in [delay/2, delay]. When the server sent Retry-After, that value is used instead (no jitter: the
+ * - delay of retry n (1-based): backoffDelay(n) of src/backoff.ts with initialMs = baseDelayMs and
+ *   maxMs = maxDelayMs: min(maxDelayMs, baseDelayMs * 2^(n-1)), then "equal jitter" (uniform in
+ *   [delay/2, delay]). When the server sent Retry-After, that value is used instead (no jitter: the
  *   server chose it), unless it exceeds maxRetryAfterMs, in which case we give up at once and surface
  *   the 429 with its `retryAfterMs` so the caller can decide.
  * - at most maxRetries retries (so maxRetries + 1 attempts).
@@ -35,12 +37,6 @@ export function isRetryable(err: unknown): boolean {
   if (err instanceof CloudUnavailableError) return err.reason === 'unreachable';
   if (err instanceof CloudNetworkError) return err.beforeFirstByte;
   return false;
-}
-
-/** Backoff without server advice: capped exponential with equal jitter. */
-export function backoffDelay(retryIndex: number, opts: Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs'>, random = Math.random): number {
-  const ceiling = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** retryIndex);
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
 /**
@@ -87,7 +83,7 @@ export async function withRetry<T>(attempt: (n: number) => Promise<T>, opts: Ret
       if (n >= opts.maxRetries || !isRetryable(error)) throw error;
       const advised = error instanceof CloudRateLimitError || error instanceof CloudUnavailableError ? error.retryAfterMs : undefined;
       if (advised !== undefined && advised > opts.maxRetryAfterMs) throw error;
-      const delayMs = advised ?? backoffDelay(n, opts, random);
+      const delayMs = advised ?? backoffDelay(n + 1, { initialMs: opts.baseDelayMs, maxMs: opts.maxDelayMs }, random);
       opts.onRetry?.({ attempt: n + 1, delayMs, error });
       await sleep(delayMs, signal);
     }

@@ -4,6 +4,7 @@ import type { ReadableStream as NodeWebReadableStream } from 'node:stream/web';
 import { TTS_DEFAULTS } from './catalog.js';
 import { CloudProtocolError, CloudValidationError } from './errors.js';
 import { CloudHttp, type Credential } from './http.js';
+import { ttsCost } from './prices.js';
 import {
   PATHS,
   SpeechbTtsRequestSchema,
@@ -25,6 +26,8 @@ export interface SpeechlabAudio {
   format: string;
   /** The input text as echoed by the server. */
   text: string;
+  /** CU this request costs at the price table (characters as code points, rounded up per request). */
+  costCu: number;
 }
 
 export interface SpeechlabStream {
@@ -32,6 +35,8 @@ export interface SpeechlabStream {
   audio: Readable;
   /** The response's Content-Type, e.g. `audio/mpeg`. */
   contentType: string;
+  /** CU this request costs at the price table. */
+  costCu: number;
 }
 
 export interface TtsClientOptions {
@@ -81,7 +86,7 @@ export class TtsClient {
     const body = speechlabBody(request, endpoint, this.speechlabApiKey);
     const req = { method: 'POST' as const, path, body, credential: this.credential };
     const res = await this.http.json(options.signal ? { ...req, signal: options.signal } : req, SpeechlabTtsResponseSchema);
-    return { audio: decodeBase64(res.response, endpoint), format: res.format, text: res.text };
+    return { audio: decodeBase64(res.response, endpoint), format: res.format, text: res.text, costCu: ttsCost('speechlab', billedCharacters(body.input)) };
   }
 
   /**
@@ -96,11 +101,11 @@ export class TtsClient {
     const res = await this.http.send(options.signal ? { ...req, signal: options.signal } : req);
     if (!res.body) throw new CloudProtocolError(endpoint, 'audio response without a body');
     const audio = Readable.fromWeb(res.body as unknown as NodeWebReadableStream<Uint8Array>);
-    return { audio, contentType: res.headers.get('content-type') ?? 'application/octet-stream' };
+    return { audio, contentType: res.headers.get('content-type') ?? 'application/octet-stream', costCu: ttsCost('speechlab', billedCharacters(body.input)) };
   }
 
   /** POST /api/core/speechb/tts (always `Authorization: Bearer`), `audio` base64-decoded. */
-  async speechb(request: SpeechbTtsRequest, options: TtsCallOptions = {}): Promise<{ audio: Buffer }> {
+  async speechb(request: SpeechbTtsRequest, options: TtsCallOptions = {}): Promise<{ audio: Buffer; costCu: number }> {
     const path = PATHS.speechbTts;
     const endpoint = CloudHttp.endpoint({ method: 'POST', path });
     const parsed = SpeechbTtsRequestSchema.safeParse(request);
@@ -109,8 +114,13 @@ export class TtsClient {
     }
     const req = { method: 'POST' as const, path, body: parsed.data, credential: this.bearer };
     const res = await this.http.json(options.signal ? { ...req, signal: options.signal } : req, SpeechbTtsResponseSchema);
-    return { audio: decodeBase64(res.audio, endpoint) };
+    return { audio: decodeBase64(res.audio, endpoint), costCu: ttsCost('speechb', billedCharacters(parsed.data.text ?? '')) };
   }
+}
+
+/** Characters as the service bills them: Unicode code points (an emoji is one). */
+export function billedCharacters(text: string): number {
+  return [...text].length;
 }
 
 /** Strict base64 decoding: Node's decoder silently skips junk, which would hide a broken server. */

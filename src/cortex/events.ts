@@ -32,13 +32,71 @@ export type AgentEvent =
       latency_ms: number;
       cost_cu?: number;
     }
-  | { type: 'model.error'; at: number; mode: string; tick: number; error: string }
-  | { type: 'action'; at: number; mode: string; label: string; name: string; connector: string; state: ActionState; value?: unknown; error?: string }
-  | { type: 'stream'; at: number; kind: 'asr' | 'vlm'; input: string; state: StreamState; detail?: string }
+  | {
+      type: 'model.error';
+      at: number;
+      mode: string;
+      tick: number;
+      error: string;
+      /** The model that failed (metrics label); absent in older producers. */
+      model?: string;
+      /** What failed: `timeout`, `http_<status>`, `invalid_answer`, ... (metrics label); default `error`. */
+      kind?: string;
+    }
+  | {
+      type: 'action';
+      at: number;
+      mode: string;
+      label: string;
+      name: string;
+      connector: string;
+      state: ActionState;
+      value?: unknown;
+      error?: string;
+      /** Commands waiting in this action's queue after this change. */
+      queue?: number;
+      /** CU the hosted service charged for this command (speech synthesis), once done. */
+      cost_cu?: number;
+    }
+  | StreamEvent
   | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
   | { type: 'error'; at: number; source: string; message: string };
 
 export type AgentEventType = AgentEvent['type'];
+
+/**
+ * A state change of an ASR or VLM socket session (actors/streams/session-machine.ts), or, with the
+ * same state, its data counters moving. Counters are cumulative since the stream started, so a
+ * reader that missed events still gets totals right.
+ */
+export interface StreamEvent {
+  type: 'stream';
+  at: number;
+  kind: 'asr' | 'vlm';
+  input: string;
+  state: StreamState;
+  detail?: string;
+  /** Connection attempt since the last healthy connection (1: first try, or the reconnect after a healthy one). */
+  attempt?: number;
+  /** backingOff: the wait before the next attempt. */
+  delay_ms?: number;
+  /** Why (reconnecting, backing off, failed), in words an operator can act on. */
+  reason?: string;
+  /** backingOff: the quick-failure breaker is open. */
+  breaker?: boolean;
+  /** Connections opened since the stream started. */
+  connections?: number;
+  /** ASR: audio bytes handed to sockets. */
+  sent_bytes?: number;
+  /** ASR: audio bytes dropped because the reconnect ring was full. */
+  dropped_bytes?: number;
+  /** VLM: frames handed to sockets. */
+  frames_sent?: number;
+  /** VLM: frames dropped (latest-frame-wins replacements, encoder skips, no socket open). */
+  frames_dropped?: number;
+  /** ASR: CU of the audio sent, at the recognizer's price. */
+  cost_cu?: number;
+}
 
 /** The bus: producers `emit`, readers subscribe to `events$`. Hot; late subscribers miss the past. */
 export class AgentBus {

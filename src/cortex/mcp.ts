@@ -5,6 +5,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
+import type { RandomSource } from '../backoff.js';
 import { CortexError, describeError } from '../errors.js';
 import { redact } from '../redact.js';
 import type { ToolDefinition } from '../cloud/protocol.js';
@@ -15,16 +16,18 @@ import { MAX_TOOL_NAME } from './tools.js';
 export interface McpOptions {
   /** Longest a tool call may take; default 30 s. */
   callTimeoutMs?: number;
-  /** First retry delay after a failure, doubled up to `maxRetryMs` (±20% jitter); default 1 s. */
+  /** First retry delay after a failure, doubled up to `maxRetryMs` (src/backoff.ts, equal jitter); default 1 s. */
   retryMs?: number;
   maxRetryMs?: number;
+  /** Random source of the backoff jitter (tests). */
+  random?: RandomSource;
   /** Longest a connection (start + initialize + tools/list) may take; default 15 s. */
   connectTimeoutMs?: number;
   /** Longest text handed back to the model per call; longer results are cut with a note. */
   maxResultChars?: number;
 }
 
-export const MCP_DEFAULTS: Required<McpOptions> = { callTimeoutMs: 30_000, retryMs: 1000, maxRetryMs: 30_000, connectTimeoutMs: 15_000, maxResultChars: 4000 };
+export const MCP_DEFAULTS: Required<Omit<McpOptions, 'random'>> = { callTimeoutMs: 30_000, retryMs: 1000, maxRetryMs: 30_000, connectTimeoutMs: 15_000, maxResultChars: 4000 };
 
 /** A tool call that failed: unknown tool, server not connected, timeout, or the server's error. */
 export class McpCallError extends CortexError {

@@ -49,6 +49,7 @@ t.test('speechlab JSON: base64 decoded, spec defaults applied', async (t) => {
   t.equal(res.format, TTS_DEFAULTS.response_format);
   t.ok(res.audio.length > 500, 'real audio bytes');
   t.ok(isMp3(res.audio), 'mp3 audio');
+  t.equal(res.costCu, 1, '11 characters at 30000 CU per million, rounded up per request');
   const viaXApiKey = await tts(svc.url, key, { auth: 'x-api-key' }).speechlab({ input: 'hi', speed: 2 });
   t.ok(viaXApiKey.audio.length > 0, 'x-api-key header accepted');
 });

@@ -15,7 +15,7 @@ import { onEvent } from '../helpers/wait.js';
 
 const logger = createLogger({ level: 'silent' });
 const secret = 'y'.repeat(32);
-const timing = { backoffInitialMs: 50, backoffMaxMs: 200, connectTimeoutMs: 3000, quickFailureMs: 1, breakerThreshold: 100 };
+const timing = { backoffInitialMs: 50, backoffMaxMs: 200, connectTimeoutMs: 3000, minCycleMs: 0, breakerThreshold: 100 };
 
 const streaming = (e: Record<string, unknown>) => e.state === 'streaming';
 
@@ -87,14 +87,13 @@ t.test("the service's silence timeout (1000) reconnects at once and keeps the au
   });
   t.teardown(() => asr.stop());
   await onEvent(asr, 'asr.state', streaming);
+  const states: string[] = [];
+  asr.actor.on('asr.state', (e) => states.push(String((e as { state?: unknown }).state)));
   const closed = await onEvent(asr, 'asr.closed');
   t.match(closed, { code: 1000, benign: true });
   await onEvent(asr, 'asr.state', streaming);
   t.equal(asr.pump.stats().droppedBytes, 0);
-  t.notOk(
-    asr.actor.getSnapshot().context.lastError,
-    'no backoff was planned for a silence close',
-  );
+  t.same(states, ['connecting', 'streaming'], 'no backoff for a silence close: reconnected at once');
 });
 
 t.test('a wrong key, then a key revoked while the robot runs: both stop with the reason, without retrying', async (t) => {
@@ -129,7 +128,9 @@ t.test('a wrong key, then a key revoked while the robot runs: both stop with the
   const revoked = onEvent(asr, 'asr.failed');
   await s.restart();
   t.match((await revoked).reason, /API key/i);
-  t.equal(attempts, 2, 'one attempt after the restart, then stop');
+  // The drop reconnects at once, so one attempt may meet the port closed while the service restarts.
+  t.ok(attempts >= 2 && attempts <= 3, `reconnected after the restart (${attempts} attempts in all)`);
+  t.equal(asr.actor.getSnapshot().status, 'done', 'stopped for good after the 401: nothing left to retry');
 });
 
 t.test('an exhausted balance stops the stream with the service text', async (t) => {

@@ -7,7 +7,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { Observable, Subject, lastValueFrom, toArray, take, firstValueFrom } from 'rxjs';
 import { replayPcm, createReplayMicrophone, loadPcm } from '../../devices/microphone-replay.js';
 import { createMicrophone } from '../../devices/microphone.js';
-import { DeviceError, backoffDelay, withRestarts } from '../../devices/device-error.js';
+import { DeviceError, withRestarts } from '../../devices/device-error.js';
 import { parseWav, wavHeader } from '../../devices/wav.js';
 
 const pcm = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
@@ -86,15 +86,6 @@ t.test('restarts are bounded by max_restarts; then the stream errors with a type
   const failures = new Subject<DeviceError>();
   const once = () => new Observable<Buffer>((s) => s.error('boom'));
   await t.rejects(firstValueFrom(withRestarts('microphone', once, { initialMs: 1, maxMs: 1, maxRestarts: 2 }, failures)), { name: 'DeviceError', message: 'microphone: gave up restarting: boom' });
-});
-
-t.test('backoff grows, caps, and jitters within bounds', async (t) => {
-  const o = { initialMs: 100, maxMs: 1000, jitter: 0.2 };
-  t.equal(backoffDelay(1, o, () => 0.5), 100);
-  t.equal(backoffDelay(4, o, () => 0.5), 800);
-  t.equal(backoffDelay(10, o, () => 0.5), 1000);
-  t.equal(backoffDelay(10, o, () => 1), 1200);
-  t.equal(backoffDelay(10, o, () => 0), 800);
 });
 
 t.test('config is validated before anything starts', async (t) => {

@@ -19,6 +19,8 @@ t.test('every listed metric is exposed with its unit converted to seconds', asyn
   m.setSocketState('asr', 'streaming');
   m.setSocketState('asr', 'backing_off');
   m.setSocketState('asr', 'connecting');
+  m.setSocketState('asr', 'streaming');
+  m.setSocketState('asr', 'connecting');
   m.recordDroppedFrames('camera', 3);
   m.recordDroppedAudio('mic', 3200);
   m.setActionQueueLength('speak', 2);
@@ -36,7 +38,7 @@ t.test('every listed metric is exposed with its unit converted to seconds', asyn
   t.equal(sample(text, 'cortexd_model_errors_total{model="provider_a/gen-4",kind="timeout"}'), 1);
   t.equal(sample(text, 'cortexd_socket_state{socket="asr",state="connecting"}'), 1);
   t.equal(sample(text, 'cortexd_socket_state{socket="asr",state="streaming"}'), 0);
-  t.equal(sample(text, 'cortexd_socket_reconnects_total{socket="asr"}'), 1, 'the first connect is not a reconnect');
+  t.equal(sample(text, 'cortexd_socket_reconnects_total{socket="asr"}'), 1, 'the first connection is not a reconnect; the second is');
   t.equal(sample(text, 'cortexd_frames_dropped_total{input="camera"}'), 3);
   t.equal(sample(text, 'cortexd_audio_dropped_bytes_total{input="mic"}'), 3200);
   t.equal(sample(text, 'cortexd_action_queue_length{action="speak"}'), 2);

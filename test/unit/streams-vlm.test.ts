@@ -43,17 +43,18 @@ function setup(connect?: (n: number) => Promise<StreamLink>) {
     sender: { scheduler },
     clock,
     now: () => clock.now(),
-    timing: { backoffInitialMs: 100, backoffMaxMs: 1000, connectTimeoutMs: 500 },
+    timing: { backoffInitialMs: 100, backoffMaxMs: 1000, connectTimeoutMs: 500, keepaliveMs: 1000 },
+    random: () => 1,
   });
   const events: Array<{ type: string; [k: string]: unknown }> = [];
-  for (const type of ['vlm.reply', 'vlm.error', 'vlm.state', 'vlm.failed', 'vlm.closed']) stream.actor.on(type, (e) => events.push(e as never));
+  for (const type of ['vlm.reply', 'vlm.error', 'vlm.state', 'vlm.stats', 'vlm.failed', 'vlm.closed']) stream.actor.on(type, (e) => events.push(e as never));
   return { clock, links, frames, stream, events, scheduler, calls: () => calls };
 }
 
 t.test('frames reach the socket with their capture time; replies and errors become vlm.* events', async (t) => {
   const { links, frames, stream, events } = setup();
   await tick();
-  t.match(stream.actor.getSnapshot().value, { streaming: 'live' });
+  t.ok(stream.actor.getSnapshot().hasTag('streaming'));
   frames.next(frame(1, 1_700_000_000_000));
   t.same(seqs(links[0]!), [{ seq: 1, ts: 1_700_000_000 }], 'timestamp in Unix seconds');
   links[0]!.server({ type: 'message', message: { vlm_reply: 'I see 1 face (center). No motion.' } });
@@ -62,7 +63,7 @@ t.test('frames reach the socket with their capture time; replies and errors beco
     events.filter((e) => e.type === 'vlm.reply' || e.type === 'vlm.error').map((e) => e.text ?? e.message),
     ['I see 1 face (center). No motion.', 'Invalid frame: frame is not a decodable image'],
   );
-  t.match(stream.actor.getSnapshot().value, { streaming: 'live' }, 'an error frame keeps the session');
+  t.ok(stream.actor.getSnapshot().hasTag('streaming'), 'an error frame keeps the session');
   stream.stop();
 });
 
@@ -81,18 +82,25 @@ t.test('a busy socket gets the newest frame when it drains, never a queue', asyn
   stream.stop();
 });
 
-t.test('frames are not kept across a reconnect; sending resumes on the new socket', async (t) => {
-  const { clock, links, frames, stream } = setup();
+t.test('frames are not kept across a reconnect; sending resumes on the new socket; state events count frames', async (t) => {
+  const { clock, links, frames, stream, events } = setup();
   await tick();
-  links[0]!.server({ type: 'close', code: 1006, reason: '' });
+  links[0]!.server({ type: 'close', code: 1006, reason: '' }); // before any reply: a quick failure, backs off
   frames.next(frame(5, 5000));
-  clock.increment(200);
+  t.match(events.at(-1), { type: 'vlm.state', state: 'backingOff', delay_ms: 100, attempt: 2, frames_sent: 0, frames_dropped: 0 });
+  clock.increment(100);
   await tick();
   t.equal(links.length, 2);
   frames.next(frame(6, 6000));
   t.same(seqs(links[1]!).map((s) => s.seq), [6]);
   t.equal(stream.stats().sent, 1);
+  t.equal(stream.stats().skippedDisconnected, 1, 'the frame seen while down was skipped before encoding');
+  clock.increment(1000);
+  t.match(events.filter((e) => e.type === 'vlm.stats'), [{ state: 'streaming', frames_sent: 1, frames_dropped: 1 }]);
+  clock.increment(3000);
+  t.equal(events.filter((e) => e.type === 'vlm.stats').length, 1, 'no stats event while nothing changes');
   stream.stop();
+  t.match(events.at(-1), { type: 'vlm.state', state: 'stopped', frames_sent: 1, frames_dropped: 1 });
 });
 
 t.test('401 at connect stops the stream with the server text; no retry', async (t) => {
