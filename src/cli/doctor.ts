@@ -1,6 +1,6 @@
 // `cortexd doctor [NAME]`: checks the machine, the configuration and the hardware the service needs, one line per check.
 import type { Command } from 'commander';
-import { formatResult, formatSummary, runDoctor } from '../doctor/run.js';
+import { formatResult, formatSummary, runDoctor, runNativeDoctor } from '../doctor/run.js';
 import { out } from './output.js';
 
 export function register(program: Command): void {
@@ -12,14 +12,17 @@ export function register(program: Command): void {
     .option('--env-file <path>', 'service environment file to read (default /etc/cortexd/env)')
     .option('--timeout <ms>', 'TCP connect timeout per address', '2000')
     .option('--json', 'print the results as JSON')
-    .action(async (name: string | undefined, opts: { config?: string; envFile?: string; timeout: string; json?: boolean }) => {
+    .option('--native', 'only load the native modules (better-sqlite3, unix-dgram, the serial binding, OpenCV when compiled) and check the notify path')
+    .action(async (name: string | undefined, opts: { config?: string; envFile?: string; timeout: string; json?: boolean; native?: boolean }) => {
       const configName = name ?? process.env.CONFIG;
       const target = opts.config ? { file: opts.config } : configName ? { name: configName } : undefined;
-      const report = await runDoctor({
-        ...(target ? { target } : {}),
-        ...(opts.envFile ? { envFile: opts.envFile } : {}),
-        reachTimeoutMs: Math.max(100, Number(opts.timeout) || 2000),
-      });
+      const report = opts.native
+        ? await runNativeDoctor()
+        : await runDoctor({
+            ...(target ? { target } : {}),
+            ...(opts.envFile ? { envFile: opts.envFile } : {}),
+            reachTimeoutMs: Math.max(100, Number(opts.timeout) || 2000),
+          });
       if (opts.json) out(JSON.stringify(report.results, null, 2));
       else {
         for (const r of report.results) out(formatResult(r));
