@@ -54,11 +54,15 @@ elif ((node_major >= 27)); then
 fi
 
 # Debian packages, by set (package.json "debianPackages").
+opencv_dir=node_modules/@u4/opencv4nodejs
+opencv_binary=$opencv_dir/build/Release/opencv4nodejs.node
 sets=(build robot)
-if [ "$skip_opencv" = 1 ]; then
-  say "skipping OpenCV (--no-opencv): no libopencv-dev, and @u4/opencv4nodejs is installed without compiling its bindings; cameras and local vision will not work (cortexd check and doctor name the entries that need them)"
-else
+if [ "$skip_opencv" = 0 ]; then
   sets+=(opencv)
+elif [ -f "$opencv_binary" ]; then
+  say "--no-opencv: the OpenCV bindings are already compiled in node_modules and stay; libopencv-dev is not checked"
+else
+  say "skipping OpenCV (--no-opencv): no libopencv-dev, and @u4/opencv4nodejs is installed without compiling its bindings; cameras and local vision will not work (cortexd check and doctor name the entries that need them)"
 fi
 [ "$tests" = 1 ] && sets+=(tests)
 mapfile -t PACKAGES < <(node -e '
@@ -101,8 +105,6 @@ OPENCV_LIB_DIR="/usr/lib/$(uname -m)-linux-gnu"
 export OPENCV_LIB_DIR
 export OPENCV_BIN_DIR=/usr/bin
 
-opencv_dir=node_modules/@u4/opencv4nodejs
-opencv_binary=$opencv_dir/build/Release/opencv4nodejs.node
 # The native packages npm may build (package.json "allowScripts"), OpenCV left out.
 mapfile -t NATIVE < <(node -e '
   const allowed = require("./package.json").allowScripts;
