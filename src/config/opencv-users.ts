@@ -18,31 +18,33 @@ export interface OpenCvUser {
   why: string;
 }
 
+/** Input types that always load OpenCV: their camera defaults to the `opencv` binding, and local vision detects faces with it. */
+const VISION_INPUTS = new Set(['VLMInput', 'LocalVLMInput']);
+
 /**
- * Entries that load OpenCV when they run. A camera the configuration needs (doctor's device needs:
- * an `opencv` binding, a `/dev/video*` path, a vision input without a simulated camera), and also
- * every `camera` block whatever its binding (the `file` and `synthetic` cameras decode and draw
- * frames with OpenCV) and `LocalVLMInput` (face detection with OpenCV).
+ * Entries that load OpenCV when they run: inputs only (no action or simulator uses it). An input
+ * with a `camera` block of any binding (`file` and `synthetic` decode and draw frames with OpenCV),
+ * the vision inputs, and an input for which doctor's device needs found a camera (a `/dev/video*`
+ * path, OM1's `camera_index`).
  */
 export function openCvUsers(config: AgentConfig): OpenCvUser[] {
   const users = new Map<string, string>();
-  const camera = deviceNeeds(config).camera;
-  if (camera) {
-    const [path, why] = splitReason(camera.reason);
-    users.set(path, why ? `${why} needs a camera` : 'needs a camera');
-  }
   for (const [modeName, mode] of Object.entries(config.modes)) {
     mode.agent_inputs.forEach((input, n) => {
       const path = `modes.${modeName}.agent_inputs[${n}]`;
-      if (users.has(path)) return;
       const block = input.config.camera;
       if (block && typeof block === 'object') {
         const binding = (block as Record<string, unknown>).binding;
         users.set(path, `${input.type} reads a camera${typeof binding === 'string' ? ` (binding ${binding})` : ''} through OpenCV`);
-      } else if (input.type === 'LocalVLMInput') {
-        users.set(path, `${input.type} detects faces with OpenCV`);
+      } else if (VISION_INPUTS.has(input.type)) {
+        users.set(path, `${input.type} reads a camera through OpenCV`);
       }
     });
+  }
+  const camera = deviceNeeds(config).camera;
+  if (camera) {
+    const [path, why] = splitReason(camera.reason);
+    if (path.includes('.agent_inputs[') && !users.has(path)) users.set(path, `${why ?? 'this input'} needs a camera`);
   }
   return [...users].map(([path, why]) => ({ path, why }));
 }

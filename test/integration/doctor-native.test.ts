@@ -92,6 +92,22 @@ t.test('which entries load OpenCV: cameras of any binding and local vision, noth
   t.same(openCvUsers(shipped.config), [{ path: 'modes.explore.agent_inputs[1]', why: 'LocalVLMInput reads a camera (binding synthetic) through OpenCV' }]);
   const conversation = await loadConfig({ file: join(repo, 'config/conversation.json5') });
   t.same(openCvUsers(conversation.config), [], 'a voice configuration does not need OpenCV');
+  const serial = await loadConfig({ file: join(repo, 'config/serial_robot.json5') });
+  t.same(openCvUsers(serial.config), [], 'a face action drives a display, not a camera');
+  const plain = AgentConfig.parse(
+    validConfig({
+      modes: {
+        a: { display_name: 'A', description: 'd', system_prompt_base: 'p', hertz: 1, agent_inputs: [{ type: 'VLMInput' }, { type: 'OldCam', config: { camera_index: 1 } }] },
+      },
+      default_mode: 'a',
+      transition_rules: [],
+    }),
+  );
+  t.same(
+    openCvUsers(plain).map((u) => u.path),
+    ['modes.a.agent_inputs[0]'],
+    'a vision input without a camera block uses the opencv binding; the first camera doctor finds is that same entry',
+  );
 
   const warnings = openCvWarnings(shipped.config, { state: 'absent' });
   t.equal(warnings.length, 1);
