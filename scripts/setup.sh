@@ -48,7 +48,7 @@ command -v node >/dev/null 2>&1 || die "node not found: install Node.js 22 LTS (
 node_version=$(node -p 'process.versions.node')
 IFS=. read -r node_major node_minor _ <<<"$node_version"
 if ((node_major < 20 || node_major == 21 || (node_major == 20 && node_minor < 19) || (node_major == 22 && node_minor < 12))); then
-  die "Node.js $node_version is too old: cortexd needs 20.19+, 22.12+ or 23 to 26 (package.json engines); install Node.js 22 LTS"
+  die "Node.js $node_version is not supported: cortexd needs 20.19+, 22.12+ or 23 to 26 (package.json engines); install Node.js 22 LTS"
 elif ((node_major >= 27)); then
   say "warning: Node.js $node_version is newer than the versions cortexd is known to work with (up to 26)"
 fi
@@ -59,8 +59,6 @@ opencv_binary=$opencv_dir/build/Release/opencv4nodejs.node
 sets=(build robot)
 if [ "$skip_opencv" = 0 ]; then
   sets+=(opencv)
-elif [ -f "$opencv_binary" ]; then
-  say "--no-opencv: the OpenCV bindings are already compiled in node_modules and stay; libopencv-dev is not checked"
 else
   say "skipping OpenCV (--no-opencv): no libopencv-dev, and @u4/opencv4nodejs is installed without compiling its bindings; cameras and local vision will not work (cortexd check and doctor name the entries that need them)"
 fi
@@ -129,6 +127,9 @@ if [ "$need_ci" = 1 ]; then
 elif [ "$skip_opencv" = 0 ] && [ ! -f "$opencv_binary" ]; then
   say "compiling the OpenCV bindings, skipped by an earlier --no-opencv (about 5 minutes on 2 cores)"
   npm rebuild @u4/opencv4nodejs
+fi
+if [ "$skip_opencv" = 1 ] && [ -f "$opencv_binary" ]; then
+  say "--no-opencv: the OpenCV bindings an earlier set-up compiled are still in node_modules and stay usable"
 fi
 if [ "$skip_opencv" = 0 ] && [ ! -f "$opencv_binary" ]; then
   die "the OpenCV bindings (@u4/opencv4nodejs) did not build; npm drops a failed optional package without an error.
