@@ -178,7 +178,10 @@ production_tree() {
   # Native packages: their build/ keeps only the compiled build/Release/*.node that they load.
   while IFS= read -r -d '' pkg; do
     [[ -d "$pkg/build" ]] || continue
-    find "$pkg/build" -mindepth 1 -depth ! -path "$pkg/build/Release" ! -regex "$pkg/build/Release/[^/]*\.node" -delete
+    find "$pkg/build" -mindepth 1 -maxdepth 1 ! -name Release -exec rm -rf {} +
+    if [[ -d "$pkg/build/Release" ]]; then
+      find "$pkg/build/Release" -mindepth 1 -maxdepth 1 \( -type d -o ! -name '*.node' \) -exec rm -rf {} +
+    fi
   done < <(find "$dir/node_modules" -name binding.gyp -printf '%h\0')
   # C/C++ sources, headers, objects and static libraries are build inputs; TypeScript sources,
   # declarations and source maps are for editors and debuggers (Node loads no .ts from node_modules).
