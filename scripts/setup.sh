@@ -1,44 +1,148 @@
 #!/usr/bin/env bash
-# Installs what cortexd needs on Debian (system packages, npm packages with OpenCV built against the system), builds it, checks the configurations and starts the default agent.
-# Usage: bash scripts/setup.sh [--no-run]   (as root, or with sudo available for apt-get)
+# Installs what cortexd needs on Debian (system packages, npm packages, native modules), builds it, proves the native modules load, checks the configurations and starts the default agent.
+#
+# Usage: bash scripts/setup.sh [--no-run] [--no-opencv] [--tests]   (as root, or with sudo for apt-get)
+#
+#   --no-run     stop after the checks instead of starting the default agent.
+#   --no-opencv  skip OpenCV (or CORTEX_NO_OPENCV=1): no libopencv-dev, no compiling of the
+#                @u4/opencv4nodejs bindings (about 4.5 of the 7.5 minutes on 2 cores). Cameras and
+#                local vision then do not work; `cortexd check` and `cortexd doctor` name the
+#                configuration entries that need them. Running set-up again without it builds OpenCV.
+#   --tests      also install the Debian packages that only the tests use (or CORTEX_SETUP_TESTS=1):
+#                Chromium, shellcheck, gpsd-clients, socat, graphviz, mosquitto. scripts/test.sh passes it.
+#
+# The Debian package sets (build, robot, opencv, tests) are listed in package.json's "debianPackages".
+# JOBS (parallel compile jobs of the native builds) defaults to what memory allows: one job per
+# 1.1 GB available (compiling one file of the OpenCV bindings peaks at about 1.05 GB), at most one
+# per core, at least one; a number in JOBS is used as given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-run_main=1
-[ "${1:-}" = "--no-run" ] && run_main=0
+say() { echo "setup: $*"; }
+die() {
+  echo "setup: FAIL: $*" >&2
+  exit 1
+}
 
-# Debian packages: OpenCV for the camera and offline vision, sox/alsa for the microphone and speaker,
-# socat and gpsd-clients for hardware-in-the-loop tests, espeak-ng/pocketsphinx for offline speech,
-# ffmpeg for test media and mp3, chromium for the WebSim browser tests, graphviz for `cortexd graph --format svg`, shellcheck for the install script's test.
-PACKAGES=(libopencv-dev opencv-data sox alsa-utils socat espeak-ng ffmpeg pocketsphinx pocketsphinx-en-us gpsd-clients chromium graphviz shellcheck)
+run_main=1
+skip_opencv=0
+tests=0
+case "${CORTEX_NO_OPENCV:-}" in 1 | true | yes) skip_opencv=1 ;; esac
+case "${CORTEX_SETUP_TESTS:-}" in 1 | true | yes) tests=1 ;; esac
+for arg in "$@"; do
+  case "$arg" in
+    --no-run) run_main=0 ;;
+    --no-opencv) skip_opencv=1 ;;
+    --tests) tests=1 ;;
+    -h | --help)
+      sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *) die "unknown argument: $arg (see --help)" ;;
+  esac
+done
+
+# Node: the versions package.json's "engines" names (require(esm) is needed from 20.19 / 22.12 on;
+# better-sqlite3 supports up to 26).
+command -v node >/dev/null 2>&1 || die "node not found: install Node.js 22 LTS (or 20.19+), e.g. from https://nodejs.org or NodeSource"
+node_version=$(node -p 'process.versions.node')
+IFS=. read -r node_major node_minor _ <<<"$node_version"
+if ((node_major < 20 || node_major == 21 || (node_major == 20 && node_minor < 19) || (node_major == 22 && node_minor < 12))); then
+  die "Node.js $node_version is not supported: cortexd needs 20.19+, 22.12+ or 23 to 26 (package.json engines); install Node.js 22 LTS"
+elif ((node_major >= 27)); then
+  say "warning: Node.js $node_version is newer than the versions cortexd is known to work with (up to 26)"
+fi
+
+# Debian packages, by set (package.json "debianPackages").
+opencv_dir=node_modules/@u4/opencv4nodejs
+opencv_binary=$opencv_dir/build/Release/opencv4nodejs.node
+sets=(build robot)
+if [ "$skip_opencv" = 0 ]; then
+  sets+=(opencv)
+else
+  say "skipping OpenCV (--no-opencv): no libopencv-dev, and @u4/opencv4nodejs is installed without compiling its bindings; cameras and local vision will not work (cortexd check and doctor name the entries that need them)"
+fi
+[ "$tests" = 1 ] && sets+=(tests)
+mapfile -t PACKAGES < <(node -e '
+  const sets = require("./package.json").debianPackages;
+  for (const s of process.argv.slice(1)) for (const p of sets[s]) console.log(p);' "${sets[@]}")
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing Debian packages: ${missing[*]}"
+  say "installing Debian packages (${sets[*]}): ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# @u4/opencv4nodejs builds only against the system OpenCV with these set; without them the install rolls back.
-arch_dir="/usr/lib/$(uname -m)-linux-gnu"
-export OPENCV4NODEJS_DISABLE_AUTOBUILD=1
-export OPENCV_INCLUDE_DIR=/usr/include/opencv4
-export OPENCV_LIB_DIR="$arch_dir"
-export OPENCV_BIN_DIR=/usr/bin
-export JOBS=max
-
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing npm packages (OpenCV bindings take about 5 minutes on 2 cores)"
-  npm ci --no-audit --no-fund
+# Parallel compile jobs, capped by memory so a 2 GB Raspberry Pi does not run out while OpenCV compiles.
+per_job_kb=1100000
+avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null || echo 0)
+cores=$(nproc 2>/dev/null || echo 1)
+by_memory=$((${avail_kb:-0} / per_job_kb))
+((by_memory < 1)) && by_memory=1
+if [[ "${JOBS:-}" =~ ^[1-9][0-9]*$ ]]; then
+  say "compiling with JOBS=$JOBS as given (memory would allow $by_memory)"
+else
+  JOBS=$((by_memory < cores ? by_memory : cores))
+  say "compiling with JOBS=$JOBS ($cores cores, $((avail_kb / 1024)) MB available, about 1.1 GB per job)"
+fi
+export JOBS
+if [ "$skip_opencv" = 0 ] && ((avail_kb < per_job_kb)); then
+  say "warning: only $((avail_kb / 1024)) MB of memory available; compiling the OpenCV bindings needs about 1.1 GB: add swap, or skip OpenCV with --no-opencv"
 fi
 
-echo "setup: building"
+# @u4/opencv4nodejs builds only against the system OpenCV with these set; see src/vision/opencv.ts.
+export OPENCV4NODEJS_DISABLE_AUTOBUILD=1
+export OPENCV_INCLUDE_DIR=/usr/include/opencv4
+OPENCV_LIB_DIR="/usr/lib/$(uname -m)-linux-gnu"
+export OPENCV_LIB_DIR
+export OPENCV_BIN_DIR=/usr/bin
+
+# The native packages npm may build (package.json "allowScripts"), OpenCV left out.
+mapfile -t NATIVE < <(node -e '
+  const allowed = require("./package.json").allowScripts;
+  for (const [name, ok] of Object.entries(allowed)) if (ok && name !== "@u4/opencv4nodejs") console.log(name);')
+
+need_ci=0
+if [ ! -d node_modules ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  need_ci=1
+fi
+# npm removes an optional package whose build failed; the build still needs its files (types).
+[ -d "$opencv_dir" ] || need_ci=1
+if [ "$need_ci" = 1 ]; then
+  if [ "$skip_opencv" = 1 ]; then
+    say "installing npm packages without OpenCV's build"
+    npm ci --ignore-scripts --no-audit --no-fund
+    say "building the native modules: ${NATIVE[*]}"
+    npm rebuild "${NATIVE[@]}"
+  else
+    say "installing npm packages (compiling the OpenCV bindings takes about 5 minutes on 2 cores)"
+    npm ci --no-audit --no-fund
+  fi
+elif [ "$skip_opencv" = 0 ] && [ ! -f "$opencv_binary" ]; then
+  say "compiling the OpenCV bindings, skipped by an earlier --no-opencv (about 5 minutes on 2 cores)"
+  npm rebuild @u4/opencv4nodejs
+fi
+if [ "$skip_opencv" = 1 ] && [ -f "$opencv_binary" ]; then
+  say "--no-opencv: the OpenCV bindings an earlier set-up compiled are still in node_modules and stay usable"
+fi
+if [ "$skip_opencv" = 0 ] && [ ! -f "$opencv_binary" ]; then
+  die "the OpenCV bindings (@u4/opencv4nodejs) did not build; npm drops a failed optional package without an error.
+  Fix: check that libopencv-dev is installed (dpkg -s libopencv-dev), see the compiler's error with
+  'npm ci --foreground-scripts', or skip OpenCV: bash scripts/setup.sh --no-opencv"
+fi
+
+say "building"
 npm run --silent build
+
+# Each native module must load now, not when the robot first needs it.
+say "loading the native modules"
+node dist/src/cli/main.js doctor --native || die "a native module does not load (the line above names it and the fix)"
 
 if [ "$run_main" = 1 ]; then
   node dist/src/cli/main.js check --all

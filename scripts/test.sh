@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the whole test suite on a fresh clone: set-up if needed, build, tap; ends with "N passed, N failed" and tap's exit code.
+# Runs the whole test suite on a fresh clone: set-up with the test packages (OpenCV included), build, tap; ends with "N passed, N failed" and tap's exit code.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
-bash scripts/setup.sh --no-run || { echo "0 passed, 1 failed"; exit 1; }
+bash scripts/setup.sh --no-run --tests || { echo "0 passed, 1 failed"; exit 1; }
 
 mkdir -p test-output
 log=test-output/tap.log

@@ -9,6 +9,8 @@ export interface LoggerOptions {
   level?: string;
   /** Force readable output (true) or JSON lines (false); default: readable when stderr is a TTY. */
   pretty?: boolean;
+  /** Colours in readable output; default: on unless NO_COLOR is set to a non-empty value (https://no-color.org). */
+  color?: boolean;
   /** Where lines go; default stderr, so stdout stays free for command output and `--events`. */
   destination?: DestinationStream;
   /** Fields put on every line, for example `{ mode, tick }` through child loggers. */
@@ -22,10 +24,11 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'info';
   const usePretty = options.pretty ?? Boolean(process.stderr.isTTY);
+  const color = options.color ?? colorAllowed();
   const destination = redactingDestination(
     options.destination ??
       (usePretty
-        ? pretty({ sync: true, destination: 2, colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
+        ? pretty({ sync: true, destination: 2, colorize: color, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
         : pino.destination({ dest: 2, sync: true })),
   );
   const logger = pino(
@@ -67,6 +70,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     return child.call(this, redactDeep(bindings) as typeof bindings, childOptions);
   } as typeof logger.child;
   return logger;
+}
+
+/** NO_COLOR (https://no-color.org): present and not empty means no ANSI colour codes, whatever the terminal. */
+export function colorAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !env.NO_COLOR;
 }
 
 /**

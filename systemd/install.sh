@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs (or with --uninstall removes) cortexd as a systemd service: package, user, env file, configs, units. Idempotent.
+# Installs (or with --uninstall removes) cortexd as a systemd service: a production package tree, user, env file, configs, units. Idempotent.
 #
 # Usage: systemd/install.sh [--prefix DIR] [--source DIR] [--node PATH] [--uninstall [--purge]]
 #
@@ -8,11 +8,15 @@
 #                  prefixed paths, so the tree is self-consistent and `systemd-analyze verify` can
 #                  check it. Never creates real users and never calls systemctl.
 #   --source DIR   the built package to install (default: the checkout holding this script). It
-#                  needs dist/ and node_modules/: run `npm ci && npm run build` first.
-#   --node PATH    node binary for ExecStart (default: `command -v node`; must be Node 20+).
+#                  needs dist/ and node_modules/: run `bash scripts/setup.sh --no-run` first.
+#   --node PATH    node binary for ExecStart (default: `command -v node`; Node 20.19+, 22.12+ or 23-26).
 #   --uninstall    stop and remove the units and /opt/cortexd; keeps /etc/cortexd (secrets,
 #                  configs), /var/lib/cortexd (state) and the cortexd user unless --purge.
 #
+# /opt/cortexd gets the production tree only: the source's node_modules without dev dependencies
+# (npm prune --omit=dev; OpenCV left out too when set-up skipped it), without build intermediates,
+# C/C++ and TypeScript sources or source maps; every native module is loaded from it before it
+# replaces the old tree. The installed size is printed at the end.
 # Running it twice changes nothing; an edited /etc/cortexd/env or config is never overwritten.
 set -euo pipefail
 
@@ -34,7 +38,7 @@ while [[ $# -gt 0 ]]; do
     --node) NODE_BIN="${2:?--node needs a path}"; shift 2 ;;
     --uninstall) UNINSTALL=1; shift ;;
     --purge) PURGE=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -118,17 +122,28 @@ ensure_user() {
   fi
 }
 
+# The Node versions of package.json's "engines" (require(esm) from 20.19 / 22.12; better-sqlite3 up to 26).
 check_node() {
   NODE_BIN="${NODE_BIN:-$(command -v node || true)}"
-  [[ -n "$NODE_BIN" && -x "$NODE_BIN" ]] || die "node not found: install Node.js 20 or newer, or pass --node PATH"
-  local major
-  major="$("$NODE_BIN" -p 'process.versions.node.split(".")[0]')"
-  [[ "$major" -ge 20 ]] || die "$NODE_BIN is Node $major; cortexd needs Node 20 or newer"
+  [[ -n "$NODE_BIN" && -x "$NODE_BIN" ]] || die "node not found: install Node.js 22 LTS (or 20.19+), or pass --node PATH"
+  local version major minor
+  version="$("$NODE_BIN" -p 'process.versions.node')"
+  IFS=. read -r major minor _ <<<"$version"
+  if (( major < 20 || major == 21 || (major == 20 && minor < 19) || (major == 22 && minor < 12) || major >= 27 )); then
+    die "$NODE_BIN is Node $version; cortexd needs Node 20.19+, 22.12+ or 23 to 26"
+  fi
 }
 
-PACKAGE_ITEMS=(dist node_modules config systemd package.json package-lock.json README.md)
+# Copied as they are; node_modules is laid down separately as a production tree.
+PACKAGE_ITEMS=(dist config systemd package.json package-lock.json README.md)
+FINGERPRINT=.source-node-modules
 
-# True when /opt/cortexd already holds exactly the source's package items.
+# Names every file of the source's node_modules with its size and time: equal means the same tree.
+node_modules_fingerprint() {
+  (cd "$SOURCE/node_modules" && find . -printf '%P %s %T@\n' | LC_ALL=C sort | sha256sum | cut -d' ' -f1)
+}
+
+# True when /opt/cortexd already holds exactly the source's package items and a tree made from its node_modules.
 package_current() {
   local item
   [[ -d "$OPT" ]] || return 1
@@ -139,13 +154,48 @@ package_current() {
       return 1
     fi
   done
-  return 0
+  [[ -f "$OPT/$FINGERPRINT" && "$(cat "$OPT/$FINGERPRINT")" == "$(node_modules_fingerprint)" ]]
 }
+
+npm_bin() {
+  local beside
+  beside="$(dirname "$NODE_BIN")/npm"
+  if [[ -x "$beside" ]]; then echo "$beside"; else command -v npm || true; fi
+}
+
+# Turns a copy of the source's node_modules (in $1, beside its package.json and lockfile) into the
+# production tree: no dev dependencies, and nothing Node never loads at run time.
+production_tree() {
+  local dir="$1" npm pkg omit=(--omit=dev)
+  npm="$(npm_bin)"
+  [[ -n "$npm" ]] || die "npm not found beside $NODE_BIN or on PATH: it leaves the dev dependencies out"
+  if [[ ! -f "$dir/node_modules/@u4/opencv4nodejs/build/Release/opencv4nodejs.node" ]]; then
+    omit+=(--omit=optional)
+    say "the source has no compiled OpenCV bindings (set-up --no-opencv): OpenCV is left out"
+  fi
+  (cd "$dir" && "$npm" prune "${omit[@]}" --offline --ignore-scripts --no-audit --no-fund --loglevel=error) \
+    || die "npm prune ${omit[*]} failed in $dir"
+  # Native packages: their build/ keeps only the compiled build/Release/*.node that they load.
+  while IFS= read -r -d '' pkg; do
+    [[ -d "$pkg/build" ]] || continue
+    find "$pkg/build" -mindepth 1 -maxdepth 1 ! -name Release -exec rm -rf {} +
+    if [[ -d "$pkg/build/Release" ]]; then
+      find "$pkg/build/Release" -mindepth 1 -maxdepth 1 \( -type d -o ! -name '*.node' \) -exec rm -rf {} +
+    fi
+  done < <(find "$dir/node_modules" -name binding.gyp -printf '%h\0')
+  # C/C++ sources, headers, objects and static libraries are build inputs; TypeScript sources,
+  # declarations and source maps are for editors and debuggers (Node loads no .ts from node_modules).
+  find "$dir/node_modules" -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' -o -name '*.cxx' -o -name '*.h' \
+    -o -name '*.hh' -o -name '*.hpp' -o -name '*.o' -o -name '*.a' -o -name '*.ts' -o -name '*.cts' -o -name '*.mts' \
+    -o -name '*.map' \) -delete
+}
+
+size_mb() { du -sm "$1" | cut -f1; }
 
 # Copies the package beside the old one and swaps it in, so a running service never sees a half-copied tree.
 install_package() {
-  [[ -f "$SOURCE/dist/src/cli/main.js" ]] || die "$SOURCE/dist/src/cli/main.js is missing: run 'npm ci && npm run build' first"
-  [[ -d "$SOURCE/node_modules" ]] || die "$SOURCE/node_modules is missing: run 'npm ci' first"
+  [[ -f "$SOURCE/dist/src/cli/main.js" ]] || die "$SOURCE/dist/src/cli/main.js is missing: run 'bash scripts/setup.sh --no-run' (or npm run build) first"
+  [[ -d "$SOURCE/node_modules" ]] || die "$SOURCE/node_modules is missing: run 'bash scripts/setup.sh --no-run' first"
   if package_current; then
     say "package in $OPT is up to date"
   else
@@ -155,6 +205,14 @@ install_package() {
     for item in "${PACKAGE_ITEMS[@]}"; do
       [[ -e "$SOURCE/$item" ]] && cp -a "$SOURCE/$item" "$staging/$item"
     done
+    cp -a "$SOURCE/node_modules" "$staging/node_modules"
+    production_tree "$staging"
+    node_modules_fingerprint >"$staging/$FINGERPRINT"
+    # Every native module must load from the new tree before it replaces the old one.
+    if ! (cd "$staging" && "$NODE_BIN" dist/src/cli/main.js doctor --native); then
+      rm -rf "$staging"
+      die "a native module does not load from the production tree (see above); $OPT is unchanged"
+    fi
     [[ -f "$OPT/bin/cortexd" ]] && cp -a "$OPT/bin/cortexd" "$staging/bin/cortexd"
     if [[ -d "$OPT" ]]; then
       mv "$OPT" "$OPT.old"
@@ -289,6 +347,7 @@ install_env_file
 install_configs
 install_units
 
+say "installed size: $(size_mb "$OPT") MB in $OPT (node_modules $(size_mb "$OPT/node_modules") MB; the source's node_modules: $(size_mb "$SOURCE/node_modules") MB)"
 say "installed. Put your API key in $ETC/env, your configuration in $ETC/config/NAME.json5, then:"
 echo "  sudo $OPT/bin/cortexd doctor NAME"
 echo "  systemctl enable --now cortexd@NAME"

@@ -11,15 +11,18 @@ export function register(program: Command): void {
     .option('--env-file <path>', 'service environment file to read (default /etc/cortexd/env)')
     .option('--timeout <ms>', 'TCP connect timeout per address', '2000')
     .option('--json', 'print the results as JSON')
-    .action(async (name: string | undefined, opts: { config?: string; envFile?: string; timeout: string; json?: boolean }) => {
-      const { formatResult, formatSummary, runDoctor } = await import('../doctor/run.js');
+    .option('--native', 'only load the native modules (better-sqlite3, unix-dgram, the serial binding, OpenCV when compiled) and check the notify path')
+    .action(async (name: string | undefined, opts: { config?: string; envFile?: string; timeout: string; json?: boolean; native?: boolean }) => {
+      const { formatResult, formatSummary, runDoctor, runNativeDoctor } = await import('../doctor/run.js');
       const configName = name ?? process.env.CONFIG;
       const target = opts.config ? { file: opts.config } : configName ? { name: configName } : undefined;
-      const report = await runDoctor({
-        ...(target ? { target } : {}),
-        ...(opts.envFile ? { envFile: opts.envFile } : {}),
-        reachTimeoutMs: Math.max(100, Number(opts.timeout) || 2000),
-      });
+      const report = opts.native
+        ? await runNativeDoctor()
+        : await runDoctor({
+            ...(target ? { target } : {}),
+            ...(opts.envFile ? { envFile: opts.envFile } : {}),
+            reachTimeoutMs: Math.max(100, Number(opts.timeout) || 2000),
+          });
       if (opts.json) out(JSON.stringify(report.results, null, 2));
       else {
         for (const r of report.results) out(formatResult(r));

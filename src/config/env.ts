@@ -160,7 +160,7 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
     if (typeof seg === 'number') out += `[${seg}]`;
     else {
       const s = String(seg);
-      out += /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? (out ? `.${s}` : s) : `[${JSON.stringify(s)}]`;
+      out += /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(s) ? (out ? `.${s}` : s) : `[${JSON.stringify(s)}]`;
     }
   }
   return out;

@@ -13,6 +13,7 @@ import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from 
 import { checkUrid } from './urid.js';
 import { checkVersion } from './version.js';
 import { crossCheck, hookModuleWarnings } from './cross-check.js';
+import { openCvWarnings } from './opencv-users.js';
 import { ADDRESS_KEYS, EMBEDDED, readAddresses, type AddressSettings } from '../cloud/addresses.js';
 
 export interface LoadTarget {
@@ -193,6 +194,7 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
 
   for (const problem of crossCheck(config)) fail(problem.path, problem.message, 'reference');
   for (const w of hookModuleWarnings(config, join(configDir(), 'hooks'))) warn(w.path, w.message);
+  for (const w of openCvWarnings(config)) warn(w.path, w.message);
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);
     for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');

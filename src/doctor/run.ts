@@ -1,8 +1,12 @@
 // Runs every doctor check in order and formats the report: one line per check with its status and fix.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openCvUsers } from '../config/opencv-users.js';
 import type { LoadedConfig } from '../config/schema.js';
-import { stateDir } from '../paths.js';
+import { projectRoot, stateDir } from '../paths.js';
 import { checkAddresses, checkApiKey, checkConfig, serviceEnvironment } from './config.js';
 import { checkCamera, checkMicrophone, checkSerial, checkSpeaker, type DeviceCheckOptions } from './devices.js';
+import { nativeChecks } from './native.js';
 import { deviceNeeds, type DeviceNeeds } from './needs.js';
 import { checkNode, checkPackages, checkStateDir, ok, type CheckResult } from './system.js';
 
@@ -38,9 +42,32 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
   results.push(await checkCamera(needs, deviceOptions));
   results.push(...(await checkSerial(needs, deviceOptions)));
   results.push(await checkSpeaker(needs, deviceOptions));
+  const users = loaded ? openCvUsers(loaded.config) : undefined;
+  results.push(...(await nativeChecks({ ...(users ? { openCvUsers: users } : {}), env: options.env ?? process.env })));
   results.push(checkStateDir(options.stateDir ?? stateDir()));
-  results.push(await checkPackages(undefined, options.env ?? process.env));
+  results.push(await checkPackages(robotPackages(Boolean(users?.length)), options.env ?? process.env));
   return { results, exitCode: results.some((r) => r.status === 'fail') ? 1 : 0 };
+}
+
+/** `cortexd doctor --native`: only the native modules (each compiled one loaded) and the notify path, as set-up and install.sh run it. */
+export async function runNativeDoctor(): Promise<DoctorReport> {
+  const results = await nativeChecks({ loadInstalledOpenCv: true });
+  return { results, exitCode: results.some((r) => r.status === 'fail') ? 1 : 0 };
+}
+
+/**
+ * The Debian packages a robot runs with (package.json "debianPackages": robot, plus opencv when the
+ * configuration uses OpenCV); the build and test sets are set-up's business. Undefined (the full
+ * list of system.ts) when package.json has no such field.
+ */
+export function robotPackages(withOpenCv: boolean, root: string = projectRoot()): string[] | undefined {
+  try {
+    const sets = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { debianPackages?: Record<string, string[]> }).debianPackages;
+    if (!sets?.robot) return undefined;
+    return [...sets.robot, ...(withOpenCv ? (sets.opencv ?? []) : [])];
+  } catch {
+    return undefined;
+  }
 }
 
 const MARK: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' };

@@ -1,4 +1,4 @@
-// Proves systemd/install.sh into a temporary root installs everything, is idempotent, keeps edits, uninstalls, and that both units pass systemd-analyze verify.
+// Proves systemd/install.sh into a temporary root installs a production tree (no dev dependencies, no build files), is idempotent, keeps edits, uninstalls, and that both units pass systemd-analyze verify.
 import t from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -11,17 +11,47 @@ const script = join(repo, 'systemd/install.sh');
 const analyze = '/usr/bin/systemd-analyze';
 const isRoot = process.getuid?.() === 0;
 
-/** A small built package: what install.sh copies, without the real 300 MB of node_modules. */
+/**
+ * A small built package: what install.sh copies, without the real 300 MB of node_modules. Its
+ * node_modules holds a production dependency shaped like a native module (sources, objects and a
+ * compiled .node in build/) and a dev dependency, with the lockfile that tells npm which is which.
+ */
 function fakeSource(dir: string): string {
   const src = join(dir, 'src');
   mkdirSync(join(src, 'dist/src/cli'), { recursive: true });
   writeFileSync(join(src, 'dist/src/cli/main.js'), 'console.log(JSON.stringify(process.argv.slice(2)));\n');
-  mkdirSync(join(src, 'node_modules/dep'), { recursive: true });
-  writeFileSync(join(src, 'node_modules/dep/index.js'), 'export default 1;\n');
+  const dep = join(src, 'node_modules/dep');
+  mkdirSync(join(dep, 'build/Release/obj.target/dep/src'), { recursive: true });
+  mkdirSync(join(dep, 'src'));
+  writeFileSync(join(dep, 'package.json'), '{ "name": "dep", "version": "1.0.0", "main": "index.js" }\n');
+  writeFileSync(join(dep, 'index.js'), 'export default 1;\n');
+  writeFileSync(join(dep, 'index.d.ts'), 'declare const x: number;\nexport default x;\n');
+  writeFileSync(join(dep, 'index.js.map'), '{}\n');
+  writeFileSync(join(dep, 'binding.gyp'), "{ 'targets': [] }\n");
+  writeFileSync(join(dep, 'src/dep.cc'), '// C++ source\n');
+  writeFileSync(join(dep, 'build/Makefile'), 'all:\n');
+  writeFileSync(join(dep, 'build/Release/obj.target/dep/src/dep.o'), 'object');
+  writeFileSync(join(dep, 'build/Release/dep.node'), 'compiled module');
+  mkdirSync(join(src, 'node_modules/devdep'), { recursive: true });
+  writeFileSync(join(src, 'node_modules/devdep/package.json'), '{ "name": "devdep", "version": "2.0.0" }\n');
+  writeFileSync(join(src, 'node_modules/devdep/index.js'), 'export default 2;\n');
   mkdirSync(join(src, 'config/hooks'), { recursive: true });
   writeFileSync(join(src, 'config/default.json5'), '{ name: "default" }\n');
   writeFileSync(join(src, 'config/hooks/greet.mjs'), 'export function greet() {}\n');
-  writeFileSync(join(src, 'package.json'), '{ "name": "cortexd", "type": "module" }\n');
+  const manifest = { name: 'cortexd', version: '0.0.1', type: 'module', dependencies: { dep: '1.0.0' }, devDependencies: { devdep: '2.0.0' } };
+  writeFileSync(join(src, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const lock = {
+    name: 'cortexd',
+    version: '0.0.1',
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      '': { name: 'cortexd', version: '0.0.1', dependencies: { dep: '1.0.0' }, devDependencies: { devdep: '2.0.0' } },
+      'node_modules/dep': { version: '1.0.0' },
+      'node_modules/devdep': { version: '2.0.0', dev: true },
+    },
+  };
+  writeFileSync(join(src, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
   mkdirSync(join(src, 'systemd'));
   for (const f of ['cortexd@.service', 'cortexd-cloud.service']) copyFileSync(join(repo, 'systemd', f), join(src, 'systemd', f));
   return src;
@@ -68,7 +98,14 @@ t.test('install.sh --prefix installs, is idempotent, keeps edits and uninstalls'
 
   const opt = join(root, 'opt/cortexd');
   t.equal(readFileSync(join(opt, 'dist/src/cli/main.js'), 'utf8'), readFileSync(join(src, 'dist/src/cli/main.js'), 'utf8'));
-  t.ok(existsSync(join(opt, 'node_modules/dep/index.js')));
+  t.ok(existsSync(join(opt, 'node_modules/dep/index.js')), 'production dependencies are installed');
+  t.notOk(existsSync(join(opt, 'node_modules/devdep')), 'dev dependencies are not');
+  t.ok(existsSync(join(src, 'node_modules/devdep')), 'the source tree is left as it was');
+  t.ok(existsSync(join(opt, 'node_modules/dep/build/Release/dep.node')), 'the compiled module is kept');
+  for (const gone of ['build/Makefile', 'build/Release/obj.target', 'src/dep.cc', 'index.d.ts', 'index.js.map']) {
+    t.notOk(existsSync(join(opt, 'node_modules/dep', gone)), `no ${gone} in the production tree`);
+  }
+  t.match(first.out, /installed size: \d+ MB in \S+opt\/cortexd \(node_modules \d+ MB/, 'prints the installed size');
   const launched = execFileSync(join(opt, 'bin/cortexd'), ['run', 'spot'], { encoding: 'utf8' });
   t.equal(launched.trim(), '["run","spot"]', 'bin/cortexd runs the compiled CLI with its arguments');
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { loadConfig, resolveTarget } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import { descriptors } from '../../src/plugins/index.js';
-import { loadObject, mode, tempDir, tryLoad, validConfig, writeConfig } from '../helpers/config-fixtures.js';
+import { legacyConfig, loadObject, mode, tempDir, tryLoad, validConfig, writeConfig } from '../helpers/config-fixtures.js';
 
 const { actions, inputs, llms, simulators } = descriptors;
 
@@ -138,6 +138,19 @@ t.test('unknown fields are kept and warned, at every level; plugin config blocks
   const loose = r.loaded.config as unknown as Record<string, unknown>;
   t.equal(loose.robot_colour, 'red', 'kept in the loaded configuration');
   t.equal((r.loaded.config.modes.guard as unknown as Record<string, unknown>).vibe, 'calm');
+});
+
+t.test('$schema is a known top-level field: editors validate with it, the loader neither warns nor uses it', async (t) => {
+  const multi = await loadObject(t, validConfig({ $schema: './schema.json' }));
+  t.ok(multi.ok);
+  if (!multi.ok) return;
+  t.same(multi.warnings, [], 'no unknown-field warning');
+  const r = await loadObject(t, legacyConfig({ $schema: './schema.json' }));
+  t.ok(r.ok, 'a legacy single-mode file takes it too');
+  if (r.ok) t.same(r.warnings, []);
+  const bad = await loadObject(t, validConfig({ $schema: 7 }));
+  t.notOk(bad.ok, 'it must be a string');
+  if (!bad.ok) t.match(bad.lines.join('\n'), /\$schema: expected a string/);
 });
 
 t.test('API key: the file wins, else OM_API_KEY; a placeholder gives exactly one warning', async (t) => {
