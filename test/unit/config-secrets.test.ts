@@ -15,13 +15,12 @@ function leaks(text: string): string[] {
 }
 
 /** Loads with plugins checked, as `cortexd check` does, and returns what it would print. */
-async function printed(t: Parameters<Parameters<typeof tap.test>[1]>[0], config: Record<string, unknown>, env: Record<string, string>) {
+async function printed(t: { teardown: (fn: () => void) => void }, config: Record<string, unknown>, env: Record<string, string>) {
   const dir = tempDir(t);
   const r = await tryLoad(writeConfig(dir, 'bot', config), { plugins: true, env });
   const lines = r.ok ? r.warnings : [...r.warnings, ...r.issues.map(formatIssue)];
   return { ok: r.ok, text: lines.join('\n') };
 }
-const tap = t;
 
 t.test('${OM_API_KEY} in a wrong field is named, never shown', async (t) => {
   const env = { OM_API_KEY: KEY };
