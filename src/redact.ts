@@ -32,9 +32,10 @@ const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
     /(?<![\w.-])([A-Za-z_][\w.-]*=)[^&\s"'#<][^&\s"'#]*/g,
     (whole, name) => (isSecretField(name!.slice(0, -1)) ? `${name}${REPLACEMENT}` : whole),
   ],
-  // Command-line flags: --password=x, --password x, -token "x y" (flags whose name is secret-like).
+  // Command-line flags: --password=x, --password x, -token "x y" (flags whose name is secret-like);
+  // a placeholder such as `--jwt <token>` in help text is left readable.
   [
-    /(?<![^\s"'])(--?)([A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)("[^"]*"|'[^']*'|[^\s"']+)/g,
+    /(?<![^\s"'])(--?)([A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)("[^"]*"|'[^']*'|[^\s"'<][^\s"']*)/g,
     (whole, dashes, name, sep) => (isSecretField(name!) ? `${dashes}${name}${sep}${REPLACEMENT}` : whole),
   ],
   // JSON text: "password": "x", "client_secret":"x".

@@ -3,15 +3,30 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { INVALID_JSON, sendError, type ServiceContext } from './context.js';
 import { registerAccountRoutes } from './http/account.js';
 import { registerChatRoutes } from './http/chat.js';
+import { bodyTooLarge, installGuard } from './http/guard.js';
 import { registerTtsRoutes } from './http/tts.js';
 
 /**
  * Every body is read as text and parsed as JSON whatever its Content-Type (clients that forget the
  * header still work); a body that is not JSON becomes INVALID_JSON so each endpoint answers with its
  * own spec message. An empty body is `undefined`.
+ *
+ * Time bounds (limits): headers must arrive within headersTimeoutMs (Node then closes the
+ * connection), a body within bodyTimeoutMs (guard.ts: 408), a connection moving no byte for
+ * idleTimeoutMs is closed, and an idle keep-alive connection after 5 s. Node's own whole-request
+ * timeout is a backstop a little after the body deadline.
  */
 export function buildApp(ctx: ServiceContext): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: ctx.limits.bodyBytes, forceCloseConnections: true });
+  const l = ctx.limits;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: l.bodyBytes,
+    forceCloseConnections: true,
+    connectionTimeout: l.idleTimeoutMs,
+    keepAliveTimeout: 5000,
+    requestTimeout: l.headersTimeoutMs + l.bodyTimeoutMs + 5000,
+    http: { headersTimeout: l.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, l.headersTimeoutMs) },
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -25,7 +40,7 @@ export function buildApp(ctx: ServiceContext): FastifyInstance {
 
   app.setErrorHandler((err: { code?: string; statusCode?: number; message?: string }, _req, reply) => {
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
-      return sendError(reply, 413, `Request body too large: the limit is ${ctx.limits.bodyBytes} bytes`);
+      return sendError(reply, 413, bodyTooLarge(ctx.limits.bodyBytes));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
       return sendError(reply, err.statusCode, err.message ?? 'Bad request');
     ctx.logger.error({ err }, 'request failed');
@@ -33,6 +48,7 @@ export function buildApp(ctx: ServiceContext): FastifyInstance {
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, `Not found: ${req.method} ${req.url.split('?')[0]}`));
 
+  installGuard(app, ctx);
   registerAccountRoutes(app, ctx);
   registerChatRoutes(app, ctx);
   registerTtsRoutes(app, ctx);
