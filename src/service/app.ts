@@ -26,6 +26,19 @@ export function buildApp(ctx: ServiceContext): FastifyInstance {
     keepAliveTimeout: 5000,
     requestTimeout: l.headersTimeoutMs + l.bodyTimeoutMs + 5000,
     http: { headersTimeout: l.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, l.headersTimeoutMs) },
+    // Requests Node refuses before fastify sees them (headers too slow, malformed) still get a JSON body.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const [status, reason, error] = timeout
+        ? [408, 'Request Timeout', `Request timeout: the headers were not received within ${l.headersTimeoutMs} ms`]
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', 'Request headers too large']
+          : [400, 'Bad Request', `Bad request: ${err.code ?? 'malformed HTTP'}`];
+      const body = JSON.stringify({ error });
+      if (socket.writable && !(socket as { _httpMessage?: unknown })._httpMessage)
+        socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      else socket.destroy(err);
+    },
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
