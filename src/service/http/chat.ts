@@ -1,56 +1,18 @@
-// Chat completions endpoint of the local service: validation in the spec's order, backend call, SSE streaming, metering.
+// Chat completions endpoint of the local service: validation in the spec's order, reservation, backend call, SSE streaming, settlement.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import { isProvider, modelSupported, unsupportedModelMessage, type Provider } from '../../cloud/catalog.js';
-import { ChatCompletionRequestSchema, type ChatCompletionRequest, type Usage } from '../../cloud/protocol.js';
+import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../../cloud/protocol.js';
 import { BackendError, createChatBackend, estimatePromptTokens } from '../backends/chat.js';
 import type { Reservation } from '../accounts.js';
 import { admit, INVALID_JSON, requireApiKey, sendError, type ServiceContext } from '../context.js';
 import type { VerifiedKey } from '../keys.js';
-import { chatCostMicro, chatPrice, estimateTokens } from '../metering.js';
+import { estimateTokens } from '../metering.js';
 import { chatBackendFor } from '../options.js';
+import { chargedUsage, chatBounds, settleChat, type ChatBounds } from './chat-metering.js';
 
 /** Decision: the 400 text of a body that is JSON but not an object (`null`, a list, a number). */
 export const NOT_AN_OBJECT = 'Invalid request: the body must be a JSON object';
-/** Output tokens reserved for the offline rule-based model, whose answers are short. */
-const RULES_RESERVE_TOKENS = 512;
-/** Token counts above this in an upstream's usage are not believed. */
-const MAX_USAGE_TOKENS = 100_000_000;
-
-/**
- * The upstream's usage when it is believable: non-negative safe integers below MAX_USAGE_TOKENS.
- * Anything else (missing, negative, fractional, huge) is replaced by our estimate, so a broken or
- * hostile upstream can neither make a charge negative nor stop the answer from being charged.
- */
-export function validUsage(u: unknown): Usage | undefined {
-  if (!u || typeof u !== 'object') return undefined;
-  const { prompt_tokens: p, completion_tokens: c } = u as Record<string, unknown>;
-  const ok = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= MAX_USAGE_TOKENS;
-  return ok(p) && ok(c) ? { prompt_tokens: p, completion_tokens: c, total_tokens: p + c } : undefined;
-}
-
-/** Micro-CU reserved at admission: estimated prompt at the input price plus the output bound at the output price. */
-export function reserveMicro(ctx: ServiceContext, provider: Provider, request: ChatCompletionRequest, offline: boolean): number {
-  const price = chatPrice(provider, request.model);
-  const output = offline ? RULES_RESERVE_TOKENS : (request.max_tokens ?? ctx.limits.chatReserveTokens);
-  return chatCostMicro(price, estimatePromptTokens(request), output);
-}
-
-/** Settles the reservation with the charge of a completion: the backend's usage when believable, else our estimate. */
-function meter(ctx: ServiceContext, r: Reservation, key: VerifiedKey, provider: Provider, model: string, reported: unknown, estimate: () => Usage): void {
-  const valid = validUsage(reported);
-  if (reported !== undefined && reported !== null && !valid) ctx.logger.warn({ provider, model }, 'upstream usage not believable; charged the estimate');
-  const usage = valid ?? estimate();
-  ctx.accounts.settle(r, {
-    keyId: key.keyId,
-    userId: key.userId,
-    kind: 'chat',
-    item: `${provider}/${model}`,
-    quantityIn: usage.prompt_tokens,
-    quantityOut: usage.completion_tokens,
-    costMicro: chatCostMicro(chatPrice(provider, model), usage.prompt_tokens, usage.completion_tokens),
-  });
-}
 
 function zodSummary(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
   return issues
@@ -73,9 +35,11 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
       return sendError(reply, 404, unsupportedModelMessage(provider, model));
     const parsed = ChatCompletionRequestSchema.safeParse(body);
     if (!parsed.success) return sendError(reply, 400, `Invalid request: ${zodSummary(parsed.error.issues)}`);
-    const request = parsed.data;
     const cfg = chatBackendFor(provider, ctx.backends);
-    const reservation = admit(ctx, key, reserveMicro(ctx, provider, request, cfg.kind === 'rules'), reply);
+    const bounds = chatBounds(ctx, provider, parsed.data, cfg.kind === 'rules');
+    // A request without an output bound is sent upstream with the one it was reserved for.
+    const request: ChatCompletionRequest = bounds.injectMaxTokens ? { ...parsed.data, max_tokens: bounds.outputTokens } : parsed.data;
+    const reservation = admit(ctx, key, bounds.reserveMicro, reply);
     if (!reservation) return reply;
 
     const backend = createChatBackend(provider, cfg);
@@ -86,14 +50,16 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
       if (!reply.raw.writableFinished) abort.abort();
     });
     try {
-      if (request.stream) return await streamCompletion(ctx, reply, key, provider, request, backend, abort.signal, reservation);
+      if (request.stream) return await streamCompletion(ctx, reply, key, provider, request, backend, abort.signal, reservation, bounds);
       const completion = await backend.complete(request, abort.signal);
-      meter(ctx, reservation, key, provider, request.model, completion.usage, () => ({
+      const usage = chargedUsage(ctx, bounds, completion.usage, () => ({
         prompt_tokens: estimatePromptTokens(request),
-        completion_tokens: estimateTokens(completion.choices?.[0]?.message?.content ?? ''),
+        completion_tokens: estimateTokens(String(completion.choices?.[0]?.message?.content ?? '')),
         total_tokens: 0,
-      }));
-      return reply.send(completion);
+      }), { provider, model: request.model });
+      settleChat(ctx, reservation, key, provider, request.model, usage);
+      // The usage in the answer is the one charged.
+      return reply.send({ ...completion, usage });
     } catch (err) {
       if (err instanceof BackendError) return sendError(reply, err.status, err.message, err.details);
       if (abort.signal.aborted) return reply;
@@ -124,6 +90,7 @@ async function streamCompletion(
   backend: ReturnType<typeof createChatBackend>,
   signal: AbortSignal,
   reservation: Reservation,
+  bounds: ChatBounds,
 ): Promise<FastifyReply> {
   const source = await backend.stream(request, signal);
   let usage: unknown;
@@ -165,11 +132,12 @@ async function streamCompletion(
   } finally {
     raw.end();
     try {
-      meter(ctx, reservation, key, provider, request.model, usage, () => ({
+      const charged = chargedUsage(ctx, bounds, usage, () => ({
         prompt_tokens: estimatePromptTokens(request),
         completion_tokens: streamedChars === 0 ? 0 : Math.max(1, Math.ceil(streamedChars / 4)),
         total_tokens: 0,
-      }));
+      }), { provider, model: request.model });
+      settleChat(ctx, reservation, key, provider, request.model, charged);
     } catch (err) {
       ctx.logger.error({ err, provider }, 'charging a streamed completion failed');
     }
