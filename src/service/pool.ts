@@ -18,6 +18,7 @@ export interface PoolOptions {
 export class PoolBusyError extends BackendError {
   constructor(name: string, queued: number) {
     super(503, `Service busy: ${queued} ${name} requests are waiting. Retry later.`);
+    this.name = 'PoolBusyError';
   }
 }
 
@@ -25,6 +26,7 @@ export class PoolBusyError extends BackendError {
 export class KeyBusyError extends BackendError {
   constructor(name: string, limit: number) {
     super(429, `Too many concurrent ${name} requests for this API key: the limit is ${limit}. Retry after the running ones finish.`);
+    this.name = 'KeyBusyError';
   }
 }
 
@@ -36,16 +38,20 @@ interface Waiter {
 
 /**
  * Admission is decided at once: a job either starts, waits in a bounded queue, or is refused
- * (PoolBusyError, KeyBusyError). Waiting jobs are started round-robin over keys, so a key with many
- * waiting jobs cannot starve another key's single one. An aborted waiting job leaves the queue.
+ * (PoolBusyError, KeyBusyError). A free slot goes to the waiting key served least recently, so a
+ * key with many waiting jobs cannot starve another key's single one. An aborted waiting job leaves
+ * the queue.
  */
 export class FairPool {
   private runningCount = 0;
   private readonly runningByKey = new Map<string, number>();
   private readonly totalByKey = new Map<string, number>();
-  /** Waiting jobs per key, keys in turn order. */
+  /** Waiting jobs per key. */
   private readonly waiting = new Map<string, Waiter[]>();
   private waitingCount = 0;
+  /** When each key last had a job started (a counter), for turns. */
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
 
   constructor(readonly opts: PoolOptions) {}
 
@@ -118,6 +124,7 @@ export class FairPool {
   private take(key: string): void {
     this.runningCount++;
     this.bump(this.runningByKey, key, 1);
+    this.lastServed.set(key, ++this.served);
   }
 
   private release(key: string): void {
@@ -126,18 +133,24 @@ export class FairPool {
     this.startNext();
   }
 
-  /** Starts waiting jobs while slots are free, taking keys in turn (a started key goes to the back). */
+  /** Starts waiting jobs while slots are free, each time for the eligible key served least recently. */
   private startNext(): void {
-    for (const [key, list] of this.waiting) {
-      if (this.runningCount >= this.opts.running) return;
-      if ((this.runningByKey.get(key) ?? 0) >= this.opts.perKeyRunning) continue;
+    while (this.runningCount < this.opts.running) {
+      let next: string | undefined;
+      for (const key of this.waiting.keys()) {
+        if ((this.runningByKey.get(key) ?? 0) >= this.opts.perKeyRunning) continue;
+        if (next === undefined || (this.lastServed.get(key) ?? 0) < (this.lastServed.get(next) ?? 0)) next = key;
+      }
+      if (next === undefined) return;
+      const list = this.waiting.get(next)!;
       const w = list.shift()!;
       this.waitingCount--;
-      this.waiting.delete(key);
-      if (list.length > 0) this.waiting.set(key, list);
-      this.take(key);
+      if (list.length === 0) this.waiting.delete(next);
+      this.take(next);
       w.start();
     }
+    // Keys with nothing running or waiting need no turn record.
+    for (const key of this.lastServed.keys()) if (!this.waiting.has(key) && !this.runningByKey.has(key)) this.lastServed.delete(key);
   }
 
   private bump(map: Map<string, number>, key: string, by: number): void {
