@@ -135,15 +135,18 @@ export async function probeOnce(url: string, key: string): Promise<number> {
 }
 
 /**
- * Runs `attack` while probing the service again and again with `key` (one request at a time);
- * resolves with the attack's result and every probe latency. At least one probe runs after the
- * attack has started its work (`started` resolves).
+ * Runs `attack` while probing the service with `key`, one request at a time, a new one `everyMs`
+ * after the previous answer (a well-behaved client, not a second load); resolves with the attack's
+ * result and every probe latency, at least `minProbes` of them.
  */
-export async function probeDuring<T>(url: string, key: string, attack: () => Promise<T>, opts: { minProbes?: number } = {}): Promise<{ result: T; latencies: number[] }> {
+export async function probeDuring<T>(url: string, key: string, attack: () => Promise<T>, opts: { minProbes?: number; everyMs?: number } = {}): Promise<{ result: T; latencies: number[] }> {
   let done = false;
   const latencies: number[] = [];
   const running = attack().finally(() => (done = true));
-  while (!done || latencies.length < (opts.minProbes ?? 3)) latencies.push(await probeOnce(url, key));
+  while (!done || latencies.length < (opts.minProbes ?? 3)) {
+    latencies.push(await probeOnce(url, key));
+    await new Promise((r) => setTimeout(r, opts.everyMs ?? 20));
+  }
   return { result: await running, latencies };
 }
 
