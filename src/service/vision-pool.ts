@@ -32,6 +32,26 @@ interface Job {
   timer: NodeJS.Timeout;
 }
 
+/**
+ * The Node flags a worker inherits: module loaders and their settings only (`--import`, `--loader`,
+ * `--require`, `--conditions`, source maps), so the test runner's TypeScript loader still works.
+ * Everything else is dropped: `-e`/`--eval` and `--input-type` (a parent started from a script string
+ * would run that script again instead of the worker), `--inspect` (its port is taken), and the rest.
+ */
+export function workerExecArgv(parent: readonly string[] = process.execArgv): string[] {
+  const withValue = new Set(['--import', '--loader', '--experimental-loader', '--require', '-r', '--conditions', '-C']);
+  const out: string[] = [];
+  for (let i = 0; i < parent.length; i++) {
+    const a = parent[i]!;
+    const name = a.split('=')[0]!;
+    if (withValue.has(name)) {
+      if (a.includes('=')) out.push(a);
+      else if (i + 1 < parent.length) out.push(a, parent[++i]!);
+    } else if (a === '--enable-source-maps' || a === '--no-warnings') out.push(a);
+  }
+  return out;
+}
+
 /** The worker module beside this file: `.ts` under the test loader, `.js` once built. */
 function workerPath(): string {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
@@ -54,10 +74,8 @@ class Worker {
 
   private start(): Promise<ChildProcess> {
     this.ready ??= new Promise<ChildProcess>((resolve, reject) => {
-      // Loader flags (the test runner's) are kept; a debugger flag would collide on its port.
-      const execArgv = process.execArgv.filter((a) => !a.startsWith('--inspect'));
       const child = fork(workerPath(), [], {
-        execArgv,
+        execArgv: workerExecArgv(),
         serialization: 'advanced',
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
         env: { ...process.env, OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING: '1', OPENCV_LOG_LEVEL: process.env.OPENCV_LOG_LEVEL ?? 'ERROR' },

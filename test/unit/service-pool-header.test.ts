@@ -94,3 +94,10 @@ t.test('image headers: sizes of JPEG and PNG without decoding; junk is a reason,
   t.same([640, 1280, 1281, 2560, 3840, 4096].map((w) => reductionFor({ format: 'jpeg', width: w, height: 480 })), [1, 1, 2, 2, 4, 4]);
   t.equal(reductionFor({ format: 'png', width: 4000, height: 480 }), 1, 'PNG has no reduced decoding');
 });
+
+t.test('a vision worker inherits loader flags only, never a script or a debugger port', async (t) => {
+  const { workerExecArgv } = await import('../../src/service/vision-pool.js');
+  t.same(workerExecArgv(['--input-type=module', '-e', 'startService()', '--inspect=9229']), []);
+  t.same(workerExecArgv(['--import=file:///x/loader.mjs', '--enable-source-maps', '--require', './r.cjs', '--max-old-space-size=64']), ['--import=file:///x/loader.mjs', '--enable-source-maps', '--require', './r.cjs']);
+  t.same(workerExecArgv(['--import', 'tsx', '--eval', 'x']), ['--import', 'tsx']);
+});
