@@ -53,8 +53,10 @@ export interface SocketsHandle {
  * vision sockets; one more is refused at the upgrade with 429 and a JSON body.
  */
 export function attachSockets(server: Server, ctx: ServiceContext): SocketsHandle {
-  const asrWss = new WebSocketServer({ noServer: true, maxPayload: ctx.limits.asrMessageBytes });
-  const vlmWss = new WebSocketServer({ noServer: true, maxPayload: ctx.limits.vlmMessageBytes });
+  // One message per turn of the event loop (allowSynchronousEvents: false): a client flooding tiny
+  // frames is served at the pace of everyone else instead of holding the loop for a whole read burst.
+  const asrWss = new WebSocketServer({ noServer: true, maxPayload: ctx.limits.asrMessageBytes, allowSynchronousEvents: false });
+  const vlmWss = new WebSocketServer({ noServer: true, maxPayload: ctx.limits.vlmMessageBytes, allowSynchronousEvents: false });
   const open = new Set<WebSocket>();
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {

@@ -9,8 +9,9 @@ const TERMINATE_AFTER_MS = 1000;
 /**
  * A send function for `ws`: JSON text frames, each only while the bytes already queued for the
  * client (ws.bufferedAmount: the socket's write buffer plus ws's own) stay within `limitBytes`.
- * Past it the socket is closed with 1008 and, since a client that does not read will not read the
- * close frame either, terminated a second later; nothing more is queued. Returns whether it sent.
+ * Past it the socket stops being read, is closed with 1008 and, since a client that does not read
+ * will not read the close frame either, terminated a second later; nothing more is queued.
+ * Returns whether it sent.
  */
 export function boundedSender(ws: WebSocket, limitBytes: number): (msg: Record<string, unknown>) => boolean {
   let full = false;
@@ -19,6 +20,7 @@ export function boundedSender(ws: WebSocket, limitBytes: number): (msg: Record<s
     const text = JSON.stringify(msg);
     if (ws.bufferedAmount + Buffer.byteLength(text) > limitBytes) {
       full = true;
+      ws.pause();
       ws.close(SEND_QUEUE_CLOSE.code, SEND_QUEUE_CLOSE.reason);
       const timer = setTimeout(() => ws.terminate(), TERMINATE_AFTER_MS);
       ws.once('close', () => clearTimeout(timer));

@@ -102,13 +102,11 @@ t.test('row 3: a socket client that sends tiny invalid frames and never reads is
     });
     t.ok(closedAfter >= 0, `${new URL(url).pathname}: the server closed the connection after ${closedAfter} ms`);
     t.ok(peakMb - idleMb < 60, `${new URL(url).pathname}: service peak RSS ${peakMb.toFixed(0)} MB (idle ${idleMb.toFixed(0)} MB): under idle + 60 MB (was +587 MB)`);
-    // The 1008 close frame waits behind replies the client never read, so it is cut off (reset) a
-    // second later; reading now gets what the kernel still held, then the end.
-    let read = 0;
-    s.on('data', (d: Buffer) => (read += d.length));
+    // The 1008 close frame waits behind replies the client never read, so the connection is cut
+    // (reset) a second later: a client that reads now finds it ended.
     s.resume();
-    await closedWithin(s, 10_000);
-    t.ok(read > 0, `${new URL(url).pathname}: ${(read / 1e6).toFixed(1)} MB of error replies were waiting in socket buffers, then the end`);
+    s.on('data', () => undefined);
+    t.ok((await closedWithin(s, 10_000)) >= 0, `${new URL(url).pathname}: the client sees the end once it reads`);
     s.destroy();
   }
   // The service still serves everyone else.
