@@ -92,7 +92,6 @@ t.test('row 6: ten 5000-character wav_48000 syntheses at speed 0.5 at once', asy
           bytes += d.length;
           if (head.length < 5200) head += d.toString('latin1').slice(0, 5200 - head.length);
           tail = (tail + d.toString('latin1')).slice(-100);
-          processes = Math.max(processes, descendantNames(svc.pid).filter((n) => n === 'espeak-ng' || n === 'ffmpeg').length);
         });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, length: Number(res.headers['content-length'] ?? -1), head, tail }));
         res.on('error', reject);
@@ -101,7 +100,9 @@ t.test('row 6: ten 5000-character wav_48000 syntheses at speed 0.5 at once', asy
       req.end(JSON.stringify({ input: text, response_format: 'wav_48000', speed: 0.5 }));
     });
 
+  const sampler = setInterval(() => (processes = Math.max(processes, descendantNames(svc.pid).filter((n) => n === 'espeak-ng' || n === 'ffmpeg').length)), 20);
   const { result, latencies } = await probeDuring(svc.url, svc.keys.probe!, () => memoryDuring(svc.pid, () => Promise.all(Array.from({ length: 10 }, tts))));
+  clearInterval(sampler);
   const answers = result.result;
   const ok = answers.filter((a) => a.status === 200);
   t.ok(ok.length >= 1, `${ok.length} syntheses answered`);
