@@ -32,6 +32,8 @@ export interface ServiceContext {
   pools: ServicePools;
   /** Private (0700) temporary directory of synthesised audio, removed at close. */
   tmpDir: string;
+  /** Bytes of synthesised audio in tmpDir not yet delivered. */
+  pendingAudio: { bytes: number };
   /** Open sockets per API key and kind, for the per-key session limits. */
   openSockets: Map<string, number>;
 }

@@ -60,6 +60,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     logger,
     closing: closing.signal,
     tmpDir,
+    pendingAudio: { bytes: 0 },
     openSockets: new Map(),
     pools: {
       tts: new FairPool({ name: 'speech synthesis', running: limits.ttsWorkers, queued: limits.ttsQueue, perKeyRunning: Math.max(1, Math.ceil(limits.ttsWorkers / 2)), perKeyTotal: Math.max(1, Math.ceil(limits.ttsQueue / 2)) }),

@@ -56,6 +56,8 @@ export interface ServiceLimits {
   ttsQueue: number;
   /** Largest audio one synthesis may produce (bytes, on disk, never in memory); 500 past it. Default 128 MiB. */
   ttsAudioBytes: number;
+  /** Synthesised audio on disk not yet delivered (slow clients), all requests together; 503 for new syntheses past it. Default 1 GiB. */
+  ttsPendingBytes: number;
   /** Recognition sockets open at once per API key; the upgrade answers 429 past it. Default 4. */
   asrSessionsPerKey: number;
   /** Recognizer processes (pocketsphinx) running at once over all sessions. Default 2. */
@@ -94,6 +96,7 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   ttsWorkers: 2,
   ttsQueue: 8,
   ttsAudioBytes: 128 * 1024 * 1024,
+  ttsPendingBytes: 1024 * 1024 * 1024,
   asrSessionsPerKey: 4,
   asrDecoders: 2,
   asrDecodeQueue: 16,

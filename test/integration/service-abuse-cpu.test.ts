@@ -119,3 +119,23 @@ t.test('row 6: ten 5000-character wav_48000 syntheses at speed 0.5 at once', asy
   t.ok(max(latencies) < PROBE_BOUND_MS, `probe from another key: max ${max(latencies).toFixed(0)} ms over ${latencies.length} probes`);
   t.ok(result.peakMb - result.idleMb < 100, `service peak RSS ${result.peakMb.toFixed(0)} MB (idle ${result.idleMb.toFixed(0)} MB): under idle + 100 MB (was 1.84 GB)`);
 });
+
+t.test('row 6: audio waiting for clients that do not read is bounded too', async (t) => {
+  const svc = await startServiceProcess({ limits: { ttsPendingBytes: 1 } });
+  t.teardown(() => svc.stop());
+  // A client that asks for minutes of audio and never reads it: more than socket buffers hold, so it waits on disk, counted.
+  const stalled = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+    const req = request(`${svc.url}/speechlab/tts`, { method: 'POST', headers: { 'x-api-key': svc.keys.attacker!, 'content-type': 'application/json' } }, (res) => {
+      res.pause();
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ input: 'This audio waits for a client that never reads it. '.repeat(40), response_format: 'wav_48000', speed: 0.5 }));
+  });
+  t.equal(stalled.statusCode, 200);
+  const next = await fetch(`${svc.url}/speechlab/tts`, { method: 'POST', headers: { 'x-api-key': svc.keys.probe!, 'content-type': 'application/json' }, body: JSON.stringify({ input: 'hi' }) });
+  t.equal(next.status, 503);
+  t.match(await next.json(), { error: /^Service busy: \d+ MiB of synthesised audio is waiting for slow clients\. Retry later\.$/ });
+  t.equal(next.headers.get('retry-after'), '1');
+  stalled.destroy();
+});

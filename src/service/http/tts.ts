@@ -23,9 +23,9 @@ const tooLong = (n: number, max: number): string => `Text too long: ${n} charact
 /**
  * Synthesises `sreq` for `key` and answers with `send(file)`. In order: reserve the exact price
  * (402), wait for a slot of the synthesis pool (429 for a key over its share, 503 when the queue is
- * full, both with Retry-After), synthesise into a private temporary file (the pool slot is held only
- * for this), charge, then stream the file to the client and delete it when the response closes.
- * Failures are not charged.
+ * full or limits.ttsPendingBytes of audio already wait for slow clients, both with Retry-After),
+ * synthesise into a private temporary file (the pool slot is held only for this), charge, then stream
+ * the file to the client and delete it when the response closes. Failures are not charged.
  */
 async function synthesizeAndSend(
   ctx: ServiceContext,
@@ -38,6 +38,11 @@ async function synthesizeAndSend(
 ): Promise<FastifyReply> {
   const chars = billedCharacters(sreq.text);
   const cost = ttsCostMicro(vendor, chars);
+  if (ctx.pendingAudio.bytes > ctx.limits.ttsPendingBytes) {
+    reply.header('retry-after', '1');
+    const mb = Math.round(ctx.pendingAudio.bytes / (1024 * 1024));
+    return sendError(reply, 503, `Service busy: ${mb} MiB of synthesised audio is waiting for slow clients. Retry later.`);
+  }
   const reservation = admit(ctx, key, cost, reply);
   if (!reservation) return reply;
   const abort = new AbortController();
@@ -57,7 +62,11 @@ async function synthesizeAndSend(
       },
       abort.signal,
     );
-    reply.raw.once('close', () => void file.remove());
+    ctx.pendingAudio.bytes += file.bytes;
+    reply.raw.once('close', () => {
+      ctx.pendingAudio.bytes -= file.bytes;
+      void file.remove();
+    });
     ctx.accounts.settle(reservation, { keyId: key.keyId, userId: key.userId, kind: 'tts', item: `${vendor}/tts`, quantityIn: chars, costMicro: cost });
     return send(file, contentType, format);
   } catch (err) {
