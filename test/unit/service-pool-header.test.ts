@@ -1,9 +1,5 @@
-// Proves the service's bounded fair pool (turns by key, refusals at once, aborts) and the image header reader (sizes without decoding, no crash on junk).
+// Proves the service's bounded fair pool (turns by key, refusals at once, aborts), the image header reader (sizes without decoding, no crash on junk) and worker flags.
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FairPool } from '../../src/service/pool.js';
 import { oversize, readImageHeader, reductionFor } from '../../src/service/backends/image-header.js';
 
@@ -59,25 +55,32 @@ t.test('the pool runs at most N, refuses overflow at once, and gives keys turns'
   await Promise.all(busy);
 });
 
-/** An image of `w`x`h` made by ffmpeg, as bytes. */
-function image(w: number, h: number, ext: 'jpg' | 'png'): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'hdr-'));
-  try {
-    const out = join(dir, `i.${ext}`);
-    const r = spawnSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `color=c=red:s=${w}x${h}`, '-frames:v', '1', out]);
-    if (r.status !== 0) throw new Error(String(r.stderr));
-    return readFileSync(out);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/**
+ * The start of a baseline JPEG of `w`x`h` as encoders write it: SOI, a JFIF APP0 segment, a
+ * quantisation table, then the frame header (SOF0). A real ffmpeg JPEG is read in the abuse tests.
+ */
+function jpeg(w: number, h: number): Buffer {
+  const app0 = [0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00];
+  const dqt = [0xff, 0xdb, 0x00, 0x43, 0x00, ...Array.from({ length: 64 }, () => 1)];
+  const sof = [0xff, 0xc0, 0x00, 0x11, 0x08, h >> 8, h & 255, w >> 8, w & 255, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01];
+  return Buffer.from([0xff, 0xd8, ...app0, 0xff, ...dqt, ...sof, 0xff, 0xda, 0x00, 0x02]);
+}
+/** A PNG signature and IHDR chunk of `w`x`h`. */
+function png(w: number, h: number): Buffer {
+  const ihdr = Buffer.alloc(25);
+  ihdr.writeUInt32BE(13, 0);
+  ihdr.write('IHDR', 4, 'latin1');
+  ihdr.writeUInt32BE(w, 8);
+  ihdr.writeUInt32BE(h, 12);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), ihdr]);
 }
 
 t.test('image headers: sizes of JPEG and PNG without decoding; junk is a reason, not a crash', async (t) => {
-  t.same(readImageHeader(image(640, 480, 'jpg')), { format: 'jpeg', width: 640, height: 480 });
-  t.same(readImageHeader(image(8000, 8000, 'jpg')), { format: 'jpeg', width: 8000, height: 8000 });
-  t.same(readImageHeader(image(34, 18, 'png')), { format: 'png', width: 34, height: 18 });
+  t.same(readImageHeader(jpeg(640, 480)), { format: 'jpeg', width: 640, height: 480 });
+  t.same(readImageHeader(jpeg(8000, 8000)), { format: 'jpeg', width: 8000, height: 8000 });
+  t.same(readImageHeader(png(33, 17)), { format: 'png', width: 33, height: 17 });
   t.equal(readImageHeader(Buffer.from('not a jpeg')), 'not a JPEG or PNG image');
-  t.equal(readImageHeader(image(640, 480, 'jpg').subarray(0, 20)), 'JPEG header ends before its size');
+  t.equal(readImageHeader(jpeg(640, 480).subarray(0, 30)), 'JPEG header ends before its size');
   t.equal(readImageHeader(Buffer.from([0xff, 0xd8, 0xff, 0xda, 0, 2])), 'JPEG has no frame header before its image data');
   t.equal(readImageHeader(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0])), 'JPEG header is corrupt');
   // Segment lengths that point anywhere never read past the buffer.
