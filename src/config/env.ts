@@ -1,8 +1,11 @@
 // `${VAR}` and `${VAR:-default}` substitution in every string value of a parsed configuration.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { projectRoot } from '../paths.js';
+import { readRegularFile } from './read-file.js';
+
+/** Largest `.env` file read; a bigger one (or one that is not a regular file) is ignored. */
+export const MAX_ENV_FILE_BYTES = 1024 * 1024;
 
 export type JsonPath = Array<string | number>;
 
@@ -18,21 +21,31 @@ export interface SubstitutionProblem {
   message: string;
 }
 
+/** A string whose value took text from variables: messages must not echo it (see conceal.ts). */
+export interface SubstitutedValue {
+  path: JsonPath;
+  /** The variables whose (non-empty) values went into it. */
+  variables: string[];
+  value: string;
+}
+
 export interface SubstitutionResult {
   value: unknown;
   unresolved: UnresolvedVariable[];
   problems: SubstitutionProblem[];
+  substituted: SubstitutedValue[];
 }
 
 /**
  * The variables a configuration sees: the `.env` file beside the project (or `$CORTEX_ENV_FILE`)
- * overlaid by the process environment, so the process environment wins.
+ * overlaid by the process environment, so the process environment wins. The file is read only when
+ * it is a regular file within MAX_ENV_FILE_BYTES (a FIFO or a link to a device is skipped, never waited on).
  */
 export function configEnvironment(processEnv: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
   const file = processEnv.CORTEX_ENV_FILE ?? join(projectRoot(), '.env');
   let fromFile: Record<string, string> = {};
   try {
-    fromFile = parseDotenv(readFileSync(file));
+    fromFile = parseDotenv(readRegularFile(file, MAX_ENV_FILE_BYTES));
   } catch {
     fromFile = {};
   }
@@ -47,14 +60,16 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * - `${VAR:-default}`: the value of VAR unless it is unset OR empty, else `default` (may be empty).
  * - `$${` is a literal `${`.
  * - Several references per string are allowed; the default text ends at the first `}`.
- * Returns the string, or the names that were unset without a default, or a syntax problem.
+ * Returns the string, or the names that were unset without a default, or a syntax problem; `used`
+ * names the variables whose non-empty values went into the string.
  */
 export function substituteString(
   input: string,
   env: Record<string, string | undefined>,
-): { value: string; unset: string[]; problem?: string } {
+): { value: string; unset: string[]; used: string[]; problem?: string } {
   let out = '';
   const unset: string[] = [];
+  const used: string[] = [];
   let i = 0;
   while (i < input.length) {
     const at = input.indexOf('${', i);
@@ -69,12 +84,12 @@ export function substituteString(
     }
     out += input.slice(i, at);
     const close = input.indexOf('}', at + 2);
-    if (close < 0) return { value: input, unset, problem: `unterminated "\${" at character ${at + 1}` };
+    if (close < 0) return { value: input, unset, used, problem: `unterminated "\${" at character ${at + 1}` };
     const body = input.slice(at + 2, close);
     const sep = body.indexOf(':-');
     const name = sep >= 0 ? body.slice(0, sep) : body;
     if (!NAME.test(name)) {
-      return { value: input, unset, problem: `"\${${body}}" is not a valid variable reference (expected \${NAME} or \${NAME:-default})` };
+      return { value: input, unset, used, problem: `"\${${body}}" is not a valid variable reference (expected \${NAME} or \${NAME:-default})` };
     }
     const current = env[name];
     if (sep >= 0) {
@@ -84,9 +99,10 @@ export function substituteString(
     } else {
       out += current;
     }
+    if (current !== undefined && current !== '') used.push(name);
     i = close + 1;
   }
-  return { value: out, unset };
+  return { value: out, unset, used };
 }
 
 /**
@@ -98,6 +114,7 @@ export function substituteString(
 export function substituteAll(value: unknown, env: Record<string, string | undefined>): SubstitutionResult {
   const unresolved: UnresolvedVariable[] = [];
   const problems: SubstitutionProblem[] = [];
+  const substituted: SubstitutedValue[] = [];
 
   // Returns the new value, or `REMOVE` when the property holding it must be deleted; the names of
   // the unset variables wait in `pending` until the object property that is removed is known.
@@ -120,6 +137,7 @@ export function substituteAll(value: unknown, env: Record<string, string | undef
         pending.push(...r.unset);
         return REMOVE;
       }
+      if (r.used.length > 0) substituted.push({ path, variables: [...new Set(r.used)], value: r.value });
       return r.value;
     }
     if (Array.isArray(v)) {
@@ -150,7 +168,7 @@ export function substituteAll(value: unknown, env: Record<string, string | undef
 
   const result = walk(value, [], 0);
   for (const variable of new Set(pending)) unresolved.push({ variable, path: [] });
-  return { value: result === REMOVE ? undefined : result, unresolved, problems };
+  return { value: result === REMOVE ? undefined : result, unresolved, problems, substituted };
 }
 
 /** Formats a JSON path as `modes.guard.agent_inputs[0].type`. */

@@ -2,7 +2,10 @@
 import type { z } from 'zod';
 import { formatPath } from './env.js';
 
-/** A short, quoted rendering of a bad value for messages: `"fast"`, `12`, `an object`. */
+/**
+ * A short, quoted rendering of a bad value for messages: `"fast"`, `12`, `an object`. loadConfig
+ * passes every message through conceal.ts, which replaces values from variables and key-shaped strings.
+ */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';

@@ -1,5 +1,4 @@
 // Loads a configuration: read, JSON5 parse, version check, substitution, legacy conversion, validation.
-import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import JSON5 from 'json5';
 import type { z } from 'zod';
@@ -8,7 +7,9 @@ import { configDir, stateDir } from '../paths.js';
 import { configEnvironment, formatPath, substituteAll } from './env.js';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
+import { Concealer } from './conceal.js';
 import { checkPlugins } from './plugins-check.js';
+import { readRegularFile, UnreadableFile } from './read-file.js';
 import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
 import { checkUrid } from './urid.js';
 import { checkVersion } from './version.js';
@@ -60,8 +61,26 @@ export function displayName(file: string): string {
  * Loads and validates a configuration. Collects every problem it can find and throws one
  * ConfigError carrying all of them; returns warnings (unknown fields, newer version, placeholder
  * key, optional fields left out for lack of a variable) with the loaded config.
+ *
+ * No problem or warning echoes a value that came from a variable (`${VAR}` substitution, OM_API_KEY,
+ * URID): it reads "the value of ${VAR} (not shown)"; strings shaped like keys are never quoted either.
  */
 export async function loadConfig(target: LoadTarget, options: LoadOptions = {}): Promise<LoadedConfig> {
+  const concealer = new Concealer();
+  const hide = (issues: ConfigIssue[]): ConfigIssue[] => issues.map((i) => ({ ...i, message: concealer.apply(i.message) }));
+  try {
+    const loaded = await loadUnconcealed(target, options, concealer);
+    return { ...loaded, warnings: loaded.warnings.map((w) => concealer.apply(w)) };
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(hide(err.issues), err.warnings.map((w) => concealer.apply(w)));
+    throw err;
+  }
+}
+
+/** Names of the built-in variables: paths of this machine, not secrets, so messages may show them. */
+const BUILT_IN_VARIABLES = new Set(['CONFIG_DIR', 'STATE_DIR']);
+
+async function loadUnconcealed(target: LoadTarget, options: LoadOptions, concealer: Concealer): Promise<LoadedConfig> {
   const { file, configName } = resolveTarget(target);
   const shown = displayName(file);
   const issues: ConfigIssue[] = [];
@@ -75,17 +94,13 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
     warnings.push(p ? `${shown}: ${p}: ${message}` : `${shown}: ${message}`);
   };
 
-  // Read.
+  // Read: a regular file only (after symlinks), at most MAX_CONFIG_BYTES actually read, a FIFO refused at once.
   let text: string;
   try {
-    const size = statSync(file).size;
-    if (size > MAX_CONFIG_BYTES) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `file is ${size} bytes; the limit is ${MAX_CONFIG_BYTES}` }]);
-    text = readFileSync(file, 'utf8');
+    text = readRegularFile(file, MAX_CONFIG_BYTES);
   } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    const message = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : `cannot read: ${code ?? String(err)}`;
-    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message }]);
+    if (!(err instanceof UnreadableFile)) throw err;
+    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
   }
 
   // Parse.
@@ -119,6 +134,10 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
   // whatever the working directory (systemd starts services in /); the environment may override them.
   const sub = substituteAll(data, { CONFIG_DIR: dirname(file), STATE_DIR: stateDir(), ...env });
   for (const p of sub.problems) fail(p.path, p.message, 'env');
+  for (const s of sub.substituted) {
+    const secretive = s.variables.filter((v) => !BUILT_IN_VARIABLES.has(v) || env[v] !== undefined);
+    if (secretive.length > 0) concealer.add(s.value, secretive);
+  }
   data = (sub.value ?? {}) as Record<string, unknown>;
 
   // Legacy conversion, decided on the file as written (a `modes` emptied by substitution is still multi-mode).
@@ -133,6 +152,8 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
 
   // The API key may come from OM_API_KEY instead of the file.
   const envKey = env.OM_API_KEY;
+  if (envKey) concealer.add(envKey, ['OM_API_KEY']);
+  if (typeof env.URID === 'string' && env.URID) concealer.add(env.URID, ['URID']);
   if ((data.api_key === undefined || data.api_key === '') && envKey) data.api_key = envKey;
 
   // Schema. A field left out for an unset variable is an error naming the variable(s) when the

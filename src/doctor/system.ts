@@ -1,6 +1,6 @@
 // Doctor's shared vocabulary (check results, program lookup, bounded subprocesses) and its machine checks: Node, packages, state directory.
 import { execFile } from 'node:child_process';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findOnPath } from '../which.js';
 import { describeError } from '../errors.js';
@@ -91,15 +91,50 @@ export async function checkPackages(packages: string[] = Object.keys(SYSTEM_PACK
   );
 }
 
-/** Creates the state directory if needed and proves a file can be written and renamed there (atomic saves need both). */
+/** Files of the state directory that hold secrets or account data (the local service's database and JWT secret). */
+export const PRIVATE_STATE_FILES = ['cloud.sqlite', 'cloud.sqlite-wal', 'cloud.sqlite-shm', 'cloud.sqlite-journal', 'cloud-jwt.secret'];
+
+/**
+ * What in the state directory is readable by others: the directory wider than 0700, or a private
+ * file (PRIVATE_STATE_FILES) wider than 0600. Each entry reads `cloud.sqlite is 0644`.
+ */
+export function statePermissionProblems(dir: string): string[] {
+  const problems: string[] = [];
+  const modeOf = (path: string): number | undefined => {
+    try {
+      return statSync(path).mode & 0o777;
+    } catch {
+      return undefined;
+    }
+  };
+  const octal = (m: number): string => `0${m.toString(8).padStart(3, '0')}`;
+  const dirMode = modeOf(dir);
+  if (dirMode !== undefined && (dirMode & 0o077) !== 0) problems.push(`${dir} is ${octal(dirMode)}`);
+  for (const f of PRIVATE_STATE_FILES) {
+    const m = modeOf(join(dir, f));
+    if (m !== undefined && (m & 0o177) !== 0) problems.push(`${f} is ${octal(m)}`);
+  }
+  return problems;
+}
+
+/**
+ * Creates the state directory if needed and proves a file can be written and renamed there (atomic
+ * saves need both); warns when the directory is wider than 0700 or the service's database, its
+ * -wal/-shm or the JWT secret are wider than 0600 (users, balances, the ledger and key hashes).
+ */
 export function checkStateDir(dir: string = stateDir()): CheckResult {
   const name = 'state directory';
   const probe = join(dir, `.doctor-${process.pid}`);
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(`${probe}.tmp`, 'ok');
     renameSync(`${probe}.tmp`, probe);
     rmSync(probe);
+    const wide = statePermissionProblems(dir);
+    if (wide.length > 0) {
+      const files = PRIVATE_STATE_FILES.map((f) => join(dir, f)).join(' ');
+      return warn(name, `${dir} is writable, but readable by others: ${wide.join(', ')}`, `chmod 700 ${dir}; chmod 600 ${files} (missing files are fine)`);
+    }
     return ok(name, `${dir} is writable`);
   } catch (err) {
     try {

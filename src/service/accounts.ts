@@ -38,6 +38,13 @@ export interface Charge {
   costMicro: number;
 }
 
+/** CU set aside for one request in progress; settled (charged or released) exactly once. */
+export interface Reservation {
+  readonly userId: string;
+  readonly micro: number;
+  settled: boolean;
+}
+
 export class UnknownPlanError extends Error {
   constructor(plan: string) {
     super(`unknown plan ${plan}; plans are ${PLANS.join(', ')}`);
@@ -54,6 +61,12 @@ export function nextMonthStart(d: Date): Date {
 }
 
 export class Accounts {
+  /**
+   * Micro-CU reserved per user by requests in progress. Held by the serving process: a crash ends
+   * its requests and their reservations together (one service process per database).
+   */
+  private readonly reserved = new Map<string, number>();
+
   constructor(
     private readonly db: Db,
     private readonly now: () => Date = () => new Date(),
@@ -123,6 +136,42 @@ export class Accounts {
   availableMicro(userId: string): number {
     const row = this.db.transaction(() => this.rollover(userId))();
     return row ? row.monthly_unused_micro + row.prepaid_micro : 0;
+  }
+
+  /** Available micro-CU minus what requests in progress have reserved. */
+  freeMicro(userId: string): number {
+    return this.availableMicro(userId) - (this.reserved.get(userId) ?? 0);
+  }
+
+  /** Micro-CU reserved by the user's requests in progress. */
+  reservedMicro(userId: string): number {
+    return this.reserved.get(userId) ?? 0;
+  }
+
+  /**
+   * Admits a request that may cost up to `estimateMicro`: refused (undefined) unless the balance
+   * minus every open reservation is positive; admitted, it reserves its estimate. So at most one
+   * request in progress at a time is not fully covered, and concurrency cannot overdraw the account
+   * by more than that one request (the once-only allowance, README "Metering").
+   */
+  reserve(userId: string, estimateMicro: number): Reservation | undefined {
+    if (!Number.isSafeInteger(estimateMicro) || estimateMicro < 0) throw new Error(`invalid reservation ${estimateMicro}`);
+    if (this.freeMicro(userId) <= 0) return undefined;
+    this.reserved.set(userId, (this.reserved.get(userId) ?? 0) + estimateMicro);
+    return { userId, micro: estimateMicro, settled: false };
+  }
+
+  /**
+   * Ends a reservation: charges `charge` (one transaction) and releases the estimate in the same
+   * step, or only releases it when the request failed (failed requests are not charged). Idempotent.
+   */
+  settle(r: Reservation, charge?: Charge): void {
+    if (r.settled) return;
+    r.settled = true;
+    const left = (this.reserved.get(r.userId) ?? 0) - r.micro;
+    if (left > 0) this.reserved.set(r.userId, left);
+    else this.reserved.delete(r.userId);
+    if (charge) this.charge(charge);
   }
 
   balance(userId: string): BalanceRecord | undefined {

@@ -3,15 +3,43 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { INVALID_JSON, sendError, type ServiceContext } from './context.js';
 import { registerAccountRoutes } from './http/account.js';
 import { registerChatRoutes } from './http/chat.js';
+import { bodyTooLarge, installGuard } from './http/guard.js';
 import { registerTtsRoutes } from './http/tts.js';
 
 /**
  * Every body is read as text and parsed as JSON whatever its Content-Type (clients that forget the
  * header still work); a body that is not JSON becomes INVALID_JSON so each endpoint answers with its
  * own spec message. An empty body is `undefined`.
+ *
+ * Time bounds (limits): headers must arrive within headersTimeoutMs (Node then closes the
+ * connection), a body within bodyTimeoutMs (guard.ts: 408), a connection moving no byte for
+ * idleTimeoutMs is closed, and an idle keep-alive connection after 5 s. Node's own whole-request
+ * timeout is a backstop a little after the body deadline.
  */
 export function buildApp(ctx: ServiceContext): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: ctx.limits.bodyBytes, forceCloseConnections: true });
+  const l = ctx.limits;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: l.bodyBytes,
+    forceCloseConnections: true,
+    connectionTimeout: l.idleTimeoutMs,
+    keepAliveTimeout: 5000,
+    requestTimeout: l.headersTimeoutMs + l.bodyTimeoutMs + 5000,
+    http: { headersTimeout: l.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, l.headersTimeoutMs) },
+    // Requests Node refuses before fastify sees them (headers too slow, malformed) still get a JSON body.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      const [status, reason, error] = timeout
+        ? [408, 'Request Timeout', `Request timeout: the headers were not received within ${l.headersTimeoutMs} ms`]
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', 'Request headers too large']
+          : [400, 'Bad Request', `Bad request: ${err.code ?? 'malformed HTTP'}`];
+      const body = JSON.stringify({ error });
+      if (socket.writable && !(socket as { _httpMessage?: unknown })._httpMessage)
+        socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      else socket.destroy(err);
+    },
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
@@ -25,7 +53,7 @@ export function buildApp(ctx: ServiceContext): FastifyInstance {
 
   app.setErrorHandler((err: { code?: string; statusCode?: number; message?: string }, _req, reply) => {
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
-      return sendError(reply, 413, `Request body too large: the limit is ${ctx.limits.bodyBytes} bytes`);
+      return sendError(reply, 413, bodyTooLarge(ctx.limits.bodyBytes));
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
       return sendError(reply, err.statusCode, err.message ?? 'Bad request');
     ctx.logger.error({ err }, 'request failed');
@@ -33,6 +61,7 @@ export function buildApp(ctx: ServiceContext): FastifyInstance {
   });
   app.setNotFoundHandler((req, reply) => sendError(reply, 404, `Not found: ${req.method} ${req.url.split('?')[0]}`));
 
+  installGuard(app, ctx);
   registerAccountRoutes(app, ctx);
   registerChatRoutes(app, ctx);
   registerTtsRoutes(app, ctx);

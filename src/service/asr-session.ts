@@ -8,6 +8,8 @@ import { EnergyVad, resampleS16 } from './backends/vad.js';
 import type { ServiceContext } from './context.js';
 import type { VerifiedKey } from './keys.js';
 import { asrCostMicro } from './metering.js';
+import { KeyBusyError, PoolBusyError } from './pool.js';
+import { boundedSender } from './ws-send.js';
 
 /** Fixed prefix of every `error` event message (spec: "a fixed error text plus details"). */
 export const ASR_ERROR_PREFIX = 'Recognition error: ';
@@ -15,6 +17,8 @@ export const ASR_ERROR_PREFIX = 'Recognition error: ';
 export const PARTIAL_EVERY_MS = 800;
 /** The second socket accepts rates 8000..48000 Hz (decision; the spec leaves them open). */
 const SPEECHB_RATES = { min: 8000, max: 48000 };
+/** Utterances of one session waiting for their final decode; one more is refused with an error event. */
+export const MAX_PENDING_FINALS = 4;
 
 /**
  * Session behaviour:
@@ -25,7 +29,14 @@ const SPEECHB_RATES = { min: 8000, max: 48000 };
  *   first-message rate or an exhausted balance is reported, then the socket closes (1008).
  * - `speechb`: only `{asr_reply}` for committed transcripts; its errors are `{error}` frames.
  * - Both close with 1000 "silence timeout" after limits.asrSilenceMs without detected speech.
- * Audio is metered per message over the cumulative session bytes (35 CU/min speechlab, 50 general).
+ * - Decodes run in the service's shared recognizer pool (ctx.pools.asr: limits.asrDecoders processes
+ *   at once, keys in turn): a partial is skipped when no recognizer is free; a committed utterance
+ *   waits, unless MAX_PENDING_FINALS of this session or the pool's queue are full, in which case it
+ *   is dropped with an error event `Recognition error: recognizer busy: ...`.
+ * - A client that does not read its messages is closed 1008 (ws-send.ts).
+ * Audio is metered per message over the cumulative session bytes (35 CU/min speechlab, 50 general);
+ * the session ends (1008) once the account's balance, less what requests in progress reserved, is
+ * not positive: it may overdraw by at most one message of audio.
  */
 export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speechlab' | 'speechb', ctx: ServiceContext): void {
   const clientId = randomUUID();
@@ -44,9 +55,11 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
   let finals: Promise<void> = Promise.resolve();
   let closed = false;
 
+  const bounded = boundedSender(ws, ctx.limits.wsSendQueueBytes);
   const send = (msg: Record<string, unknown>): void => {
-    if (!closed && ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+    if (!closed) bounded(msg);
   };
+  let pendingFinals = 0;
   const sendError = (details: string): void =>
     flavour === 'speechlab'
       ? send({ type: 'error', message: ASR_ERROR_PREFIX + details, clientId })
@@ -63,10 +76,12 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
   };
 
   const decode = (pcm: Buffer): Promise<string> =>
-    recognizer.decode(resampleS16(pcm, rate ?? ASR_DEFAULT_RATE, 16000), abort.signal);
+    ctx.pools.asr.run(key.keyId, () => recognizer.decode(resampleS16(pcm, rate ?? ASR_DEFAULT_RATE, 16000), abort.signal), abort.signal);
 
   const commit = (pcm: Buffer): void => {
     utteranceNo++;
+    if (pendingFinals >= MAX_PENDING_FINALS) return sendError(`recognizer busy: ${MAX_PENDING_FINALS} utterances of this session are waiting; this one was dropped`);
+    pendingFinals++;
     finals = finals.then(async () => {
       try {
         const text = await decode(pcm);
@@ -75,15 +90,22 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
         else send({ asr_reply: text });
       } catch (err) {
         if (!abort.signal.aborted) {
-          log.warn({ err }, 'decode failed');
-          sendError(`decoder failed: ${err instanceof Error ? err.message : String(err)}`);
+          if (err instanceof PoolBusyError || err instanceof KeyBusyError) sendError(`recognizer busy: ${err.message} This utterance was dropped.`);
+          else {
+            log.warn({ err }, 'decode failed');
+            sendError(`decoder failed: ${err instanceof Error ? err.message : String(err)}`);
+          }
         }
+      } finally {
+        pendingFinals--;
       }
     });
   };
 
   const partial = (pcm: Buffer, speechMs: number): void => {
     if (flavour !== 'speechlab' || partialBusy || speechMs - lastPartialMs < PARTIAL_EVERY_MS) return;
+    // Partials are best effort: skipped unless a recognizer is free at once.
+    if (!ctx.pools.asr.canStartNow(key.keyId)) return;
     lastPartialMs = speechMs;
     partialBusy = true;
     const forUtterance = utteranceNo;
@@ -107,6 +129,7 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
   }, ctx.limits.asrSessionMs);
 
   ws.on('message', (data, isBinary) => {
+    if (closed || ws.readyState !== ws.OPEN) return;
     if (isBinary) return sendError('expected a JSON text message');
     let raw: unknown;
     try {
@@ -146,7 +169,7 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
         partial(ev.pcm, ev.speechMs);
       } else commit(ev.pcm);
     }
-    if (ctx.accounts.availableMicro(key.userId) <= 0) fatal('Insufficient CU balance');
+    if (ctx.accounts.freeMicro(key.userId) <= 0) fatal('Insufficient CU balance');
   });
 
   ws.on('close', () => {

@@ -1,8 +1,9 @@
 // Credentials of the local service: the JWT signing secret, issuing and verifying JWTs (jose, HS256), and reading API keys from requests.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { SignJWT, jwtVerify } from 'jose';
+import { ensurePrivateDir, narrowMode, PRIVATE_FILE_MODE } from './files.js';
 
 /** Issuer and audience of the local identity provider's tokens. */
 export const JWT_ISSUER = 'cortexd-cloud';
@@ -11,18 +12,20 @@ export const JWT_AUDIENCE = 'cortexd-cloud-account';
 export const JWT_DEFAULT_TTL_S = 30 * 24 * 3600;
 
 /**
- * Reads the JWT secret from `path`, creating it (32 random bytes, hex, file mode 0600) on first use.
- * The file is the stand-in for the identity provider's signing key.
+ * Reads the JWT secret from `path`, creating it (32 random bytes, hex, file mode 0600, in a 0700
+ * directory) on first use; an existing file left wider is narrowed to 0600. The file is the stand-in
+ * for the identity provider's signing key.
  */
 export function loadOrCreateSecret(path: string): string {
+  ensurePrivateDir(dirname(path));
   if (existsSync(path)) {
+    narrowMode(path, PRIVATE_FILE_MODE);
     const s = readFileSync(path, 'utf8').trim();
     if (s.length >= 32) return s;
   }
-  mkdirSync(dirname(path), { recursive: true });
   const secret = randomBytes(32).toString('hex');
-  writeFileSync(path, secret + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  writeFileSync(path, secret + '\n', { mode: PRIVATE_FILE_MODE });
+  chmodSync(path, PRIVATE_FILE_MODE);
   return secret;
 }
 

@@ -1,11 +1,23 @@
 // What every route of the local service shares: stores, JWT authority, limits, backends, logger, and the credential checks.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Accounts, User } from './accounts.js';
+import type { Accounts, Reservation, User } from './accounts.js';
 import { apiKeyFromHeaders, bearer, type JwtAuthority } from './auth.js';
 import type { ApiKeys, VerifiedKey } from './keys.js';
 import type { BackendOptions, ServiceLimits } from './options.js';
+import type { FairPool } from './pool.js';
 import type { TokenBuckets } from './ratelimit.js';
+import type { VisionPool } from './vision-pool.js';
+
+/** The bounded pools every route and socket shares (pool.ts, vision-pool.ts). */
+export interface ServicePools {
+  /** espeak-ng + ffmpeg syntheses. */
+  tts: FairPool;
+  /** pocketsphinx decodes of all recognition sessions. */
+  asr: FairPool;
+  /** Vision worker processes. */
+  vision: VisionPool;
+}
 
 export interface ServiceContext {
   accounts: Accounts;
@@ -17,6 +29,13 @@ export interface ServiceContext {
   logger: Logger;
   /** Aborted when the service closes: every backend call and session listens to it. */
   closing: AbortSignal;
+  pools: ServicePools;
+  /** Private (0700) temporary directory of synthesised audio, removed at close. */
+  tmpDir: string;
+  /** Bytes of synthesised audio in tmpDir not yet delivered. */
+  pendingAudio: { bytes: number };
+  /** Open sockets per API key and kind, for the per-key session limits. */
+  openSockets: Map<string, number>;
 }
 
 /** Sends the spec's error shape `{error}` (plus optional `details`). */
@@ -34,8 +53,16 @@ export const invalidKeyMessage = (details: string): string => `Invalid API key: 
 /** Decision: 402 when the balance is used up, before any backend is called. */
 export const INSUFFICIENT_BALANCE = 'Insufficient CU balance: the account has no compute units left. Add prepaid credit or wait for the next billing period.';
 
-/** Verifies the request's API key; on failure sends the 401 and returns undefined. */
+/** Keys verified before the body was read (guard.ts), by request. */
+const verifiedKeys = new WeakMap<FastifyRequest, VerifiedKey>();
+export function attachKey(req: FastifyRequest, key: VerifiedKey): void {
+  verifiedKeys.set(req, key);
+}
+
+/** The request's API key (already verified by the guard, else verified now); on failure sends the 401. */
 export function requireApiKey(ctx: ServiceContext, req: FastifyRequest, reply: FastifyReply): VerifiedKey | undefined {
+  const attached = verifiedKeys.get(req);
+  if (attached) return attached;
   const presented = apiKeyFromHeaders(req.headers);
   if (!presented) {
     sendError(reply, 401, MISSING_KEY_HTTP);
@@ -49,11 +76,23 @@ export function requireApiKey(ctx: ServiceContext, req: FastifyRequest, reply: F
   return check.key;
 }
 
-/** Refuses with 402 when the key's account has no CU left. */
-export function requireBalance(ctx: ServiceContext, key: VerifiedKey, reply: FastifyReply): boolean {
-  if (ctx.accounts.availableMicro(key.userId) > 0) return true;
-  sendError(reply, 402, INSUFFICIENT_BALANCE);
-  return false;
+/** Decision: the 402 text when the balance is there but requests in progress have reserved all of it. */
+export const BALANCE_RESERVED =
+  'Insufficient CU balance: the remaining compute units are reserved by requests in progress. Retry when they finish, or add prepaid credit.';
+
+/** The 402 text for an account whose free balance is not positive. */
+export function insufficientMessage(ctx: ServiceContext, userId: string): string {
+  return ctx.accounts.availableMicro(userId) > 0 ? BALANCE_RESERVED : INSUFFICIENT_BALANCE;
+}
+
+/**
+ * Admits a metered request (Accounts.reserve): reserves `estimateMicro` or sends the 402. The
+ * caller settles the reservation once the answer is known (charge) or the request failed (release).
+ */
+export function admit(ctx: ServiceContext, key: VerifiedKey, estimateMicro: number, reply: FastifyReply): Reservation | undefined {
+  const r = ctx.accounts.reserve(key.userId, estimateMicro);
+  if (!r) sendError(reply, 402, insufficientMessage(ctx, key.userId));
+  return r;
 }
 
 /**

@@ -1,7 +1,6 @@
 // Opens the local service's SQLite database (WAL mode) and brings its schema up to date with in-code migrations.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { narrowPrivateDb, preparePrivateDb } from './files.js';
 
 export type Db = Database.Database;
 
@@ -57,14 +56,18 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-/** Opens (creating if needed) the database at `path` (`:memory:` allowed) and migrates it. */
+/**
+ * Opens (creating if needed) the database at `path` (`:memory:` allowed) and migrates it. The file,
+ * its -wal and -shm are 0600 and a directory it creates 0700 (files.ts).
+ */
 export function openDb(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  preparePrivateDb(path);
   const db = new Database(path);
   if (path !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db);
+  narrowPrivateDb(path);
   return db;
 }
 

@@ -1,5 +1,8 @@
 // Entry point of the local hosted-API service: startService() builds stores, routes and sockets, listens, and returns its addresses, admin handle and close().
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '../log.js';
 import { Accounts } from './accounts.js';
 import { createAdmin, type ServiceAdmin } from './admin.js';
@@ -9,8 +12,10 @@ import type { ServiceContext } from './context.js';
 import { openDb } from './db.js';
 import { ApiKeys } from './keys.js';
 import { DEFAULT_LIMITS, KEY_OPS_RATE_LIMIT, defaultDbPath, defaultSecretPath, type ServiceOptions } from './options.js';
+import { FairPool } from './pool.js';
 import { TokenBuckets } from './ratelimit.js';
 import { attachSockets, ASR_SECOND_PATH, VLM_PATH } from './sockets.js';
+import { VisionPool } from './vision-pool.js';
 
 export type { ServiceOptions, ServiceLimits, BackendOptions, ChatBackendConfig, TtsBackendConfig } from './options.js';
 export type { User } from './accounts.js';
@@ -31,24 +36,44 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Starts the service; it owns its database, sockets, sessions and child processes until close(). */
+/**
+ * Starts the service; it owns its database, sockets, sessions, worker pools, child processes and a
+ * private temporary directory (synthesised audio) until close().
+ */
 export async function startService(opts: ServiceOptions = {}): Promise<RunningService> {
   const logger = opts.logger ?? createLogger({ base: { component: 'cloud' } });
   const now = opts.now ?? (() => new Date());
+  const limits = { ...DEFAULT_LIMITS, ...opts.limits };
   const db = openDb(opts.dbPath ?? defaultDbPath());
   const accounts = new Accounts(db, now);
   const keys = new ApiKeys(db, now);
   const jwt = new JwtAuthority(opts.jwtSecret ?? loadOrCreateSecret(defaultSecretPath()));
   const closing = new AbortController();
+  const tmpDir = mkdtempSync(join(tmpdir(), 'cortexd-cloud-'));
   const ctx: ServiceContext = {
     accounts,
     keys,
     jwt,
-    limits: { ...DEFAULT_LIMITS, ...opts.limits },
+    limits,
     backends: opts.backends,
     keyOpsLimiter: new TokenBuckets(opts.keyRateLimit ?? KEY_OPS_RATE_LIMIT),
     logger,
     closing: closing.signal,
+    tmpDir,
+    pendingAudio: { bytes: 0 },
+    openSockets: new Map(),
+    pools: {
+      tts: new FairPool({ name: 'speech synthesis', running: limits.ttsWorkers, queued: limits.ttsQueue, perKeyRunning: Math.max(1, Math.ceil(limits.ttsWorkers / 2)), perKeyTotal: Math.max(1, Math.ceil(limits.ttsQueue / 2)) }),
+      asr: new FairPool({ name: 'recognition', running: limits.asrDecoders, queued: limits.asrDecodeQueue, perKeyRunning: Math.max(1, Math.ceil(limits.asrDecoders / 2)), perKeyTotal: Math.max(1, Math.ceil(limits.asrDecodeQueue / 2)) }),
+      vision: new VisionPool({ workers: limits.vlmWorkers, queue: limits.vlmQueue, jobTimeoutMs: limits.vlmJobTimeoutMs, idleMs: 60_000, logger }),
+    },
+  };
+  const releasePools = (): void => {
+    const stopping = new Error('the service is stopping');
+    ctx.pools.tts.drain(stopping);
+    ctx.pools.asr.drain(stopping);
+    ctx.pools.vision.close();
+    rmSync(tmpDir, { recursive: true, force: true });
   };
   const app = buildApp(ctx);
   const sockets = attachSockets(app.server, ctx);
@@ -56,6 +81,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
   } catch (err) {
     await sockets.close();
+    releasePools();
     db.close();
     throw err;
   }
@@ -73,6 +99,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
       closing.abort();
       await sockets.close();
       await app.close();
+      releasePools();
       db.close();
     })());
 

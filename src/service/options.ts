@@ -25,6 +25,10 @@ export interface BackendOptions {
   asr?: { grammar?: readonly string[] | 'open' };
 }
 
+/**
+ * Every bound of the service (decisions; the spec names none of them). Defaults in DEFAULT_LIMITS;
+ * README "Limits under load" lists them with the status each one answers.
+ */
 export interface ServiceLimits {
   /** Maximum HTTP request body in bytes (413 past it). Default 1 MiB. */
   bodyBytes: number;
@@ -38,6 +42,44 @@ export interface ServiceLimits {
   asrSilenceMs: number;
   /** Length of one internal recognition session before it restarts with `info`. Default 5 min. */
   asrSessionMs: number;
+  /** Time for a client to send a request's headers; the connection is closed past it. Default 10 s. */
+  headersTimeoutMs: number;
+  /** Time for a client to send a whole body once its headers arrived: 408 past it. Default 30 s. */
+  bodyTimeoutMs: number;
+  /** A connection that moves no byte for this long is closed (keep-alive idle: 5 s). Default 120 s. */
+  idleTimeoutMs: number;
+  /** HTTP requests of one API key in progress at once; 429 past it. Default 8. */
+  keyConcurrentRequests: number;
+  /** Syntheses (espeak-ng + ffmpeg) running at once. Default 2. */
+  ttsWorkers: number;
+  /** Syntheses waiting for a worker over all keys; 503 past it. Default 8. */
+  ttsQueue: number;
+  /** Largest audio one synthesis may produce (bytes, on disk, never in memory); 500 past it. Default 128 MiB. */
+  ttsAudioBytes: number;
+  /** Synthesised audio on disk not yet delivered (slow clients), all requests together; 503 for new syntheses past it. Default 1 GiB. */
+  ttsPendingBytes: number;
+  /** Recognition sockets open at once per API key; the upgrade answers 429 past it. Default 4. */
+  asrSessionsPerKey: number;
+  /** Recognizer processes (pocketsphinx) running at once over all sessions. Default 2. */
+  asrDecoders: number;
+  /** Utterances waiting for a recognizer over all sessions; past it an utterance is refused with an error event. Default 16. */
+  asrDecodeQueue: number;
+  /** Vision sockets open at once per API key; 429 at the upgrade past it. Default 2. */
+  vlmSessionsPerKey: number;
+  /** Vision worker processes (decode and detection off the service's event loop). Default 1. */
+  vlmWorkers: number;
+  /** Frames waiting for a vision worker over all sessions; past it a frame gets a busy error. Default 4. */
+  vlmQueue: number;
+  /** Largest width or height of a frame, read from its JPEG/PNG header before decoding. Default 4096. */
+  vlmMaxSide: number;
+  /** Largest frame in pixels (width x height, from the header). Default 8,388,608 (3840x2160 fits). */
+  vlmMaxPixels: number;
+  /** One analysis taking longer than this ends its worker (restarted for the next frame). Default 20 s. */
+  vlmJobTimeoutMs: number;
+  /** Bytes queued to one socket client that does not read; past it the socket is closed 1008. Default 1 MiB. */
+  wsSendQueueBytes: number;
+  /** Output tokens reserved for a chat request that names no max_tokens. Default 4096. */
+  chatReserveTokens: number;
 }
 
 export const DEFAULT_LIMITS: ServiceLimits = {
@@ -47,6 +89,25 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   vlmMessageBytes: 2 * 1024 * 1024,
   asrSilenceMs: 60_000,
   asrSessionMs: 5 * 60_000,
+  headersTimeoutMs: 10_000,
+  bodyTimeoutMs: 30_000,
+  idleTimeoutMs: 120_000,
+  keyConcurrentRequests: 8,
+  ttsWorkers: 2,
+  ttsQueue: 8,
+  ttsAudioBytes: 128 * 1024 * 1024,
+  ttsPendingBytes: 1024 * 1024 * 1024,
+  asrSessionsPerKey: 4,
+  asrDecoders: 2,
+  asrDecodeQueue: 16,
+  vlmSessionsPerKey: 2,
+  vlmWorkers: 1,
+  vlmQueue: 4,
+  vlmMaxSide: 4096,
+  vlmMaxPixels: 8 * 1024 * 1024,
+  vlmJobTimeoutMs: 20_000,
+  wsSendQueueBytes: 1024 * 1024,
+  chatReserveTokens: 4096,
 };
 
 export interface ServiceOptions {

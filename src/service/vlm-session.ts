@@ -1,34 +1,41 @@
-// One vision socket session: validate frames, analyse the latest one at a bounded rate, send `{vlm_reply}` or `{error}` frames.
+// One vision socket session: check each frame's header, analyse the latest one in the worker pool at a bounded rate, send `{vlm_reply}` or `{error}`.
+import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import { VlmClientMessageSchema } from '../cloud/protocol.js';
-import { VisionAnalyser, describe } from './backends/vision.js';
+import { describe } from './backends/vision.js';
+import { oversize, readImageHeader, reductionFor } from './backends/image-header.js';
 import type { ServiceContext } from './context.js';
 import type { VerifiedKey } from './keys.js';
+import { VisionBusyError, VisionUnavailableError } from './vision-pool.js';
+import { boundedSender } from './ws-send.js';
 
 /** Minimum time between two replies, in ms: frames arriving faster are dropped (latest frame wins). */
 export const VLM_REPLY_EVERY_MS = 1000;
 
 /**
  * Vision socket behaviour (decisions; the spec shows only `{vlm_reply}`):
+ * - a frame's size is read from its JPEG/PNG header first: one that is not JPEG or PNG, or larger than
+ *   limits.vlmMaxSide / vlmMaxPixels, gets `{error: "Invalid frame: ..."}` and is never decoded;
  * - every valid frame is analysed unless a reply was sent less than VLM_REPLY_EVERY_MS ago, in which
  *   case it waits as "latest frame" and older waiting frames are dropped (a slow analyser never builds
  *   a queue); the first frame is answered at once;
- * - errors are `{error: "..."}` text frames: an invalid message or an undecodable frame is reported
- *   and the session continues; a missing vision backend is reported, then the socket closes (1011);
+ * - decoding and detection run in the vision worker pool (vision-pool.ts), never on the service's
+ *   event loop; large JPEGs are decoded at 1/2, 1/4 or 1/8 scale (longer side at most 1280 pixels);
+ * - errors are `{error: "..."}` text frames: an invalid message or frame is reported and the session
+ *   continues; `Vision busy: ...` when the pool's queue is full (the frame is dropped); a missing
+ *   vision backend is reported, then the socket closes (1011);
+ * - a client that does not read its replies is closed 1008 (ws-send.ts);
  * - vision is not metered (the price tables list no vision price).
  */
 export function startVlmSession(ws: WebSocket, _key: VerifiedKey, ctx: ServiceContext): void {
   const log = ctx.logger.child({ socket: 'vlm' });
-  let analyser: Promise<VisionAnalyser> | undefined;
-  let waiting: Buffer | undefined;
+  const vision = ctx.pools.vision.open(randomUUID());
+  const send = boundedSender(ws, ctx.limits.wsSendQueueBytes);
+  let waiting: { frame: Buffer; reduce: 1 | 2 | 4 | 8 } | undefined;
   let busy = false;
   let lastReplyAt = 0;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-
-  const send = (msg: Record<string, unknown>): void => {
-    if (!closed && ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
-  };
 
   const pump = async (): Promise<void> => {
     if (busy || !waiting || closed) return;
@@ -40,25 +47,21 @@ export function startVlmSession(ws: WebSocket, _key: VerifiedKey, ctx: ServiceCo
       }, wait);
       return;
     }
-    const frame = waiting;
+    const { frame, reduce } = waiting;
     waiting = undefined;
     busy = true;
     try {
-      analyser ??= VisionAnalyser.create();
-      let a: VisionAnalyser;
-      try {
-        a = await analyser;
-      } catch (err) {
-        send({ error: `Vision backend unavailable: ${err instanceof Error ? err.message : String(err)}` });
+      send({ vlm_reply: describe(await vision.analyse(frame, reduce)) });
+      lastReplyAt = Date.now();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (err instanceof VisionUnavailableError) {
+        send({ error: `Vision backend unavailable: ${message}` });
         ws.close(1011, 'vision backend unavailable');
         return;
       }
-      try {
-        send({ vlm_reply: describe(a.analyse(frame)) });
-        lastReplyAt = Date.now();
-      } catch (err) {
-        send({ error: `Invalid frame: ${err instanceof Error ? err.message : String(err)}` });
-      }
+      if (err instanceof VisionBusyError || message.startsWith('Vision backend failed')) send({ error: message });
+      else send({ error: `Invalid frame: ${message}` });
     } finally {
       busy = false;
     }
@@ -66,22 +69,30 @@ export function startVlmSession(ws: WebSocket, _key: VerifiedKey, ctx: ServiceCo
   };
 
   ws.on('message', (data, isBinary) => {
-    if (isBinary) return send({ error: 'Invalid vision message: expected JSON text {timestamp, frame}' });
+    if (closed || ws.readyState !== ws.OPEN) return;
+    if (isBinary) return void send({ error: 'Invalid vision message: expected JSON text {timestamp, frame}' });
     let raw: unknown;
     try {
       raw = JSON.parse(data.toString());
     } catch {
-      return send({ error: 'Invalid vision message: not valid JSON' });
+      return void send({ error: 'Invalid vision message: not valid JSON' });
     }
     const parsed = VlmClientMessageSchema.safeParse(raw);
     if (!parsed.success)
-      return send({ error: `Invalid vision message: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
-    waiting = Buffer.from(parsed.data.frame, 'base64');
+      return void send({ error: `Invalid vision message: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
+    const frame = Buffer.from(parsed.data.frame, 'base64');
+    const header = readImageHeader(frame);
+    if (typeof header === 'string') return void send({ error: `Invalid frame: ${header}` });
+    const tooBig = oversize(header, ctx.limits.vlmMaxSide, ctx.limits.vlmMaxPixels);
+    if (tooBig) return void send({ error: `Invalid frame: ${tooBig}` });
+    waiting = { frame, reduce: reductionFor(header) };
     void pump();
   });
   ws.on('close', () => {
     closed = true;
+    waiting = undefined;
     if (timer) clearTimeout(timer);
+    vision.close();
   });
   ws.on('error', (err) => log.debug({ err }, 'socket error'));
 }

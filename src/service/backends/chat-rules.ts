@@ -3,19 +3,31 @@
 /**
  * How the model finds what was heard in the last user message, first match wins:
  * 1. a `// START` ... `// END` block (the runtime's input buffers) following a line that names a voice input
- *    (`voice`, `speech`, `asr`, `heard`, `said`); 2. a line `<Voice|Speech|Heard|User said|ASR...>: text`;
+ *    (VOICE_WORDS: `voice`, `speech`, `asr`, `heard`, `said`), found by a line scanner (rule-chat.ts);
+ * 2. a line `<Voice|Speech|Heard|User said|ASR...>: text` (VOICE_LINE_PATTERN);
  * 3. otherwise the whole message when it is a single short line (at most 200 characters).
  * Nothing found means nothing was heard: the model idles.
+ *
+ * Every pattern here runs in time linear in its input (the request body may be 1 MiB): no unbounded
+ * quantifier is followed by something that can fail after it and make it retry from each position.
+ * test/unit/service-rule-chat-linear.test.ts runs each against 1 MiB adversarial inputs.
  */
-export const UTTERANCE_PATTERNS: readonly RegExp[] = [
-  /(?:voice|speech|asr|heard|said)[^\n]*\n\s*\/\/ START\s*\n([\s\S]*?)\n\s*\/\/ END/i,
-  /^[ \t]*(?:voice|speech|heard|user said|you heard|asr)[^:\n]{0,40}:[ \t]*(.+)$/im,
-];
+export const VOICE_WORDS = /voice|speech|asr|heard|said/i;
+export const VOICE_LINE_PATTERN = /^[ \t]*(?:voice|speech|heard|user said|you heard|asr)[^:\n]{0,40}:[ \t]*(.+)$/im;
+/** A heard utterance longer than this is cut to it (a spoken sentence is far shorter). */
+export const MAX_UTTERANCE_CHARS = 1000;
 
 /** A movement intent: what the utterance must match, and the words offered to the tool's enum. */
 export interface MoveRule {
   name: string;
+  /** Matches the intent anywhere in the utterance. */
   pattern: RegExp;
+  /**
+   * Also matches the intent: a verb (`verb`, a global pattern) whose last occurrence on a line is not
+   * followed on that line by `unlessAfter` ("go" means forward unless "back" comes after it).
+   * Checked by scanning, not by a look-ahead, so the cost stays linear.
+   */
+  verb?: { verb: RegExp; unlessAfter: RegExp };
   /** Candidate values in preference order; the first one the tool's enum accepts (case-insensitive) wins. */
   values: readonly string[];
 }
@@ -27,7 +39,8 @@ export const MOVE_RULES: readonly MoveRule[] = [
   { name: 'turn_right', pattern: /\b(turn|go|rotate)\s+right\b|\bright\b/, values: ['turn right', 'right', 'turn_right'] },
   {
     name: 'forward',
-    pattern: /\b(forward|forwards|ahead|come here|come closer)\b|\b(move|go|walk)\b(?!.*\bback)/,
+    pattern: /\b(forward|forwards|ahead|come here|come closer)\b/,
+    verb: { verb: /\b(?:move|go|walk)\b/g, unlessAfter: /\bback/ },
     values: ['move forwards', 'move forward', 'forward', 'walk', 'move_forward'],
   },
   { name: 'back', pattern: /\b(back|backward|backwards|go away|retreat)\b/, values: ['move back', 'back', 'backward', 'move_back'] },
@@ -59,7 +72,11 @@ export const MOVE_TOOLS = ['move', 'move_robot', 'locomotion', 'motion'] as cons
 export const FACE_TOOLS = ['face', 'emotion', 'emote', 'expression'] as const;
 
 /**
- * Explicit tool use: "use|call|run [the] <tool> [tool] [with <args>]" calls any offered tool by name;
- * `<args>` is JSON, or `key=value` pairs, or free text given to the tool's first string parameter.
+ * Explicit tool use: "use|call|run [the] <tool> [tool] [with <args>]" at the end of the utterance
+ * calls any offered tool by name; `<args>` (the rest, newlines included) is JSON, or `key=value`
+ * pairs, or free text given to the tool's first string parameter. The `s` flag lets `(.+)` take the
+ * rest of the input at once, so it never backtracks from each `use ... with`.
  */
-export const CALL_TOOL_PATTERN = /\b(?:use|call|run)\s+(?:the\s+)?([A-Za-z0-9_-]+)(?:\s+tool)?(?:\s+with\s+(.+))?$/i;
+export const CALL_TOOL_PATTERN = /\b(?:use|call|run)\s+(?:the\s+)?([A-Za-z0-9_-]+)(?:\s+tool)?(?:\s+with\s+(.+))?$/is;
+/** `key=value` or `key="quoted value"` pairs of explicit arguments; a key starts only at a word start. */
+export const ARG_PAIR_PATTERN = /(?<![\w-])([A-Za-z_][\w-]*)=("[^"]*"|\S+)/g;

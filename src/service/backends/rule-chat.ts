@@ -1,16 +1,20 @@
 // The offline rule-based chat model: a deterministic simulator (not intelligence) that answers the heard utterance with tool calls for offered actions.
 import type { ChatCompletionRequest, ToolCall, ToolDefinition } from '../../cloud/protocol.js';
 import {
+  ARG_PAIR_PATTERN,
   CALL_TOOL_PATTERN,
   ECHO_REPLY,
   FACE_TOOLS,
   MOVE_REPLY,
   MOVE_UNSUPPORTED_REPLY,
+  MAX_UTTERANCE_CHARS,
   MOVE_RULES,
   MOVE_TOOLS,
   SPEAK_RULES,
   SPEAK_TOOLS,
-  UTTERANCE_PATTERNS,
+  VOICE_LINE_PATTERN,
+  VOICE_WORDS,
+  type MoveRule,
 } from './chat-rules.js';
 
 export interface RuleAnswer {
@@ -34,16 +38,55 @@ export function lastUserText(req: Pick<ChatCompletionRequest, 'messages'>): stri
   return '';
 }
 
-/** What was heard, found by UTTERANCE_PATTERNS; undefined when nothing was heard. */
-export function heardUtterance(text: string): string | undefined {
-  for (const re of UTTERANCE_PATTERNS) {
-    const m = re.exec(text);
-    const got = m?.[1]?.trim();
-    if (got) return got;
+/**
+ * The text of the first `// START` .. `// END` block that follows (blank lines allowed between) a line
+ * naming a voice input. One pass over the lines, with the next END line precomputed, so a message of
+ * many voice lines and no END costs no more than one read.
+ */
+export function voiceBlock(text: string): string | undefined {
+  const lines = text.split('\n');
+  const nextEnd = new Array<number>(lines.length + 1);
+  nextEnd[lines.length] = -1;
+  for (let i = lines.length - 1; i >= 0; i--) nextEnd[i] = lines[i]!.trimStart().startsWith('// END') ? i : nextEnd[i + 1]!;
+  let nextNonBlank = -1;
+  const nonBlankAfter = new Array<number>(lines.length);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    nonBlankAfter[i] = nextNonBlank;
+    if (lines[i]!.trim() !== '') nextNonBlank = i;
   }
-  const t = text.trim();
-  if (t && !t.includes('\n') && t.length <= 200) return t;
+  for (let i = 0; i < lines.length; i++) {
+    if (!VOICE_WORDS.test(lines[i]!)) continue;
+    const start = nonBlankAfter[i]!;
+    if (start < 0 || lines[start]!.trim() !== '// START') continue;
+    const end = nextEnd[start + 1] ?? -1;
+    if (end < 0) continue;
+    return lines.slice(start + 1, end).join('\n');
+  }
   return undefined;
+}
+
+/** What was heard (see chat-rules.ts), cut to MAX_UTTERANCE_CHARS; undefined when nothing was heard. */
+export function heardUtterance(text: string): string | undefined {
+  const found = voiceBlock(text)?.trim() || VOICE_LINE_PATTERN.exec(text)?.[1]?.trim() || singleLine(text);
+  return found ? found.slice(0, MAX_UTTERANCE_CHARS) : undefined;
+}
+
+function singleLine(text: string): string | undefined {
+  const t = text.trim();
+  return t && !t.includes('\n') && t.length <= 200 ? t : undefined;
+}
+
+/** Whether a movement rule matches the lower-cased utterance (linear: see MoveRule.verb). */
+export function moveMatches(rule: MoveRule, lower: string): boolean {
+  if (rule.pattern.test(lower)) return true;
+  if (!rule.verb) return false;
+  for (const line of lower.split('\n')) {
+    // The last verb of a line decides: a later "back" cancels every earlier verb of that line too.
+    let after = -1;
+    for (const m of line.matchAll(rule.verb.verb)) after = m.index + m[0].length;
+    if (after >= 0 && !rule.verb.unlessAfter.test(line.slice(after))) return true;
+  }
+  return false;
 }
 
 function props(tool: ToolDefinition): Array<[string, JsonSchemaProp]> {
@@ -85,7 +128,7 @@ function explicitArgs(tool: ToolDefinition, raw: string | undefined): Record<str
   } catch {
     /* not JSON */
   }
-  const pairs = [...s.matchAll(/([A-Za-z_][\w-]*)=("[^"]*"|\S+)/g)];
+  const pairs = [...s.matchAll(ARG_PAIR_PATTERN)];
   if (pairs.length > 0) {
     const out: Record<string, unknown> = {};
     for (const [, k, v] of pairs) {
@@ -153,7 +196,7 @@ export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools'
   let spoken: string | undefined;
   let face: string | undefined;
   const moveTool = offered(tools, MOVE_TOOLS);
-  const move = calls.length === 0 ? MOVE_RULES.find((r) => r.pattern.test(lower)) : undefined;
+  const move = calls.length === 0 ? MOVE_RULES.find((r) => moveMatches(r, lower)) : undefined;
   if (move && (moveTool || tools.length === 0)) {
     const args = moveTool ? choiceArgs(moveTool, move.values) : undefined;
     const what = move.values[0] ?? move.name;

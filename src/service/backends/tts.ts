@@ -144,10 +144,3 @@ async function upstream(vendor: string, baseUrl: string, key: string | undefined
 export async function synthesize(vendor: 'speechlab' | 'speechb', cfg: TtsBackendConfig, req: SynthesisRequest, signal: AbortSignal): Promise<Synthesis> {
   return cfg.kind === 'upstream' ? upstream(vendor, cfg.baseUrl, cfg.apiKey, req, signal) : espeak(req, signal);
 }
-
-/** Reads a whole synthesis into memory (the JSON endpoints). */
-export async function readAll(audio: Readable): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const c of audio) parts.push(Buffer.isBuffer(c) ? c : Buffer.from(c as Uint8Array));
-  return Buffer.concat(parts);
-}

@@ -1,27 +1,18 @@
-// Chat completions endpoint of the local service: validation in the spec's order, backend call, SSE streaming, metering.
+// Chat completions endpoint of the local service: validation in the spec's order, reservation, backend call, SSE streaming, settlement.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import { isProvider, modelSupported, unsupportedModelMessage, type Provider } from '../../cloud/catalog.js';
-import { ChatCompletionRequestSchema, type ChatCompletionRequest, type Usage } from '../../cloud/protocol.js';
+import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../../cloud/protocol.js';
 import { BackendError, createChatBackend, estimatePromptTokens } from '../backends/chat.js';
-import { INVALID_JSON, requireApiKey, requireBalance, sendError, type ServiceContext } from '../context.js';
+import type { Reservation } from '../accounts.js';
+import { admit, INVALID_JSON, requireApiKey, sendError, type ServiceContext } from '../context.js';
 import type { VerifiedKey } from '../keys.js';
-import { chatCostMicro, chatPrice, estimateTokens } from '../metering.js';
+import { estimateTokens } from '../metering.js';
 import { chatBackendFor } from '../options.js';
+import { chargedUsage, chatBounds, settleChat, type ChatBounds } from './chat-metering.js';
 
-/** Charges a completion to the key and its account, from the backend's usage (or our estimate). */
-function meter(ctx: ServiceContext, key: VerifiedKey, provider: Provider, model: string, usage: Usage): void {
-  const price = chatPrice(provider, model);
-  ctx.accounts.charge({
-    keyId: key.keyId,
-    userId: key.userId,
-    kind: 'chat',
-    item: `${provider}/${model}`,
-    quantityIn: usage.prompt_tokens,
-    quantityOut: usage.completion_tokens,
-    costMicro: chatCostMicro(price, usage.prompt_tokens, usage.completion_tokens),
-  });
-}
+/** Decision: the 400 text of a body that is JSON but not an object (`null`, a list, a number). */
+export const NOT_AN_OBJECT = 'Invalid request: the body must be a JSON object';
 
 function zodSummary(issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>): string {
   return issues
@@ -36,6 +27,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
     if (!key) return reply;
     const body = req.body as unknown;
     if (body === undefined || body === INVALID_JSON) return sendError(reply, 400, 'Invalid JSON');
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return sendError(reply, 400, NOT_AN_OBJECT);
     const provider = req.params.provider;
     if (!isProvider(provider)) return sendError(reply, 404, `unsupported model provider: ${provider}`);
     const model = (body as { model?: unknown }).model;
@@ -43,10 +35,14 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
       return sendError(reply, 404, unsupportedModelMessage(provider, model));
     const parsed = ChatCompletionRequestSchema.safeParse(body);
     if (!parsed.success) return sendError(reply, 400, `Invalid request: ${zodSummary(parsed.error.issues)}`);
-    if (!requireBalance(ctx, key, reply)) return reply;
+    const cfg = chatBackendFor(provider, ctx.backends);
+    const bounds = chatBounds(ctx, provider, parsed.data, cfg.kind === 'rules');
+    // A request without an output bound is sent upstream with the one it was reserved for.
+    const request: ChatCompletionRequest = bounds.injectMaxTokens ? { ...parsed.data, max_tokens: bounds.outputTokens } : parsed.data;
+    const reservation = admit(ctx, key, bounds.reserveMicro, reply);
+    if (!reservation) return reply;
 
-    const request = parsed.data;
-    const backend = createChatBackend(provider, chatBackendFor(provider, ctx.backends));
+    const backend = createChatBackend(provider, cfg);
     const abort = new AbortController();
     const onClosing = (): void => abort.abort();
     ctx.closing.addEventListener('abort', onClosing);
@@ -54,21 +50,24 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
       if (!reply.raw.writableFinished) abort.abort();
     });
     try {
-      if (request.stream) return await streamCompletion(ctx, reply, key, provider, request, backend, abort.signal);
+      if (request.stream) return await streamCompletion(ctx, reply, key, provider, request, backend, abort.signal, reservation, bounds);
       const completion = await backend.complete(request, abort.signal);
-      const usage = completion.usage ?? {
+      const usage = chargedUsage(ctx, bounds, completion.usage, () => ({
         prompt_tokens: estimatePromptTokens(request),
-        completion_tokens: estimateTokens(completion.choices?.[0]?.message?.content ?? ''),
+        completion_tokens: estimateTokens(String(completion.choices?.[0]?.message?.content ?? '')),
         total_tokens: 0,
-      };
-      meter(ctx, key, provider, request.model, usage);
-      return reply.send(completion);
+      }), { provider, model: request.model });
+      settleChat(ctx, reservation, key, provider, request.model, usage);
+      // The usage in the answer is the one charged.
+      return reply.send({ ...completion, usage });
     } catch (err) {
       if (err instanceof BackendError) return sendError(reply, err.status, err.message, err.details);
       if (abort.signal.aborted) return reply;
       ctx.logger.error({ err, provider }, 'chat completion failed');
       return sendError(reply, 500, `Chat completion failed: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
+      // A request that failed before it was charged is not charged: its reservation is released.
+      ctx.accounts.settle(reservation);
       ctx.closing.removeEventListener('abort', onClosing);
     }
   });
@@ -78,7 +77,9 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
  * Streams the backend's SSE bytes to the client unchanged as they arrive, while a parser watches them
  * for `usage` (or counts streamed content when no usage comes) to meter once the stream ends.
  * A backend failure before the first byte is an ordinary HTTP error; after it, a
- * `data: {"error": ...}` event ends the stream (no `[DONE]`).
+ * `data: {"error": ...}` event ends the stream (no `[DONE]`). The response always ends, and the
+ * stream is always charged (upstream usage when believable, else the estimate), in that order of
+ * importance: a metering failure is logged and never leaves a client waiting.
  */
 async function streamCompletion(
   ctx: ServiceContext,
@@ -88,22 +89,25 @@ async function streamCompletion(
   request: ChatCompletionRequest,
   backend: ReturnType<typeof createChatBackend>,
   signal: AbortSignal,
+  reservation: Reservation,
+  bounds: ChatBounds,
 ): Promise<FastifyReply> {
   const source = await backend.stream(request, signal);
-  let usage: Usage | undefined;
-  let streamedText = '';
+  let usage: unknown;
+  let streamedChars = 0;
   const parser = createParser({
     onEvent(ev) {
       if (ev.data === '[DONE]') return;
       try {
         const chunk = JSON.parse(ev.data) as {
-          usage?: Usage | null;
+          usage?: unknown;
           choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ function?: { name?: string; arguments?: string } }> } }>;
         };
         if (chunk.usage) usage = chunk.usage;
-        for (const c of chunk.choices ?? []) {
-          streamedText += c.delta?.content ?? '';
-          for (const t of c.delta?.tool_calls ?? []) streamedText += (t.function?.name ?? '') + (t.function?.arguments ?? '');
+        for (const c of Array.isArray(chunk.choices) ? chunk.choices : []) {
+          streamedChars += String(c?.delta?.content ?? '').length;
+          for (const t of Array.isArray(c?.delta?.tool_calls) ? c.delta.tool_calls : [])
+            streamedChars += String(t?.function?.name ?? '').length + String(t?.function?.arguments ?? '').length;
         }
       } catch {
         /* not JSON: passed through, not metered */
@@ -126,13 +130,17 @@ async function streamCompletion(
       raw.write(`data: ${JSON.stringify({ error: `Stream from ${provider} failed` })}\n\n`);
     }
   } finally {
-    const final = usage ?? {
-      prompt_tokens: estimatePromptTokens(request),
-      completion_tokens: estimateTokens(streamedText),
-      total_tokens: 0,
-    };
-    meter(ctx, key, provider, request.model, final);
     raw.end();
+    try {
+      const charged = chargedUsage(ctx, bounds, usage, () => ({
+        prompt_tokens: estimatePromptTokens(request),
+        completion_tokens: streamedChars === 0 ? 0 : Math.max(1, Math.ceil(streamedChars / 4)),
+        total_tokens: 0,
+      }), { provider, model: request.model });
+      settleChat(ctx, reservation, key, provider, request.model, charged);
+    } catch (err) {
+      ctx.logger.error({ err, provider }, 'charging a streamed completion failed');
+    }
   }
   return reply;
 }

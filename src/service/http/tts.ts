@@ -1,13 +1,15 @@
-// Speech-synthesis endpoints of the local service: speechlab JSON and binary stream, speechb JSON; validation, limits, metering.
+// Speech-synthesis endpoints of the local service: speechlab JSON and binary, speechb JSON; validation, reservation, a bounded pool, audio served from disk.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TTS_DEFAULTS } from '../../cloud/catalog.js';
 import { PATHS, SpeechbTtsRequestSchema, SpeechlabTtsRequestSchema } from '../../cloud/protocol.js';
 import { BackendError } from '../backends/chat.js';
-import { parseAudioFormat, readAll, synthesize, type Synthesis, type SynthesisRequest } from '../backends/tts.js';
-import { INVALID_JSON, requireApiKey, requireBalance, sendError, type ServiceContext } from '../context.js';
+import { parseAudioFormat, synthesize, type SynthesisRequest } from '../backends/tts.js';
+import { admit, INVALID_JSON, requireApiKey, sendError, type ServiceContext } from '../context.js';
 import type { VerifiedKey } from '../keys.js';
 import { billedCharacters, ttsCostMicro, type TtsVendor } from '../metering.js';
 import { ttsBackendFor } from '../options.js';
+import { KeyBusyError, PoolBusyError } from '../pool.js';
+import { audioToFile, base64JsonBody, rawBody, type AudioFile } from './audio-file.js';
 
 /** The spec's one 400 text of the speechlab endpoints (missing input, invalid JSON, unsupported format). */
 export const SPEECHLAB_BAD_REQUEST = 'Missing or invalid JSON in request';
@@ -16,33 +18,68 @@ export const SPEECHB_BAD_REQUEST = 'Missing or invalid JSON in request: text is 
 /** speechb output format (decision): 16-bit mono WAV at 22050 Hz, espeak-ng's native rate. */
 export const SPEECHB_FORMAT = 'wav_22050';
 
-function charge(ctx: ServiceContext, key: VerifiedKey, vendor: TtsVendor, text: string): void {
-  const chars = billedCharacters(text);
-  ctx.accounts.charge({ keyId: key.keyId, userId: key.userId, kind: 'tts', item: `${vendor}/tts`, quantityIn: chars, costMicro: ttsCostMicro(vendor, chars) });
-}
+const tooLong = (n: number, max: number): string => `Text too long: ${n} characters, the maximum is ${max}`;
 
-/** Starts a synthesis with the route's abort wiring, mapping failures to the spec's errors. */
-async function run(
+/**
+ * Synthesises `sreq` for `key` and answers with `send(file)`. In order: reserve the exact price
+ * (402), wait for a slot of the synthesis pool (429 for a key over its share, 503 when the queue is
+ * full or limits.ttsPendingBytes of audio already wait for slow clients, both with Retry-After),
+ * synthesise into a private temporary file (the pool slot is held only for this), charge, then stream
+ * the file to the client and delete it when the response closes. Failures are not charged.
+ */
+async function synthesizeAndSend(
   ctx: ServiceContext,
   req: FastifyRequest,
   reply: FastifyReply,
+  key: VerifiedKey,
   vendor: TtsVendor,
   sreq: SynthesisRequest,
-): Promise<{ synthesis?: Synthesis; abort: AbortController }> {
+  send: (file: AudioFile, contentType: string, format: string) => FastifyReply,
+): Promise<FastifyReply> {
+  const chars = billedCharacters(sreq.text);
+  const cost = ttsCostMicro(vendor, chars);
+  if (ctx.pendingAudio.bytes > ctx.limits.ttsPendingBytes) {
+    reply.header('retry-after', '1');
+    const mb = Math.round(ctx.pendingAudio.bytes / (1024 * 1024));
+    return sendError(reply, 503, `Service busy: ${mb} MiB of synthesised audio is waiting for slow clients. Retry later.`);
+  }
+  const reservation = admit(ctx, key, cost, reply);
+  if (!reservation) return reply;
   const abort = new AbortController();
   const onClosing = (): void => abort.abort();
   ctx.closing.addEventListener('abort', onClosing, { once: true });
-  reply.raw.on('close', () => {
+  reply.raw.once('close', () => {
     ctx.closing.removeEventListener('abort', onClosing);
     if (!reply.raw.writableFinished) abort.abort();
   });
   try {
-    return { synthesis: await synthesize(vendor, ttsBackendFor(vendor, ctx.backends), sreq, abort.signal), abort };
+    const { file, contentType, format } = await ctx.pools.tts.run(
+      key.keyId,
+      async () => {
+        const synthesis = await synthesize(vendor, ttsBackendFor(vendor, ctx.backends), sreq, abort.signal);
+        const file = await audioToFile(synthesis.audio, ctx.tmpDir, ctx.limits.ttsAudioBytes, abort.signal);
+        return { file, contentType: synthesis.contentType, format: synthesis.format };
+      },
+      abort.signal,
+    );
+    ctx.pendingAudio.bytes += file.bytes;
+    reply.raw.once('close', () => {
+      ctx.pendingAudio.bytes -= file.bytes;
+      void file.remove();
+    });
+    ctx.accounts.settle(reservation, { keyId: key.keyId, userId: key.userId, kind: 'tts', item: `${vendor}/tts`, quantityIn: chars, costMicro: cost });
+    return send(file, contentType, format);
   } catch (err) {
-    if (err instanceof BackendError) sendError(reply, err.status, err.message, err.details);
-    else sendError(reply, 500, `Speech synthesis failed: ${err instanceof Error ? err.message : String(err)}`);
+    ctx.accounts.settle(reservation);
+    if (abort.signal.aborted) return reply;
+    if (err instanceof BackendError) {
+      if (err instanceof PoolBusyError || err instanceof KeyBusyError) reply.header('retry-after', '1');
+      return sendError(reply, err.status, err.message, err.details);
+    }
     req.log.debug({ err }, 'synthesis failed');
-    return { abort };
+    return sendError(reply, 500, `Speech synthesis failed: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    ctx.closing.removeEventListener('abort', onClosing);
   }
 }
 
@@ -54,10 +91,15 @@ function speechlabRequest(ctx: ServiceContext, body: unknown, reply: FastifyRepl
   const r = parsed.data;
   const format = parseAudioFormat(r.response_format ?? TTS_DEFAULTS.response_format);
   if (!format) return void sendError(reply, 400, SPEECHLAB_BAD_REQUEST);
-  if (billedCharacters(r.input) > ctx.limits.ttsChars)
-    return void sendError(reply, 400, `Text too long: ${billedCharacters(r.input)} characters, the maximum is ${ctx.limits.ttsChars}`);
+  if (billedCharacters(r.input) > ctx.limits.ttsChars) return void sendError(reply, 400, tooLong(billedCharacters(r.input), ctx.limits.ttsChars));
   const voice = typeof r.voice === 'string' ? r.voice : typeof r.voice?.voice_id === 'string' ? r.voice.voice_id : undefined;
   return { text: r.input, format, speed: r.speed ?? TTS_DEFAULTS.speed, voice, vendorKey: r.speechlab_api_key, original: r };
+}
+
+/** `{"text":..., "response":"<base64>", "format":...}` streamed from the file. */
+function speechlabJson(reply: FastifyReply, text: string, file: AudioFile, format: string): FastifyReply {
+  const { body, length } = base64JsonBody(file, `{"text":${JSON.stringify(text)},"response":"`, `","format":${JSON.stringify(format)}}`);
+  return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(body);
 }
 
 export function registerTtsRoutes(app: FastifyInstance, ctx: ServiceContext): void {
@@ -65,30 +107,18 @@ export function registerTtsRoutes(app: FastifyInstance, ctx: ServiceContext): vo
     const key = requireApiKey(ctx, req, reply);
     if (!key) return reply;
     const sreq = speechlabRequest(ctx, req.body, reply);
-    if (!sreq || !requireBalance(ctx, key, reply)) return reply;
-    const { synthesis } = await run(ctx, req, reply, 'speechlab', sreq);
-    if (!synthesis) return reply;
-    let audio: Buffer;
-    try {
-      audio = await readAll(synthesis.audio);
-    } catch (err) {
-      req.log.debug({ err }, 'reading synthesis failed');
-      return sendError(reply, 500, 'Failed to read response body');
-    }
-    charge(ctx, key, 'speechlab', sreq.text);
-    return reply.send({ text: sreq.text, response: audio.toString('base64'), format: synthesis.format });
+    if (!sreq) return reply;
+    return synthesizeAndSend(ctx, req, reply, key, 'speechlab', sreq, (file, _type, format) => speechlabJson(reply, sreq.text, file, format));
   });
 
   app.post(PATHS.speechlabTtsStream, async (req, reply) => {
     const key = requireApiKey(ctx, req, reply);
     if (!key) return reply;
     const sreq = speechlabRequest(ctx, req.body, reply);
-    if (!sreq || !requireBalance(ctx, key, reply)) return reply;
-    const { synthesis } = await run(ctx, req, reply, 'speechlab', sreq);
-    if (!synthesis) return reply;
-    // Charged in full once audio starts flowing: the synthesis has been done by then.
-    synthesis.audio.once('data', () => charge(ctx, key, 'speechlab', sreq.text));
-    return reply.type(synthesis.contentType).send(synthesis.audio);
+    if (!sreq) return reply;
+    return synthesizeAndSend(ctx, req, reply, key, 'speechlab', sreq, (file, contentType) =>
+      reply.type(contentType).header('content-length', String(file.bytes)).send(rawBody(file)),
+    );
   });
 
   app.post(PATHS.speechbTts, async (req, reply) => {
@@ -98,25 +128,17 @@ export function registerTtsRoutes(app: FastifyInstance, ctx: ServiceContext): vo
     const parsed = body === INVALID_JSON ? undefined : SpeechbTtsRequestSchema.safeParse(body);
     if (!parsed?.success) return sendError(reply, 400, SPEECHB_BAD_REQUEST);
     const r = parsed.data;
-    if (billedCharacters(r.text) > ctx.limits.ttsChars)
-      return sendError(reply, 400, `Text too long: ${billedCharacters(r.text)} characters, the maximum is ${ctx.limits.ttsChars}`);
-    if (!requireBalance(ctx, key, reply)) return reply;
-    const format = parseAudioFormat(SPEECHB_FORMAT)!;
-    const { synthesis } = await run(ctx, req, reply, 'speechb', {
+    if (billedCharacters(r.text) > ctx.limits.ttsChars) return sendError(reply, 400, tooLong(billedCharacters(r.text), ctx.limits.ttsChars));
+    const sreq: SynthesisRequest = {
       text: r.text,
-      format,
+      format: parseAudioFormat(SPEECHB_FORMAT)!,
       speed: 1,
       voice: r.language_code ?? r.voice,
       original: { input: r.text, response_format: SPEECHB_FORMAT },
+    };
+    return synthesizeAndSend(ctx, req, reply, key, 'speechb', sreq, (file) => {
+      const { body: out, length } = base64JsonBody(file, '{"audio":"', `","format":"${SPEECHB_FORMAT}"}`);
+      return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(out);
     });
-    if (!synthesis) return reply;
-    let audio: Buffer;
-    try {
-      audio = await readAll(synthesis.audio);
-    } catch {
-      return sendError(reply, 500, 'Failed to read response body');
-    }
-    charge(ctx, key, 'speechb', r.text);
-    return reply.send({ audio: audio.toString('base64'), format: SPEECHB_FORMAT });
   });
 }

@@ -1,0 +1,112 @@
+// Issue 20 rows 4 and 7 on loopback: concurrent chats cannot overdraw past the once-only allowance; null bodies and bogus upstream usage get exact answers.
+import t from 'tap';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { startService } from '../../src/service/index.js';
+import { chatBounds } from '../../src/service/http/chat-metering.js';
+import { DEFAULT_LIMITS } from '../../src/service/options.js';
+import type { ServiceContext } from '../../src/service/context.js';
+
+const silent = pino({ level: 'silent' });
+
+/** A chat upstream that answers after `delayMs` with the usage `usage(body)` says; counts requests. */
+async function slowUpstream(delayMs: number, usage: (body: Record<string, unknown>) => unknown) {
+  let requests = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let text = '';
+    req.on('data', (d) => (text += d));
+    req.on('end', () => {
+      requests++;
+      const body = JSON.parse(text) as Record<string, unknown>;
+      setTimeout(() => {
+        const base = { id: 'up', created: 1, model: body.model };
+        if (body.stream) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'slow answer' }, finish_reason: 'stop' }] })}\n\n`);
+          res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: usage(body) })}\n\n`);
+          res.end('data: [DONE]\n\n');
+        } else {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'slow answer' }, finish_reason: 'stop' }], usage: usage(body) }));
+        }
+      }, delayMs);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    requests: () => requests,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+const post = (url: string, key: string, body: unknown) =>
+  fetch(`${url}/api/core/provider_a/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  }).then(async (r) => ({ status: r.status, text: await r.text() }));
+
+t.test('row 4: 40 simultaneous chats of a free account against a slow upstream', async (t) => {
+  // The upstream bills every request as much as the request allows: the whole prompt bound and every output token.
+  const content = 'Voice: tell me a long story about robots. '.repeat(50);
+  const request = { model: 'gen-5', messages: [{ role: 'user' as const, content }] };
+  const bounds = chatBounds({ limits: DEFAULT_LIMITS } as ServiceContext, 'provider_a', request, false);
+  const upstream = await slowUpstream(400, (body) => ({ prompt_tokens: bounds.promptTokens, completion_tokens: body.max_tokens, total_tokens: 0 }));
+  const svc = await startService({ dbPath: ':memory:', jwtSecret: 'm'.repeat(40), logger: silent, backends: { chat: { provider_a: { kind: 'upstream', baseUrl: upstream.baseUrl, apiKey: 'sk-up' } } } });
+  t.teardown(async () => {
+    await svc.close();
+    await upstream.close();
+  });
+  svc.admin.createUser('free-user', 'free');
+  // Five keys (the free plan allows two: upgrade, create, downgrade) so the per-key request limit is not what stops the attack.
+  svc.admin.setPlan('free-user', 'starter');
+  const keys = Array.from({ length: 5 }, () => svc.admin.createApiKey('free-user').apiKey);
+  svc.admin.setPlan('free-user', 'free');
+  t.equal(svc.admin.balance('free-user').cu_balance, 10_000, 'a free account: 10,000 CU');
+  const reservationCu = bounds.reserveMicro / 1e6;
+  t.comment(`each request reserves ${reservationCu.toFixed(1)} CU (prompt bound ${bounds.promptTokens}, output bound ${bounds.outputTokens} tokens)`);
+
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => post(svc.url, keys[i % keys.length]!, request)));
+  const ok = answers.filter((a) => a.status === 200);
+  const refused = answers.filter((a) => a.status === 402);
+  t.equal(ok.length + refused.length, 40, 'each request is answered or refused with 402');
+  t.equal(ok.length, Math.ceil(10_000 / reservationCu), 'admitted while the balance less open reservations was positive');
+  t.equal(upstream.requests(), ok.length, 'refused requests never reach the upstream');
+  t.same(JSON.parse(refused[0]!.text), { error: 'Insufficient CU balance: the remaining compute units are reserved by requests in progress. Retry when they finish, or add prepaid credit.' });
+  const balance = svc.admin.balance('free-user').cu_balance;
+  t.ok(balance >= -reservationCu, `balance ${balance} CU: never below minus one request's reservation (${reservationCu.toFixed(1)} CU, the once-only allowance); was -46,012`);
+  t.ok(balance < 0, 'the allowance was used (the last admitted request was not fully covered)');
+  const after = await post(svc.url, keys[0]!, request);
+  t.same([after.status, JSON.parse(after.text)], [402, { error: 'Insufficient CU balance: the account has no compute units left. Add prepaid credit or wait for the next billing period.' }], 'once, not again');
+});
+
+t.test('row 7: a null body and bogus upstream usage get exact answers; streams end and are charged', async (t) => {
+  const upstream = await slowUpstream(10, () => ({ prompt_tokens: -1_000_000, completion_tokens: 5, total_tokens: -999_995 }));
+  const svc = await startService({ dbPath: ':memory:', jwtSecret: 'n'.repeat(40), logger: silent, backends: { chat: { provider_a: { kind: 'upstream', baseUrl: upstream.baseUrl, apiKey: 'sk-up' } } } });
+  t.teardown(async () => {
+    await svc.close();
+    await upstream.close();
+  });
+  const { apiKey, info } = svc.admin.createApiKey('bob');
+  for (const body of ['null', '[]', '42', '"hello"', 'true']) {
+    const r = await post(svc.url, apiKey, body);
+    t.same([r.status, JSON.parse(r.text)], [400, { error: 'Invalid request: the body must be a JSON object' }], `body ${body}`);
+  }
+  const bad = await post(svc.url, apiKey, '{"model":');
+  t.same([bad.status, JSON.parse(bad.text)], [400, { error: 'Invalid JSON' }]);
+  t.same(svc.admin.usage(info.id), [], 'refused requests are not charged');
+
+  const messages = [{ role: 'user', content: 'hello there' }];
+  const plain = await post(svc.url, apiKey, { model: 'gen-4o', messages });
+  t.equal(plain.status, 200);
+  const estimate = { prompt_tokens: 3, completion_tokens: 3 }; // "hello there": 11 characters; "slow answer": 11 characters
+  t.match(JSON.parse(plain.text), { choices: [{ message: { content: 'slow answer' } }], usage: { ...estimate, total_tokens: 6 } }, 'the answer carries the usage charged, not the upstream\'s');
+  t.same(svc.admin.usage(info.id).at(-1), { kind: 'chat', item: 'provider_a/gen-4o', quantity_in: 3, quantity_out: 3, cost_micro: 3 * 42_500 + 3 * 170_000 });
+
+  const streamed = await post(svc.url, apiKey, { model: 'gen-4o', messages, stream: true });
+  t.equal(streamed.status, 200);
+  t.match(streamed.text, /data: \[DONE\]\n\n$/, 'the stream ends (it never did)');
+  t.same(svc.admin.usage(info.id).at(-1), { kind: 'chat', item: 'provider_a/gen-4o', quantity_in: 3, quantity_out: 3, cost_micro: 3 * 42_500 + 3 * 170_000 }, 'and is charged the estimate');
+});
