@@ -4,7 +4,10 @@ import { redact } from '../redact.js';
 /**
  * Whether a string looks like a credential, so a message describes it instead of quoting it:
  * anything `redact` changes (key_live_/key_test_ keys, JWTs, bearer tokens, sk- keys), a long hex
- * string, or a long token without spaces that mixes upper case, lower case and digits.
+ * string, or a long token without spaces that mixes upper case, lower case and digits the way random
+ * text does. An identifier made of words (`UnitreeGo2LidarLocalization`, a plugin type) is not one:
+ * its runs of one character class (upper, lower, digit) average 3 characters or more, where a random
+ * base-62 token's average about 1.6.
  */
 export function looksLikeSecret(s: string): boolean {
   if (redact(s) !== s) return true;
@@ -12,9 +15,22 @@ export function looksLikeSecret(s: string): boolean {
   if (/^[0-9a-fA-F]{32,}$/.test(t)) return true;
   if (t.length >= 20 && /^[A-Za-z0-9_\-+/=.~]+$/.test(t)) {
     const classes = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((re) => re.test(t)).length;
-    if (classes === 3) return true;
+    if (classes === 3 && t.length / classRuns(t) < 2.5) return true;
   }
   return false;
+}
+
+/** Number of maximal runs of one character class (upper case, lower case, digit, other) in `t`. */
+function classRuns(t: string): number {
+  const cls = (c: string) => (c >= 'a' && c <= 'z' ? 0 : c >= 'A' && c <= 'Z' ? 1 : c >= '0' && c <= '9' ? 2 : 3);
+  let runs = 0;
+  let last = -1;
+  for (const c of t) {
+    const k = cls(c);
+    if (k !== last) runs++;
+    last = k;
+  }
+  return runs;
 }
 
 export const SECRET_SHAPED = 'a value that looks like a secret (not shown)';

@@ -75,3 +75,8 @@ t.test('conceal: whole, quoted, JSON-escaped and cut-short echoes', async (t) =>
   t.ok(looksLikeSecret(KEY) && looksLikeSecret(SECRET) && looksLikeSecret('0123456789abcdef0123456789abcdef'));
   t.notOk(looksLikeSecret('exploration_mode_version_2') || looksLikeSecret('fast') || looksLikeSecret('http://127.0.0.1:8420'));
 });
+
+t.test('plugin type names made of words are shown; random tokens are not', async (t) => {
+  for (const name of ['UnitreeGo2LidarLocalization', 'UnitreeGo2FrontierExploration', 'SpeechlabASRInput2Channels']) t.notOk(looksLikeSecret(name), `${name} is shown`);
+  for (const token of ['Zq9Xk2Lp7Qw3Er5Ty8Ui1Op4', 'a8F3kL9qZ2mN7xP4vB6wR1tY', `tok_${'Ab3'.repeat(8)}`]) t.ok(looksLikeSecret(token), `${token} is concealed`);
+});
