@@ -108,7 +108,7 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
       if (signal.aborted) throw err;
       const error = describeError(err);
       logger.warn(`model call failed: ${error}`);
-      deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error });
+      deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error, model: deps.llm.type, kind: errorKind(err) });
       if (saved) saved.answer.error = error;
       save();
       return { calledModel: true };
@@ -137,6 +137,15 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   }
   save();
   return { calledModel: true };
+}
+
+/** The metrics label of a failed model call: `timeout`, `http_<status>`, `network`, or `error`. */
+function errorKind(err: unknown): string {
+  const e = err as { name?: string; status?: unknown; code?: unknown };
+  if (e?.name === 'TimeoutError' || e?.code === 'timeout' || /timed? ?out/i.test(describeError(err))) return 'timeout';
+  if (typeof e?.status === 'number') return `http_${e.status}`;
+  if (e?.name === 'CloudNetworkError') return 'network';
+  return 'error';
 }
 
 function mergeAnswer(into: SavedAnswer, answer: LlmAnswer): void {

@@ -84,8 +84,11 @@ export function createConnector(entry: ActionConfig, deps: ActionHandleDeps): Ac
   });
 }
 
-/** Reports a command's new state on the bus (and in the log when it failed) and settles its run() caller. */
-function report(ctx: Pick<ActionContext, 'entry' | 'deps'>, command: Command, state: ActionState, error?: string): void {
+/**
+ * Reports a command's new state on the bus (and in the log when it failed) and settles its run()
+ * caller. `queue` is the number of commands waiting after this change (default: the context's).
+ */
+function report(ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command[] }, command: Command, state: ActionState, error?: string, queue?: number): void {
   const { entry, deps } = ctx;
   deps.bus.emit({
     type: 'action',
@@ -97,6 +100,7 @@ function report(ctx: Pick<ActionContext, 'entry' | 'deps'>, command: Command, st
     state,
     value: command.value,
     ...(error !== undefined ? { error } : {}),
+    queue: queue ?? ctx.pending?.length ?? 0,
   });
   if (state === 'failed') deps.logger.warn({ action: entry.llm_label, origin: command.origin }, `${entry.llm_label} failed: ${error ?? ''}`);
   if (state === 'done') command.settle?.();
@@ -132,9 +136,10 @@ export const actionMachine = setup({
       const parsed = context.spec.args.safeParse(coerceValue(context.spec.args, command.value));
       if (!parsed.success) return report(context, command, 'failed', `invalid value for ${context.entry.llm_label}: ${issuesText(parsed.error)}`);
       const accepted = { ...command, value: parsed.data };
-      if (context.spec.queue === 'latest') for (const c of context.pending) report(context, c, 'dropped', 'replaced by a newer command');
-      enqueue.assign({ pending: context.spec.queue === 'latest' ? [accepted] : [...context.pending, accepted] });
-      report(context, accepted, 'queued');
+      if (context.spec.queue === 'latest') for (const c of context.pending) report(context, c, 'dropped', 'replaced by a newer command', 0);
+      const pending = context.spec.queue === 'latest' ? [accepted] : [...context.pending, accepted];
+      enqueue.assign({ pending });
+      report(context, accepted, 'queued', undefined, pending.length);
     }),
     takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
     reportRunning: ({ context }) => context.current && report(context, context.current, 'running'),
@@ -143,7 +148,7 @@ export const actionMachine = setup({
     reportInterrupted: ({ context }) => context.current && report(context, context.current, 'interrupted', 'interrupted'),
     clearCurrent: assign({ current: undefined }),
     dropAll: assign(({ context }) => {
-      for (const c of context.pending) report(context, c, 'dropped', 'queue dropped by an interrupt');
+      for (const c of context.pending) report(context, c, 'dropped', 'queue dropped by an interrupt', 0);
       return { pending: [] };
     }),
     removeCancelled: assign(({ context, event }) => {

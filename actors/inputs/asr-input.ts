@@ -1,6 +1,6 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
 import { EMPTY, Observable, Subject, catchError } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
+import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { SpeechbASRInputSchema, SpeechlabASRInputSchema, type AsrConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError, describeError } from '../../src/errors.js';
 import { chunkPcm } from '../../src/pipelines/pcm-chunker.js';
@@ -24,7 +24,7 @@ export interface AsrInputDeps {
   connect: LinkConnector;
   microphone: Microphone;
   speaker?: SpeakerControl;
-  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'reportStream'>>;
+  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext'>>;
 }
 
 /** The recognition socket stopped for good (a refused key, a policy close): retrying cannot help. */
@@ -119,19 +119,11 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       this.deps.ctx?.publishContext?.({ last_utterance_at: at });
     } else if (e.type === 'asr.error') this.logger?.warn({ input: this.type, message: e.message }, 'recognition error');
     else if (e.type === 'asr.state') {
-      const state = String(e.state) as StreamReport['state'];
-      const health = healthOf(state);
+      const health = healthOf(String(e.state));
       if (health) this.unavailable(health);
       else this.available();
-      this.deps.ctx?.reportStream?.({
-        state,
-        ...(typeof e.attempt === 'number' ? { attempt: e.attempt } : {}),
-        ...(typeof e.delayMs === 'number' ? { delay_ms: e.delayMs } : {}),
-        ...(typeof e.error === 'string' ? { reason: e.error } : {}),
-      });
     } else if (e.type === 'asr.failed') {
       this.unavailable('stopped');
-      this.deps.ctx?.reportStream?.({ state: 'failed', reason: String(e.reason) });
       this.events$.error(new StreamStoppedError('asr_failed', `${this.type}: recognition stopped: ${String(e.reason)}`));
     }
   }

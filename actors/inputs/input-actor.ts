@@ -2,10 +2,11 @@
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
-import type { InputContext, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
+import type { InputContext, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
 import { backoffDelay } from '../../src/backoff.js';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
+import { forwardStreamEvents, toStreamEvent } from '../streams/stream-event.js';
 
 /** What the loop reads of a listening input: its plugin (formatted buffer) and the final texts since the last tick. */
 export interface InputSlot {
@@ -17,7 +18,7 @@ export interface InputSlot {
 }
 
 /** Builds a fresh plugin instance with the callbacks the input actor gives it. */
-export type InputCreate = (callbacks: Pick<InputContext, 'publishContext' | 'reportStream'>) => InputPlugin;
+export type InputCreate = (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin;
 
 export interface InputActorInput {
   /** The actor id (`input:<type>` or `input:<type>#<n>`). */
@@ -45,8 +46,7 @@ type Ev =
   | { type: 'input.error'; error: string; fatal?: boolean }
   | { type: 'input.ended' }
   | { type: 'input.text'; text: string }
-  | { type: 'input.context'; values: Record<string, unknown> }
-  | { type: 'input.stream'; report: StreamReport };
+  | { type: 'input.context'; values: Record<string, unknown> };
 
 /** Events the input actor sends its parent (the mode actor). */
 export type InputParentEvent =
@@ -68,13 +68,25 @@ const MAX_FINALS = 100;
  */
 const listen = fromCallback<
   { type: 'none' },
-  { slot: InputSlot | undefined; logger: Logger; track?: (p: Promise<unknown>) => void; stream: () => AnyActorRef | undefined }
+  { slot: InputSlot | undefined; logger: Logger; bus: AgentBus; track?: (p: Promise<unknown>) => void; stream: () => AnyActorRef | undefined }
 >(({ input, sendBack }) => {
   // No plugin: `listening` leaves for `failed` at once.
   if (!input.slot) return () => {};
   const { plugin } = input.slot;
-  // The session child was spawned on entry, before this callback started: relay what it emits.
-  const relay = plugin.stream ? input.stream()?.on('*', (e: { type: string }) => plugin.stream!.onEvent(e)) : undefined;
+  // The session child was spawned on entry: relay what it emits to the plugin (transcripts, replies,
+  // states) and its states and counters to the bus as `stream` events, starting with the state it is in.
+  const session = plugin.stream ? input.stream() : undefined;
+  const kind = plugin.stream?.kind ?? 'asr';
+  const relay = session?.on('*', (e: { type: string }) => plugin.stream!.onEvent(e));
+  const forward = session ? forwardStreamEvents(session, kind, plugin.type, (e) => input.bus.emit(e)) : undefined;
+  if (session) {
+    const snap = session.getSnapshot() as { value: unknown; context?: { attempt?: number } };
+    const first = toStreamEvent(kind, plugin.type, { state: snap.value === 'connecting' ? 'connecting' : 'streaming', attempt: snap.context?.attempt ?? 0 });
+    if (first && typeof snap.value === 'string' && snap.value === 'connecting') {
+      input.bus.emit(first);
+      plugin.stream!.onEvent({ type: `${kind}.state`, state: 'connecting' });
+    }
+  }
   const sub = plugin.listen().subscribe({
     next: (raw) => {
       try {
@@ -89,6 +101,9 @@ const listen = fromCallback<
   });
   return () => {
     relay?.unsubscribe();
+    forward?.unsubscribe();
+    // The session stops with the input (a stopped actor emits nothing more): say so on the bus.
+    if (session) input.bus.emit({ type: 'stream', at: Date.now(), kind, input: plugin.type, state: 'stopped' });
     sub.unsubscribe();
     const closing = plugin.stop().catch((err: unknown) => input.logger.warn(`stopping input ${plugin.type}: ${describeError(err)}`));
     input.track?.(closing);
@@ -124,17 +139,6 @@ export const inputMachine = setup({
   initial: 'listening',
   on: {
     'input.context': { actions: sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent) },
-    'input.stream': {
-      actions: ({ context, event }) =>
-        context.bus.emit({
-          type: 'stream',
-          at: Date.now(),
-          kind: context.slot?.plugin.stream?.kind ?? 'asr',
-          input: context.type,
-          state: event.report.state,
-          ...(event.report.reason !== undefined ? { detail: event.report.reason } : {}),
-        }),
-    },
   },
   states: {
     listening: {
@@ -144,7 +148,6 @@ export const inputMachine = setup({
           try {
             const plugin = context.create({
               publishContext: (values) => self.send({ type: 'input.context', values }),
-              reportStream: (report) => self.send({ type: 'input.stream', report }),
             });
             return { slot: { id: context.id, type: context.type, plugin, finals: [] }, error: undefined };
           } catch (err) {
@@ -168,6 +171,7 @@ export const inputMachine = setup({
         input: ({ context, self }) => ({
           slot: context.slot,
           logger: context.logger,
+          bus: context.bus,
           ...(context.track ? { track: context.track } : {}),
           stream: () => {
             const kind = context.slot?.plugin.stream?.kind;

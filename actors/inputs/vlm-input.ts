@@ -1,6 +1,6 @@
 // VLMInput: camera frames streamed to the hosted vision socket; the newest description becomes the "Vision: ..." prompt line.
 import { Observable, Subject } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
+import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { VLMInputSchema, type VLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { createCamera, type Camera } from '../../devices/camera.js';
 import { vlmSession, type VlmSession, type VlmStreamOptions } from '../streams/vlm-stream.js';
@@ -21,7 +21,7 @@ export interface VisionRaw {
 export interface VlmInputDeps {
   connect: LinkConnector;
   camera: Camera;
-  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'reportStream'>>;
+  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext'>>;
   /** Extra stream options (tests replace the encoder or the sender's scheduler). */
   stream?: Partial<Pick<VlmStreamOptions, 'encode' | 'sender' | 'now'>>;
 }
@@ -92,19 +92,11 @@ export class VlmInput extends BufferedInput<VisionRaw> {
     }
     else if (e.type === 'vlm.error') this.logger?.warn({ input: this.type, message: e.message }, 'vision error');
     else if (e.type === 'vlm.state') {
-      const state = String(e.state) as StreamReport['state'];
-      const health = healthOf(state);
+      const health = healthOf(String(e.state));
       if (health) this.unavailable(health);
       else this.available();
-      this.deps.ctx?.reportStream?.({
-        state,
-        ...(typeof e.attempt === 'number' ? { attempt: e.attempt } : {}),
-        ...(typeof e.delayMs === 'number' ? { delay_ms: e.delayMs } : {}),
-        ...(typeof e.error === 'string' ? { reason: e.error } : {}),
-      });
     } else if (e.type === 'vlm.failed') {
       this.unavailable('stopped');
-      this.deps.ctx?.reportStream?.({ state: 'failed', reason: String(e.reason) });
       this.replies$.error(new StreamStoppedError('vlm_failed', `VLMInput: vision stopped: ${String(e.reason)}`));
     }
   }

@@ -65,16 +65,6 @@ export interface InputContext {
    * actor hands them to the mode machine as `context.update`.
    */
   publishContext?: (values: Record<string, unknown>) => void;
-  /** Reports a state change of this input's socket session (the input actor puts it on the bus as a `stream` event). */
-  reportStream?: (state: StreamReport) => void;
-}
-
-/** A socket session's state as an input reports it. */
-export interface StreamReport {
-  state: 'connecting' | 'streaming' | 'backingOff' | 'failed' | 'stopped';
-  attempt?: number;
-  delay_ms?: number;
-  reason?: string;
 }
 
 export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;

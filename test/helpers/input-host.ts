@@ -27,7 +27,7 @@ export interface HostedInput {
  * actor: its listen subscription, the one rawToText per raw event, the `stream:*` child and the
  * restart backoff are the production ones.
  */
-export function hostInput(type: string, create: (callbacks: Pick<InputContext, 'publishContext' | 'reportStream'>) => InputPlugin, restart?: { initialMs: number; maxMs: number; healthyMs: number }): HostedInput {
+export function hostInput(type: string, create: (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin, restart?: { initialMs: number; maxMs: number; healthyMs: number }): HostedInput {
   const bus = new AgentBus();
   const messages: InputEv[] = [];
   const events: AgentEvent[] = [];
