@@ -58,10 +58,11 @@ export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFee
       last[key] = v;
       return delta;
     };
+    // The drop counter of a stream's kind exists (at 0) from its first event, so a scraper sees "no loss", not "unknown".
     const dropped = grown('dropped_bytes');
-    if (dropped > 0) metrics.recordDroppedAudio(e.input, dropped);
+    if (e.kind === 'asr') metrics.recordDroppedAudio(e.input, dropped);
     const frames = grown('frames_dropped');
-    if (frames > 0) metrics.recordDroppedFrames(e.input, frames);
+    if (e.kind === 'vlm') metrics.recordDroppedFrames(e.input, frames);
     const cost = grown('cost_cu');
     if (cost > 0) metrics.recordCu(e.kind, cost);
     if (e.state === 'stopped' || e.state === 'failed') seen.delete(socket);
