@@ -1,14 +1,15 @@
-// `cortexd run --inspect ws://...`: a local WebSocket server receives the agent's statechart inspection events, with no secrets and no media in them.
+// `cortexd run --inspect ws://...`: the inspector sees the whole tree under one root, each mode's actors stopped when it is left, and no secret or media.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { defaultAgentDir } from '../helpers/default-agent.js';
 
 const SECRET = `key_live_${'Zq9'.repeat(16)}`;
 
-t.test('--inspect sends inspection events to the given address; typed secrets are redacted and base64 media replaced', { skip: built ? false : 'run npm run build first' }, async (t) => {
+t.test('--inspect sends inspection events to the given address; typed secrets are redacted and base64 media replaced', async (t) => {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -66,4 +67,59 @@ t.test('--inspect sends inspection events to the given address; typed secrets ar
   t.ok(received.length > 5, `${received.length} inspection messages`);
   t.notOk(all.includes(SECRET.slice(9)), 'the key never reaches the inspector');
   t.notOk(all.includes(media.slice(0, 64)), 'the base64 never reaches the inspector');
+});
+
+t.test('one tree: every input, action, stream and loop of each visited mode is an actor of the agent, and is stopped when its mode is left', async (t) => {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  type Msg = { type: string; sessionId: string; rootId?: string; parentId?: string; name?: string; snapshot?: { status?: string } };
+  const msgs: Msg[] = [];
+  server.on('connection', (ws) => ws.on('message', (data) => msgs.push(JSON.parse(data.toString()) as Msg)));
+
+  const d = await defaultAgentDir();
+  const agent = startAgent(d.config, d.state, ['--inspect', `ws://127.0.0.1:${port}`, '--for', '60s']);
+  t.teardown(() => void agent.child.kill('SIGKILL'));
+  const entered = (mode: string) => agent.waitFor((e) => e.type === 'tick' && e.mode === mode, 20_000, `a tick in ${mode}`);
+  await entered('idle');
+  agent.child.stdin!.write('hello\n');
+  await entered('conversation');
+  agent.child.stdin!.write("let's explore\n");
+  await entered('explore');
+  await agent.waitFor((e) => e.type === 'stream' && e.state === 'streaming', 20_000, 'the recognition socket streaming');
+  agent.child.kill('SIGTERM');
+  t.equal(await agent.exited, 0);
+
+  const actors = msgs.filter((m) => m.type === '@xstate.actor');
+  const byId = new Map(actors.map((a) => [a.sessionId, a]));
+  t.same([...new Set(actors.map((a) => a.rootId))], [actors[0]!.sessionId], `all ${actors.length} actors share one root, the agent`);
+  t.equal(actors[0]!.name, 'agent');
+  const stoppedAt = (id: string) => msgs.findIndex((m) => m.type === '@xstate.snapshot' && m.sessionId === id && m.snapshot?.status === 'stopped');
+  const childrenOf = (parent: Msg) => actors.filter((a) => a.parentId === parent.sessionId);
+  const expected: Record<string, string[]> = {
+    idle: ['action:speak', 'action:emotion', 'input:TextInput', 'model', 'loop'],
+    conversation: ['action:speak', 'action:emotion', 'action:move', 'input:TextInput', 'model', 'loop'],
+    explore: ['action:speak', 'action:move', 'action:emotion', 'input:SpeechlabASRInput', 'input:LocalVLMInput', 'input:TextInput', 'model', 'loop'],
+  };
+  const modeActors = new Map<string, Msg>();
+  for (const [mode, names] of Object.entries(expected)) {
+    const modeActor = actors.find((a) => a.name === `mode:${mode}`);
+    t.ok(modeActor, `mode:${mode} exists`);
+    t.equal(byId.get(modeActor!.parentId!)?.name, 'modes', `mode:${mode} is a child of the mode machine`);
+    modeActors.set(mode, modeActor!);
+    const children = childrenOf(modeActor!).map((a) => a.name);
+    for (const name of names) t.ok(children.includes(name), `${name} is a child of mode:${mode}`);
+  }
+  const asr = childrenOf(modeActors.get('explore')!).find((a) => a.name === 'input:SpeechlabASRInput')!;
+  t.ok(childrenOf(asr).some((a) => a.name === 'stream:asr'), 'the recognition socket session is a child of its input: stream:asr');
+  // Leaving a mode stops its actor and everything under it, before the next mode's inputs start.
+  for (const [left, next] of [['idle', 'conversation'], ['conversation', 'explore']] as const) {
+    const nextInput = childrenOf(modeActors.get(next)!).find((a) => a.name === 'input:TextInput')!;
+    const nextStarted = msgs.indexOf(nextInput);
+    for (const child of [modeActors.get(left)!, ...childrenOf(modeActors.get(left)!)]) {
+      const at = stoppedAt(child.sessionId);
+      t.ok(at >= 0 && at < nextStarted, `${child.name} of ${left} stopped before ${next} listened`);
+    }
+  }
 });
