@@ -1,4 +1,5 @@
 // WebSim in Debian's Chromium against the real default agent (`cortexd run`): highlight, typed text to answer and action, manual switch, token, refused bind.
+import { requireBuild, requireFile } from '../helpers/requires.js';
 import t from 'tap';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -11,7 +12,8 @@ import type { AgentEvent } from '../../src/cortex/events.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
 const pageBuilt = existsSync(join(ROOT, 'dist', 'websim', 'app.js'));
-const skip = !built || !pageBuilt ? 'run npm run build first' : !existsSync(CHROMIUM) ? 'no /usr/bin/chromium' : false;
+requireBuild({ page: true });
+requireFile(CHROMIUM, 'Debian package chromium: bash scripts/setup.sh --tests');
 const OUT = join(ROOT, 'test-output');
 
 /** A free loopback port (the agent's WebSim needs a fixed one; the config names it). */
@@ -62,7 +64,7 @@ async function openPage(url: string, agent: AgentProcess): Promise<Page> {
   }
 }
 
-t.test('the default agent with WebSim: current mode highlighted, typed text to answer and action, manual switch', { skip }, async (t) => {
+t.test('the default agent with WebSim: current mode highlighted, typed text to answer and action, manual switch', async (t) => {
   const w = workDir();
   const port = await freePort();
   const agent = startAgent(defaultWithWebSim(w.dir, { port }), w.state, ['--for', '120s']);
@@ -135,7 +137,7 @@ t.test('the default agent with WebSim: current mode highlighted, typed text to a
   t.equal(await agent.exited, 0);
 });
 
-t.test('a token-protected WebSim: refused without the token, live after opening it with ?token=', { skip }, async (t) => {
+t.test('a token-protected WebSim: refused without the token, live after opening it with ?token=', async (t) => {
   const token = 'browser-test-token-0123456789';
   const w = workDir();
   const port = await freePort();
@@ -155,7 +157,7 @@ t.test('a token-protected WebSim: refused without the token, live after opening 
   t.equal(await agent.exited, 0);
 });
 
-t.test('WebSim bound to 0.0.0.0 without a token is refused: the agent reports it and nothing listens', { skip }, async (t) => {
+t.test('WebSim bound to 0.0.0.0 without a token is refused: the agent reports it and nothing listens', async (t) => {
   const w = workDir();
   const port = await freePort();
   const env = process.env.CORTEX_WEBSIM_TOKEN;

@@ -35,6 +35,7 @@ export function recorderScript(dir: string): string {
 
 /** `env` overrides the test environment (by default no systemd socket and no metrics endpoint); `main` is the CLI to run (another tree's). */
 export function startAgent(configPath: string, state: string, extraArgs: string[] = [], env: Record<string, string> = {}, main: string = MAIN): AgentProcess {
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` before these tests`);
   const child = spawn(process.execPath, [main, 'run', '--config', configPath, '--events', ...extraArgs], {
     env: { ...process.env, CORTEX_STATE_DIR: state, CORTEX_LOG_LEVEL: 'warn', NOTIFY_SOCKET: '', CORTEX_METRICS_PORT: '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

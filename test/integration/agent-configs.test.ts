@@ -12,7 +12,6 @@ type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 const ROOT = join(import.meta.dirname, '..', '..');
 const CONFIG = join(ROOT, 'config');
 const names = readdirSync(CONFIG).filter((f) => f.endsWith('.json5')).map((f) => f.slice(0, -'.json5'.length)).sort();
-const skip = built ? false : 'run npm run build first';
 
 interface Hook { handler_type: string; handler_config: { function?: string; module_name?: string } }
 interface RawMode { lifecycle_hooks?: Hook[]; agent_inputs?: Array<{ type: string; config?: Record<string, unknown> }>; simulators?: unknown[] }
@@ -23,7 +22,7 @@ t.test('the shipped configurations are the five documented ones', async (t) => {
   t.same(names, ['conversation', 'default', 'local_llm', 'mcp_tools', 'serial_robot']);
 });
 
-t.test('cortexd check --all passes, warning only about the hosted placeholder key', { skip }, async (t) => {
+t.test('cortexd check --all passes, warning only about the hosted placeholder key', async (t) => {
   const env = { ...process.env, OM_API_KEY: '' };
   const r = spawnSync(process.execPath, [MAIN, 'check', '--all'], { env, encoding: 'utf8', cwd: ROOT });
   t.equal(r.status, 0, r.stderr);
@@ -33,7 +32,7 @@ t.test('cortexd check --all passes, warning only about the hosted placeholder ke
 });
 
 for (const name of names) {
-  t.test(`${name}: graph --format json is a machine with every mode; its files exist`, { skip }, async (t) => {
+  t.test(`${name}: graph --format json is a machine with every mode; its files exist`, async (t) => {
     const out = execFileSync(process.execPath, [MAIN, 'graph', name, '--format', 'json'], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, OM_API_KEY: '' } });
     const machine = JSON.parse(out) as { initial: string; states: Record<string, unknown> };
     const cfg = raw(name);
@@ -57,7 +56,7 @@ t.test('default uses every hook type', async (t) => {
   t.same([...types].sort(), ['action', 'command', 'function', 'message']);
 });
 
-t.test('the default agent: hooks in priority order on entry, keywords switch modes, explore hears the shipped recording and answers aloud', { skip }, async (t) => {
+t.test('the default agent: hooks in priority order on entry, keywords switch modes, explore hears the shipped recording and answers aloud', async (t) => {
   const w = workDir();
   const journal = w.file('journal.log');
   writeFileSync(journal, '');

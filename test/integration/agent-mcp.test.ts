@@ -41,7 +41,7 @@ async function recordingProxy(target: string, apiKey: string): Promise<{ server:
   return { server, url: `http://127.0.0.1:${port}/v1`, bodies };
 }
 
-t.test('mcp_tools: "use mcp_everything_echo with message=hello" calls the npm MCP server and feeds the result back', { skip: built ? false : 'run npm run build first' }, async (t) => {
+t.test('mcp_tools: "use mcp_everything_echo with message=hello" calls the npm MCP server and feeds the result back', async (t) => {
   const service = await startService({ port: 0, dbPath: ':memory:', logger: createLogger({ level: 'silent' }), jwtSecret: 'x'.repeat(32) });
   t.teardown(() => service.close());
   const { apiKey } = service.admin.createApiKey('robot');

@@ -28,7 +28,7 @@ function companion(socket: string, record: string, log: string): string {
   }`;
 }
 
-t.test('typed text reaches the model and a spoken answer comes out; a keyword switches mode with hooks in order; SIGTERM runs shutdown hooks and exits 0', { skip: built ? false : 'run npm run build first' }, async (t) => {
+t.test('typed text reaches the model and a spoken answer comes out; a keyword switches mode with hooks in order; SIGTERM runs shutdown hooks and exits 0', async (t) => {
   const w = workDir();
   const log = w.file('hooks.log');
   writeFileSync(log, '');
@@ -63,7 +63,7 @@ t.test('typed text reaches the model and a spoken answer comes out; a keyword sw
   t.ok(ticks.filter((e) => e.called_model).length <= 2, 'idle ticks did not call the model');
 });
 
-t.test('a start-up failure exits non-zero with one line', { skip: built ? false : 'run npm run build first' }, async (t) => {
+t.test('a start-up failure exits non-zero with one line', async (t) => {
   const w = workDir();
   const config = w.file('bad.json5');
   writeFileSync(

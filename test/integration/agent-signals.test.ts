@@ -4,11 +4,10 @@ import { writeFileSync } from 'node:fs';
 import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
-const skip = built ? false : 'run npm run build first';
 const base = (extra: string) => `{ version: "v1.0.5", name: "s", allow_manual_switching: true, mode_memory_enabled: true, api_key: "", system_governance: "",
   cortex_llm: { type: "CloudLLM" }, service: { base_url: "embedded" }, ${extra} }`;
 
-t.test('a second SIGTERM exits at once while on_shutdown hooks still run', { skip }, async (t) => {
+t.test('a second SIGTERM exits at once while on_shutdown hooks still run', async (t) => {
   const w = workDir();
   const config = w.file('slow.json5');
   writeFileSync(
@@ -29,7 +28,7 @@ t.test('a second SIGTERM exits at once while on_shutdown hooks still run', { ski
   t.match(agent.stderr(), /second SIGTERM/);
 });
 
-t.test('kill -9 in the middle of mode switching loses no saved mode: the restart resumes the last switch', { skip }, async (t) => {
+t.test('kill -9 in the middle of mode switching loses no saved mode: the restart resumes the last switch', async (t) => {
   const w = workDir();
   const config = w.file('cycle.json5');
   const input = `agent_inputs: [{ type: "TextInput", config: { source: "socket", path: "${w.socket}" } }]`;

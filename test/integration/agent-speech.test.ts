@@ -1,4 +1,5 @@
 // A whole agent process hears speech and answers aloud: espeak-ng recording -> replay microphone -> embedded speech recognition -> prompt -> speak tool call -> espeak-ng audio in a file.
+import { requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ const tools = ['espeak-ng', 'sox', 'pocketsphinx_continuous'].filter((p) => {
     return true;
   }
 });
-const skip = !built ? 'run npm run build first' : tools.length ? `missing ${tools.join(', ')}` : false;
+requireCommands(tools);
 
 /** "hello robot" spoken by espeak-ng, as a 16 kHz mono WAV with silence around it (one utterance per pass). */
 function recording(dir: string): string {
@@ -51,7 +52,7 @@ function wavSamples(buf: Buffer): { rate: number; channels: number; samples: Int
   throw new Error('WAV without a data chunk');
 }
 
-t.test('speech in -> transcript -> prompt -> speak tool call -> espeak-ng audio out', { skip }, async (t) => {
+t.test('speech in -> transcript -> prompt -> speak tool call -> espeak-ng audio out', async (t) => {
   const w = workDir();
   const wav = recording(w.dir);
   const speech = w.file('speech');

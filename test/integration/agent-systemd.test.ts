@@ -17,7 +17,7 @@ function freePort(): Promise<number> {
   });
 }
 
-t.test('a running agent reports readiness, feeds the watchdog, serves metrics (ticks, mode, CU spent) and says when it stops', { skip: built ? false : 'run npm run build first' }, async (t) => {
+t.test('a running agent reports readiness, feeds the watchdog, serves metrics (ticks, mode, CU spent) and says when it stops', async (t) => {
   const w = workDir();
   const receiver = new NotifyReceiver();
   t.teardown(() => receiver.close());

@@ -1,4 +1,5 @@
 // Proves the built `cortexd` CLI: check (ok, problems, syntax error, --all), list-configs, modes of a legacy file, and a current config/schema.json.
+import { requireBuild } from '../helpers/requires.js';
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -12,9 +13,8 @@ const { llms } = descriptors;
 const ROOT = projectRoot();
 const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
-if (!existsSync(MAIN)) {
-  t.test('the built CLI', { skip: `dist/ is missing: run \`npm run build\` before these tests (${MAIN})` }, () => {});
-} else {
+requireBuild();
+{
   const configDir = tempDir(t, 'cortexd-cli-');
 
   /** Runs the built CLI with a controlled environment; returns exit code and output lines. */

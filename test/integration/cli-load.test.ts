@@ -1,4 +1,5 @@
 // Proves the built CLI loads what a command uses: --version, check, schema, modes and graph load no server stack, native addon or plugin code.
+import { requireBuild } from '../helpers/requires.js';
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -68,9 +69,8 @@ function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
 const heavyIn = (trace: Trace) => HEAVY.filter((p) => trace.packages.has(p));
 const pluginCode = (trace: Trace) => trace.files.filter((f) => /^dist\/(actors|devices)\//.test(f) || /^dist\/src\/(service|websim\/server|cortex\/llm|vision)\b/.test(f));
 
-if (!existsSync(MAIN)) {
-  t.test('the built CLI', { skip: `dist/ is missing: run \`npm run build\` before these tests (${MAIN})` }, () => {});
-} else {
+requireBuild();
+{
   t.test('the tracer sees ESM and CommonJS packages: elkjs is loaded when an SVG is drawn without Graphviz', async (t) => {
     const svg = traced(['graph', 'default', '--format', 'svg'], { CORTEX_DOT: join(ROOT, 'no-such-dot') });
     t.equal(svg.code, 0, svg.stderr);

@@ -1,5 +1,6 @@
 // Proves `cortexd doctor` as a real process prints one status line per check on this machine and exits 1 exactly when a check fails.
 import t, { type Test } from 'tap';
+import { requireBuild } from '../helpers/requires.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -85,13 +86,8 @@ t.test('an invalid configuration fails with the first problem, exit 1', async (t
   t.match(cfg?.fix, /cortexd check --config/);
 });
 
-const builtSkip = !existsSync(built)
-  ? 'dist/ not built (npm run build runs before the tests in CI)'
-  : /\bdoctor\b/.test(spawnSync(process.execPath, [built, '--help'], { encoding: 'utf8' }).stdout ?? '')
-    ? false
-    : 'the built main.js does not register doctor yet';
-
-t.test('the built CLI runs doctor', { skip: builtSkip }, async (t) => {
+t.test('the built CLI runs doctor', async (t) => {
+  requireBuild();
   const { env } = setup(t);
   const r = await run(['doctor'], env);
   t.equal(r.code, 0, r.out + r.err);

@@ -1,4 +1,5 @@
 // Proves the readable log honours NO_COLOR (https://no-color.org): colour codes by default, none when NO_COLOR is set and not empty.
+import { requireBuild } from '../helpers/requires.js';
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -6,7 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const logModule = join(import.meta.dirname, '..', '..', 'dist', 'src', 'log.js');
-const skip = existsSync(logModule) ? false : 'run npm run build first';
+requireBuild();
 
 /** stderr of a process that writes one readable (pino-pretty) warning, as on a terminal. */
 function readableLine(env: Record<string, string | undefined>): string {
@@ -19,7 +20,7 @@ function readableLine(env: Record<string, string | undefined>): string {
   return r.stderr;
 }
 
-t.test('NO_COLOR removes the colour codes of the readable log', { skip }, async (t) => {
+t.test('NO_COLOR removes the colour codes of the readable log', async (t) => {
   const ESC = '\u001b[';
   const coloured = readableLine({});
   t.match(coloured, /battery low/);

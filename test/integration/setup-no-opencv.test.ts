@@ -1,4 +1,5 @@
 // SLOW, about 2 minutes (npm ci and compiling better-sqlite3 in a fresh copy): set-up with OpenCV skipped, install.sh's production tree, and an audio-only agent run from that tree end to end.
+import { requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,8 @@ t.setTimeout(15 * 60_000);
 const repo = join(import.meta.dirname, '../..');
 const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo, encoding: 'utf8' });
 const tools = ['espeak-ng', 'pocketsphinx_continuous', 'npm'].filter((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status !== 0);
-const skip = listed.status !== 0 ? 'not a git checkout: cannot tell the sources from build output' : tools.length ? `missing ${tools.join(', ')}` : false;
+if (listed.status !== 0) throw new Error('not a git checkout: cannot tell the sources from build output');
+requireCommands(tools);
 
 /** The checkout's files as a fresh clone has them (plus uncommitted ones): no node_modules, no dist. */
 function copyCheckout(dest: string): void {
@@ -43,7 +45,7 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): 
   });
 }
 
-t.test('set-up --no-opencv, install.sh, and an audio-only agent from the production tree', { skip }, async (t) => {
+t.test('set-up --no-opencv, install.sh, and an audio-only agent from the production tree', async (t) => {
   const tmp = mkdtempSync(join(tmpdir(), 'cortexd-setup-'));
   t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
   const src = join(tmp, 'checkout');
