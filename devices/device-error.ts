@@ -9,6 +9,8 @@ export type DeviceKind = 'microphone' | 'camera' | 'serial' | 'speaker';
 /** A device failed: a recorder exited, a camera would not open, a serial port vanished, a player failed. */
 export class DeviceError extends CortexError {
   readonly device: DeviceKind;
+  /** Set by `withRestarts` on a failure it recovers from: the wait before the next try, in ms. */
+  retryInMs?: number;
   constructor(device: DeviceKind, message: string, options?: { cause?: unknown; code?: string }) {
     super(options?.code ?? `${device}_failed`, `${device}: ${message}`, options);
     this.name = 'DeviceError';
@@ -41,8 +43,9 @@ export function withRestarts<T>(
       resetOnSuccess: true,
       delay: (err: unknown, attempt: number) => {
         const error = DeviceError.from(device, err);
-        failures.next(error);
         const wait = backoffDelay(attempt, options, options.random);
+        error.retryInMs = wait;
+        failures.next(error);
         logger?.warn({ err: error, attempt, wait_ms: wait }, `${device} failed; restarting`);
         return timer(wait);
       },

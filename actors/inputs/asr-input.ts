@@ -1,5 +1,5 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
-import { EMPTY, Observable, Subject, catchError } from 'rxjs';
+import { EMPTY, Observable, Subject, catchError, map } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { SpeechbASRInputSchema, SpeechlabASRInputSchema, type AsrConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError, describeError } from '../../src/errors.js';
@@ -54,6 +54,11 @@ export function healthOf(state: string): string | undefined {
  * it is not streaming, the prompt says so once.
  */
 export class AsrInput extends BufferedInput<AsrRaw> {
+  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
+  get deviceFailures$() {
+    return this.deps.microphone.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
+  }
+
   readonly stream: NonNullable<InputPlugin['stream']>;
   private readonly session: AsrSession;
   private readonly events$ = new Subject<AsrRaw>();

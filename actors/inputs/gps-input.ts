@@ -84,6 +84,11 @@ export function describeGps(s: GpsState): string {
  * the buffer keeps the newest (`GPS: ...`), `final: false`.
  */
 export class GpsInput extends BufferedInput<GpsRaw> {
+  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
+  get deviceFailures$() {
+    return this.serial.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
+  }
+
   rejected = 0;
 
   constructor(

@@ -87,6 +87,15 @@ const listen = fromCallback<
       plugin.stream!.onEvent({ type: `${kind}.state`, state: 'connecting' });
     }
   }
+  // Failures the device recovers from itself (its own backoff) still reach the bus.
+  const failures = plugin.deviceFailures$?.subscribe((f) =>
+    input.bus.emit({
+      type: 'error',
+      at: Date.now(),
+      source: `input.${plugin.type}`,
+      message: `${f.message}${f.retryInMs !== undefined ? `; the device is reopened in ${f.retryInMs} ms` : ''}`,
+    }),
+  );
   const sub = plugin.listen().subscribe({
     next: (raw) => {
       try {
@@ -100,6 +109,7 @@ const listen = fromCallback<
     complete: () => sendBack({ type: 'input.ended' } satisfies Ev),
   });
   return () => {
+    failures?.unsubscribe();
     relay?.unsubscribe();
     forward?.unsubscribe();
     // The session stops with the input (a stopped actor emits nothing more): say so on the bus.

@@ -26,6 +26,11 @@ export interface LocalVisionRaw {
  * once analysed or dropped (src/pipelines/frame.ts).
  */
 export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
+  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
+  get deviceFailures$() {
+    return this.camera.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
+  }
+
   readonly stats: LatestWinsStats = { processed: 0, dropped: 0 };
 
   constructor(

@@ -1,5 +1,5 @@
 // SerialReader: lines from a serial port (reopened after an unplug) as "Serial: ..." prompt lines.
-import { Observable } from 'rxjs';
+import { Observable, map } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { SerialReaderSchema, serialConfigOf, serialFields, type SerialReaderConfig } from '../../src/plugins/schemas/inputs.js';
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';
@@ -13,6 +13,11 @@ export { SerialReaderSchema, serialConfigOf, serialFields, type SerialReaderConf
  * the last tick (at most `buffer_size`, oldest dropped and counted), one `Serial: ...` line each.
  */
 export class SerialReader extends BufferedInput<string> {
+  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
+  get deviceFailures$() {
+    return this.serial.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
+  }
+
   constructor(
     private readonly config: SerialReaderConfig,
     private readonly serial: SerialLine,

@@ -1,5 +1,5 @@
 // VLMInput: camera frames streamed to the hosted vision socket; the newest description becomes the "Vision: ..." prompt line.
-import { Observable, Subject } from 'rxjs';
+import { Observable, Subject, map } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { VLMInputSchema, type VLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { createCamera, type Camera } from '../../devices/camera.js';
@@ -34,6 +34,11 @@ export interface VlmInputDeps {
  * with its backoff); a fatal session error ends it with StreamStoppedError (no restart).
  */
 export class VlmInput extends BufferedInput<VisionRaw> {
+  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
+  get deviceFailures$() {
+    return this.deps.camera.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
+  }
+
   readonly stream: NonNullable<InputPlugin['stream']>;
   private readonly session: VlmSession;
   private readonly replies$ = new Subject<VisionRaw>();

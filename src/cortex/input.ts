@@ -45,6 +45,11 @@ export interface InputPlugin<Raw = unknown> {
    * emits (states, transcripts, replies, failure) to `onEvent`.
    */
   readonly stream?: { kind: 'asr' | 'vlm'; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
+  /**
+   * Failures of this input's device that the device recovers from itself (a camera or serial port
+   * reopened after its backoff): the input actor reports each on the bus, so none goes unseen.
+   */
+  readonly deviceFailures$?: Observable<{ message: string; retryInMs?: number }>;
 }
 
 /** What the runtime gives an input plugin when it creates it. */
