@@ -1,0 +1,69 @@
+// kill -9 at random points of a switch storm, again and again: mode memory and interaction logs are always valid afterwards and the next start succeeds.
+import t from 'tap';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { seededRandom } from '../../src/testing/fault-proxy.js';
+import { readModeMemory, modeMemoryPath } from '../../src/modes/memory.js';
+import { STORM_MODES, STORM_PHRASES, runSwitchStorm, stormConfig } from '../../src/testing/switch-storm.js';
+import { startAgent } from '../helpers/agent-process.js';
+import { freePort } from '../helpers/default-agent.js';
+
+/** 50 kills with CORTEX_LONG_TESTS=1 (the issue's count); 12 in the everyday suite. */
+const RUNS = process.env.CORTEX_LONG_TESTS === '1' ? 50 : 12;
+t.setTimeout(RUNS * 20_000 + 60_000);
+
+/** Every state file an agent writes is whole: the mode memory reads without a warning, every interaction line is JSON. */
+function checkState(state: string): string[] {
+  const problems: string[] = [];
+  const memory = modeMemoryPath('default', state);
+  if (existsSync(memory)) {
+    const read = readModeMemory(memory);
+    if (read.warning || !read.memory) problems.push(`mode memory: ${read.warning ?? 'empty'}`);
+  }
+  const interactions = join(state, 'interactions');
+  if (existsSync(interactions)) {
+    for (const file of readdirSync(interactions)) {
+      const lines = readFileSync(join(interactions, file), 'utf8').split('\n').filter(Boolean);
+      lines.forEach((line, i) => {
+        try {
+          JSON.parse(line);
+        } catch {
+          problems.push(`${file} line ${i + 1} is not JSON: ${line.slice(0, 80)}`);
+        }
+      });
+    }
+  }
+  return problems;
+}
+
+t.test(`${RUNS} kills at random points of a switch storm`, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cortexd-kill9-'));
+  const state = join(dir, 'state');
+  const websim = await freePort();
+  const config = stormConfig(dir, websim);
+  const random = seededRandom(99);
+  const problems: string[] = [];
+  let modesSeen = 0;
+  for (let run = 0; run < RUNS; run++) {
+    const agent = startAgent(config, state);
+    // Killed at a random moment: often in the middle of a switch, sometimes before the first tick.
+    const killAt = 300 + random() * 3700;
+    const storm = runSwitchStorm({ port: websim, durationMs: 5000, minGapMs: 5, maxGapMs: 400, modes: STORM_MODES, phrases: STORM_PHRASES, random, stopped: () => agent.exitedAt() !== undefined }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, killAt));
+    agent.child.kill('SIGKILL');
+    await agent.exited;
+    await storm;
+    modesSeen += agent.events.filter((e) => e.type === 'mode.changed').length;
+    for (const p of checkState(state)) problems.push(`run ${run + 1}: ${p}`);
+  }
+  t.same(problems, [], 'every state file was whole after every kill');
+  t.ok(modesSeen >= RUNS / 2, `${modesSeen} mode changes happened across the runs, so kills fell among switches`);
+
+  const again = startAgent(config, state, ['--for', '3s']);
+  t.teardown(() => void again.child.kill('SIGKILL'));
+  const started = await again.waitFor((e) => e.type === 'tick', 20_000, 'the first tick after the last kill');
+  t.ok(started, 'the next start succeeds and its loop ticks');
+  t.equal(await again.exited, 0);
+  t.notOk(again.events.some((e) => e.type === 'error' && e.source === 'mode_memory'), 'no mode memory warning at start');
+});
