@@ -30,8 +30,8 @@ export const MAX_PENDING_FINALS = 4;
  * - `speechb`: only `{asr_reply}` for committed transcripts; its errors are `{error}` frames.
  * - Both close with 1000 "silence timeout" after limits.asrSilenceMs without detected speech.
  * - Decodes run in the service's shared recognizer pool (ctx.pools.asr: limits.asrDecoders processes
- *   at once, keys in turn): a partial is skipped when no recognizer is free; a committed utterance
- *   waits, unless MAX_PENDING_FINALS of this session or the pool's queue are full, in which case it
+ *   at once, keys in turn): a partial is skipped when no recognizer is free and stopped when its
+ *   utterance is committed, so a final never waits behind a partial; a committed utterance waits, unless MAX_PENDING_FINALS of this session or the pool's queue are full, in which case it
  *   is dropped with an error event `Recognition error: recognizer busy: ...`.
  * - A client that does not read its messages is closed 1008 (ws-send.ts).
  * Audio is metered per message over the cumulative session bytes (35 CU/min speechlab, 50 general);
@@ -75,11 +75,14 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
     silenceTimer = setTimeout(() => ws.close(1000, 'silence timeout'), ctx.limits.asrSilenceMs);
   };
 
-  const decode = (pcm: Buffer): Promise<string> =>
-    ctx.pools.asr.run(key.keyId, () => recognizer.decode(resampleS16(pcm, rate ?? ASR_DEFAULT_RATE, 16000), abort.signal), abort.signal);
+  const decode = (pcm: Buffer, signal: AbortSignal = abort.signal): Promise<string> =>
+    ctx.pools.asr.run(key.keyId, () => recognizer.decode(resampleS16(pcm, rate ?? ASR_DEFAULT_RATE, 16000), signal), signal);
+  /** The running partial decode; a committed utterance stops it so the final does not wait behind it. */
+  let partialAbort: AbortController | undefined;
 
   const commit = (pcm: Buffer): void => {
     utteranceNo++;
+    partialAbort?.abort();
     if (pendingFinals >= MAX_PENDING_FINALS) return sendError(`recognizer busy: ${MAX_PENDING_FINALS} utterances of this session are waiting; this one was dropped`);
     pendingFinals++;
     finals = finals.then(async () => {
@@ -109,7 +112,9 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
     lastPartialMs = speechMs;
     partialBusy = true;
     const forUtterance = utteranceNo;
-    decode(pcm)
+    const own = new AbortController();
+    partialAbort = own;
+    decode(pcm, AbortSignal.any([abort.signal, own.signal]))
       .then((text) => {
         // A partial that finishes after its utterance was committed is dropped: finals win.
         if (text && text !== lastPartialText && forUtterance === utteranceNo) {
@@ -118,7 +123,10 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
         }
       })
       .catch(() => undefined)
-      .finally(() => (partialBusy = false));
+      .finally(() => {
+        partialBusy = false;
+        if (partialAbort === own) partialAbort = undefined;
+      });
   };
 
   const restartTimer = setInterval(() => {
