@@ -354,13 +354,12 @@ export const governorMachine = setup({
         moving: {
           tags: ['moving'],
           initial: 'fed',
-          states: { fed: { after: { deadman: { actions: 'deadmanExpired' } } } },
-          after: { maxContinuous: { target: 'resting', actions: 'maxContinuousExpired' } },
-          on: {
-            // Every granted command restarts the dead-man timer, not the longest-continuous one.
-            'motion.fed': { target: '.fed', reenter: true },
-            'motion.ended': 'still',
+          states: {
+            // Every granted command re-enters `fed` only: it restarts the dead-man timer, not the longest-continuous one.
+            fed: { after: { deadman: { actions: 'deadmanExpired' } }, on: { 'motion.fed': { target: 'fed', reenter: true } } },
           },
+          after: { maxContinuous: { target: 'resting', actions: 'maxContinuousExpired' } },
+          on: { 'motion.ended': 'still' },
         },
         resting: { tags: ['resting'], after: { rest: 'still' }, on: { 'motion.fed': 'moving' } },
       },
