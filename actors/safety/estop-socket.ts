@@ -1,5 +1,5 @@
 // The local e-stop socket of `cortexd estop`: a Unix socket that only root and the service's group can open (file mode and group, enforced by the kernel).
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
@@ -13,9 +13,9 @@ import { safetyStatusOf } from './status.js';
  * permission on every directory above it, checked by the kernel against the caller's uid and groups;
  * root passes. The socket is made mode 0660 (owner and group may connect, others may not) with the
  * configured group (default: this process's group, `cortexd` under the systemd unit), in a directory
- * made 0750 with the same group when the agent creates it. Between listen() and chmod() the file has
- * the process umask's mode, which never grants write to group or others, so there is no window in
- * which anyone else can connect. No peer-credential lookup is needed on top of that.
+ * made 0750 with the same group when the agent creates it. It is bound under a temporary name, given
+ * its group and mode, then renamed into place, so the path never names a socket with other rights.
+ * No peer-credential lookup is needed on top of that.
  *
  * Protocol: one command per line, one answer line each.
  *   `ESTOP [reason]`  ->  `OK latched`
@@ -134,16 +134,24 @@ export const estopSocketLogic = fromCallback<EventObject, EstopSocketInput>(({ i
     }
     if (stopped) return;
     server = createServer((conn) => serve(conn, input, status));
+    // Bound under a temporary name, given its group and mode, then renamed: the socket appears complete.
+    const tmp = `${options.path}.${process.pid}.tmp`;
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
-      server!.listen(options.path, () => {
+      server!.listen(tmp, () => {
         server!.off('error', reject);
         resolve();
       });
     });
+    try {
+      chownSync(tmp, -1, gid);
+      chmodSync(tmp, 0o660);
+      renameSync(tmp, options.path);
+    } catch (err) {
+      unlinkSync(tmp);
+      throw err;
+    }
     listening = true;
-    chownSync(options.path, -1, gid);
-    chmodSync(options.path, 0o660);
     server.on('error', fail);
     input.logger.info(`e-stop socket at ${options.path} (root and group ${gid})`);
     if (stopped) close();
