@@ -20,6 +20,8 @@ import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeP
 import { restoreInput } from './modes/context.js';
 import { createModeMachine, type ModeOutput } from './modes/machine.js';
 import { realClock, type Clock } from './modes/types.js';
+import { governorMachine, safetyStatusOf, type SafetyStatus } from './safety/governor.js';
+import { motionLabels, safetyNoticeOf, safetySetup, type SafetySetup } from './safety/wiring.js';
 
 export interface AgentOptions {
   loaded: LoadedConfig;
@@ -45,6 +47,8 @@ export interface AgentOptions {
   /** XState inspection (the `--inspect` inspector): sees the whole tree. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   onTick?: (mode: string, report: TickReport) => void;
+  /** Directory of the e-stop socket (default: runtimeDir() of src/paths.ts); false: no socket. */
+  runtimeDir?: string | false;
 }
 
 /** How the agent ended: code 0 after a normal stop, 1 when the start-up failed (reason says why). */
@@ -85,6 +89,8 @@ export class Agent implements AgentControl {
   private modeOutput: ModeOutput | null = null;
   private interactionLog: InteractionLog | undefined;
   private lastMode: string;
+  private readonly safety: SafetySetup;
+  private lastValues: unknown;
 
   constructor(private readonly options: AgentOptions) {
     const { loaded } = options;
@@ -100,6 +106,16 @@ export class Agent implements AgentControl {
         ? undefined
         : (options.memory ?? fileModeMemory(modeMemoryPath(loaded.configName, stateDir), (m) => this.logger.warn(m)));
     for (const [name, mode] of Object.entries(loaded.config.modes)) this.inputIdsOf.set(name, inputIds(mode.agent_inputs.map((i) => i.type)));
+    this.safety = safetySetup({
+      config: loaded.config,
+      configName: loaded.configName,
+      bus: this.bus,
+      logger: this.logger,
+      now: () => clock.now(),
+      stateDir,
+      ...(options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {}),
+    });
+    const labelsOf = new Map(Object.entries(loaded.config.modes).map(([name, mode]) => [name, motionLabels(mode, options.plugins)]));
 
     const modeDeps: ModeActorDeps = {
       loaded,
@@ -117,6 +133,7 @@ export class Agent implements AgentControl {
       interactions: () => (this.interactionLog ??= createInteractionLog(stateDir, this.configName, { logger: this.logger })),
       track: this.cleanups.track,
       ...(options.mcp ? { mcp: options.mcp } : {}),
+      safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
     };
     const modeMachine = createModeMachine(loaded.config, {
       clock,
@@ -134,8 +151,10 @@ export class Agent implements AgentControl {
       shutdownBudgetMs: options.shutdownBudgetMs ?? 10_000,
       closeBudgetMs: options.closeBudgetMs ?? 5_000,
       simulators: this.simulatorLogics(),
+      safety: { logic: governorMachine, input: this.safety.input },
       closeAll: async () => {
         await this.cleanups.settled();
+        await this.safety.store.flush();
         // Interactions of the last ticks reach the disk before the process ends (appends never throw).
         await this.interactionLog?.flush();
       },
@@ -143,7 +162,16 @@ export class Agent implements AgentControl {
       onModesDone: (out) => (this.modeOutput = out),
     });
     this.actor = createActor(root, { clock, systemId: 'agent', ...(options.inspect ? { inspect: options.inspect } : {}) }) as Actor<AnyActorLogic>;
-    wireModeEvents(this.modesRef(), this.bus, { onSnapshot: (s) => (this.lastMode = s.context.mode) });
+    wireModeEvents(this.modesRef(), this.bus, {
+      onSnapshot: (s) => {
+        this.lastMode = s.context.mode;
+        // Context values (gps_fix, latitude, longitude from the GPS input or setContext) reach the governor's geofence.
+        if (s.context.values !== this.lastValues) {
+          this.lastValues = s.context.values;
+          this.governor()?.send({ type: 'safety.context', values: s.context.values });
+        }
+      },
+    });
     this.done = new Promise<AgentOutcome>((resolve) => {
       this.actor.subscribe({
         complete: () => {
@@ -220,6 +248,37 @@ export class Agent implements AgentControl {
   setContext(values: Record<string, unknown>): void {
     this.modesRef()?.send({ type: 'context.update', values });
   }
+
+  // ---- Motion safety (issue 17): the governor `safety` is a child of the root, see actors/safety/. ----
+
+  /** Latches the emergency stop: running motion is interrupted, the stop command sent, later motion refused until `release`. */
+  estop(reason: string, source: string): void {
+    const governor = this.governor();
+    if (!governor) {
+      this.logger.error(`emergency stop from ${source} while the safety governor is not running: ${reason}`);
+      return;
+    }
+    governor.send({ type: 'safety.estop', reason: reason.slice(0, 200) || 'emergency stop', source });
+  }
+
+  /** Releases a latched emergency stop; motion does not resume by itself (the next motion command starts it). */
+  release(source: string): { ok: boolean; reason?: string } {
+    const governor = this.governor();
+    if (!governor) return { ok: false, reason: 'the safety governor is not running' };
+    if (!this.safetyStatus().estop) return { ok: false, reason: 'no emergency stop is latched' };
+    governor.send({ type: 'safety.release', source });
+    return this.safetyStatus().estop ? { ok: false, reason: 'the emergency stop is still latched' } : { ok: true };
+  }
+
+  safetyStatus(): SafetyStatus {
+    return safetyStatusOf(this.governor());
+  }
+
+  private governor(): AnyActorRef | undefined {
+    return this.actor.getSnapshot().children.safety as AnyActorRef | undefined;
+  }
+
+  // ---- end of motion safety ----
 
   private modesRef(): AnyActorRef {
     return this.actor.getSnapshot().children.modes as AnyActorRef;
@@ -300,6 +359,8 @@ interface RootParts {
   shutdownBudgetMs: number;
   closeBudgetMs: number;
   simulators: Array<{ id: string; logic: AnyActorLogic }>;
+  /** The safety governor: invoked for the root's whole life (systemId `safety`), told first when the agent stops. */
+  safety: { logic: typeof governorMachine; input: import('./safety/governor.js').GovernorInput };
   /** Waits for the cleanups of the stopped modes and flushes the interaction log. */
   closeAll: () => Promise<unknown>;
   /** Waits for the cleanups of the simulators. */
@@ -318,7 +379,7 @@ function buildRootMachine(p: RootParts) {
   const sims = Object.fromEntries(p.simulators.map((s) => [s.id, s.logic]));
   return setup({
     types: { context: {} as { reason: string | null }, events: {} as RootEvent },
-    actors: { modes: p.modeMachine, closeAll: fromPromise(() => p.closeAll()), drain: fromPromise(() => p.drain()), ...sims },
+    actors: { modes: p.modeMachine, safety: p.safety.logic, closeAll: fromPromise(() => p.closeAll()), drain: fromPromise(() => p.drain()), ...sims },
     delays: { shutdownBudget: p.shutdownBudgetMs, closeBudget: p.closeBudgetMs },
     actions: {
       keepOutput: (_, out: ModeOutput) => p.onModesDone(out),
@@ -326,6 +387,8 @@ function buildRootMachine(p: RootParts) {
   }).createMachine({
     id: 'agent',
     context: { reason: null },
+    // Lives as long as the root, through shutdown, so it can stop motion when the agent stops (and after).
+    invoke: { id: 'safety', systemId: 'safety', src: 'safety', input: p.safety.input },
     initial: 'up',
     states: {
       up: {
@@ -346,7 +409,17 @@ function buildRootMachine(p: RootParts) {
             initial: 'running',
             states: {
               running: {
-                on: { 'agent.stop': { target: 'shuttingDown', actions: [assign({ reason: ({ event }) => event.reason }), sendTo('modes', { type: 'agent.shutdown' })] } },
+                // The governor sends the stop command before any shutdown hook runs.
+                on: {
+                  'agent.stop': {
+                    target: 'shuttingDown',
+                    actions: [
+                      sendTo('safety', ({ event }) => ({ type: 'safety.stopping', reason: event.reason })),
+                      assign({ reason: ({ event }) => event.reason }),
+                      sendTo('modes', { type: 'agent.shutdown' }),
+                    ],
+                  },
+                },
               },
               shuttingDown: { tags: ['stopping'], after: { shutdownBudget: '#agent.up.closing' } },
             },

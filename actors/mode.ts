@@ -43,6 +43,8 @@ export interface ModeActorDeps {
   /** Given the asynchronous stops of what stopping actors release (connectors, plugins), so the agent can wait for them. */
   track?: (closing: Promise<unknown>) => void;
   mcp?: McpOptions;
+  /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
+  safetyNotice?: (mode: string) => string | undefined;
 }
 
 /** The actions of a mode: its `agent_actions`, then the ones its flags add (`remember_locations`). */
@@ -255,7 +257,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                       skipIdle: skipIdleOf(mode, config.cortex_llm),
                       maxToolRounds: deps.maxToolRounds,
                       actions,
-                      ...(locations ? { context: () => locations.describe() } : {}),
+                      ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
                       ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
                     },
                     req,
@@ -281,6 +283,12 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       },
     },
   });
+}
+
+/** Extra lines of the system message: the known places and the safety notice, when there are any. */
+function promptContext(...parts: Array<string | undefined>): string | undefined {
+  const lines = parts.filter((p): p is string => Boolean(p?.trim()));
+  return lines.length ? lines.join('\n\n') : undefined;
 }
 
 function stopLlm(llm: LlmPlugin | undefined, report: (source: string, message: string) => void): void {

@@ -1,5 +1,5 @@
 // Serial lines: a line reader over serialport (or its mock binding) that reopens the port after an unplug.
-import { Observable, Subject } from 'rxjs';
+import { Observable, Subject, share } from 'rxjs';
 import type { Logger } from 'pino';
 import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
 import { DeviceError, withRestarts } from './device-error.js';
@@ -83,4 +83,28 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
         port.write(data, (err) => (err ? reject(DeviceError.from('serial', err, parsed.path)) : port.drain(() => resolve())));
       }),
   };
+}
+
+/** Lines open in this process, by binding and path: a port can be opened (locked) only once. */
+const sharedLines = new Map<string, { line: SerialLine; lines$: Observable<string>; baud: number }>();
+
+/**
+ * The process's one line on a port: the motor controller's connectors (move and face on the same
+ * board) and the safety governor's e-stop watcher share one open port, each subscriber seeing every
+ * line; the port closes when the last subscriber leaves. The first caller's settings (baud rate)
+ * apply; a later caller asking for another baud rate gets the same line and a warning.
+ */
+export function sharedSerialLine(config: SerialConfig, ctx: { logger?: Logger } = {}): SerialLine {
+  const parsed = SerialConfigSchema.parse(config);
+  const key = `${parsed.binding}:${parsed.path}`;
+  let entry = sharedLines.get(key);
+  if (!entry) {
+    const line = createSerialLine(config, ctx);
+    entry = { line, lines$: line.lines().pipe(share()), baud: parsed.baud_rate };
+    sharedLines.set(key, entry);
+  } else if (entry.baud !== parsed.baud_rate) {
+    ctx.logger?.warn(`${parsed.path} is already open at ${entry.baud} baud; ${parsed.baud_rate} is ignored`);
+  }
+  const { line, lines$ } = entry;
+  return { path: line.path, failures$: line.failures$, port: () => line.port(), write: (data) => line.write(data), lines: () => lines$ };
 }

@@ -37,7 +37,8 @@ function serviceOfConnector(connector: string): string {
  *   of `stream` (asr: the audio sent) and of `action` (tts);
  * - socket state and reconnects: `stream` (socket label `<kind>/<input>`); dropped audio bytes and
  *   frames: the cumulative `dropped_bytes`/`frames_dropped` of `stream`, added as they grow;
- * - action queue length: `queue` of `action`.
+ * - action queue length: `queue` of `action`;
+ * - e-stop latched, e-stops, stops and refused motion commands: `safety`.
  */
 export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFeedOptions): Subscription {
   const seen = new Map<string, Seen>();
@@ -89,6 +90,11 @@ export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFee
         break;
       case 'stream':
         onStream(e);
+        break;
+      case 'safety':
+        if (e.kind === 'estop' || e.kind === 'release') metrics.recordEstop(e.kind === 'estop', e.source ?? 'unknown', e.restored === true);
+        else if (e.kind === 'stop') metrics.recordSafetyStop(e.cause ?? 'unknown');
+        else metrics.recordMotionRefused(e.cause ?? 'unknown');
         break;
       case 'action':
         if (typeof e.queue === 'number') metrics.setActionQueueLength(e.label, e.queue);

@@ -34,6 +34,10 @@ export class Metrics {
   readonly audioDroppedBytes: Counter<'input'>;
   readonly actionQueueLength: Gauge<'action'>;
   readonly cuSpent: Counter<'service'>;
+  readonly estopLatched: Gauge;
+  readonly estops: Counter<'source'>;
+  readonly safetyStops: Counter<'cause'>;
+  readonly motionRefused: Counter<'cause'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -81,6 +85,10 @@ export class Metrics {
     });
     this.actionQueueLength = new Gauge({ name: 'cortexd_action_queue_length', help: 'Commands waiting in an action queue', labelNames: ['action'], registers });
     this.cuSpent = new Counter({ name: 'cortexd_cu_spent_total', help: 'Compute units spent on the hosted service', labelNames: ['service'], registers });
+    this.estopLatched = new Gauge({ name: 'cortexd_safety_estop_latched', help: '1 while the emergency stop is latched', registers });
+    this.estops = new Counter({ name: 'cortexd_safety_estops_total', help: 'Emergency stops latched, by source (serial, socket, websim, fleet)', labelNames: ['source'], registers });
+    this.safetyStops = new Counter({ name: 'cortexd_safety_stops_total', help: 'Stop commands the safety governor sent, by cause (estop, deadman, model_stall, service, geofence, max_continuous, stopping)', labelNames: ['cause'], registers });
+    this.motionRefused = new Counter({ name: 'cortexd_safety_refused_total', help: 'Motion commands the safety governor refused, by cause', labelNames: ['cause'], registers });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'cortexd_' });
   }
 
@@ -132,6 +140,20 @@ export class Metrics {
   /** Compute units charged by the hosted service (chat, tts, asr; vision is not metered). */
   recordCu(service: string, cu: number): void {
     if (cu > 0) this.cuSpent.inc({ service }, cu);
+  }
+
+  /** The safety governor latched (restored: found latched at start, not counted again) or released the e-stop. */
+  recordEstop(latched: boolean, source: string, restored = false): void {
+    this.estopLatched.set(latched ? 1 : 0);
+    if (latched && !restored) this.estops.inc({ source });
+  }
+
+  recordSafetyStop(cause: string): void {
+    this.safetyStops.inc({ cause });
+  }
+
+  recordMotionRefused(cause: string): void {
+    this.motionRefused.inc({ cause });
   }
 
   /** The exposition text a scrape returns. */

@@ -34,3 +34,26 @@ export function stateDir(): string {
   const xdg = process.env.XDG_STATE_HOME;
   return xdg ? join(resolve(xdg), 'cortexd') : join(homedir(), '.local', 'state', 'cortexd');
 }
+
+/**
+ * Where the agent keeps its local e-stop socket: `$RUNTIME_DIRECTORY` under systemd
+ * (`RuntimeDirectory=cortexd`, i.e. /run/cortexd), else `$CORTEX_RUNTIME_DIR`, else `<state dir>/run`.
+ */
+export function runtimeDir(state: string = stateDir()): string {
+  const systemd = process.env.RUNTIME_DIRECTORY?.split(':')[0];
+  if (systemd) return resolve(systemd);
+  if (process.env.CORTEX_RUNTIME_DIR) return resolve(process.env.CORTEX_RUNTIME_DIR);
+  return join(state, 'run');
+}
+
+/** Where `cortexd estop` looks for agents: `$CORTEX_RUNTIME_DIR`, else /run/cortexd when it exists (the service), else `<state dir>/run`. */
+export function estopLookupDir(): string {
+  if (process.env.CORTEX_RUNTIME_DIR) return resolve(process.env.CORTEX_RUNTIME_DIR);
+  if (existsSync('/run/cortexd')) return '/run/cortexd';
+  return join(stateDir(), 'run');
+}
+
+/** The e-stop socket of configuration `configName` in `dir`. */
+export function estopSocketPath(dir: string, configName: string): string {
+  return join(dir, `estop-${configName}.sock`);
+}

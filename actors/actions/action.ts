@@ -1,6 +1,6 @@
 // One action of a mode as an XState actor (`action:<llm_label>`): validates commands, applies its queue policy, runs them through its connector.
 import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
-import { assign, createActor, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { and, assign, createActor, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import type { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector } from '../../src/cortex/action.js';
@@ -35,7 +35,13 @@ export interface Command {
   settle?: (err?: ActionError) => void;
 }
 
-export type ActionEvent = { type: 'action.command'; command: Command } | { type: 'action.interrupt' } | { type: 'action.cancel'; id: number };
+/** What the safety governor (actors/safety/governor.ts) answers a motion action, or tells it to do. */
+export type SafetyReply = { type: 'safety.granted'; id: number } | { type: 'safety.refused'; id: number; reason: string } | { type: 'safety.halt'; reason: string };
+
+export type ActionEvent = { type: 'action.command'; command: Command } | { type: 'action.interrupt' } | { type: 'action.cancel'; id: number } | SafetyReply;
+
+/** The system id of the safety governor in the agent's tree. */
+export const SAFETY_ID = 'safety';
 
 export interface ActionActorInput {
   entry: ActionConfig;
@@ -43,6 +49,8 @@ export interface ActionActorInput {
   deps: ActionHandleDeps;
   /** Given the connector's asynchronous stop when the actor stops, so the agent can wait for it. */
   track?: (closing: Promise<unknown>) => void;
+  /** The safety governor, for an action actor that is its own root; in the agent's tree it is found by its system id. */
+  safety?: AnyActorRef;
 }
 
 interface ActionContext {
@@ -54,6 +62,9 @@ interface ActionContext {
   /** The connector, or why it could not be made (every command then fails with that reason). */
   connector: ActionConnector | undefined;
   broken: string | undefined;
+  /** The connector moves the robot: every command first asks the safety governor, and halts go to it. */
+  motion: boolean;
+  safety: AnyActorRef | undefined;
   pending: Command[];
   current: Command | undefined;
 }
@@ -76,12 +87,21 @@ function issuesText(error: z.ZodError): string {
 
 /** Builds the connector of an entry; throws a PluginError naming the known connectors when it is unknown. */
 export function createConnector(entry: ActionConfig, deps: ActionHandleDeps): ActionConnector {
-  return deps.plugins.connector(entry.name, entry.connector).create(entry.config ?? {}, {
+  const spec = deps.plugins.connector(entry.name, entry.connector);
+  const made = spec.create(entry.config ?? {}, {
     logger: deps.logger,
     stateDir: deps.stateDir,
     write: deps.write,
     ...(deps.cloud ? { cloud: deps.cloud } : {}),
   });
+  if (spec.motion && typeof made.halt !== 'function') throw new Error(`connector ${entry.connector} of ${entry.name} moves the robot but has no halt()`);
+  return made;
+}
+
+/** The governor this action asks: the one given, else the agent tree's (`safety`), when it runs. */
+function governorOf(context: Pick<ActionContext, 'safety'>, self: AnyActorRef): AnyActorRef | undefined {
+  const ref = context.safety ?? (self.system.get(SAFETY_ID) as AnyActorRef | undefined);
+  return ref && ref.getSnapshot().status === 'active' ? ref : undefined;
 }
 
 /**
@@ -116,17 +136,28 @@ function report(ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command
  * waits its turn. Values are validated against the action's arguments on arrival (an invalid one is
  * reported `failed`, never thrown). The connector is made when the actor starts and stopped when it
  * stops; what is running or queued then is reported `interrupted`/`dropped` and its callers settled.
+ *
+ * A motion connector (descriptor `motion: true`) is gated: every command, from the model or a hook,
+ * passes `authorizing`, where the safety governor grants or refuses it (refused: `failed` with the
+ * governor's reason); no other state runs the connector, and without a running governor every motion
+ * command is refused. `safety.halt` from the governor interrupts what runs, drops the queue and calls
+ * the connector's `halt()`; stopping the actor halts the connector before closing it.
  */
 export const actionMachine = setup({
   types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
   actors: {
     runCommand: fromPromise<void, { connector: ActionConnector; value: unknown }>(({ input, signal }) => input.connector.run(input.value, signal)),
     // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
-    owner: fromCallback<{ type: 'none' }, { onStop: () => void }>(({ input }) => () => input.onStop()),
+    owner: fromCallback<{ type: 'none' }, { onStart: () => void; onStop: () => void }>(({ input }) => {
+      input.onStart();
+      return () => input.onStop();
+    }),
   },
   guards: {
     hasPending: ({ context }) => context.pending.length > 0,
+    isMotion: ({ context }) => context.motion,
     isCurrent: ({ context, event }) => event.type === 'action.cancel' && context.current?.id === event.id,
+    isAnswer: ({ context, event }) => (event.type === 'safety.granted' || event.type === 'safety.refused') && context.current?.id === event.id,
   },
   actions: {
     accept: enqueueActions(({ context, event, enqueue }) => {
@@ -142,15 +173,36 @@ export const actionMachine = setup({
       report(context, accepted, 'queued', undefined, pending.length);
     }),
     takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
+    askGovernor: enqueueActions(({ context, self, enqueue }) => {
+      const current = context.current;
+      if (!current) return;
+      const governor = governorOf(context, self);
+      if (!governor) {
+        enqueue.raise({ type: 'safety.refused', id: current.id, reason: 'no safety governor is running, so motion is refused' });
+        return;
+      }
+      enqueue.sendTo(governor, { type: 'safety.request', id: current.id, mode: context.deps.mode, label: context.entry.llm_label, value: current.value, origin: current.origin, replyTo: self });
+    }),
     reportRunning: ({ context }) => context.current && report(context, context.current, 'running'),
     reportDone: ({ context }) => context.current && report(context, context.current, 'done'),
     reportFailed: ({ context, event }) => context.current && report(context, context.current, 'failed', describeError((event as { error?: unknown }).error)),
+    reportRefused: ({ context, event }) => context.current && report(context, context.current, 'failed', `refused by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
     reportInterrupted: ({ context }) => context.current && report(context, context.current, 'interrupted', 'interrupted'),
+    reportHalted: ({ context, event }) => context.current && report(context, context.current, 'interrupted', `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
     clearCurrent: assign({ current: undefined }),
     dropAll: assign(({ context }) => {
       for (const c of context.pending) report(context, c, 'dropped', 'queue dropped by an interrupt', 0);
       return { pending: [] };
     }),
+    dropHalted: assign(({ context, event }) => {
+      for (const c of context.pending) report(context, c, 'dropped', `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`);
+      return { pending: [] };
+    }),
+    // After the running command (if any) was aborted: a motion connector's stop command, sent once.
+    haltConnector: ({ context }) => {
+      if (!context.motion) return;
+      context.connector?.halt?.().catch((err: unknown) => context.deps.logger.error(`halting ${context.entry.llm_label}: ${describeError(err)}`));
+    },
     removeCancelled: assign(({ context, event }) => {
       if (event.type !== 'action.cancel') return {};
       for (const c of context.pending.filter((c) => c.id === event.id)) report(context, c, 'dropped', 'cancelled');
@@ -163,26 +215,38 @@ export const actionMachine = setup({
     let connector: ActionConnector | undefined;
     let spec: ActionDescriptor | undefined;
     let broken: string | undefined;
+    let motion = false;
     try {
       spec = input.deps.plugins.action(input.entry.name);
+      motion = input.deps.plugins.connector(input.entry.name, input.entry.connector).motion;
       connector = createConnector(input.entry, input.deps);
     } catch (err) {
       broken = `action ${input.entry.llm_label} not started: ${describeError(err)}`;
       input.deps.logger.warn(broken);
       input.deps.bus.emit({ type: 'error', at: Date.now(), source: 'action', message: broken });
     }
-    return { ...input, spec, connector, broken, pending: [], current: undefined };
+    return { ...input, spec, connector, broken, motion, safety: input.safety, pending: [], current: undefined };
   },
   invoke: {
     id: 'connector',
     src: 'owner',
     input: ({ context, self }) => ({
+      // A motion action tells the governor it exists, so a halt (e-stop, dead-man, stopping) reaches it.
+      onStart: () => {
+        if (context.motion) governorOf(context, self)?.send({ type: 'safety.register', key: self.sessionId, ref: self });
+      },
       onStop: () => {
         const last = self.getSnapshot().context;
         if (last.current) report(last, last.current, 'interrupted', ACTION_STOPPED);
         for (const c of last.pending) report(last, c, 'dropped', ACTION_STOPPED);
-        const closing = context.connector?.stop().catch((err: unknown) => context.deps.logger.warn(`stopping ${context.entry.llm_label}: ${describeError(err)}`));
-        if (closing) context.track?.(closing);
+        if (context.motion) governorOf(context, self)?.send({ type: 'safety.unregister', key: self.sessionId });
+        const connector = context.connector;
+        if (!connector) return;
+        const log = (what: string) => (err: unknown) => context.deps.logger.warn(`${what} ${context.entry.llm_label}: ${describeError(err)}`);
+        // Leaving a mode stops its motion before the port closes (halt sends nothing when the robot was already told to stop).
+        const halted = context.motion ? (connector.halt?.() ?? Promise.resolve()).catch(log('halting')) : Promise.resolve();
+        const closing = halted.then(() => connector.stop()).catch(log('stopping'));
+        context.track?.(closing);
       },
     }),
   },
@@ -193,12 +257,29 @@ export const actionMachine = setup({
   },
   states: {
     idle: {
-      always: { guard: 'hasPending', target: 'running' },
-      on: { 'action.interrupt': { actions: 'dropAll' } },
+      always: [
+        { guard: and(['hasPending', 'isMotion']), target: 'authorizing', actions: 'takeNext' },
+        { guard: 'hasPending', target: 'running', actions: 'takeNext' },
+      ],
+      on: {
+        'action.interrupt': { actions: 'dropAll' },
+        'safety.halt': { actions: ['dropHalted', 'haltConnector'] },
+      },
+    },
+    authorizing: {
+      tags: ['busy'],
+      entry: 'askGovernor',
+      on: {
+        'safety.granted': { guard: 'isAnswer', target: 'running' },
+        'safety.refused': { guard: 'isAnswer', target: 'idle', actions: ['reportRefused', 'clearCurrent'] },
+        'safety.halt': { target: 'idle', actions: ['reportHalted', 'clearCurrent', 'dropHalted', 'haltConnector'] },
+        'action.interrupt': { target: 'idle', actions: ['reportInterrupted', 'clearCurrent', 'dropAll'] },
+        'action.cancel': [{ guard: 'isCurrent', target: 'idle', actions: ['reportInterrupted', 'clearCurrent'] }, { actions: 'removeCancelled' }],
+      },
     },
     running: {
       tags: ['busy'],
-      entry: ['takeNext', 'reportRunning'],
+      entry: 'reportRunning',
       invoke: {
         id: 'command',
         src: 'runCommand',
@@ -210,6 +291,8 @@ export const actionMachine = setup({
       on: {
         'action.interrupt': { target: 'idle', actions: ['reportInterrupted', 'clearCurrent', 'dropAll'] },
         'action.cancel': [{ guard: 'isCurrent', target: 'idle', actions: ['reportInterrupted', 'clearCurrent'] }, { actions: 'removeCancelled' }],
+        // Leaving `running` aborts the command (the serial connector sends STOP on abort); haltConnector then sends nothing more.
+        'safety.halt': { target: 'idle', actions: ['reportHalted', 'clearCurrent', 'dropHalted', 'haltConnector'] },
       },
     },
   },
@@ -286,9 +369,9 @@ export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => P
   };
 }
 
-/** An action actor as its own root, with its handle (tests and tools; the agent runs actions inside a mode actor). */
-export function createActionHandle(entry: ActionConfig, deps: ActionHandleDeps): ActionHandle {
-  const actor = createActor(actionMachine, { input: { entry, deps } });
+/** An action actor as its own root, with its handle (tests and tools; the agent runs actions inside a mode actor). A motion action needs `safety`, a running governor, or refuses every command. */
+export function createActionHandle(entry: ActionConfig, deps: ActionHandleDeps, options: { safety?: AnyActorRef } = {}): ActionHandle {
+  const actor = createActor(actionMachine, { input: { entry, deps, ...(options.safety ? { safety: options.safety } : {}) } });
   actor.start();
   return handleOf(actor, entry, async () => {
     actor.stop();

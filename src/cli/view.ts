@@ -109,6 +109,9 @@ export class TerminalView {
       case 'error':
         this.line(e.at, this.paint('red', `${e.source}: ${e.message}`));
         return;
+      case 'safety':
+        this.line(e.at, safetyLine(e, (s, t) => this.paint(s, t)));
+        return;
       case 'agent.stopping':
         this.line(e.at, this.paint('cyan', `stopping (${e.reason})...`));
         return;
@@ -118,6 +121,20 @@ export class TerminalView {
       default:
         return;
     }
+  }
+}
+
+/** The safety governor's line: e-stops and releases in bold, stops and refusals in yellow. */
+function safetyLine(e: Extract<AgentEvent, { type: 'safety' }>, paint: (style: Style, text: string) => string): string {
+  switch (e.kind) {
+    case 'estop':
+      return paint('red', paint('bold', `EMERGENCY STOP${e.restored ? ' (still latched from before the restart)' : ''} by ${e.source ?? '?'}: ${e.reason} - motion refused until released`));
+    case 'release':
+      return paint('green', `emergency stop released by ${e.source ?? '?'}`);
+    case 'stop':
+      return paint('yellow', `safety stop (${e.cause ?? '?'}): ${e.reason}`);
+    default:
+      return paint('yellow', `safety refused ${e.label ?? 'motion'} "${e.value ?? ''}": ${e.reason}`);
   }
 }
 

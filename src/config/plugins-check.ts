@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import type { AgentConfig } from './schema.js';
+import { checkSafetyValues } from './safety-check.js';
 import { descriptors as builtin } from '../plugins/index.js';
 import type { PluginDescriptors, PluginInfo, Registry } from '../plugins/index.js';
 
@@ -52,6 +53,7 @@ export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors
       check(spec.connectors, action.connector, action.config, at, 'connector');
     });
   }
+  for (const p of checkSafetyValues(config, descriptors)) result.problems.push({ ...p, unknownType: false });
   return result;
 }
 

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { describeValue, openObject } from './issues.js';
 import type { AddressSettings } from '../cloud/addresses.js';
+import { ModeSafety, SafetyConfig } from './safety.js';
 
 // Objects are loose: unknown fields are kept (and reported as warnings by the loader), never dropped.
 
@@ -174,6 +175,8 @@ export const Mode = z.looseObject({
   /** Filled from the global cortex_llm at load when absent. */
   cortex_llm: LlmEntry.optional(),
   mcp_servers: z.array(McpServer).default([]),
+  /** Motion limits of this mode over the global `safety` block (an extension of the format; src/config/safety.ts). */
+  safety: ModeSafety.optional(),
 });
 
 /** Addresses of the hosted service; `embedded` means the in-process local service. */
@@ -206,6 +209,8 @@ export const AgentConfig = z.looseObject({
   global_lifecycle_hooks: z.array(LifecycleHook).default([]),
   URID: z.string().optional(),
   service: ServiceAddresses.default({}),
+  /** Motion safety: limits, dead-man timer, geofence, e-stop sources (an extension of the format; src/config/safety.ts). */
+  safety: SafetyConfig.optional(),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfig>;

@@ -9,6 +9,13 @@ export interface ActionConnector {
   run(value: unknown, signal: AbortSignal): Promise<void>;
   /** Releases what the connector holds (child processes, ports). Safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Motion connectors (descriptor `motion: true`) must have it: brings the robot to a standstill now,
+   * whether a command runs or not (the serial line's STOP, the console's "stand still"). The safety
+   * governor calls it through the action actor; it never waits for an answer from the controller.
+   * A halt right after a halt, with no command in between, sends nothing more.
+   */
+  halt?(): Promise<void>;
 }
 
 export interface ActionContext {

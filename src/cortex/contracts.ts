@@ -66,6 +66,15 @@ export interface AgentControl {
   switchMode(mode: string, reason: string): Promise<{ ok: boolean; reason?: string }>;
   /** Feeds typed text to the current mode's TextInput; false when the mode has none. */
   pushText(text: string): boolean;
+  /**
+   * Latches the emergency stop (motion interrupted, stop command sent, later motion refused until
+   * released). `source` names who pressed it (`websim`, `fleet`, ...); it is on the bus and in the journal.
+   */
+  estop(reason: string, source: string): void;
+  /** Releases a latched emergency stop; refused (with the reason) when none is latched. */
+  release(source: string): { ok: boolean; reason?: string };
+  /** The safety governor's status: the latch, whether the robot is moving, why motion is paused. */
+  safetyStatus(): import('../safety/policy.js').SafetyStatus;
 }
 
 /** A running simulator; one instance per agent, kept across mode switches. */

@@ -59,6 +59,7 @@ export type AgentEvent =
       cost_cu?: number;
     }
   | StreamEvent
+  | SafetyEvent
   | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
   | { type: 'error'; at: number; source: string; message: string };
 
@@ -96,6 +97,26 @@ export interface StreamEvent {
   frames_dropped?: number;
   /** ASR: CU of the audio sent, at the recognizer's price. */
   cost_cu?: number;
+}
+
+/**
+ * What the safety governor (actors/safety/governor.ts) did: `estop` latched (restored: found latched
+ * at start), `release`d, `stop` sent to the motion connectors (cause says why), or a motion command
+ * `refused` (the action's `failed` event carries the same reason).
+ */
+export interface SafetyEvent {
+  type: 'safety';
+  at: number;
+  kind: 'estop' | 'release' | 'stop' | 'refused';
+  /** estop, release: where it came from (`serial`, `socket`, `websim`, `fleet`, ...). */
+  source?: string;
+  /** stop, refused: the limit that applied (SafetyCause in src/safety/policy.ts). */
+  cause?: string;
+  reason: string;
+  mode?: string;
+  label?: string;
+  value?: string;
+  restored?: boolean;
 }
 
 /** The bus: producers `emit`, readers subscribe to `events$`. Hot; late subscribers miss the past. */

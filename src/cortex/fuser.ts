@@ -73,3 +73,14 @@ export function fuse(config: Pick<AgentConfig, 'system_governance' | 'system_pro
 export function promptText(p: FusedPrompt): string {
   return `${p.system}\n\n${p.user}`;
 }
+
+/**
+ * The line the prompt gets while the safety governor refuses motion (e-stop latched, agent stopping,
+ * a mode that forbids motion): the model is told, so it does not keep calling `labels` and can say
+ * why it does not move. Undefined when motion is allowed or the mode has no motion action.
+ */
+export function motionNotice(labels: readonly string[], why: string | undefined): string | undefined {
+  if (!why || labels.length === 0) return undefined;
+  const names = labels.map((l) => `"${l}"`).join(', ');
+  return `SAFETY: motion is disabled (${why}). Calls to ${names} are refused. If someone asks you to move, say that you cannot move right now and why.`;
+}

@@ -17,9 +17,13 @@ import {
 } from './schemas/actions.js';
 import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
 
-/** The `console` connector of every action: prints what the robot would do. */
-export const consoleConnector = (action: string): ConnectorDescriptor =>
-  connector({ type: 'console', description: `prints each ${action} command on the terminal (or as an event)`, schema: ConsoleOptions });
+/**
+ * The `console` connector of every action: prints what the robot would do. `move`'s counts as motion
+ * (a simulated body): the safety governor gates it as it gates the serial motor controller, so limits,
+ * the dead-man timer and the e-stop can be tried on any machine; its stop command prints "stand still".
+ */
+export const consoleConnector = (action: string, motion = false): ConnectorDescriptor =>
+  connector({ type: 'console', description: `prints each ${action} command on the terminal (or as an event)`, schema: ConsoleOptions, motion });
 
 /** The `serial` connector of move and face: one `<VERB> <value>` line per command to a controller. */
 export const serialConnector = (verb: string, field: string, motion: boolean): ConnectorDescriptor =>
@@ -79,7 +83,7 @@ export const moveAction: ActionDescriptor = {
   schema: ActionOptions,
   args: MoveArgs,
   queue: 'latest',
-  connectors: new Registry('connector', [consoleConnector('move'), serialConnector('MOVE', 'action', true)]),
+  connectors: new Registry('connector', [consoleConnector('move', true), serialConnector('MOVE', 'action', true)]),
 };
 
 export const faceAction: ActionDescriptor = {

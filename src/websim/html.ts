@@ -119,5 +119,11 @@ form { display:flex; gap:6px; } input[type=text], input:not([type]) { flex:1; fo
 pre { white-space:pre-wrap; overflow-wrap:anywhere; max-height:240px; overflow:auto; background:#f8fafc; padding:6px; border-radius:6px; margin:4px 0; }
 .call { font-family: ui-monospace, Menlo, monospace; font-size:12px; }
 #face { display:flex; justify-content:center; } #face svg { width:180px; height:180px; }
+.estop { display:flex; flex-wrap:wrap; align-items:center; gap:12px; padding:8px 18px; background:#fff1f2; border-bottom:2px solid var(--bad); }
+.estop[data-latched="true"] { background:var(--bad); color:#fff; }
+.estop-button { font-size:20px; font-weight:800; letter-spacing:.04em; padding:10px 28px; background:var(--bad); color:#fff; border:3px solid #7f1d1d; border-radius:40px; }
+.estop[data-latched="true"] .estop-button { background:#7f1d1d; }
+.estop-release { display:flex; gap:6px; } .estop-release[hidden] { display:none; }
+.estop[data-latched="true"] .note { color:#fff; }
 @media (max-width: 900px) { main { grid-template-columns: 1fr; } .panel.wide { grid-column: auto; } }
 `;

@@ -16,6 +16,7 @@ import { elkSvg, renderSvg } from '../modes/svg.js';
 import { checkOrigin, checkToken, sessionCookie } from './auth.js';
 import { CSP, STYLE, pageHtml } from './html.js';
 import { buildMeta } from './meta.js';
+import { EstopMessages, handleEstop, isEstopMessage } from './estop.js';
 import { WebSimError, type ResolvedWebSimOptions } from './options.js';
 import { initialState, reduce, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './page/state.js';
 
@@ -31,6 +32,7 @@ const PAGE_FILE = /^[a-z][a-z0-9-]*\.js$/;
 const ClientMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('mode.switch'), id: z.number().int(), mode: z.string().min(1).max(200) }),
   z.strictObject({ type: z.literal('text'), id: z.number().int(), text: z.string().trim().min(1).max(2000) }),
+  ...EstopMessages,
 ]);
 
 export interface WebSimDeps {
@@ -75,7 +77,7 @@ export class WebSim implements SimulatorHandle {
 
   /** The current snapshot (what a freshly connected page receives). */
   snapshot(): { meta: SimMeta; state: SimState } {
-    return { meta: this.meta, state: { ...this.state, mode: this.agent.currentMode() } };
+    return { meta: this.meta, state: { ...this.state, mode: this.agent.currentMode(), safety: { ...this.state.safety, estop: this.agent.safetyStatus().estop } } };
   }
 
   start(): Promise<void> {
@@ -234,6 +236,7 @@ export class WebSim implements SimulatorHandle {
     } catch {
       return ws.close(1008, 'bad message');
     }
+    if (isEstopMessage(parsed)) return this.send(ws, handleEstop(this.agent, this.options.token, parsed));
     if (parsed.type === 'text') {
       const ok = this.agent.pushText(parsed.text);
       this.send(ws, ok ? { type: 'reply', id: parsed.id, ok } : { type: 'reply', id: parsed.id, ok, reason: `mode ${this.agent.currentMode()} has no TextInput` });

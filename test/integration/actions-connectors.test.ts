@@ -17,6 +17,7 @@ import type { ActionConfig } from '../../src/config/schema.js';
 import { isWav, parseWav } from '../../devices/wav.js';
 import type { Plugins } from '../../actors/plugins.js';
 import { allActionPlugins } from '../helpers/plugins.js';
+import { startGovernor } from '../helpers/governor.js';
 
 type ActionEv = Extract<AgentEvent, { type: 'action' }>;
 const logger = pino({ level: 'silent' });
@@ -36,7 +37,10 @@ function setup(name: string, connector: string, config: Record<string, unknown>)
   const events: ActionEv[] = [];
   bus.events$.subscribe((e) => e.type === 'action' && events.push(e));
   const entry: ActionConfig = { name, llm_label: name, connector, implementation: 'passthrough', config, exclude_from_prompt: false };
-  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, cloud, plugins });
+  // Motion (serial move) passes a safety governor; its dead-man timer is out of the way of these tests.
+  const governor = startGovernor({ deadman_seconds: 600 }, { bus });
+  t.teardown(() => governor.stop());
+  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, cloud, plugins }, { safety: governor.actor });
   const settled = () => firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && ['done', 'failed', 'interrupted'].includes(e.state))));
   t.teardown(() => handle.stop());
   return { handle, events, settled, bus };

@@ -38,6 +38,9 @@ function stubAgent(config: Config, opts: { switchOk?: boolean } = {}) {
       calls.texts.push(text);
       return true;
     },
+    estop: () => {},
+    release: () => ({ ok: false, reason: 'no emergency stop is latched' }),
+    safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }),
   };
   return { agent, bus, calls };
 }

@@ -19,13 +19,23 @@ export function createConsoleConnector(action: string): ConnectorFactory {
   return (config, ctx) => {
     const options = ConsoleOptions.parse(config ?? {});
     const prefix = options.prefix ?? `[${action}]`;
+    // What was printed last: a halt after a halt (or after the stop value) prints nothing more.
+    let last = '';
+    const standStill = `${prefix} stand still`;
     return {
       name: 'console',
       async run(value, signal) {
         signal.throwIfAborted();
-        ctx.write(`${prefix} ${renderValue(value)}`);
+        last = `${prefix} ${renderValue(value)}`;
+        ctx.write(last);
       },
       async stop() {},
+      // Used for move (a motion connector): the simulated robot's "stop" is a printed stand still.
+      async halt() {
+        if (last === standStill) return;
+        last = standStill;
+        ctx.write(standStill);
+      },
     };
   };
 }

@@ -3,18 +3,22 @@ import type { Subscription } from 'rxjs';
 import { CortexError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { SerialConnectorOptions } from '../../../src/plugins/schemas/actions.js';
-import { createSerialLine, SerialConfigSchema } from '../../../devices/serial.js';
+import { sharedSerialLine, SerialConfigSchema } from '../../../devices/serial.js';
 
 /*
  * Line protocol (README, "Serial line protocol"). ASCII lines ending in `\n`:
  *   host -> controller   `MOVE <action>`   e.g. `MOVE turn left`   (move)
  *                        `FACE <emotion>`  e.g. `FACE joy`         (face)
- *                        `STOP`            sent when a running command is interrupted (no answer awaited)
+ *                        `STOP`            sent when a running command is interrupted, and when the safety
+ *                                          governor halts motion (no answer awaited; not repeated while
+ *                                          it was the last line sent)
  *   controller -> host   `OK`              the command was carried out (or accepted, for long moves)
  *                        `ERR <text>`      it was refused; <text> becomes the action's error
  * One command is in flight per port; the next is sent after the answer. No answer within
  * `ack_timeout_seconds` fails the command. Other lines from the controller (telemetry, banners) are
- * ignored. A trailing `\r` is accepted. Values never contain a newline (they come from fixed enums).
+ * ignored (the safety governor may read an e-stop sentence such as `ESTOP` on the same line: the port
+ * is shared, devices/serial.ts). A trailing `\r` is accepted. Values never contain a newline (they come
+ * from fixed enums).
  */
 
 export { SerialConnectorOptions };
@@ -40,8 +44,18 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
   return (config, ctx): ActionConnector => {
     const o = SerialConnectorOptions.parse(config ?? {});
     const stopLine = o.stop_line ?? defaultStop;
-    const line = createSerialLine(SerialConfigSchema.parse({ binding: o.binding, path: o.path, baud_rate: o.baud_rate }), { logger: ctx.logger });
+    const line = sharedSerialLine(SerialConfigSchema.parse({ binding: o.binding, path: o.path, baud_rate: o.baud_rate }), { logger: ctx.logger });
     let waiter: Waiter | undefined;
+    /** The last line written: a stop right after a stop is not sent again. Set when the write starts. */
+    let lastLine = '';
+    const send = (text: string) => {
+      lastLine = text;
+      return line.write(text);
+    };
+    const stopNow = async () => {
+      if (!stopLine || lastLine === `${stopLine}\n`) return;
+      await send(`${stopLine}\n`);
+    };
     let sub: Subscription | undefined = line.lines().subscribe({
       next: (text) => {
         const t = text.trim();
@@ -73,7 +87,7 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
             Math.max(0, deadline - Date.now()),
           );
           const onAbort = () => {
-            if (stopLine) line.write(`${stopLine}\n`).catch(() => undefined);
+            stopNow().catch(() => undefined);
             reject(signal.reason);
           };
           signal.addEventListener('abort', onAbort, { once: true });
@@ -87,7 +101,7 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
         // Marked handled now: an abort or timeout may settle it while the write is still pending.
         answered.catch(() => undefined);
         try {
-          await line.write(commandLine(verb, value, field));
+          await send(commandLine(verb, value, field));
           await answered;
         } finally {
           cleanup();
@@ -97,6 +111,7 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
         sub?.unsubscribe();
         sub = undefined;
       },
+      halt: stopNow,
     };
   };
 }

@@ -1,5 +1,6 @@
 // The WebSim page entry: connects the event socket (with reconnects), keeps the state, renders every panel, sends commands.
 import { drawFace } from './face.js';
+import { mountEstop } from './estop.js';
 import { highlight, loadGraph, transitionText, type DrawnGraph } from './graph.js';
 import { h, renderActions, renderAnswer, renderCounters, renderErrors, renderHooks, renderInputs, renderStreams } from './panels.js';
 import { reduce, type ClientMessage, type ServerMessage, type SimMeta, type SimState } from './state.js';
@@ -18,6 +19,7 @@ let nextId = 1;
 /** The mode the switch note talks about; a transition elsewhere clears the note. */
 let noteFor: string | null = null;
 const pending = new Map<number, (reply: { ok: boolean; reason?: string }) => void>();
+let renderEstop: ((s: SimState) => void) | null = null;
 
 const label = (mode: string) => meta?.modes.find((m) => m.name === mode)?.display_name ?? mode;
 
@@ -66,6 +68,7 @@ function render(): void {
   renderActions($('actions'), s);
   renderHooks($('hooks'), s);
   renderErrors($('errors'), s);
+  renderEstop?.(s);
   $('face-emotion').textContent = s.face?.emotion ?? '';
   const face = $('face');
   const shown = face.querySelector('svg')?.dataset.emotion;
@@ -150,6 +153,7 @@ function connect(delay = 500): void {
 
 async function main(): Promise<void> {
   $('talk-form').addEventListener('submit', (e) => void sendText(e as SubmitEvent));
+  renderEstop = mountEstop((m) => send(m));
   drawFace($('face'), null);
   try {
     graph = await loadGraph($('graph'));

@@ -75,6 +75,8 @@ export interface SimState {
   face: { emotion: string; at: number } | null;
   /** Newest first, at most MAX_ERRORS. */
   errors: Array<{ at: number; source: string; message: string }>;
+  /** The safety governor: the latched e-stop (null when released) and its last stop or refusal. */
+  safety: { estop: { source: string; reason: string; at: number } | null; last: { at: number; kind: string; cause?: string; reason: string } | null };
 }
 
 export const MAX_ACTIONS = 30;
@@ -87,8 +89,12 @@ export type ServerMessage =
   | { type: 'event'; event: SimEvent }
   | { type: 'reply'; id: number; ok: boolean; reason?: string };
 
-/** Messages the page sends. */
-export type ClientMessage = { type: 'mode.switch'; id: number; mode: string } | { type: 'text'; id: number; text: string };
+/** Messages the page sends (the e-stop ones are checked by src/websim/estop.ts). */
+export type ClientMessage =
+  | { type: 'mode.switch'; id: number; mode: string }
+  | { type: 'text'; id: number; text: string }
+  | { type: 'estop'; id: number; reason?: string }
+  | { type: 'estop.release'; id: number; token: string };
 
 export function initialState(mode: string): SimState {
   return {
@@ -107,6 +113,7 @@ export function initialState(mode: string): SimState {
     counters: { ticks: 0, late_ticks: 0, model_calls: 0, model_errors: 0, cu_spent: 0 },
     face: null,
     errors: [],
+    safety: { estop: null, last: null },
   };
 }
 
@@ -196,6 +203,12 @@ export function reduce(s: SimState, e: SimEvent): SimState {
       const entry: SimState['mcp'][string] = { at: e.at, state: str(e.state) };
       if (typeof e.detail === 'string') entry.detail = e.detail;
       return { ...s, mcp: { ...s.mcp, [str(e.server)]: entry } };
+    }
+    case 'safety': {
+      const kind = str(e.kind);
+      const last = { at: e.at, kind, reason: str(e.reason), ...(typeof e.cause === 'string' ? { cause: e.cause } : {}) };
+      const estop = kind === 'estop' ? { source: str(e.source), reason: str(e.reason), at: e.at } : kind === 'release' ? null : (s.safety?.estop ?? null);
+      return { ...s, safety: { estop, last } };
     }
     case 'error':
       return { ...s, errors: [{ at: e.at, source: str(e.source), message: str(e.message) }, ...s.errors].slice(0, MAX_ERRORS) };

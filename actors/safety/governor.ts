@@ -1,0 +1,386 @@
+// The safety governor (`safety`): the statechart between every motion action and its connector: limits, dead-man timer, health, geofence, latched e-stop.
+import type { Logger } from 'pino';
+import { assign, enqueueActions, fromCallback, setup, type AnyActorRef, type EventObject } from 'xstate';
+import type { AgentBus, AgentEvent } from '../../src/cortex/events.js';
+import { outsideFence, positionOf, type Position } from '../../src/safety/geofence.js';
+import { decide, keepGrants, policyOf, type Facts, type Latch, type ModePolicy, type SafetyCause, type SafetyPolicy } from '../../src/safety/policy.js';
+import { estopSerialLogic } from './estop-serial.js';
+import { estopSocketLogic, type EstopSocketOptions } from './estop-socket.js';
+
+export { safetyStatusOf, type SafetyStatus } from './status.js';
+
+export interface GovernorInput {
+  policy: SafetyPolicy;
+  bus: AgentBus;
+  logger: Logger;
+  /** The agent's clock (rate windows, rests); the delays run on the actor system's clock, the same one. */
+  now: () => number;
+  /** The mode the agent starts in. */
+  mode: string;
+  /** A latch found on disk at start (the e-stop survives a restart). */
+  latch?: Latch | null;
+  /** Saves the latch (null when released); called after the stop commands were sent. */
+  persist?: (latch: Latch | null) => void;
+  /** The local e-stop socket (`cortexd estop`); absent: none. */
+  socket?: EstopSocketOptions;
+}
+
+/** A motion command asking to reach its connector; answered `safety.granted` or `safety.refused` to `replyTo`. */
+export interface SafetyRequest {
+  type: 'safety.request';
+  id: number;
+  mode: string;
+  label: string;
+  value: unknown;
+  origin: string;
+  replyTo: AnyActorRef;
+}
+
+export type GovernorEvent =
+  | SafetyRequest
+  | { type: 'safety.register'; key: string; ref: AnyActorRef }
+  | { type: 'safety.unregister'; key: string }
+  | { type: 'safety.estop'; reason: string; source: string }
+  | { type: 'safety.release'; source: string }
+  | { type: 'safety.stopping'; reason: string }
+  | { type: 'safety.context'; values: Record<string, unknown> }
+  | { type: 'safety.bus'; event: AgentEvent }
+  | { type: 'motion.fed' }
+  | { type: 'motion.ended' }
+  | { type: 'model.started' }
+  | { type: 'model.progress' }
+  | { type: 'model.ended' };
+
+interface Motion {
+  since: number;
+  value: string;
+  label: string;
+  mode: string;
+}
+
+interface GovernorContext extends Omit<GovernorInput, 'latch' | 'mode' | 'socket'> {
+  socket: EstopSocketOptions | undefined;
+  mode: string;
+  /** Motion actions running now, by actor session id: where halts go. */
+  actions: Record<string, AnyActorRef>;
+  latch: Latch | null;
+  stopping: string | null;
+  restingUntil: number;
+  faults: Record<string, string>;
+  position: Position | null;
+  grants: number[];
+  /** The longest rate window of any mode: how long grants are kept. */
+  windowMs: number;
+  /** What moves now (granted and not stopped since), or null when the robot is still. */
+  motion: Motion | null;
+}
+
+/** Events of the bus the governor follows (a callback child subscribes; its own `safety` events are not among them). */
+const followed = (e: AgentEvent) => e.type === 'prompt' || e.type.startsWith('model.') || e.type === 'stream' || e.type === 'mode.changed' || e.type === 'agent.started';
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+const pol = (c: GovernorContext, mode?: string): ModePolicy => policyOf(c.policy, mode ?? c.motion?.mode ?? c.mode);
+
+function factsOf(c: GovernorContext): Facts {
+  return { latch: c.latch, stopping: c.stopping, restingUntil: c.restingUntil, faults: c.faults, position: c.position, grants: c.grants };
+}
+
+function announce(c: GovernorContext, event: Omit<Extract<AgentEvent, { type: 'safety' }>, 'type' | 'at'>): void {
+  c.bus.emit({ type: 'safety', at: Date.now(), ...event });
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+/** The parts of enqueueActions' `enqueue` the helpers use (its generic type is not worth spelling out). */
+type Enqueue = { (fn: () => void): void; sendTo: (to: any, event: any) => void; assign: (a: any) => void; raise: (e: any) => void };
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/**
+ * Sends the stop to every motion action (each interrupts what runs, drops its queue and calls its
+ * connector's halt) and says why on the bus and in the journal. Only when something moves, unless
+ * `force` (e-stop, stopping: the stop command goes out whatever the governor believes).
+ */
+function halt(enqueue: Enqueue, c: GovernorContext, cause: SafetyCause, reason: string, force = false, first?: () => void): void {
+  if (!force && !c.motion) return;
+  const refs = Object.values(c.actions);
+  // Nothing to stop (no motion action runs, nothing moves): only what `first` says is said.
+  if (refs.length === 0 && !c.motion) {
+    if (first) enqueue(first);
+    return;
+  }
+  // Sent directly, before anything is logged or announced: the stop command is the first thing that happens.
+  enqueue(() => {
+    for (const ref of refs) ref.send({ type: 'safety.halt', reason });
+  });
+  enqueue.assign({ motion: null });
+  enqueue.raise({ type: 'motion.ended' });
+  enqueue(() => {
+    first?.();
+    c.logger.warn({ safety: 'stop', cause, mode: c.mode }, `safety: stop sent (${cause}): ${reason}`);
+    announce(c, { kind: 'stop', cause, reason, ...(c.motion ? { mode: c.motion.mode, label: c.motion.label, value: c.motion.value } : {}) });
+  });
+}
+
+/** Sets or clears a health fault; a new fault stops motion (stop_on_service_loss). */
+function fault(enqueue: Enqueue, c: GovernorContext, key: string, reason: string | null, cause: SafetyCause = 'service'): void {
+  if (reason === null) {
+    if (key in c.faults) {
+      const { [key]: _gone, ...rest } = c.faults;
+      enqueue.assign({ faults: rest });
+    }
+    return;
+  }
+  if (c.faults[key] === reason) return;
+  enqueue.assign({ faults: { ...c.faults, [key]: reason } });
+  halt(enqueue, c, cause, `${key}: ${reason}`);
+}
+
+/** Relays the followed bus events to the governor. */
+const busWatch = fromCallback<EventObject, { bus: AgentBus }>(({ input, sendBack }) => {
+  const sub = input.bus.events$.subscribe((event) => {
+    if (followed(event)) sendBack({ type: 'safety.bus', event });
+  });
+  return () => sub.unsubscribe();
+});
+
+/**
+ * The governor. Four parallel regions: `estop` (released / latched), `motion` (still / moving with
+ * the dead-man timer restarted by every granted command and the longest-continuous timer / resting),
+ * `model` (idle / waiting for an answer / stalled) and `agent` (running / stopping). Every decision
+ * on a command is `decide()` of src/safety/policy.ts over the context; the regions own the timers.
+ * It depends on no model, service or input: its children are the bus watcher and the e-stop sources
+ * (serial sentence, local socket), and each failing source is reported without stopping the rest.
+ */
+export const governorMachine = setup({
+  types: { context: {} as GovernorContext, events: {} as GovernorEvent, input: {} as GovernorInput },
+  actors: { busWatch, estopSerial: estopSerialLogic, estopSocket: estopSocketLogic },
+  delays: {
+    deadman: ({ context }) => pol(context).deadmanMs,
+    maxContinuous: ({ context }) => pol(context).maxContinuousMs,
+    rest: ({ context }) => pol(context).restMs,
+    modelStall: ({ context }) => pol(context, context.mode).modelStallMs,
+  },
+  guards: {
+    restoredLatch: ({ context }) => context.latch !== null,
+  },
+  actions: {
+    decideRequest: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.request') return;
+      const now = c.now();
+      const d = decide(pol(c, event.mode), factsOf(c), event, now);
+      if (!d.ok) {
+        enqueue.sendTo(event.replyTo, { type: 'safety.refused', id: event.id, reason: d.reason });
+        enqueue(() => {
+          c.logger.info({ safety: 'refused', cause: d.cause, mode: event.mode, action: event.label }, `safety: ${event.label} "${d.value}" refused: ${d.reason}`);
+          announce(c, { kind: 'refused', cause: d.cause, reason: d.reason, mode: event.mode, label: event.label, value: d.value });
+        });
+        return;
+      }
+      if (d.stop) {
+        enqueue.assign({ motion: null });
+        enqueue.raise({ type: 'motion.ended' });
+      } else {
+        enqueue.assign({
+          grants: [...keepGrants(c.grants, now, c.windowMs), now],
+          motion: { since: c.motion?.since ?? now, value: d.value, label: event.label, mode: event.mode },
+        });
+        enqueue.raise({ type: 'motion.fed' });
+      }
+      enqueue.sendTo(event.replyTo, { type: 'safety.granted', id: event.id });
+    }),
+    register: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.register') return;
+      enqueue.assign({ actions: { ...c.actions, [event.key]: event.ref } });
+      // A motion action that starts while the e-stop is latched (a restart after a crash) is stopped at once.
+      if (c.latch) enqueue.sendTo(event.ref, { type: 'safety.halt', reason: `emergency stop latched (${c.latch.source}: ${c.latch.reason})` });
+    }),
+    unregister: assign(({ context, event }) => {
+      if (event.type !== 'safety.unregister') return {};
+      const { [event.key]: _gone, ...actions } = context.actions;
+      return { actions };
+    }),
+    latch: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.estop') return;
+      const latch: Latch = { source: event.source, reason: event.reason, at: Date.now() };
+      enqueue.assign({ latch });
+      halt(enqueue, c, 'estop', `emergency stop (${latch.source}): ${latch.reason}`, true, () => {
+        c.logger.error({ safety: 'estop', source: latch.source, mode: c.mode }, `EMERGENCY STOP latched by ${latch.source}: ${latch.reason}`);
+        announce(c, { kind: 'estop', source: latch.source, reason: latch.reason });
+      });
+      enqueue(() => c.persist?.(latch));
+    }),
+    // Pressed again while latched: the stop goes out again, the first latch (and its reason) stays.
+    relatch: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.estop' || !c.latch) return;
+      halt(enqueue, c, 'estop', `emergency stop (${event.source}): ${event.reason}`, true);
+    }),
+    release: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.release') return;
+      const was = c.latch;
+      enqueue.assign({ latch: null });
+      enqueue(() => {
+        c.logger.warn({ safety: 'release', source: event.source, mode: c.mode }, `emergency stop released by ${event.source}${was ? ` (was: ${was.source}: ${was.reason})` : ''}`);
+        announce(c, { kind: 'release', source: event.source, reason: was ? `released (was ${was.source}: ${was.reason})` : 'released' });
+        c.persist?.(null);
+      });
+    }),
+    announceRestored: ({ context: c }) => {
+      if (!c.latch) return;
+      c.logger.error({ safety: 'estop', source: c.latch.source, mode: c.mode }, `EMERGENCY STOP still latched from before the restart (${c.latch.source}: ${c.latch.reason})`);
+      announce(c, { kind: 'estop', source: c.latch.source, reason: c.latch.reason, restored: true });
+    },
+    stopping: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.stopping') return;
+      enqueue.assign({ stopping: event.reason });
+      halt(enqueue, c, 'stopping', `the agent is stopping (${event.reason})`, true);
+    }),
+    deadmanExpired: enqueueActions(({ context: c, enqueue }) => {
+      halt(enqueue, c, 'deadman', `dead-man timer: no motion command for ${seconds(pol(c).deadmanMs)}`);
+    }),
+    maxContinuousExpired: enqueueActions(({ context: c, enqueue }) => {
+      const p = pol(c);
+      halt(enqueue, c, 'max_continuous', `longest continuous motion (${seconds(p.maxContinuousMs)}) reached; resting ${seconds(p.restMs)}`);
+      enqueue.assign({ restingUntil: c.now() + p.restMs });
+    }),
+    modelStalled: enqueueActions(({ context: c, enqueue }) => {
+      fault(enqueue, c, 'model', `no answer for ${seconds(pol(c, c.mode).modelStallMs)} (stalled)`, 'model_stall');
+    }),
+    position: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.context') return;
+      const position = positionOf(event.values, c.position);
+      if (position === c.position) return;
+      enqueue.assign({ position });
+      const p = pol(c);
+      if (c.motion && p.fence && c.motion.value !== p.returnValue && outsideFence(p.fence, position)) {
+        halt(enqueue, c, 'geofence', position?.fix ? 'the robot left the geofence' : 'the GPS fix was lost inside a geofenced mode');
+      }
+    }),
+    busEvent: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== 'safety.bus') return;
+      const e = event.event;
+      const lossStops = pol(c, c.mode).stopOnServiceLoss;
+      switch (e.type) {
+        case 'prompt':
+          enqueue.raise({ type: 'model.started' });
+          return;
+        case 'model.answer':
+          fault(enqueue, c, 'model', null);
+          enqueue.raise({ type: 'model.ended' });
+          return;
+        case 'model.error':
+          fault(enqueue, c, 'model', lossStops ? `the model call failed (${e.error})` : null);
+          enqueue.raise({ type: 'model.ended' });
+          return;
+        case 'stream': {
+          const key = `${e.kind} socket ${e.input}`;
+          const down = e.state === 'backingOff' || e.state === 'failed';
+          fault(enqueue, c, key, down && lossStops ? `${e.state === 'failed' ? 'failed' : 'reconnecting'}${e.reason ? ` (${e.reason})` : ''}` : null);
+          return;
+        }
+        case 'mode.changed':
+        case 'agent.started': {
+          // The new mode has its own model and sockets: faults of the old one no longer apply.
+          const mode = e.type === 'mode.changed' ? e.to : e.mode;
+          if (mode !== c.mode) enqueue.assign({ mode, faults: {} });
+          enqueue.raise({ type: 'model.ended' });
+          return;
+        }
+        default:
+          // Any other model.* event (a streamed part of an answer) shows the call is alive.
+          if (e.type.startsWith('model.')) enqueue.raise({ type: 'model.progress' });
+      }
+    }),
+  },
+}).createMachine({
+  id: 'safety',
+  context: ({ input }) => {
+    const windows = [input.policy.global, ...Object.values(input.policy.modes)].map((p) => p.rate.windowMs);
+    return {
+      policy: input.policy,
+      bus: input.bus,
+      logger: input.logger,
+      now: input.now,
+      ...(input.persist ? { persist: input.persist } : {}),
+      socket: input.socket,
+      mode: input.mode,
+      actions: {},
+      latch: input.latch ?? null,
+      stopping: null,
+      restingUntil: 0,
+      faults: {},
+      position: null,
+      grants: [],
+      windowMs: Math.max(...windows),
+      motion: null,
+    };
+  },
+  entry: 'announceRestored',
+  invoke: [
+    { id: 'bus', src: 'busWatch', input: ({ context }) => ({ bus: context.bus }) },
+    {
+      id: 'estop:serial',
+      src: 'estopSerial',
+      input: ({ context }) => ({ policy: context.policy.estopSerial, logger: context.logger, bus: context.bus }),
+    },
+    {
+      id: 'estop:socket',
+      src: 'estopSocket',
+      input: ({ context, self }) => ({ options: context.socket, governor: self, logger: context.logger, bus: context.bus }),
+    },
+  ],
+  on: {
+    'safety.request': { actions: 'decideRequest' },
+    'safety.register': { actions: 'register' },
+    'safety.unregister': { actions: 'unregister' },
+    'safety.context': { actions: 'position' },
+    'safety.bus': { actions: 'busEvent' },
+  },
+  type: 'parallel',
+  states: {
+    estop: {
+      initial: 'boot',
+      states: {
+        boot: { always: [{ guard: 'restoredLatch', target: 'latched' }, { target: 'released' }] },
+        released: { on: { 'safety.estop': { target: 'latched', actions: 'latch' } } },
+        latched: {
+          tags: ['estopped'],
+          on: { 'safety.estop': { actions: 'relatch' }, 'safety.release': { target: 'released', actions: 'release' } },
+        },
+      },
+    },
+    motion: {
+      initial: 'still',
+      states: {
+        still: { on: { 'motion.fed': 'moving' } },
+        moving: {
+          tags: ['moving'],
+          initial: 'fed',
+          states: {
+            // Every granted command re-enters `fed` only: it restarts the dead-man timer, not the longest-continuous one.
+            fed: { after: { deadman: { actions: 'deadmanExpired' } }, on: { 'motion.fed': { target: 'fed', reenter: true } } },
+          },
+          after: { maxContinuous: { target: 'resting', actions: 'maxContinuousExpired' } },
+          on: { 'motion.ended': 'still' },
+        },
+        resting: { tags: ['resting'], after: { rest: 'still' }, on: { 'motion.fed': 'moving' } },
+      },
+    },
+    model: {
+      initial: 'idle',
+      states: {
+        idle: { on: { 'model.started': 'waiting' } },
+        waiting: {
+          after: { modelStall: { target: 'stalled', actions: 'modelStalled' } },
+          on: { 'model.started': { target: 'waiting', reenter: true }, 'model.progress': { target: 'waiting', reenter: true }, 'model.ended': 'idle' },
+        },
+        stalled: { tags: ['modelStalled'], on: { 'model.started': 'waiting', 'model.progress': 'waiting', 'model.ended': 'idle' } },
+      },
+    },
+    agent: {
+      initial: 'running',
+      states: {
+        running: { on: { 'safety.stopping': { target: 'stopping', actions: 'stopping' } } },
+        stopping: { tags: ['stopping'] },
+      },
+    },
+  },
+});

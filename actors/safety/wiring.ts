@@ -1,0 +1,71 @@
+// What the agent needs to run the safety governor: its policy, its input (e-stop socket, saved latch), the prompt notice of a mode.
+import type { Logger } from 'pino';
+import type { AgentConfig, ModeConfig } from '../../src/config/schema.js';
+import type { AgentBus } from '../../src/cortex/events.js';
+import { motionNotice } from '../../src/cortex/fuser.js';
+import { estopSocketPath, runtimeDir } from '../../src/paths.js';
+import type { Plugins } from '../../src/plugins/types.js';
+import { policyOf, resolvePolicy, type SafetyPolicy } from '../../src/safety/policy.js';
+import type { GovernorInput } from './governor.js';
+import { fileLatchStore, latchPath, type LatchStore } from './latch-store.js';
+import type { SafetyStatus } from './status.js';
+
+export interface SafetySetup {
+  policy: SafetyPolicy;
+  store: LatchStore;
+  input: GovernorInput;
+}
+
+export interface SafetySetupOptions {
+  config: AgentConfig;
+  configName: string;
+  bus: AgentBus;
+  logger: Logger;
+  now: () => number;
+  stateDir: string;
+  /** Where the e-stop socket goes (default `runtimeDir(stateDir)`); false: no socket. */
+  runtimeDir?: string | false;
+}
+
+/** The governor's input for a configuration, with the latch restored from the state directory. */
+export function safetySetup(o: SafetySetupOptions): SafetySetup {
+  const policy = resolvePolicy(o.config);
+  const store = fileLatchStore(latchPath(o.stateDir, o.configName), (m) => {
+    o.logger.error(m);
+    o.bus.emit({ type: 'error', at: Date.now(), source: 'safety', message: m });
+  });
+  const sock = policy.estopSocket;
+  const dir = o.runtimeDir === undefined ? runtimeDir(o.stateDir) : o.runtimeDir;
+  const socket = sock.enabled && dir !== false ? { path: sock.path ?? estopSocketPath(dir, o.configName), ...(sock.group !== undefined ? { group: sock.group } : {}) } : undefined;
+  return {
+    policy,
+    store,
+    input: {
+      policy,
+      bus: o.bus,
+      logger: o.logger.child({ actor: 'safety' }),
+      now: o.now,
+      mode: o.config.default_mode,
+      latch: store.load(),
+      persist: (latch) => store.save(latch),
+      ...(socket ? { socket } : {}),
+    },
+  };
+}
+
+/** The llm_labels of a mode's actions whose connector moves the robot. */
+export function motionLabels(mode: ModeConfig, plugins: Pick<Plugins, 'descriptors'>): string[] {
+  return mode.agent_actions.filter((a) => plugins.descriptors.actions.get(a.name)?.connectors.get(a.connector)?.motion === true).map((a) => a.llm_label);
+}
+
+/** The prompt line of `mode` for the governor's status, or undefined when motion is allowed. */
+export function safetyNoticeOf(status: SafetyStatus, policy: SafetyPolicy, mode: string, labels: readonly string[]): string | undefined {
+  const why = status.estop
+    ? `emergency stop latched by ${status.estop.source}: ${status.estop.reason}; a person must release it`
+    : status.stopping
+      ? 'the agent is stopping'
+      : !policyOf(policy, mode).motion
+        ? `mode ${mode} forbids motion`
+        : undefined;
+  return motionNotice(labels, why);
+}
