@@ -37,7 +37,8 @@ function serviceOfConnector(connector: string): string {
  *   of `stream` (asr: the audio sent) and of `action` (tts);
  * - socket state and reconnects: `stream` (socket label `<kind>/<input>`); dropped audio bytes and
  *   frames: the cumulative `dropped_bytes`/`frames_dropped` of `stream`, added as they grow;
- * - action queue length: `queue` of `action`.
+ * - action queue length: `queue` of `action`;
+ * - turn latency by stage: `stages_ms` of `turn` (the origin stage itself is not observed: it is 0 by definition).
  */
 export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFeedOptions): Subscription {
   const seen = new Map<string, Seen>();
@@ -88,6 +89,9 @@ export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFee
         break;
       case 'stream':
         onStream(e);
+        break;
+      case 'turn':
+        for (const [stage, ms] of Object.entries(e.stages_ms)) if (stage !== e.origin && typeof ms === 'number') metrics.recordTurnStage(stage, ms);
         break;
       case 'action':
         if (typeof e.queue === 'number') metrics.setActionQueueLength(e.label, e.queue);

@@ -10,6 +10,8 @@ export type SocketState = (typeof SOCKET_STATES)[number];
 
 /** Latency buckets in seconds, from a fast local model to a slow hosted one. */
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
+/** Turn stage buckets in seconds: a first sound under 1.5 s is the target, 5-10 s the complaint. */
+const TURN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8, 13];
 /** Tick lateness buckets in seconds: how far past its scheduled time a tick started. */
 const LATENESS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -34,6 +36,7 @@ export class Metrics {
   readonly audioDroppedBytes: Counter<'input'>;
   readonly actionQueueLength: Gauge<'action'>;
   readonly cuSpent: Counter<'service'>;
+  readonly turnLatency: Histogram<'stage'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -81,6 +84,13 @@ export class Metrics {
     });
     this.actionQueueLength = new Gauge({ name: 'cortexd_action_queue_length', help: 'Commands waiting in an action queue', labelNames: ['action'], registers });
     this.cuSpent = new Counter({ name: 'cortexd_cu_spent_total', help: 'Compute units spent on the hosted service', labelNames: ['service'], registers });
+    this.turnLatency = new Histogram({
+      name: 'cortexd_turn_latency_seconds',
+      help: 'Time from the start of a voice turn (end of speech, else the final transcript, else the model request) to each of its stages',
+      labelNames: ['stage'],
+      buckets: TURN_BUCKETS,
+      registers,
+    });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'cortexd_' });
   }
 
@@ -132,6 +142,11 @@ export class Metrics {
   /** Compute units charged by the hosted service (chat, tts, asr; vision is not metered). */
   recordCu(service: string, cu: number): void {
     if (cu > 0) this.cuSpent.inc({ service }, cu);
+  }
+
+  /** A stage of a voice turn happened `ms` after the turn's origin. */
+  recordTurnStage(stage: string, ms: number): void {
+    this.turnLatency.observe({ stage }, Math.max(0, ms) / 1000);
   }
 
   /** The exposition text a scrape returns. */

@@ -45,6 +45,12 @@ export interface InputPlugin<Raw = unknown> {
    * emits (states, transcripts, replies, failure) to `onEvent`.
    */
   readonly stream?: { kind: 'asr' | 'vlm'; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
+  /**
+   * Voice inputs: when the speech behind the finals taken since the last call ended (the robot's voice
+   * activity detector) and when their first final transcript arrived, ms since the epoch; taking them
+   * clears them. The loop puts them first in the turn's latency stages.
+   */
+  takeTurnMarks?(): { speechEndAt?: number; finalAt?: number } | undefined;
 }
 
 /** What the runtime gives an input plugin when it creates it. */
