@@ -185,11 +185,13 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   }
   save();
   const remembered = lastPrompt(prompt.messages);
-  void turn.finish(outcome).then(({ said, unsaid }) => {
+  void turn.finish(outcome, (said, unsaid) => {
     // The history keeps what was actually said: sentences cut by a barge-in or a mode switch are not in it.
-    if (!unsaid.length || !first || remembered === undefined || !deps.llm.reviseAnswer) return;
-    const calls = first.toolCalls.map((c) => (speak && actionForTool([speak], c.name) ? { ...c, arguments: { sentence: said.join(' ') } } : c));
-    deps.llm.reviseAnswer(remembered, `${answerText({ ...(first.text ? { text: first.text } : {}), toolCalls: calls })} (interrupted; not said: ${unsaid.join(' ')})`);
+    if (!unsaid.length || remembered === undefined || !deps.llm.reviseAnswer || !speak) return;
+    const spoken = { name: speak.entry.llm_label, arguments: { sentence: said.join(' ') } };
+    // An answer cut while it streamed was never complete: what it said is all there is of it.
+    const calls = first ? first.toolCalls.map((c) => (actionForTool([speak], c.name) ? { ...c, arguments: spoken.arguments } : c)) : [spoken];
+    deps.llm.reviseAnswer(remembered, `${answerText({ ...(first?.text ? { text: first.text } : {}), toolCalls: calls })} (interrupted; not said: ${unsaid.join(' ')})`);
   });
   return { calledModel: true };
 }

@@ -99,16 +99,21 @@ export class Turn {
   }
 
   /**
-   * Once every sentence has settled: emits the `turn` event (once) and resolves with the sentences
-   * said and not said (for the history). `outcome` says how the model part ended.
+   * Once every sentence has settled: calls `settled` with the sentences said and not said (the
+   * history is corrected there), then emits the `turn` event (once). `outcome` says how the model part ended.
    */
-  async finish(outcome: 'answered' | 'error' | 'interrupted'): Promise<{ said: string[]; unsaid: string[] }> {
+  async finish(outcome: 'answered' | 'error' | 'interrupted', settled?: (said: string[], unsaid: string[]) => void): Promise<{ said: string[]; unsaid: string[] }> {
     await Promise.all(this.sentences.map((s) => s.settled));
     this.actionWatch?.unsubscribe();
     const said = this.sentences.filter((s) => s.state === 'done').map((s) => s.text);
     const unsaid = this.sentences.filter((s) => s.state !== 'done').map((s) => s.text);
     if (this.finished) return { said, unsaid };
     this.finished = true;
+    try {
+      settled?.(said, unsaid);
+    } catch (err) {
+      this.options.logger.warn(`after the turn: ${describeError(err)}`);
+    }
     const interrupted = this.interrupted.signal.aborted || outcome === 'interrupted';
     const originStage = (['speech_end', 'final_transcript', 'request_sent'] as const).find((s) => this.stages[s] !== undefined);
     const origin = originStage ? this.stages[originStage]! : this.now();

@@ -4,13 +4,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startScriptedUpstream } from './lib/scripted-upstream.js';
+import { startScriptedUpstream } from '../dist/src/testing/scripted-upstream.js';
 import { median, percentile, startAgent } from './lib/agent.js';
 
 const { values } = parseArgs({ options: { turns: { type: 'string', default: '5' }, 'first-token-ms': { type: 'string', default: '300' }, 'tokens-per-second': { type: 'string', default: '40' } } });
 const TURNS = Number(values.turns);
 const QUESTION = 'what is your name';
-// A three-sentence answer of 56 words (77 tokens of 4 characters with its JSON), shaped as chat models answer: a short first
+// A three-sentence answer of 54 words (67 tokens of 4 characters with its JSON), shaped as chat models answer: a short first
 // sentence, then the substance. The gain of streaming grows with the length of the answer; the first sound depends on the first sentence only.
 const ANSWER =
   'I am Pip. I am a small helper robot who lives in this house with the family and keeps an eye on things while everyone is busy or away. ' +

@@ -148,6 +148,8 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
         const ext = clip.format === 'pcm' ? 'raw' : clip.format;
         await writeFile(join(parsed.dir, `${String(++clipCount).padStart(4, '0')}.${ext}`), clip.data);
         pruneClips(parsed.dir, parsed.keep);
+        // Interrupted while the file was written: it does not "play" on.
+        if (myGeneration !== generation || signal?.aborted) return { completed: false, durationMs };
       }
       const completed =
         parsed.binding === 'player' ? await runPlayer(clip, onInterrupt) : parsed.realtime ? await waitDuration(durationMs, onInterrupt) : true;

@@ -134,18 +134,21 @@ export class ConversationHistory {
     return true;
   }
 
-  /** Replaces the answer of the newest exchange whose prompt is `prompt`; false when there is none. */
-  reviseAnswer(prompt: string, answer: string): boolean {
+  /**
+   * Replaces the answer of the newest exchange whose prompt is `prompt` (what was actually said of it);
+   * an answer cut short while it arrived was never recorded, so it is recorded now.
+   */
+  reviseAnswer(prompt: string, answer: string): void {
     for (const list of [this.window, this.pending]) {
       for (let i = list.length - 1; i >= 0; i--) {
         if (list[i]!.prompt === prompt) {
           list[i]!.answer = answer;
           this.changed();
-          return true;
+          return;
         }
       }
     }
-    return false;
+    this.record(prompt, answer);
   }
 
   /** Resolves when no summary is running (tests and shutdown). */

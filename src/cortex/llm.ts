@@ -57,7 +57,8 @@ export interface LlmPlugin {
   ask(request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver): Promise<LlmAnswer>;
   /**
    * Replaces the remembered answer to `prompt` (the last exchange with it) by what actually happened,
-   * e.g. the sentences spoken before a barge-in. Plugins without history need not implement it.
+   * e.g. the sentences spoken before a barge-in; an answer cut while it streamed is remembered now.
+   * Plugins without history need not implement it.
    */
   reviseAnswer?(prompt: string, answer: string): void;
   /**
