@@ -130,15 +130,17 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
       let detector: VoiceDetector | undefined;
       let unavailable = false;
       let closed = false;
-      Promise.resolve()
-        .then(options.detector)
-        .then(
-        (d) => (closed ? d.close() : (detector = d)),
-        (err: unknown) => {
-          unavailable = true;
-          options.onUnavailable?.(err);
-        },
-      );
+      const unavailableNow = (err: unknown) => {
+        unavailable = true;
+        options.onUnavailable?.(err);
+      };
+      try {
+        const made = options.detector();
+        if (made instanceof Promise) made.then((d) => (closed ? d.close() : (detector = d)), unavailableNow);
+        else detector = made;
+      } catch (err) {
+        unavailableNow(err);
+      }
       let rest = Buffer.alloc(0);
       let open = false;
       let speechRun = 0;
