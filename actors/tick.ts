@@ -125,63 +125,69 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   let first: LlmAnswer | undefined;
   let outcome: 'answered' | 'error' | 'interrupted' = 'answered';
 
-  for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
-    signal.throwIfAborted();
-    const tools: ToolDefinition[] = deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
-    const live = new LiveHandout({
-      handles: deps.handles(),
-      speak,
-      hub: deps.hub,
-      turn,
-      logger,
-      say,
-      dispatch: (handle, value) => (saved ? saved.actions.push(dispatchAndSee(deps, handle, value)) : handle.dispatch(value, 'model')),
-      signal,
-      tick: req.seq,
-    });
-    let answer: LlmAnswer;
-    turn.mark('request_sent', now());
-    try {
-      answer = await deps.llm.ask({ messages, tools }, streamSignal, live);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      if (turn.interrupted.signal.aborted) {
-        // A barge-in cut the answer short: what was said stands, nothing more is.
-        logger.info('answer cut short by a barge-in');
-        outcome = 'interrupted';
+  try {
+    for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
+      signal.throwIfAborted();
+      const tools: ToolDefinition[] = deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
+      const live = new LiveHandout({
+        handles: deps.handles(),
+        speak,
+        hub: deps.hub,
+        turn,
+        logger,
+        say,
+        dispatch: (handle, value) => (saved ? saved.actions.push(dispatchAndSee(deps, handle, value)) : handle.dispatch(value, 'model')),
+        signal,
+        tick: req.seq,
+      });
+      let answer: LlmAnswer;
+      turn.mark('request_sent', now());
+      try {
+        answer = await deps.llm.ask({ messages, tools }, streamSignal, live);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        if (turn.interrupted.signal.aborted) {
+          // A barge-in cut the answer short: what was said stands, nothing more is.
+          logger.info('answer cut short by a barge-in');
+          outcome = 'interrupted';
+          break;
+        }
+        const error = describeError(err);
+        logger.warn(`model call failed: ${error}`);
+        deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error });
+        if (saved) saved.answer.error = error;
+        outcome = 'error';
         break;
       }
-      const error = describeError(err);
-      logger.warn(`model call failed: ${error}`);
-      deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error });
-      if (saved) saved.answer.error = error;
-      outcome = 'error';
-      break;
+      first ??= answer;
+      turn.model = answer.model;
+      deps.bus.emit({
+        type: 'model.answer',
+        at: now(),
+        mode: deps.modeName,
+        tick: req.seq,
+        model: answer.model,
+        ...(answer.text ? { text: answer.text } : {}),
+        tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
+        latency_ms: answer.latencyMs,
+        ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
+      });
+      if (saved) mergeAnswer(saved.answer, answer);
+      if (turn.interrupted.signal.aborted) break;
+      const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions, { live, turn, say });
+      if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
+      // MCP results go back to the model, which may call more tools or answer.
+      messages.push({
+        role: 'assistant',
+        content: answer.text ?? null,
+        tool_calls: results.map((r) => ({ id: r.id, type: 'function' as const, function: { name: r.name, arguments: JSON.stringify(r.args ?? {}) } })),
+      });
+      for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.content });
     }
-    first ??= answer;
-    turn.model = answer.model;
-    deps.bus.emit({
-      type: 'model.answer',
-      at: now(),
-      mode: deps.modeName,
-      tick: req.seq,
-      model: answer.model,
-      ...(answer.text ? { text: answer.text } : {}),
-      tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
-      latency_ms: answer.latencyMs,
-      ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
-    });
-    if (saved) mergeAnswer(saved.answer, answer);
-    if (turn.interrupted.signal.aborted) break;
-    const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions, { live, turn, say });
-    if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
-    // MCP results go back to the model, which may call more tools or answer.
-    messages.push({
-      role: 'assistant',
-      content: answer.text ?? null,
-      tool_calls: results.map((r) => ({ id: r.id, type: 'function' as const, function: { name: r.name, arguments: JSON.stringify(r.args ?? {}) } })),
-    });
-    for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.content });
+  } catch (err) {
+    // The tick was aborted (the mode stops): the turn ends with it; its sentences are cancelled by the lifetime.
+    void turn.finish('interrupted');
+    throw err;
   }
   save();
   const remembered = lastPrompt(prompt.messages);

@@ -1,4 +1,5 @@
 // One voice turn of a tick: its latency stages, the sentences it speaks and what became of them, reported once as a `turn` event.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { AgentBus, TurnStage } from '../src/cortex/events.js';
 import { TURN_STAGES } from '../src/cortex/events.js';
@@ -50,6 +51,8 @@ export class Turn {
 
   constructor(private readonly options: TurnOptions) {
     this.now = options.now ?? Date.now;
+    // Each queued sentence listens to the mode's lifetime until it settles; a long answer has many.
+    setMaxListeners(1000, options.lifetime);
     for (const [k, v] of Object.entries(options.before ?? {})) if (typeof v === 'number') this.stages[k as TurnStage] = v;
   }
 
