@@ -9,6 +9,7 @@ import type { AgentBus } from '../src/cortex/events.js';
 import type { LlmPlugin } from '../src/cortex/llm.js';
 import type { Plugins } from '../src/plugins/types.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
+import { historyFileOf } from '../src/cortex/history-store.js';
 import { describeError } from '../src/errors.js';
 import { actionMachine, handleOf, type ActionActorRef } from './actions/action.js';
 import type { InteractionLog } from './actions/interactions.js';
@@ -76,6 +77,8 @@ const PENDING_TEXT = 20;
 
 interface ModeCtx {
   llm: LlmPlugin | undefined;
+  /** Aborted when `running` ends: cancels what answers still have queued (their sentences). */
+  lifetime: AbortController | undefined;
   pendingText: string[];
 }
 
@@ -149,7 +152,11 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
   const createLlm = (): LlmPlugin => {
     try {
       if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
-      return deps.plugins.llm(llmEntry.type).create(llmOptions(llmEntry), { logger, cloud: deps.cloud! });
+      return deps.plugins.llm(llmEntry.type).create(llmOptions(llmEntry), {
+        logger,
+        cloud: deps.cloud!,
+        historyFile: historyFileOf(deps.stateDir, deps.loaded.configName, name),
+      });
     } catch (err) {
       const message = `model ${llmEntry?.type ?? '(none)'} not started: ${describeError(err)}`;
       report('model', message);
@@ -206,7 +213,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     },
   }).createMachine({
     id: `mode:${name}`,
-    context: { llm: undefined, pendingText: [] },
+    context: { llm: undefined, lifetime: undefined, pendingText: [] },
     invoke: actions.map((entry) => ({
       id: `action:${entry.llm_label}`,
       src: 'action' as const,
@@ -223,10 +230,19 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       running: {
         tags: ['running'],
         // Typed text that waited is delivered once the inputs are up (raised events run after the children start).
-        entry: [assign({ llm: () => createLlm() }), raise({ type: 'mode.flushText' })],
+        entry: [assign({ llm: () => createLlm(), lifetime: () => new AbortController() }), raise({ type: 'mode.flushText' })],
         invoke: [
           ...invokeInputs,
-          { id: 'model', src: 'owner', input: ({ context }: { context: ModeCtx }) => ({ onStop: () => stopLlm(context.llm, report) }) },
+          {
+            id: 'model',
+            src: 'owner',
+            input: ({ context }: { context: ModeCtx }) => ({
+              onStop: () => {
+                context.lifetime?.abort(new Error('mode stopped running'));
+                stopLlm(context.llm, report);
+              },
+            }),
+          },
           ...invokeMcp,
           {
             id: 'loop',
@@ -259,6 +275,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                       actions,
                       ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
                       ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
+                      ...(context.lifetime ? { lifetime: context.lifetime.signal } : {}),
                     },
                     req,
                     signal,

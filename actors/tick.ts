@@ -7,11 +7,15 @@ import type { AgentBus } from '../src/cortex/events.js';
 import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } from '../src/cortex/fuser.js';
 import type { InputPlugin } from '../src/cortex/input.js';
 import type { LlmAnswer, LlmPlugin } from '../src/cortex/llm.js';
+import { answerText, lastPrompt } from '../src/cortex/history.js';
+import type { TurnStage } from '../src/cortex/events.js';
 import { actionForTool } from '../src/cortex/tools.js';
 import { descriptors, type Plugins } from '../src/plugins/index.js';
 import { describeError } from '../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
 import type { InteractionRecord } from './actions/interactions.js';
+import { LiveHandout } from './live-handout.js';
+import { Turn } from './turn.js';
 
 /** A running input of the mode, with the final texts (typed lines, final transcripts) that arrived since the last tick. */
 export interface TickInput {
@@ -47,6 +51,11 @@ export interface TickDeps {
   context?: () => string | undefined;
   /** Given one record per tick that called the model (`save_interactions`); absent, nothing is collected. */
   onInteraction?: (record: InteractionRecord) => void;
+  /**
+   * Aborted when the mode stops running (it starts exiting, or the agent stops): cancels the sentences
+   * of answers still being spoken after their tick ended. Default: the tick's own signal.
+   */
+  lifetime?: AbortSignal;
   now?: () => number;
 }
 
@@ -74,10 +83,15 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   const now = deps.now ?? Date.now;
   const fused: FuserInput[] = [];
   const finals: string[] = [];
+  const before: Partial<Record<TurnStage, number>> = {};
   for (const input of deps.inputs) {
     const text = input.plugin.formattedLatestBuffer();
     if (text !== undefined && text.trim()) fused.push({ descriptor: input.plugin.descriptor, text });
     finals.push(...input.finals.splice(0));
+    // Voice inputs say when the speech of these finals ended and when its transcript came (the turn's first stages).
+    const marks = input.plugin.takeTurnMarks?.();
+    if (marks?.speechEndAt !== undefined) before.speech_end = Math.min(before.speech_end ?? Infinity, marks.speechEndAt);
+    if (marks?.finalAt !== undefined) before.final_transcript = Math.min(before.final_transcript ?? Infinity, marks.finalAt);
   }
   if (finals.length && deps.keywords(finals.join('\n'))) return { calledModel: false };
   if (fused.length === 0 && deps.skipIdle) return { calledModel: false };
@@ -98,44 +112,93 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   const saved: { answer: SavedAnswer; actions: SavedAction[] } | undefined = deps.onInteraction ? { answer: { tool_calls: [] }, actions: [] } : undefined;
   const save = () => saved && deps.onInteraction!({ mode: deps.modeName, tick: req.seq, prompt: promptString, answer: saved.answer, actions: saved.actions });
 
-  for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
-    signal.throwIfAborted();
-    const tools: ToolDefinition[] = deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
-    let answer: LlmAnswer;
-    try {
-      answer = await deps.llm.ask({ messages, tools }, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const error = describeError(err);
-      logger.warn(`model call failed: ${error}`);
-      deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error, model: deps.llm.type, kind: errorKind(err) });
-      if (saved) saved.answer.error = error;
-      save();
-      return { calledModel: true };
+  const turn = new Turn({ bus: deps.bus, logger, mode: deps.modeName, tick: req.seq, lifetime: deps.lifetime ?? signal, before, now });
+  const speak = speakHandle(deps.handles());
+  const say = (sentence: string) => {
+    if (!speak) return;
+    const before = turn.spokenCount;
+    turn.speak(speak, sentence);
+    if (saved && turn.spokenCount > before) saved.actions.push({ label: speak.entry.llm_label, value: { sentence }, state: 'queued' });
+  };
+  // The stream stops with the tick, and on a barge-in (the turn's sentences were interrupted).
+  const streamSignal = AbortSignal.any([signal, turn.interrupted.signal]);
+  let first: LlmAnswer | undefined;
+  let outcome: 'answered' | 'error' | 'interrupted' = 'answered';
+
+  try {
+    for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
+      signal.throwIfAborted();
+      const tools: ToolDefinition[] = deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
+      const live = new LiveHandout({
+        handles: deps.handles(),
+        speak,
+        hub: deps.hub,
+        turn,
+        logger,
+        say,
+        dispatch: (handle, value) => (saved ? saved.actions.push(dispatchAndSee(deps, handle, value)) : handle.dispatch(value, 'model')),
+        signal,
+        tick: req.seq,
+      });
+      let answer: LlmAnswer;
+      turn.mark('request_sent', now());
+      try {
+        answer = await deps.llm.ask({ messages, tools }, streamSignal, live);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        if (turn.interrupted.signal.aborted) {
+          // A barge-in cut the answer short: what was said stands, nothing more is.
+          logger.info('answer cut short by a barge-in');
+          outcome = 'interrupted';
+          break;
+        }
+        const error = describeError(err);
+        logger.warn(`model call failed: ${error}`);
+        deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error, model: deps.llm.type, kind: errorKind(err) });
+        if (saved) saved.answer.error = error;
+        outcome = 'error';
+        break;
+      }
+      first ??= answer;
+      turn.model = answer.model;
+      deps.bus.emit({
+        type: 'model.answer',
+        at: now(),
+        mode: deps.modeName,
+        tick: req.seq,
+        model: answer.model,
+        ...(answer.text ? { text: answer.text } : {}),
+        tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
+        latency_ms: answer.latencyMs,
+        ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
+      });
+      if (saved) mergeAnswer(saved.answer, answer);
+      if (turn.interrupted.signal.aborted) break;
+      const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions, { live, turn, say });
+      if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
+      // MCP results go back to the model, which may call more tools or answer.
+      messages.push({
+        role: 'assistant',
+        content: answer.text ?? null,
+        tool_calls: results.map((r) => ({ id: r.id, type: 'function' as const, function: { name: r.name, arguments: JSON.stringify(r.args ?? {}) } })),
+      });
+      for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.content });
     }
-    deps.bus.emit({
-      type: 'model.answer',
-      at: now(),
-      mode: deps.modeName,
-      tick: req.seq,
-      model: answer.model,
-      ...(answer.text ? { text: answer.text } : {}),
-      tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
-      latency_ms: answer.latencyMs,
-      ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
-    });
-    if (saved) mergeAnswer(saved.answer, answer);
-    const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions);
-    if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
-    // MCP results go back to the model, which may call more tools or answer.
-    messages.push({
-      role: 'assistant',
-      content: answer.text ?? null,
-      tool_calls: results.map((r) => ({ id: r.id, type: 'function' as const, function: { name: r.name, arguments: JSON.stringify(r.args ?? {}) } })),
-    });
-    for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.content });
+  } catch (err) {
+    // The tick was aborted (the mode stops): the turn ends with it; its sentences are cancelled by the lifetime.
+    void turn.finish('interrupted');
+    throw err;
   }
   save();
+  const remembered = lastPrompt(prompt.messages);
+  void turn.finish(outcome, (said, unsaid) => {
+    // The history keeps what was actually said: sentences cut by a barge-in or a mode switch are not in it.
+    if (!unsaid.length || remembered === undefined || !deps.llm.reviseAnswer || !speak) return;
+    const spoken = { name: speak.entry.llm_label, arguments: { sentence: said.join(' ') } };
+    // An answer cut while it streamed was never complete: what it said is all there is of it.
+    const calls = first ? first.toolCalls.map((c) => (actionForTool([speak], c.name) ? { ...c, arguments: spoken.arguments } : c)) : [spoken];
+    deps.llm.reviseAnswer(remembered, `${answerText({ ...(first?.text ? { text: first.text } : {}), toolCalls: calls })} (interrupted; not said: ${unsaid.join(' ')})`);
+  });
   return { calledModel: true };
 }
 
@@ -182,25 +245,41 @@ interface ToolResult {
   content: string;
 }
 
+/** What a streamed answer already handed out, and the turn that speaks. */
+interface Streamed {
+  live: LiveHandout;
+  turn: Turn;
+  say: (sentence: string) => void;
+}
+
 /**
  * Hands an answer out: action tool calls to their handles (queued per the action's policy, never
  * awaited), MCP tool calls to the hub (awaited, results returned for the next round), unknown names
  * logged and dropped, and plain text to speak when no speak call was made and the mode can speak.
+ * Calls a streamed answer already handed out while it arrived are skipped (their MCP results are
+ * awaited here). Speech goes through the turn: a speak call not streamed is one sentence, as written.
  */
-async function handOut(deps: TickDeps, answer: LlmAnswer, tick: number, signal: AbortSignal, saved?: SavedAction[]): Promise<ToolResult[]> {
+async function handOut(deps: TickDeps, answer: LlmAnswer, tick: number, signal: AbortSignal, saved: SavedAction[] | undefined, streamed: Streamed): Promise<ToolResult[]> {
   const handles = deps.handles();
   const results: ToolResult[] = [];
   let spoke = false;
   const mcpCalls: Array<Promise<void>> = [];
+  const speak = speakHandle(handles);
+  const { live, turn, say } = streamed;
   const dispatch = (handle: ActionHandle, value: unknown) => {
+    live.dispatched.add(handle.entry.llm_label);
+    turn.watchActions(() => live.dispatched);
     if (saved) saved.push(dispatchAndSee(deps, handle, value));
     else handle.dispatch(value, 'model');
   };
   answer.toolCalls.forEach((call, i) => {
     const handle = actionForTool(handles, call.name);
+    if (handle && handle === speak) spoke = true;
+    if (live.handled.has(i)) return;
     if (handle) {
-      if (handle === speakHandle(handles)) spoke = true;
-      dispatch(handle, call.arguments);
+      const sentence = (call.arguments as { sentence?: unknown } | undefined)?.sentence;
+      if (handle === speak && typeof sentence === 'string' && sentence.trim()) say(sentence);
+      else dispatch(handle, call.arguments);
       return;
     }
     if (deps.hub?.has(call.name)) {
@@ -223,9 +302,10 @@ async function handOut(deps: TickDeps, answer: LlmAnswer, tick: number, signal: 
     deps.bus.emit({ type: 'error', at: Date.now(), source: 'model', message: `unknown tool "${call.name}" dropped` });
     saved?.push({ label: call.name, value: call.arguments, state: 'dropped', error: 'unknown tool' });
   });
-  if (!spoke && answer.text?.trim()) {
-    const speak = speakHandle(handles);
-    if (speak) dispatch(speak, answer.text.trim());
+  if (!spoke && answer.text?.trim() && speak) say(answer.text.trim());
+  for (const r of await Promise.all(live.early)) {
+    results.push({ id: r.id, name: r.name, args: r.args, content: r.content });
+    saved?.push({ label: r.name, value: r.args, state: r.ok ? 'done' : 'failed', ...(r.ok ? {} : { error: r.content.replace(/^error: /, '') }) });
   }
   await Promise.all(mcpCalls);
   return results;

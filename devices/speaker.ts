@@ -26,10 +26,15 @@ export interface PlayResult {
   durationMs: number;
 }
 
+export interface PlayOptions {
+  /** Called when the clip starts playing (after the clips queued before it), with the time in ms since the epoch. */
+  onStart?: (at: number) => void;
+}
+
 export interface Speaker {
   readonly binding: 'player' | 'file' | 'null';
   /** Plays one clip after those already queued; resolves when it ends or is interrupted. */
-  play(clip: AudioClip, signal?: AbortSignal): Promise<PlayResult>;
+  play(clip: AudioClip, signal?: AbortSignal, options?: PlayOptions): Promise<PlayResult>;
   /** Interrupts the clip playing and drops the queued ones (barge-in). */
   stop(): void;
   /** True while a clip is playing: the microphone pipeline mutes on it. */
@@ -128,7 +133,7 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
       });
     });
 
-  const playNow = async (clip: AudioClip, myGeneration: number, signal?: AbortSignal): Promise<PlayResult> => {
+  const playNow = async (clip: AudioClip, myGeneration: number, signal?: AbortSignal, options?: PlayOptions): Promise<PlayResult> => {
     const durationMs = clipDurationMs(clip);
     if (myGeneration !== generation || signal?.aborted) return { completed: false, durationMs };
     const onInterrupt = (fn: () => void) => {
@@ -137,11 +142,14 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
     const onAbort = () => interruptCurrent?.();
     signal?.addEventListener('abort', onAbort, { once: true });
     playing.next(true);
+    options?.onStart?.(Date.now());
     try {
       if (parsed.binding === 'file') {
         const ext = clip.format === 'pcm' ? 'raw' : clip.format;
         await writeFile(join(parsed.dir, `${String(++clipCount).padStart(4, '0')}.${ext}`), clip.data);
         pruneClips(parsed.dir, parsed.keep);
+        // Interrupted while the file was written: it does not "play" on.
+        if (myGeneration !== generation || signal?.aborted) return { completed: false, durationMs };
       }
       const completed =
         parsed.binding === 'player' ? await runPlayer(clip, onInterrupt) : parsed.realtime ? await waitDuration(durationMs, onInterrupt) : true;
@@ -156,9 +164,9 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
   return {
     binding: parsed.binding,
     playing$: playing.asObservable(),
-    play(clip, signal) {
+    play(clip, signal, options) {
       const myGeneration = generation;
-      const result = queue.then(() => playNow(clip, myGeneration, signal));
+      const result = queue.then(() => playNow(clip, myGeneration, signal, options));
       queue = result.catch(() => undefined);
       return result;
     },

@@ -39,6 +39,7 @@ function serviceOfConnector(connector: string): string {
  *   frames: the cumulative `dropped_bytes`/`frames_dropped` of `stream`, added as they grow;
  * - action queue length: `queue` of `action`;
  * - e-stop latched, e-stops, stops and refused motion commands: `safety`.
+ * - turn latency by stage: `stages_ms` of `turn` (the origin stage itself is not observed: it is 0 by definition).
  */
 export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFeedOptions): Subscription {
   const seen = new Map<string, Seen>();
@@ -95,6 +96,9 @@ export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFee
         if (e.kind === 'estop' || e.kind === 'release') metrics.recordEstop(e.kind === 'estop', e.source ?? 'unknown', e.restored === true);
         else if (e.kind === 'stop') metrics.recordSafetyStop(e.cause ?? 'unknown');
         else metrics.recordMotionRefused(e.cause ?? 'unknown');
+        break;
+      case 'turn':
+        for (const [stage, ms] of Object.entries(e.stages_ms)) if (stage !== e.origin && typeof ms === 'number') metrics.recordTurnStage(stage, ms);
         break;
       case 'action':
         if (typeof e.queue === 'number') metrics.setActionQueueLength(e.label, e.queue);

@@ -10,6 +10,8 @@ export type SocketState = (typeof SOCKET_STATES)[number];
 
 /** Latency buckets in seconds, from a fast local model to a slow hosted one. */
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
+/** Turn stage buckets in seconds: a first sound under 1.5 s is the target, 5-10 s the complaint. */
+const TURN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8, 13];
 /** Tick lateness buckets in seconds: how far past its scheduled time a tick started. */
 const LATENESS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -38,6 +40,7 @@ export class Metrics {
   readonly estops: Counter<'source'>;
   readonly safetyStops: Counter<'cause'>;
   readonly motionRefused: Counter<'cause'>;
+  readonly turnLatency: Histogram<'stage'>;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -89,6 +92,13 @@ export class Metrics {
     this.estops = new Counter({ name: 'cortexd_safety_estops_total', help: 'Emergency stops latched, by source (serial, socket, websim, fleet)', labelNames: ['source'], registers });
     this.safetyStops = new Counter({ name: 'cortexd_safety_stops_total', help: 'Stop commands the safety governor sent, by cause (estop, deadman, model_stall, service, geofence, max_continuous, stopping)', labelNames: ['cause'], registers });
     this.motionRefused = new Counter({ name: 'cortexd_safety_refused_total', help: 'Motion commands the safety governor refused, by cause', labelNames: ['cause'], registers });
+    this.turnLatency = new Histogram({
+      name: 'cortexd_turn_latency_seconds',
+      help: 'Time from the start of a voice turn (end of speech, else the final transcript, else the model request) to each of its stages',
+      labelNames: ['stage'],
+      buckets: TURN_BUCKETS,
+      registers,
+    });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'cortexd_' });
   }
 
@@ -154,6 +164,11 @@ export class Metrics {
 
   recordMotionRefused(cause: string): void {
     this.motionRefused.inc({ cause });
+  }
+
+  /** A stage of a voice turn happened `ms` after the turn's origin. */
+  recordTurnStage(stage: string, ms: number): void {
+    this.turnLatency.observe({ stage }, Math.max(0, ms) / 1000);
   }
 
   /** The exposition text a scrape returns. */

@@ -3,7 +3,7 @@ import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
 import { and, assign, createActor, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import type { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
-import type { ActionConnector } from '../../src/cortex/action.js';
+import type { ActionConnector, CommandMark } from '../../src/cortex/action.js';
 import type { ActionDescriptor } from '../../src/plugins/types.js';
 import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
 import type { ActionState } from '../../src/cortex/events.js';
@@ -33,6 +33,10 @@ export interface Command {
   origin: 'model' | 'hook';
   /** Called once when the command leaves the actor (run() waits on it). */
   settle?: (err?: ActionError) => void;
+  /** Hears the command's moments (synthesis first byte, playback start). */
+  mark?: (mark: CommandMark, at: number) => void;
+  /** The connector's head start on this command (`prepare`), and what aborts it when the command leaves. */
+  prepared?: { result: unknown; abort: AbortController };
 }
 
 /** What the safety governor (actors/safety/governor.ts) answers a motion action, or tells it to do. */
@@ -123,6 +127,7 @@ function report(ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command
     queue: queue ?? ctx.pending?.length ?? 0,
   });
   if (state === 'failed') deps.logger.warn({ action: entry.llm_label, origin: command.origin }, `${entry.llm_label} failed: ${error ?? ''}`);
+  if (state !== 'queued' && state !== 'running') command.prepared?.abort.abort(new ActionError('interrupted', `${entry.llm_label}: ${state}`));
   if (state === 'done') command.settle?.();
   else if (state === 'failed' || state === 'dropped' || state === 'interrupted') {
     command.settle?.(new ActionError(state, `${entry.llm_label}: ${error ?? state}`));
@@ -146,7 +151,12 @@ function report(ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command
 export const actionMachine = setup({
   types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
   actors: {
-    runCommand: fromPromise<void, { connector: ActionConnector; value: unknown }>(({ input, signal }) => input.connector.run(input.value, signal)),
+    runCommand: fromPromise<void, { connector: ActionConnector; command: Command | undefined }>(({ input, signal }) =>
+      input.connector.run(input.command?.value, signal, {
+        ...(input.command?.prepared ? { prepared: input.command.prepared.result } : {}),
+        ...(input.command?.mark ? { mark: input.command.mark } : {}),
+      }),
+    ),
     // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
     owner: fromCallback<{ type: 'none' }, { onStart: () => void; onStop: () => void }>(({ input }) => {
       input.onStart();
@@ -166,7 +176,17 @@ export const actionMachine = setup({
       if (context.broken !== undefined || !context.spec) return report(context, command, 'failed', context.broken ?? 'no such action');
       const parsed = context.spec.args.safeParse(coerceValue(context.spec.args, command.value));
       if (!parsed.success) return report(context, command, 'failed', `invalid value for ${context.entry.llm_label}: ${issuesText(parsed.error)}`);
-      const accepted = { ...command, value: parsed.data };
+      const accepted: Command = { ...command, value: parsed.data };
+      const connector = context.connector;
+      if (connector?.prepare) {
+        // Streamed speech: synthesis starts when a sentence is queued, not when its turn comes.
+        const abort = new AbortController();
+        try {
+          accepted.prepared = { result: connector.prepare(parsed.data, abort.signal, command.mark), abort };
+        } catch (err) {
+          return report(context, command, 'failed', describeError(err));
+        }
+      }
       if (context.spec.queue === 'latest') for (const c of context.pending) report(context, c, 'dropped', 'replaced by a newer command', 0);
       const pending = context.spec.queue === 'latest' ? [accepted] : [...context.pending, accepted];
       enqueue.assign({ pending });
@@ -283,7 +303,7 @@ export const actionMachine = setup({
       invoke: {
         id: 'command',
         src: 'runCommand',
-        input: ({ context }) => ({ connector: context.connector!, value: context.current?.value }),
+        input: ({ context }) => ({ connector: context.connector!, command: context.current }),
         // Transition actions run after exit actions in XState v5, so `current` is cleared here, after reporting.
         onDone: { target: 'idle', actions: ['reportDone', 'clearCurrent'] },
         onError: { target: 'idle', actions: ['reportFailed', 'clearCurrent'] },
@@ -341,7 +361,7 @@ export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => P
     dispatch(value, origin) {
       send({ id: nextCommandId++, value, origin });
     },
-    run(value, signal) {
+    run(value, signal, options) {
       return new Promise<void>((resolve, reject) => {
         if (signal.aborted) {
           reject(new ActionError('interrupted', `${entry.llm_label}: aborted before it started`));
@@ -352,7 +372,8 @@ export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => P
         const sent = send({
           id,
           value,
-          origin: 'hook',
+          origin: options?.origin ?? 'hook',
+          ...(options?.mark ? { mark: options.mark } : {}),
           settle: (err) => {
             signal.removeEventListener('abort', onAbort);
             if (err) reject(err);

@@ -8,6 +8,7 @@ import { createMicrophone, type Microphone } from '../../devices/microphone.js';
 import { asrSession, type AsrSession, type SpeakerControl } from '../streams/asr-stream.js';
 import { linkFromAsrSession, type LinkConnector } from '../../src/cloud/link.js';
 import type { SessionTiming } from '../streams/session-machine.js';
+import type { VoiceDetector } from '../../src/pipelines/voice-gate.js';
 import { BufferedInput, InputSetupError } from './buffered-input.js';
 
 export { SpeechbASRInputSchema, SpeechlabASRInputSchema };
@@ -23,6 +24,8 @@ export interface AsrRaw {
 export interface AsrInputDeps {
   connect: LinkConnector;
   microphone: Microphone;
+  /** Another voice detector (tests); default the WebRTC one. */
+  detector?: () => VoiceDetector | Promise<VoiceDetector>;
   speaker?: SpeakerControl;
   ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext'>>;
 }
@@ -63,6 +66,10 @@ export class AsrInput extends BufferedInput<AsrRaw> {
   private readonly session: AsrSession;
   private readonly events$ = new Subject<AsrRaw>();
   private lastUtteranceAt: number | undefined;
+  /** End of the last speech frame the robot's detector heard, ms since the epoch. */
+  private lastSpeechAt: number | undefined;
+  /** The turn marks of the finals not yet taken by a tick. */
+  private marks: { speechEndAt?: number; finalAt: number } | undefined;
 
   constructor(
     type: string,
@@ -79,13 +86,15 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       ...(deps.ctx?.signal ? { signal: deps.ctx.signal } : {}),
     });
     const { microphone } = deps;
-    const audio$ = microphone.pcm().pipe(
-      chunkPcm({ rate: microphone.rate, periodMs: config.chunk_ms }),
+    const vad = config.vad.enabled;
+    const raw$ = microphone.pcm().pipe(
       catchError((err: unknown) => {
         this.events$.error(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));
         return EMPTY;
       }),
     );
+    // With voice detection the gate cuts the raw audio into messages itself (flushing at the end of speech).
+    const audio$ = vad ? raw$ : raw$.pipe(chunkPcm({ rate: microphone.rate, periodMs: config.chunk_ms }));
     const timing: Partial<SessionTiming> = { connectTimeoutMs: config.connect_timeout_ms, backoffMaxMs: config.backoff_max_ms };
     this.session = asrSession({
       connect: deps.connect,
@@ -95,6 +104,20 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       timing,
       ...(deps.speaker ? { speaker: deps.speaker } : {}),
       allowInterruption: config.allow_interruption ?? config.enable_tts_interrupt ?? false,
+      ...(vad
+        ? {
+            vad: {
+              aggressiveness: config.vad.aggressiveness,
+              onsetMs: config.vad.onset_ms,
+              preRollMs: config.vad.pre_roll_ms,
+              hangoverMs: config.vad.hangover_ms,
+              chunkMs: config.chunk_ms,
+              onSpeech: (at: number) => (this.lastSpeechAt = at),
+              onUnavailable: (err: unknown) => this.logger?.warn(`${type}: ${describeError(err)}; sending all audio`),
+              ...(deps.detector ? { detector: deps.detector } : {}),
+            },
+          }
+        : {}),
     });
     this.stream = { kind: 'asr', input: this.session.input, onEvent: (e) => this.onSessionEvent(e) };
   }
@@ -120,6 +143,7 @@ export class AsrInput extends BufferedInput<AsrRaw> {
     if (e.type === 'asr.partial') this.events$.next({ kind: 'partial', text: String(e.text), at });
     else if (e.type === 'asr.final') {
       this.lastUtteranceAt = at;
+      this.marks ??= { finalAt: at, ...(this.lastSpeechAt !== undefined && this.lastSpeechAt <= at ? { speechEndAt: this.lastSpeechAt } : {}) };
       this.events$.next({ kind: 'final', text: String(e.text), at });
       this.deps.ctx?.publishContext?.({ last_utterance_at: at });
     } else if (e.type === 'asr.error') this.logger?.warn({ input: this.type, message: e.message }, 'recognition error');
@@ -131,6 +155,17 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       this.unavailable('stopped');
       this.events$.error(new StreamStoppedError('asr_failed', `${this.type}: recognition stopped: ${String(e.reason)}`));
     }
+  }
+
+  takeTurnMarks(): { speechEndAt?: number; finalAt?: number } | undefined {
+    const marks = this.marks;
+    this.marks = undefined;
+    return marks;
+  }
+
+  /** Audio the voice gate passed and held back. */
+  get gate() {
+    return this.session.gate;
   }
 
   /** When the last final transcript arrived (ms since the epoch), if any. */

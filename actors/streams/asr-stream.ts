@@ -5,6 +5,7 @@ import { ASR_PRICE_PER_MINUTE } from '../../src/cloud/catalog.js';
 import { isFinalTranscript } from '../../src/cloud/protocol.js';
 import { chunkBytes } from '../../src/pipelines/pcm-chunker.js';
 import { muteWhile } from '../../src/pipelines/mute.js';
+import { loadVoiceDetector, voiceGate, type VoiceDetector, type VoiceGateStats } from '../../src/pipelines/voice-gate.js';
 import { AudioPump } from './audio-pump.js';
 import type { LinkConnector } from '../../src/cloud/link.js';
 import { streamSessionMachine, type SessionInput, type SessionTiming, type StreamCounters } from './session-machine.js';
@@ -26,6 +27,13 @@ export interface AsrStreamOptions {
   speaker?: SpeakerControl;
   /** Keep listening while the robot speaks; speech heard then stops playback (barge-in). */
   allowInterruption?: boolean;
+  /**
+   * Voice activity detection on the robot. `audio$` is then the raw microphone (buffers of any size):
+   * silence is not sent, speech goes out with its pre-roll and hang-over in buffers of `chunkMs`, and
+   * (with `allowInterruption`) a speech onset while the robot talks stops its speech at once, without
+   * waiting for a transcript. Without it, `audio$` must already be chunked and everything is sent.
+   */
+  vad?: AsrVadOptions;
   /** Whose price the audio costs (`speechlab` socket: `speechlab`; the second socket: `general`). Default `speechlab`. */
   recognizer?: keyof typeof ASR_PRICE_PER_MINUTE;
   systemId?: string;
@@ -35,6 +43,23 @@ export interface AsrStreamOptions {
   onEvent?: (event: { type: string; [k: string]: unknown }) => void;
   /** XState clock (tests pass a SimulatedClock). */
   clock?: SimulatedClock;
+}
+
+export interface AsrVadOptions {
+  /** WebRTC detector aggressiveness 0..3. */
+  aggressiveness: number;
+  onsetMs: number;
+  preRollMs: number;
+  hangoverMs: number;
+  chunkMs: number;
+  /** Another detector (tests); default the WebRTC one at the stream's rate. */
+  detector?: () => VoiceDetector | Promise<VoiceDetector>;
+  /** A speech frame ended at `at` (ms since the epoch): the last one before a final is the end of speech. */
+  onSpeech?: (at: number) => void;
+  /** Speech began at `at`; `interrupted` says whether it stopped the robot's speech. */
+  onOnset?: (at: number, interrupted: boolean) => void;
+  /** The detector could not be loaded: everything is sent, as without one. */
+  onUnavailable?: (err: unknown) => void;
 }
 
 /** Maps a server message of either ASR socket to `asr.*` events (the spec's client rule for finals). */
@@ -54,6 +79,8 @@ export function asrEvents(message: unknown): Array<{ type: string; [k: string]: 
 export interface AsrSession {
   input: SessionInput;
   pump: AudioPump;
+  /** What the voice gate passed and held back (zeros without `vad`). */
+  gate: VoiceGateStats;
   /** Starts the audio: chunks wait in the ring until a socket is attached. */
   start(): void;
   stop(): void;
@@ -70,11 +97,37 @@ export interface AsrSession {
  */
 export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' | 'onEvent'>): AsrSession {
   const speaker = options.speaker;
-  const audio$ = speaker && !options.allowInterruption ? options.audio$.pipe(muteWhile(speaker.playing$)) : options.audio$;
+  const muted$ = speaker && !options.allowInterruption ? options.audio$.pipe(muteWhile(speaker.playing$)) : options.audio$;
+  const gate: VoiceGateStats = { passedBytes: 0, gatedBytes: 0, onsets: 0 };
+  let speaking = false;
+  const vad = options.vad;
+  const audio$ = vad
+    ? muted$.pipe(
+        voiceGate(
+          {
+            rate: options.rate,
+            detector: vad.detector ?? (() => loadVoiceDetector(options.rate, vad.aggressiveness)),
+            onsetMs: vad.onsetMs,
+            preRollMs: vad.preRollMs,
+            hangoverMs: vad.hangoverMs,
+            chunkMs: vad.chunkMs,
+            ...(options.now ? { now: options.now } : {}),
+            onOnset: (at) => {
+              // Barge-in on the robot: the speaker stops now, not when a transcript comes back.
+              const interrupt = speaking && options.allowInterruption === true;
+              if (interrupt) speaker?.stop();
+              vad.onOnset?.(at, interrupt);
+            },
+            ...(vad.onSpeech ? { onSpeech: vad.onSpeech } : {}),
+            ...(vad.onUnavailable ? { onUnavailable: vad.onUnavailable } : {}),
+          },
+          gate,
+        ),
+      )
+    : muted$;
   const ringBytes = chunkBytes({ rate: options.rate }, options.ringMs ?? 10_000);
   const keepaliveBytes = chunkBytes({ rate: options.rate }, 100);
   const pump = new AudioPump(audio$, ringBytes, options.now);
-  let speaking = false;
   let speakingSub: { unsubscribe(): void } | undefined;
   const perByteCu = ASR_PRICE_PER_MINUTE[options.recognizer ?? 'speechlab'] / (options.rate * 2 * 60);
   const counters = (): StreamCounters => {
@@ -104,6 +157,7 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' 
   return {
     input,
     pump,
+    gate,
     start() {
       speakingSub ??= speaker?.playing$.subscribe((p) => (speaking = p));
       pump.start();
@@ -119,6 +173,7 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' 
 export interface AsrStream {
   actor: Actor<typeof streamSessionMachine>;
   pump: AudioPump;
+  gate: VoiceGateStats;
   stop(): void;
 }
 
@@ -136,6 +191,7 @@ export function startAsrStream(options: AsrStreamOptions): AsrStream {
   return {
     actor,
     pump: session.pump,
+    gate: session.gate,
     stop() {
       actor.send({ type: 'stop' });
       actor.stop();

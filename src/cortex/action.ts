@@ -2,11 +2,28 @@
 import type { Logger } from 'pino';
 import type { CloudClient } from '../cloud/client.js';
 
+/** Moments of a command that the turn latency is made of (speech: synthesis and playback). */
+export type CommandMark = 'tts_first_byte' | 'playback_start' | 'playback_end';
+
+/** What a running command gets besides its value. */
+export interface CommandJob {
+  /** What `prepare` returned for this command when it was queued, if the connector prepares. */
+  prepared?: unknown;
+  /** Reports a moment of the command (ms since the epoch); whoever dispatched the command may listen. */
+  mark?: (mark: CommandMark, at: number) => void;
+}
+
 /** Carries out one action value (already validated against the action's `args` schema). */
 export interface ActionConnector {
   readonly name: string;
   /** Runs one command; resolves when done, rejects on failure; aborting `signal` interrupts it. */
-  run(value: unknown, signal: AbortSignal): Promise<void>;
+  run(value: unknown, signal: AbortSignal, job?: CommandJob): Promise<void>;
+  /**
+   * Starts the slow part of a command as soon as it is queued (speech: synthesis, so the next sentence
+   * is ready when the one playing ends). `signal` aborts when the command is dropped, interrupted or
+   * done. Must not reject unhandled: `run` receives the result in `job.prepared` and awaits it there.
+   */
+  prepare?(value: unknown, signal: AbortSignal, mark?: (mark: CommandMark, at: number) => void): unknown;
   /** Releases what the connector holds (child processes, ports). Safe to call twice. */
   stop(): Promise<void>;
   /**

@@ -6,6 +6,7 @@ import type { ActionConfig } from '../config/schema.js';
 import type { AgentBus } from './events.js';
 import type { CloudClient } from '../cloud/client.js';
 import type { Plugins } from '../plugins/types.js';
+import type { CommandMark } from './action.js';
 
 /**
  * A running action of the current mode (built from an `agent_actions` entry). It owns its queue policy:
@@ -15,8 +16,12 @@ export interface ActionHandle {
   readonly entry: ActionConfig;
   /** Validates `value` against the action's args schema, then queues it per the action's policy. */
   dispatch(value: unknown, origin: 'model' | 'hook'): void;
-  /** Runs `value` and resolves when it is done (hooks use this: `action` handlers, `message` via speak). */
-  run(value: unknown, signal: AbortSignal): Promise<void>;
+  /**
+   * Runs `value` and resolves when it is done (hooks use this: `action` handlers, `message` via speak;
+   * the loop for streamed speech, to know what was said). Aborting `signal` cancels the command.
+   * `options.mark` hears the command's moments (synthesis first byte, playback start).
+   */
+  run(value: unknown, signal: AbortSignal, options?: { origin?: 'model' | 'hook'; mark?: (mark: CommandMark, at: number) => void }): Promise<void>;
   /** Stops what is playing or moving now and drops the queue (barge-in for speak). */
   interrupt(): void;
   /** Number of commands waiting. */

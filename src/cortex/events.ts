@@ -4,6 +4,49 @@ import { Subject, type Observable } from 'rxjs';
 /** State of an action command as it moves through its actor. */
 export type ActionState = 'queued' | 'running' | 'done' | 'failed' | 'dropped' | 'interrupted';
 
+/**
+ * The stages of a voice turn, in the order they happen: end of speech (the robot's voice activity
+ * detector), final transcript, model request sent, first token, first sentence ready (given to
+ * synthesis), first audio byte from synthesis, playback start, first action (not speech) started.
+ */
+export const TURN_STAGES = [
+  'speech_end',
+  'final_transcript',
+  'request_sent',
+  'first_token',
+  'first_sentence',
+  'first_audio_byte',
+  'playback_start',
+  'first_action',
+] as const;
+export type TurnStage = (typeof TURN_STAGES)[number];
+
+/**
+ * One turn of the conversation (a tick that called the model), reported once its speech has settled.
+ * `stages_ms` holds each stage that happened, in ms after the origin (`origin`: the end of speech, else
+ * the final transcript, else the request for typed text); WebSim's "last turn" panel draws it.
+ */
+export interface TurnEvent {
+  type: 'turn';
+  at: number;
+  mode: string;
+  tick: number;
+  model: string;
+  /** The answer came as a stream (sentences were spoken while the model was still writing). */
+  streamed: boolean;
+  origin: 'speech_end' | 'final_transcript' | 'request_sent';
+  /** The origin's time, ms since the epoch. */
+  origin_at: number;
+  stages_ms: Partial<Record<TurnStage, number>>;
+  /** Sentences given to speech synthesis, and how many of them were played to the end. */
+  sentences: number;
+  spoken: number;
+  /** Silence between consecutive sentences' playback, ms (gapless playback keeps these near 0). */
+  gaps_ms: number[];
+  /** `spoken`; `silent` (no speech); `interrupted` (barge-in, a mode switch or shutdown cut it); `error` (the model failed). */
+  outcome: 'spoken' | 'silent' | 'interrupted' | 'error';
+}
+
 /** State of an ASR or VLM stream actor. */
 export type StreamState = 'connecting' | 'streaming' | 'backingOff' | 'failed' | 'stopped';
 
@@ -60,6 +103,7 @@ export type AgentEvent =
     }
   | StreamEvent
   | SafetyEvent
+  | TurnEvent
   | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
   | { type: 'error'; at: number; source: string; message: string };
 

@@ -1,4 +1,4 @@
-// Conversation history of a model plugin: the last N exchanges verbatim, older ones summarised in the background or dropped.
+// Conversation history of a model plugin: the last N exchanges verbatim, older ones summarised in batches of N in the background, or dropped.
 import type { Logger } from 'pino';
 import { describeError } from '../errors.js';
 import type { ChatMessage } from '../cloud/protocol.js';
@@ -23,6 +23,8 @@ export interface HistoryOptions {
   /** Most exchanges waiting for a summary; older ones are dropped first. */
   maxPending?: number;
   logger?: Logger;
+  /** Called after every change of what is remembered (the plugin saves the history then). */
+  onChange?: (history: ConversationHistory) => void;
 }
 
 export const SUMMARY_INSTRUCTION =
@@ -35,22 +37,37 @@ export function answerText(answer: Pick<LlmAnswer, 'text' | 'toolCalls'>): strin
   return [answer.text ?? '', ...calls].filter((s) => s.length > 0).join(' ') || '(no answer)';
 }
 
+/** What a history looks like on disk and after a restart: the summary, then the exchanges, oldest first. */
+export interface HistorySnapshot {
+  summary: string;
+  exchanges: Exchange[];
+}
+
 /**
- * Keeps the last `length` exchanges. An exchange pushed out of the window joins the pending batch; one
- * background summary runs at a time, merging the previous summary with the batch. `messages()` never
- * waits for it: a tick sees the summary as it stands. A failed summary drops the batch (truncation) and
- * keeps the previous summary. `stop()` aborts a summary in flight.
+ * Keeps the last `length` exchanges verbatim (the window). An exchange pushed out of the window joins
+ * the pending batch, which is still sent verbatim, so the model never loses sight of it; once
+ * `length` exchanges wait, one background summary folds them (and the previous summary) into a new
+ * summary. So at most one summary request is made per `length` answers (model calls per answer stay at
+ * or below 1 + 1/length), and a prompt carries between `length` and 2 x `length` - 1 verbatim
+ * exchanges. One summary runs at a time; `messages()` never waits for it (the batch in flight is sent
+ * verbatim until its summary lands). A failed summary drops its batch (truncation) and keeps the
+ * previous summary; without a summariser, exchanges leaving the window are dropped. `stop()` aborts a
+ * summary in flight. `onChange` is called after every change (persistence).
  */
 export class ConversationHistory {
-  private readonly options: Required<Omit<HistoryOptions, 'summarise' | 'logger'>> & Pick<HistoryOptions, 'summarise' | 'logger'>;
+  private readonly options: Required<Omit<HistoryOptions, 'summarise' | 'logger' | 'onChange'>> & Pick<HistoryOptions, 'summarise' | 'logger' | 'onChange'>;
   private readonly window: Exchange[] = [];
   private pending: Exchange[] = [];
+  /** The batch being summarised now, still sent verbatim until its summary lands. */
+  private summarising: Exchange[] = [];
   private summaryText = '';
   private inFlight: AbortController | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   /** Exchanges dropped without a summary (summariser absent or failed, or the pending batch overflowed). */
   dropped = 0;
+  /** Summary requests made. */
+  summaries = 0;
 
   constructor(options: HistoryOptions) {
     this.options = { maxSummaryChars: 2000, maxPending: 50, ...options };
@@ -64,11 +81,27 @@ export class ConversationHistory {
     return this.window;
   }
 
+  /** Everything remembered, oldest first, for persistence. */
+  snapshot(): HistorySnapshot {
+    return { summary: this.summaryText, exchanges: [...this.summarising, ...this.pending, ...this.window].map((e) => ({ ...e })) };
+  }
+
+  /** Takes back a snapshot (at start): the newest `length` exchanges form the window, older ones wait for a summary. */
+  restore(snapshot: HistorySnapshot): void {
+    if (this.options.length === 0) return;
+    this.summaryText = snapshot.summary.slice(0, this.options.maxSummaryChars);
+    const all = snapshot.exchanges.slice(-(this.options.length * 2 - 1));
+    const cut = Math.max(0, all.length - this.options.length);
+    this.pending = all.slice(0, cut);
+    this.window.splice(0, this.window.length, ...all.slice(cut));
+    this.maybeSummarise();
+  }
+
   /** The remembered conversation as chat messages, to go between the system prompt and the new prompt. */
   messages(): ChatMessage[] {
     const out: ChatMessage[] = [];
     if (this.summaryText) out.push({ role: 'system', content: `Summary of the earlier conversation: ${this.summaryText}` });
-    for (const e of this.window) {
+    for (const e of [...this.summarising, ...this.pending, ...this.window]) {
       out.push({ role: 'user', content: e.prompt });
       out.push({ role: 'assistant', content: e.answer });
     }
@@ -84,7 +117,12 @@ export class ConversationHistory {
       this.pending.splice(0, extra);
       this.dropped += extra;
     }
-    if (this.pending.length) this.kick();
+    if (!this.options.summarise && this.pending.length) {
+      this.dropped += this.pending.length;
+      this.pending = [];
+    }
+    this.changed();
+    this.maybeSummarise();
   }
 
   /** Appends to the answer of the last exchange when its prompt is `prompt`; false when it is not. */
@@ -92,7 +130,25 @@ export class ConversationHistory {
     const last = this.window.at(-1);
     if (!last || last.prompt !== prompt) return false;
     last.answer = `${last.answer} ${more}`;
+    this.changed();
     return true;
+  }
+
+  /**
+   * Replaces the answer of the newest exchange whose prompt is `prompt` (what was actually said of it);
+   * an answer cut short while it arrived was never recorded, so it is recorded now.
+   */
+  reviseAnswer(prompt: string, answer: string): void {
+    for (const list of [this.window, this.pending]) {
+      for (let i = list.length - 1; i >= 0; i--) {
+        if (list[i]!.prompt === prompt) {
+          list[i]!.answer = answer;
+          this.changed();
+          return;
+        }
+      }
+    }
+    this.record(prompt, answer);
   }
 
   /** Resolves when no summary is running (tests and shutdown). */
@@ -105,22 +161,26 @@ export class ConversationHistory {
     this.inFlight?.abort(new Error('history stopped'));
   }
 
-  private kick(): void {
-    if (this.running) return;
-    if (!this.options.summarise) {
-      this.dropped += this.pending.length;
-      this.pending = [];
-      return;
+  private changed(): void {
+    if (this.stopped) return;
+    try {
+      this.options.onChange?.(this);
+    } catch (err) {
+      this.options.logger?.warn(`history not saved: ${describeError(err)}`);
     }
+  }
+
+  private maybeSummarise(): void {
+    if (this.running || this.stopped || !this.options.summarise || this.pending.length < this.options.length) return;
     this.running = this.summariseLoop().finally(() => {
       this.running = undefined;
     });
   }
 
   private async summariseLoop(): Promise<void> {
-    while (this.pending.length && !this.stopped) {
-      const batch = this.pending;
-      this.pending = [];
+    while (this.pending.length >= this.options.length && !this.stopped) {
+      const batch = this.pending.splice(0, this.options.length);
+      this.summarising = batch;
       const text = [
         this.summaryText ? `Earlier summary: ${this.summaryText}` : '',
         ...batch.map((e) => `Prompt: ${e.prompt}\nRobot: ${e.answer}`),
@@ -128,6 +188,7 @@ export class ConversationHistory {
         .filter(Boolean)
         .join('\n\n');
       this.inFlight = new AbortController();
+      this.summaries += 1;
       try {
         const summary = (await this.options.summarise!(text, this.inFlight.signal)).trim();
         if (!summary) throw new Error('empty summary');
@@ -137,7 +198,9 @@ export class ConversationHistory {
         if (!this.stopped) this.options.logger?.warn(`history summary failed, ${batch.length} exchange(s) dropped: ${describeError(err)}`);
       } finally {
         this.inFlight = undefined;
+        this.summarising = [];
       }
+      this.changed();
     }
   }
 }

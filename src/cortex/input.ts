@@ -50,6 +50,12 @@ export interface InputPlugin<Raw = unknown> {
    * reopened after its backoff): the input actor reports each on the bus, so none goes unseen.
    */
   readonly deviceFailures$?: Observable<{ message: string; retryInMs?: number }>;
+  /**
+   * Voice inputs: when the speech behind the finals taken since the last call ended (the robot's voice
+   * activity detector) and when their first final transcript arrived, ms since the epoch; taking them
+   * clears them. The loop puts them first in the turn's latency stages.
+   */
+  takeTurnMarks?(): { speechEndAt?: number; finalAt?: number } | undefined;
 }
 
 /** What the runtime gives an input plugin when it creates it. */

@@ -20,6 +20,8 @@ export interface LlmAnswer {
   /** Model that answered (for MultiLLM, which one won). */
   model: string;
   latencyMs: number;
+  /** True when the answer came as a stream (the observer saw it arrive). */
+  streamed?: boolean;
 }
 
 export interface LlmRequest {
@@ -27,10 +29,38 @@ export interface LlmRequest {
   tools: ToolDefinition[];
 }
 
+/**
+ * Receives a streamed answer as it arrives (plugins that stream call it; the others do not). Tool calls
+ * are numbered by `index` in the answer; their arguments are parsed incrementally.
+ */
+export interface AnswerObserver {
+  /** The request went out (after any retry waits); `at` in ms since the epoch. */
+  requestSent?(at: number): void;
+  /** The first text or tool-call byte of the answer arrived. */
+  firstToken?(at: number): void;
+  /** A fragment of plain text. */
+  text?(fragment: string): void;
+  /** A tool call's name is known. */
+  toolCallStarted?(index: number, name: string, id?: string): void;
+  /** The arguments as parsed so far: complete members and a string in progress (see IncrementalJson). */
+  toolCallProgress?(index: number, partial: unknown): void;
+  /** The call's arguments are complete (possibly long before the answer ends). Called once per call. */
+  toolCallDone?(index: number, call: LlmToolCall): void;
+}
+
 export interface LlmPlugin {
   readonly type: string;
-  /** Asks the model; aborted through `signal` when the mode exits or the call times out. */
-  ask(request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer>;
+  /**
+   * Asks the model; aborted through `signal` when the mode exits or the call times out. A plugin that
+   * streams reports the answer to `observer` as it arrives; the returned answer is the whole of it either way.
+   */
+  ask(request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver): Promise<LlmAnswer>;
+  /**
+   * Replaces the remembered answer to `prompt` (the last exchange with it) by what actually happened,
+   * e.g. the sentences spoken before a barge-in; an answer cut while it streamed is remembered now.
+   * Plugins without history need not implement it.
+   */
+  reviseAnswer?(prompt: string, answer: string): void;
   /**
    * Called once when the mode's runtime stops: ends background work (a history summary in flight) and
    * forgets the conversation. Plugins without such work need not implement it.
@@ -42,6 +72,11 @@ export interface LlmContext {
   logger: Logger;
   /** The hosted (or embedded local) service client, bound to resolved addresses and the API key. */
   cloud: CloudClient;
+  /**
+   * Where the conversation of this mode is kept across restarts (`<state dir>/history/<config>/<mode>.json`);
+   * absent, nothing is kept. The plugin's `persist_history: false` turns it off too.
+   */
+  historyFile?: string;
 }
 
 export type LlmFactory = (config: unknown, ctx: LlmContext) => LlmPlugin;

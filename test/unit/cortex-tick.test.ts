@@ -17,7 +17,8 @@ function handle(e: ActionConfig, log: unknown[]): ActionHandle {
   return {
     entry: e,
     dispatch: (v) => void log.push([e.llm_label, v]),
-    run: async () => {},
+    // The tick speaks through run() (it follows each sentence to its end), other actions through dispatch().
+    run: async (v) => void log.push([e.llm_label, v]),
     interrupt: () => {},
     queueLength: 0,
     busy$: new BehaviorSubject(false),
@@ -95,7 +96,7 @@ t.test('tool calls go to the actions by label; unknown tools are logged and drop
     { inputs: [input(['hi'])] },
   );
   await runTick(a.deps, req, signal);
-  t.same(a.dispatched, [['emotion', { emotion: 'joy' }], ['speak', 'hello!']]);
+  t.same(a.dispatched, [['emotion', { emotion: 'joy' }], ['speak', { sentence: 'hello!' }]]);
   t.ok(a.events.some((e) => e.type === 'error' && /unknown tool "fly"/.test(e.message)));
   t.same(a.asked[0]!.tools.map((x) => x.function.name), ['speak', 'emotion']);
   t.match(a.asked[0]!.messages[1]!.content, /INPUT: Voice\n\/\/ START\nhi\n\/\/ END/);

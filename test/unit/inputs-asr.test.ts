@@ -23,7 +23,12 @@ writeFileSync(rawFile, pcm);
 /** An AsrInput on the replayed recording and a scripted link, run in the real input actor (its session is the actor's child). */
 function makeInput(opts: { speaking?: BehaviorSubject<boolean>; connect?: () => Promise<StreamLink>; bufferSize?: number } = {}) {
   const link = new FakeLink();
-  const config = SpeechlabASRInputSchema.parse({ buffer_size: opts.bufferSize ?? 20, microphone: { binding: 'replay', file: rawFile, loop: false, realtime: false } });
+  // Voice detection off: these tests follow every byte of a recording that is not speech (see asr-vad tests for it on).
+  const config = SpeechlabASRInputSchema.parse({
+    buffer_size: opts.bufferSize ?? 20,
+    microphone: { binding: 'replay', file: rawFile, loop: false, realtime: false },
+    vad: { enabled: false },
+  });
   let plugin: AsrInput | undefined;
   const host = hostInput('SpeechlabASRInput', (callbacks) =>
     (plugin = new AsrInput('SpeechlabASRInput', config, {
@@ -112,7 +117,7 @@ t.test('the buffer keeps at most buffer_size finals; the oldest go first and are
 
 t.test('configs: defaults, the older interrupt name, and a clear error without the hosted service', async (t) => {
   const lab = SpeechlabASRInputSchema.parse({});
-  t.match(lab, { language: 'auto', chunk_ms: 100, ring_ms: 10_000, microphone: { binding: 'recorder', rate: 16000 } });
+  t.match(lab, { language: 'auto', chunk_ms: 100, ring_ms: 10_000, microphone: { binding: 'recorder', rate: 16000 }, vad: { enabled: true, pre_roll_ms: 300, hangover_ms: 800 } });
   t.equal(SpeechbASRInputSchema.parse({}).language, 'en-US');
   t.equal(SpeechlabASRInputSchema.parse({ enable_tts_interrupt: true }).enable_tts_interrupt, true);
   t.notOk(SpeechlabASRInputSchema.safeParse({ microphone: { binding: 'replay' } }).success, 'replay needs a file');

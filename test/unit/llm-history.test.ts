@@ -3,25 +3,40 @@ import t from 'tap';
 import { answerText, ConversationHistory, withHistory } from '../../src/cortex/history.js';
 import { withTimeout } from '../../src/cortex/llm/chat-plugin.js';
 
-t.test('keeps the last N exchanges and merges older ones into the summary', async (t) => {
+t.test('keeps the last N exchanges; older ones stay verbatim until N of them are summarised in one request', async (t) => {
   const asked: string[] = [];
   const h = new ConversationHistory({ length: 2, summarise: async (text) => (asked.push(text), `S${asked.length}`) });
   h.record('p1', 'a1');
   h.record('p2', 'a2');
-  t.equal(asked.length, 0, 'nothing summarised while the window holds everything');
   h.record('p3', 'a3');
   await h.idle();
-  t.same(asked, ['Prompt: p1\nRobot: a1']);
+  t.equal(asked.length, 0, 'one exchange waiting is not a batch yet');
+  t.same(h.messages().map((m) => m.content), ['p1', 'a1', 'p2', 'a2', 'p3', 'a3'], 'and it is still sent verbatim');
   h.record('p4', 'a4');
   await h.idle();
-  t.same(asked[1], 'Earlier summary: S1\n\nPrompt: p2\nRobot: a2', 'the previous summary is folded in');
-  t.same(
-    h.messages().map((m) => m.content),
-    ['Summary of the earlier conversation: S2', 'p3', 'a3', 'p4', 'a4'],
-  );
+  t.same(asked, ['Prompt: p1\nRobot: a1\n\nPrompt: p2\nRobot: a2'], 'two waiting: one summary of both');
+  t.same(h.messages().map((m) => m.content), ['Summary of the earlier conversation: S1', 'p3', 'a3', 'p4', 'a4']);
+  h.record('p5', 'a5');
+  h.record('p6', 'a6');
+  await h.idle();
+  t.same(asked[1], 'Earlier summary: S1\n\nPrompt: p3\nRobot: a3\n\nPrompt: p4\nRobot: a4', 'the previous summary is folded in');
 });
 
-t.test('messages() never waits for a summary; batches arriving meanwhile are summarised together next', async (t) => {
+t.test('summaries over 50 answers: at most one per history_length answers (calls per answer <= 1 + 1/N)', async (t) => {
+  for (const n of [1, 3, 5, 10]) {
+    let calls = 0;
+    const h = new ConversationHistory({ length: n, summarise: async () => (calls++, 'sum') });
+    for (let i = 0; i < 50; i++) {
+      h.record(`p${i}`, `a${i}`);
+      await h.idle();
+    }
+    t.ok(calls <= 50 / n, `history_length ${n}: ${calls} summaries for 50 answers`);
+    t.ok((50 + calls) / 50 <= 1 + 1 / n, `model calls per answer ${(50 + calls) / 50} <= ${1 + 1 / n}`);
+    t.ok(h.messages().length <= 1 + 2 * (2 * n - 1), 'the prompt carries at most 2N-1 exchanges and the summary');
+  }
+});
+
+t.test('messages() never waits for a summary; the batch in flight is still sent verbatim', async (t) => {
   let release!: (s: string) => void;
   const asked: string[] = [];
   const h = new ConversationHistory({
@@ -35,15 +50,18 @@ t.test('messages() never waits for a summary; batches arriving meanwhile are sum
   h.record('p2', 'a2'); // p1 -> summary in flight
   h.record('p3', 'a3'); // p2 waits
   h.record('p4', 'a4'); // p3 waits
-  t.same(h.messages().map((m) => m.content), ['p4', 'a4'], 'a tick sees the window at once');
+  t.same(h.messages().map((m) => m.content), ['p1', 'a1', 'p2', 'a2', 'p3', 'a3', 'p4', 'a4'], 'a tick sees everything at once');
   t.equal(asked.length, 1, 'one summary at a time');
   release('one');
   await new Promise((r) => setImmediate(r));
   t.equal(asked.length, 2);
-  t.match(asked[1], /Earlier summary: one[\s\S]*p2[\s\S]*p3/);
+  t.match(asked[1], /Earlier summary: one[\s\S]*p2/);
   release('two');
+  await new Promise((r) => setImmediate(r));
+  release('three');
   await h.idle();
-  t.equal(h.summary, 'two');
+  t.equal(h.summary, 'three');
+  t.same(h.messages().map((m) => m.content), ['Summary of the earlier conversation: three', 'p4', 'a4']);
 });
 
 t.test('a failing or missing summariser truncates; stop() aborts the summary in flight', async (t) => {

@@ -31,8 +31,8 @@ const ctx = (cloud: CloudClient) => ({ logger: pino({ level: 'silent' }), cloud 
 const ask = (llm: LlmPlugin, text: string) => llm.ask({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: text }], tools: [] }, new AbortController().signal);
 
 for (const [name, make] of [
-  ['CloudLLM', (c: CloudClient) => createCloudLlm({ history_length: 1 }, ctx(c))],
-  ['MultiLLM', (c: CloudClient) => createMultiLlm({ history_length: 1, models: [{ type: 'CloudLLM', config: {} }] }, ctx(c))],
+  ['CloudLLM', (c: CloudClient) => createCloudLlm({ history_length: 1, stream: false }, ctx(c))],
+  ['MultiLLM', (c: CloudClient) => createMultiLlm({ history_length: 1, models: [{ type: 'CloudLLM', config: { stream: false } }] }, ctx(c))],
 ] as const) {
   t.test(`${name}: stop() aborts the summary of older exchanges that runs in the background`, async (t) => {
     const f = fakeCloud();

@@ -135,3 +135,18 @@ t.test('forwardStreamEvents copies only the stream fields', async (t) => {
   sub.unsubscribe();
   t.equal(listeners.size, 0);
 });
+
+t.test('turn latency by stage, from turn events, the origin stage left out', async (t) => {
+  const { metrics, emit, sub } = rig();
+  const turn = (stages: Record<string, number>) =>
+    emit({ type: 'turn', mode: 'talk', tick: 1, model: 'm', streamed: true, origin: 'speech_end', origin_at: 1, stages_ms: stages, sentences: 3, spoken: 3, gaps_ms: [], outcome: 'spoken' });
+  turn({ speech_end: 0, final_transcript: 700, request_sent: 710, first_token: 1000, first_sentence: 1200, first_audio_byte: 1300, playback_start: 1301 });
+  turn({ speech_end: 0, final_transcript: 900, request_sent: 905, first_token: 1300, playback_start: 1700, first_action: 1400 });
+  const text = await metrics.scrape();
+  t.equal(sample(text, 'cortexd_turn_latency_seconds_count{stage="playback_start"}'), 2);
+  t.equal(sample(text, 'cortexd_turn_latency_seconds_sum{stage="playback_start"}'), 3.001);
+  t.equal(sample(text, 'cortexd_turn_latency_seconds_bucket{le="1.5",stage="playback_start"}'), 1, 'one turn had its first sound within 1.5 s');
+  t.equal(sample(text, 'cortexd_turn_latency_seconds_count{stage="first_action"}'), 1);
+  t.equal(sample(text, 'cortexd_turn_latency_seconds_count{stage="speech_end"}'), undefined, 'the origin is not a latency');
+  sub.unsubscribe();
+});

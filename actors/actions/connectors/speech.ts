@@ -1,8 +1,8 @@
-// The speak connectors that make sound: speechlab_tts and speechb_tts (hosted service), local_tts (espeak-ng), all played by the speaker device.
+// The speak connectors that make sound: speechlab_tts and speechb_tts (hosted service), local_tts (espeak-ng); sentences synthesised ahead, played in order by the speaker device.
 import { spawn } from 'node:child_process';
 import type { z } from 'zod';
 import { CortexError, describeError } from '../../../src/errors.js';
-import type { ActionConnector, ActionContext, ConnectorFactory } from '../../../src/cortex/action.js';
+import type { ActionConnector, ActionContext, CommandMark, ConnectorFactory } from '../../../src/cortex/action.js';
 import { LocalTtsOptions, SpeechbTtsOptions, SpeechlabTtsOptions } from '../../../src/plugins/schemas/actions.js';
 import { createSpeaker, type AudioClip, type SpeakerConfig } from '../../../devices/speaker.js';
 import { isWav } from '../../../devices/wav.js';
@@ -18,8 +18,8 @@ export function clipFromFormat(audio: Buffer, format: string | undefined): Audio
   throw new CortexError('tts_format', `cannot tell the audio format of a ${audio.length}-byte clip (${format ?? 'no format given'})`);
 }
 
-/** espeak-ng to a WAV in memory; the child is killed when `signal` aborts. */
-export function espeak(text: string, options: { command: string; voice: string; speed: number }, signal: AbortSignal): Promise<Buffer> {
+/** espeak-ng to a WAV in memory; the child is killed when `signal` aborts. `onFirstByte` hears the first audio byte. */
+export function espeak(text: string, options: { command: string; voice: string; speed: number }, signal: AbortSignal, onFirstByte?: () => void): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted();
     const child = spawn(options.command, ['-v', options.voice, '-s', String(options.speed), '--stdout', '--', text], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -27,7 +27,10 @@ export function espeak(text: string, options: { command: string; voice: string; 
     let stderr = '';
     const onAbort = () => child.kill('SIGKILL');
     signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stdout.on('data', (c: Buffer) => {
+      if (chunks.length === 0) onFirstByte?.();
+      chunks.push(c);
+    });
     child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-300)));
     child.on('error', (err) => {
       signal.removeEventListener('abort', onAbort);
@@ -42,20 +45,84 @@ export function espeak(text: string, options: { command: string; voice: string; 
   });
 }
 
-type Synth<O> = (sentence: string, options: O, ctx: ActionContext, signal: AbortSignal) => Promise<AudioClip>;
+type Mark = (mark: CommandMark, at: number) => void;
+type Synth<O> = (sentence: string, options: O, ctx: ActionContext, signal: AbortSignal, firstByte: () => void) => Promise<AudioClip>;
 
-/** A connector that synthesises the sentence, then plays it; aborting stops synthesis or playback. */
+/** Syntheses one connector runs at once; later sentences wait their turn (in order), so a long answer cannot flood the service. */
+const SYNTHESES_AT_ONCE = 2;
+
+/** A first-in first-out limit of `n` tasks at once; a waiting task whose signal aborts leaves the line. */
+export class TaskLine {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly n: number) {}
+
+  async run<T>(task: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    if (this.running >= this.n) {
+      await new Promise<void>((resolve, reject) => {
+        const go = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          const i = this.waiting.indexOf(go);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(signal.reason);
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        this.waiting.push(go);
+      });
+    }
+    this.running += 1;
+    try {
+      return await task();
+    } finally {
+      this.running -= 1;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+/** What `prepare` hands to `run`: the clip being synthesised (its rejection is handled; `run` awaits it). */
+interface PreparedSpeech {
+  clip: Promise<AudioClip>;
+}
+
+/**
+ * A connector that synthesises the sentence, then plays it; aborting stops synthesis or playback.
+ * Synthesis starts when a sentence is queued (`prepare`), at most SYNTHESES_AT_ONCE at a time in queue
+ * order, so while one sentence plays the next is being made and starts as soon as the first ends:
+ * clips play in order, one after another, without waiting for synthesis. A dropped or interrupted
+ * sentence aborts its synthesis; nothing of it is played. Marks: the first audio byte of each
+ * synthesis (`tts_first_byte`), the start and end of its playback.
+ */
 function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(type: string, schema: S, synth: Synth<z.output<S>>): ConnectorFactory {
   return (config, ctx): ActionConnector => {
     const options = schema.parse(config ?? {});
     const speaker = createSpeaker(options.speaker);
+    const line = new TaskLine(SYNTHESES_AT_ONCE);
+    const synthesise = (sentence: string, signal: AbortSignal, mark?: Mark): Promise<AudioClip> => {
+      let first = false;
+      const firstByte = () => {
+        if (!first) (first = true), mark?.('tts_first_byte', Date.now());
+      };
+      return line.run(() => synth(sentence, options, ctx, signal, firstByte), signal);
+    };
     return {
       name: type,
-      async run(value, signal) {
+      prepare(value, signal, mark): PreparedSpeech {
+        const clip = synthesise((value as { sentence: string }).sentence, signal, mark);
+        clip.catch(() => undefined);
+        return { clip };
+      },
+      async run(value, signal, job) {
         const sentence = (value as { sentence: string }).sentence;
-        const clip = await synth(sentence, options, ctx, signal);
+        const prepared = job?.prepared as PreparedSpeech | undefined;
+        const clip = await (prepared?.clip ?? synthesise(sentence, signal, job?.mark));
         signal.throwIfAborted();
-        const result = await speaker.play(clip, signal);
+        const result = await speaker.play(clip, signal, { onStart: (at) => job?.mark?.('playback_start', at) });
+        job?.mark?.('playback_end', Date.now());
         if (!result.completed) throw signal.aborted ? signal.reason : new CortexError('speak_interrupted', 'playback interrupted');
       },
       async stop() {
@@ -74,8 +141,9 @@ function cloudOf(ctx: ActionContext, type: string) {
 export const createSpeechlabTtsConnector = speakingConnector(
   'speechlab_tts',
   SpeechlabTtsOptions,
-  async (sentence, o, ctx, signal) => {
-    const res = await cloudOf(ctx, 'speechlab_tts').tts.speechlab(
+  async (sentence, o, ctx, signal, firstByte) => {
+    // The binary streaming endpoint: bytes arrive as they are made (the first one is the latency that counts).
+    const res = await cloudOf(ctx, 'speechlab_tts').tts.speechlabStream(
       {
         input: sentence,
         response_format: o.response_format,
@@ -85,18 +153,31 @@ export const createSpeechlabTtsConnector = speakingConnector(
       },
       { signal },
     );
-    return clipFromFormat(res.audio, res.format || o.response_format);
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of res.audio) {
+        firstByte();
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      throw new CortexError('tts_stream', `speech stream broke: ${describeError(err)}`, { cause: err });
+    } finally {
+      res.audio.destroy();
+    }
+    return clipFromFormat(Buffer.concat(chunks), o.response_format);
   },
 );
 
 export const createSpeechbTtsConnector = speakingConnector(
   'speechb_tts',
   SpeechbTtsOptions,
-  async (sentence, o, ctx, signal) => {
+  async (sentence, o, ctx, signal, firstByte) => {
     const res = await cloudOf(ctx, 'speechb_tts').tts.speechb(
       { text: sentence, ...(o.voice ? { voice: o.voice } : {}), ...(o.language_code ? { language_code: o.language_code } : {}) },
       { signal },
     );
+    firstByte();
     return clipFromFormat(res.audio, undefined);
   },
 );
@@ -104,5 +185,5 @@ export const createSpeechbTtsConnector = speakingConnector(
 export const createLocalTtsConnector = speakingConnector(
   'local_tts',
   LocalTtsOptions,
-  async (sentence, o, _ctx, signal) => ({ data: await espeak(sentence, o, signal), format: 'wav' }),
+  async (sentence, o, _ctx, signal, firstByte) => ({ data: await espeak(sentence, o, signal, firstByte), format: 'wav' }),
 );

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { CortexError } from '../../errors.js';
 import type { ChatMessage } from '../../cloud/protocol.js';
 import { answerText, ConversationHistory, lastPrompt, SUMMARY_INSTRUCTION, withHistory } from '../history.js';
-import type { LlmAnswer, LlmPlugin, LlmRequest } from '../llm.js';
+import { HistoryPersister, loadHistory } from '../history-store.js';
+import type { AnswerObserver, LlmAnswer, LlmPlugin, LlmRequest } from '../llm.js';
 
 /** A model call that timed out (the configured `timeout_seconds`), as opposed to one aborted by its owner. */
 export class LlmTimeoutError extends CortexError {
@@ -48,8 +49,10 @@ export interface ChatPluginOptions {
   timeoutMs: number;
   historyLength: number;
   logger: Logger;
-  /** One raw call of the model with these messages and tools. */
-  complete: (request: LlmRequest, signal: AbortSignal) => Promise<LlmAnswer>;
+  /** Where the history is kept across restarts; absent, it is not kept. */
+  historyFile?: string | undefined;
+  /** One raw call of the model with these messages and tools; a streaming one reports to `observer`. */
+  complete: (request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver) => Promise<LlmAnswer>;
 }
 
 /**
@@ -71,15 +74,27 @@ export function chatPlugin(options: ChatPluginOptions): ChatLlm {
         s,
       ),
     ).then((a) => a.text ?? '');
+  const persister = options.historyFile && options.historyLength > 0 ? new HistoryPersister(options.historyFile, options.logger) : undefined;
   const history =
-    options.historyLength > 0 ? new ConversationHistory({ length: options.historyLength, summarise, logger: options.logger }) : undefined;
+    options.historyLength > 0
+      ? new ConversationHistory({
+          length: options.historyLength,
+          summarise,
+          logger: options.logger,
+          ...(persister ? { onChange: (h: ConversationHistory) => persister.save(h.snapshot()) } : {}),
+        })
+      : undefined;
+  if (history && options.historyFile) {
+    const saved = loadHistory(options.historyFile, options.logger);
+    if (saved) history.restore(saved);
+  }
 
   return {
     type: options.type,
     history,
-    async ask(request, signal) {
+    async ask(request, signal, observer) {
       const messages: ChatMessage[] = withHistory(request.messages, history);
-      const answer = await withTimeout(options.label, options.timeoutMs, signal, (s) => options.complete({ messages, tools: request.tools }, s));
+      const answer = await withTimeout(options.label, options.timeoutMs, signal, (s) => options.complete({ messages, tools: request.tools }, s, observer));
       const prompt = lastPrompt(request.messages);
       if (history && prompt !== undefined) {
         const isFollowUp = request.messages.some((m) => m.role === 'tool');
@@ -87,7 +102,11 @@ export function chatPlugin(options: ChatPluginOptions): ChatLlm {
       }
       return answer;
     },
+    reviseAnswer(prompt, answer) {
+      history?.reviseAnswer(prompt, answer);
+    },
     stop() {
+      persister?.flush();
       history?.stop();
     },
   };

@@ -4,6 +4,7 @@ import type { ChatCompletionResponse } from '../../cloud/protocol.js';
 import { CloudLlmOptions } from '../../plugins/schemas/llms.js';
 import type { LlmAnswer, LlmFactory, LlmToolCall } from '../llm.js';
 import { chatPlugin } from './chat-plugin.js';
+import { assemble } from './stream.js';
 
 export { CloudLlmOptions };
 
@@ -31,23 +32,28 @@ export const createCloudLlm: LlmFactory = (config, ctx) => {
     label: `CloudLLM ${options.provider}/${options.model}`,
     timeoutMs: options.timeout_seconds * 1000,
     historyLength: options.history_length,
+    historyFile: options.persist_history ? ctx.historyFile : undefined,
     logger: ctx.logger,
-    async complete(request, signal) {
+    async complete(request, signal, observer) {
       const startedAt = Date.now();
-      const res = await ctx.cloud.chat.create(
-        options.provider,
-        {
-          model: options.model,
-          messages: request.messages,
-          ...(request.tools.length ? { tools: request.tools } : {}),
-          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-          ...(options.max_tokens !== undefined ? { max_tokens: options.max_tokens } : {}),
-        },
-        { signal },
-      );
-      const answer = answerFromCompletion(res, startedAt, Date.now());
-      const cost = res.usage
-        ? chatCost({ provider: options.provider, model: options.model, promptTokens: res.usage.prompt_tokens, completionTokens: res.usage.completion_tokens })
+      const body = {
+        model: options.model,
+        messages: request.messages,
+        ...(request.tools.length ? { tools: request.tools } : {}),
+        ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+        ...(options.max_tokens !== undefined ? { max_tokens: options.max_tokens } : {}),
+      };
+      let answer: LlmAnswer;
+      if (options.stream) {
+        const stream = await ctx.cloud.chat.stream(options.provider, body, { signal });
+        observer?.requestSent?.(startedAt);
+        answer = await assemble(stream, observer, startedAt, options.model, (err) => ctx.logger.warn({ err }, 'stream observer failed'));
+      } else {
+        observer?.requestSent?.(startedAt);
+        answer = answerFromCompletion(await ctx.cloud.chat.create(options.provider, body, { signal }), startedAt, Date.now());
+      }
+      const cost = answer.usage
+        ? chatCost({ provider: options.provider, model: options.model, promptTokens: answer.usage.prompt_tokens, completionTokens: answer.usage.completion_tokens })
         : undefined;
       return cost === undefined ? answer : { ...answer, costCu: cost };
     },

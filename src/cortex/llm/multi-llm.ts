@@ -1,7 +1,7 @@
 // MultiLLM: several models behind one plugin: race them for the first valid answer, or try them in order.
 import { CortexError, describeError } from '../../errors.js';
 import { MultiLlmOptions } from '../../plugins/schemas/llms.js';
-import type { LlmAnswer, LlmFactory, LlmPlugin, LlmRequest } from '../llm.js';
+import type { AnswerObserver, LlmAnswer, LlmFactory, LlmPlugin, LlmRequest } from '../llm.js';
 import { chatPlugin, type ChatLlm, withTimeout } from './chat-plugin.js';
 import { createCloudLlm } from './cloud-llm.js';
 import { createLocalLlm } from './local-llm.js';
@@ -40,32 +40,81 @@ interface Member {
   timeoutMs: number;
 }
 
-async function askMember(member: Member, request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer> {
-  const answer = await withTimeout(member.label, member.timeoutMs, signal, (s) => member.plugin.ask(request, s));
+async function askMember(member: Member, request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver): Promise<LlmAnswer> {
+  const answer = await withTimeout(member.label, member.timeoutMs, signal, (s) => member.plugin.ask(request, s, observer));
   const reason = invalidReason(answer, request);
   if (reason) throw new CortexError('llm_invalid_answer', reason);
   return answer;
 }
 
-/** Tries members in order; the first valid answer is returned. */
-export async function fallback(members: Member[], request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer> {
+/**
+ * Who may speak to the observer: the first member whose answer reaches it (text or a tool call) holds
+ * it from then on; the other members' streams are not forwarded. Once a member's answer has reached
+ * the observer (words may already be spoken), that member's outcome is the outcome, failure included.
+ */
+class StreamFloor {
+  private holder: number | undefined;
+  constructor(
+    private readonly observer: AnswerObserver | undefined,
+    private readonly onClaim: (member: number) => void = () => {},
+  ) {}
+
+  /** True when `member`'s answer has reached the observer. */
+  heldBy(member: number): boolean {
+    return this.holder === member;
+  }
+
+  /** The observer member `i` gets: events are forwarded once it holds the floor. */
+  observerFor(i: number): AnswerObserver | undefined {
+    const o = this.observer;
+    if (!o) return undefined;
+    const claim = () => {
+      if (this.holder === undefined) {
+        this.holder = i;
+        this.onClaim(i);
+      }
+      return this.holder === i;
+    };
+    const mine = () => this.holder === i;
+    return {
+      requestSent: (at) => this.holder === undefined && o.requestSent?.(at),
+      firstToken: (at) => mine() && o.firstToken?.(at),
+      text: (f) => claim() && o.text?.(f),
+      toolCallStarted: (index, name, id) => claim() && o.toolCallStarted?.(index, name, id),
+      toolCallProgress: (index, partial) => mine() && o.toolCallProgress?.(index, partial),
+      toolCallDone: (index, call) => mine() && o.toolCallDone?.(index, call),
+    };
+  }
+}
+
+/** Tries members in order; the first valid answer is returned. A member whose answer already reached the observer is final. */
+export async function fallback(members: Member[], request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver): Promise<LlmAnswer> {
   const failures: string[] = [];
-  for (const member of members) {
+  const floor = new StreamFloor(observer);
+  for (const [i, member] of members.entries()) {
     signal.throwIfAborted();
     try {
-      return await askMember(member, request, signal);
+      return await askMember(member, request, signal, floor.observerFor(i));
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       failures.push(`${member.label}: ${describeError(err)}`);
+      if (floor.heldBy(i)) break;
     }
   }
   throw new MultiLlmError(failures);
 }
 
-/** Asks all members at once; the first valid answer wins and the other calls are aborted. */
-export function firstValid(members: Member[], request: LlmRequest, signal: AbortSignal): Promise<LlmAnswer> {
+/**
+ * Asks all members at once; the first valid answer wins and the other calls are aborted. Streaming: the
+ * first member whose answer starts arriving (text or a tool call) is streamed to the observer and the
+ * others are aborted at once; its outcome is final.
+ */
+export function firstValid(members: Member[], request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver): Promise<LlmAnswer> {
   return new Promise((resolve, reject) => {
     const controllers = members.map(() => new AbortController());
+    const floor = new StreamFloor(observer, (winner) =>
+      controllers.forEach((c, j) => j !== winner && c.abort(new CortexError('llm_race_lost', 'another model answered first'))),
+    );
     const failures: string[] = new Array(members.length);
     let pending = members.length;
     let settled = false;
@@ -82,7 +131,7 @@ export function firstValid(members: Member[], request: LlmRequest, signal: Abort
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     members.forEach((member, i) => {
-      askMember(member, request, controllers[i]!.signal).then(
+      askMember(member, request, controllers[i]!.signal, floor.observerFor(i)).then(
         (answer) => {
           if (settled) return;
           finish();
@@ -90,6 +139,11 @@ export function firstValid(members: Member[], request: LlmRequest, signal: Abort
         },
         (err: unknown) => {
           failures[i] = `${member.label}: ${describeError(err)}`;
+          if (floor.heldBy(i) && !settled) {
+            finish();
+            reject(new MultiLlmError(failures.filter(Boolean)));
+            return;
+          }
           if (--pending === 0 && !settled) {
             finish();
             reject(new MultiLlmError(failures));
@@ -107,7 +161,8 @@ export const createMultiLlm: LlmFactory = (config, ctx) => {
     const timeout = m.timeout_seconds ?? options.timeout_seconds;
     // Members keep no history (MultiLLM keeps it once) and get the per-model timeout.
     const memberConfig = { ...m.config, history_length: 0, timeout_seconds: timeout };
-    const plugin = m.type === 'CloudLLM' ? createCloudLlm(memberConfig, ctx) : createLocalLlm(memberConfig, ctx);
+    const memberCtx = { logger: ctx.logger, cloud: ctx.cloud };
+    const plugin = m.type === 'CloudLLM' ? createCloudLlm(memberConfig, memberCtx) : createLocalLlm(memberConfig, memberCtx);
     return { label: `#${i} ${m.type} ${m.config.model}`, plugin, timeoutMs: timeout * 1000 };
   });
   const total = options.strategy === 'fallback' ? members.reduce((s, m) => s + m.timeoutMs, 0) : Math.max(...members.map((m) => m.timeoutMs));
@@ -117,8 +172,10 @@ export const createMultiLlm: LlmFactory = (config, ctx) => {
     // A bound above the members' own timeouts, so it only fires if a member ignores its signal.
     timeoutMs: total + 1000,
     historyLength: options.history_length,
+    historyFile: options.persist_history ? ctx.historyFile : undefined,
     logger: ctx.logger,
-    complete: (request, signal) => (options.strategy === 'fallback' ? fallback(members, request, signal) : firstValid(members, request, signal)),
+    complete: (request, signal, observer) =>
+      options.strategy === 'fallback' ? fallback(members, request, signal, observer) : firstValid(members, request, signal, observer),
   });
   return {
     ...plugin,

@@ -43,6 +43,23 @@ const AsrFields = {
   enable_tts_interrupt: z.boolean().optional(),
   connect_timeout_ms: z.number().int().positive().default(10_000),
   backoff_max_ms: z.number().int().positive().default(30_000),
+  /**
+   * Voice activity detection on the robot (the WebRTC detector): silence is not sent to the recogniser;
+   * with `allow_interruption`, speech onset stops the robot's speech at once.
+   */
+  vad: z
+    .looseObject({
+      enabled: z.boolean().default(true),
+      /** 0 (quiet room) .. 3 (noisy robot): how readily audio is called non-speech. */
+      aggressiveness: z.number().int().min(0).max(3).default(2),
+      /** Speech needed before it counts as speech, ms. */
+      onset_ms: z.number().int().min(20).max(1000).default(60),
+      /** Audio before the onset sent with it, so word onsets are not lost, ms. */
+      pre_roll_ms: z.number().int().min(0).max(2000).default(300),
+      /** Audio after the last speech sent, so the recogniser's endpointing hears the pause, ms. */
+      hangover_ms: z.number().int().min(0).max(5000).default(800),
+    })
+    .prefault({}),
 };
 
 export const SpeechlabASRInputSchema = z.looseObject({

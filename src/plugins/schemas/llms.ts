@@ -13,6 +13,10 @@ export const CloudLlmOptions = z
     agent_name: z.string().optional(),
     /** Past exchanges (prompt + answer) sent with each call; older ones are summarised by this model. */
     history_length: z.number().int().nonnegative().default(10),
+    /** Stream the answer (SSE): speech and actions start while the model is still writing. False waits for the whole answer. */
+    stream: z.boolean().default(true),
+    /** Keep the conversation history in the state directory across restarts (with history_length > 0). */
+    persist_history: z.boolean().default(true),
     /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
     skip_idle: z.boolean().optional(),
   })
@@ -37,6 +41,10 @@ export const LocalLlmOptions = z.looseObject({
   retry: z.boolean().default(true),
   agent_name: z.string().optional(),
   history_length: z.number().int().nonnegative().default(10),
+  /** Stream the answer (SSE): speech and actions start while the model is still writing. False waits for the whole answer. */
+  stream: z.boolean().default(true),
+  /** Keep the conversation history in the state directory across restarts (with history_length > 0). */
+  persist_history: z.boolean().default(true),
   /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
   skip_idle: z.boolean().optional(),
 });
@@ -56,6 +64,8 @@ export const MultiLlmOptions = z.looseObject({
   agent_name: z.string().optional(),
   /** Past exchanges kept by MultiLLM itself (the member models keep none); summaries use the same strategy. */
   history_length: z.number().int().nonnegative().default(10),
+  /** Keep MultiLLM's conversation history in the state directory across restarts. Streaming is each member's `stream`. */
+  persist_history: z.boolean().default(true),
   /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
   skip_idle: z.boolean().optional(),
 });

@@ -1,0 +1,107 @@
+// Keeps a mode's conversation history in the state directory: bounded, redacted like logs, written atomically, read back at start.
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { writeJsonAtomic } from '../atomic-file.js';
+import { describeError } from '../errors.js';
+import { redact } from '../redact.js';
+import type { HistorySnapshot } from './history.js';
+
+/** Longest prompt or answer kept on disk, in characters (a fused prompt with vision text can be long). */
+export const MAX_STORED_CHARS = 4000;
+/** Most exchanges kept on disk (a history never holds more than 2 x history_length; this bounds a hand-edited file). */
+export const MAX_STORED_EXCHANGES = 200;
+
+const StoredHistory = z.object({
+  version: z.literal(1),
+  saved_at: z.string().optional(),
+  summary: z.string(),
+  exchanges: z.array(z.object({ prompt: z.string(), answer: z.string() })),
+});
+
+/** `<state dir>/history/<config>/<mode>.json`, with names made safe for a file system. */
+export function historyFileOf(stateDir: string, configName: string, mode: string): string {
+  const safe = (s: string) => encodeURIComponent(s).replace(/\*/g, '%2A').replace(/^\.+/, (m) => '%2E'.repeat(m.length)) || '_';
+  return join(stateDir, 'history', safe(configName), `${safe(mode)}.json`);
+}
+
+const cut = (s: string) => (s.length > MAX_STORED_CHARS ? `${s.slice(0, MAX_STORED_CHARS - 1)}…` : s);
+
+/** What goes to disk: secrets redacted as in logs, each text cut, the newest exchanges only. */
+export function storedForm(snapshot: HistorySnapshot): z.infer<typeof StoredHistory> {
+  return {
+    version: 1,
+    saved_at: new Date().toISOString(),
+    summary: cut(redact(snapshot.summary)),
+    exchanges: snapshot.exchanges.slice(-MAX_STORED_EXCHANGES).map((e) => ({ prompt: cut(redact(e.prompt)), answer: cut(redact(e.answer)) })),
+  };
+}
+
+/**
+ * Reads a saved history. A missing file is a fresh start (undefined); a file that is not a history
+ * (corrupt, hand-edited) is reported through `logger` and ignored, never overwritten until the next
+ * answer replaces it. Temporary files left by a write that a kill -9 interrupted are removed.
+ */
+export function loadHistory(file: string, logger?: Logger): HistorySnapshot | undefined {
+  try {
+    const prefix = `${basename(file)}.`;
+    for (const name of readdirSync(dirname(file))) if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(dirname(file), name), { force: true });
+  } catch {
+    /* no directory yet */
+  }
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger?.warn(`conversation history ${file} not read: ${describeError(err)}`);
+    return undefined;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    logger?.warn(`conversation history ${file} is not JSON; starting without it`);
+    return undefined;
+  }
+  const parsed = StoredHistory.safeParse(data);
+  if (!parsed.success) {
+    logger?.warn(`conversation history ${file} is not a history (${parsed.error.issues[0]?.message ?? 'bad shape'}); starting without it`);
+    return undefined;
+  }
+  return { summary: parsed.data.summary, exchanges: parsed.data.exchanges.slice(-MAX_STORED_EXCHANGES) };
+}
+
+/**
+ * Saves a history after each change, coalescing changes of one event-loop turn into one atomic write
+ * (temporary file, fsync, rename, fsync of the directory: after a kill -9 the file holds the old
+ * history or the new one, never a mix). `flush()` writes what is pending now (at stop).
+ */
+export class HistoryPersister {
+  private pending: HistorySnapshot | undefined;
+  private scheduled = false;
+
+  constructor(
+    private readonly file: string,
+    private readonly logger?: Logger,
+  ) {}
+
+  save(snapshot: HistorySnapshot): void {
+    this.pending = snapshot;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    const snapshot = this.pending;
+    this.pending = undefined;
+    if (!snapshot) return;
+    try {
+      writeJsonAtomic(this.file, storedForm(snapshot));
+    } catch (err) {
+      this.logger?.warn(`conversation history not saved to ${this.file}: ${describeError(err)}`);
+    }
+  }
+}

@@ -1,0 +1,220 @@
+// Voice activity on the robot: the WebRTC detector (libfvad as WebAssembly) and an RxJS gate that passes speech, with pre-roll and hang-over, and drops silence.
+import { Observable, type OperatorFunction } from 'rxjs';
+import { CortexError } from '../errors.js';
+
+/** Rates the WebRTC detector takes directly; others are resampled to 16 kHz for detection only. */
+const FVAD_RATES = [8000, 16000, 32000, 48000];
+
+/** Classifies one frame of mono s16le PCM as speech or not. */
+export interface VoiceDetector {
+  readonly rate: number;
+  /** Samples per frame (`frameMs` at `rate`). */
+  readonly frameSamples: number;
+  isSpeech(frame: Int16Array): boolean;
+  close(): void;
+}
+
+type FvadModule = import('@echogarden/fvad-wasm').FvadModule;
+let fvadModule: Promise<FvadModule> | undefined;
+
+/** Loads the WebAssembly module once per process (about 4 MB of memory; the model is inside the package). */
+function loadModule(): Promise<FvadModule> {
+  fvadModule ??= import('@echogarden/fvad-wasm').then((m) => m.default()).catch((err: unknown) => {
+    fvadModule = undefined;
+    throw new CortexError('vad_unavailable', `voice activity detector not loaded: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  });
+  return fvadModule;
+}
+
+/** Linear resampling of one frame (detection only: the audio sent is never resampled). */
+function resampleFrame(frame: Int16Array, outLength: number): Int16Array {
+  if (frame.length === outLength) return frame;
+  const out = new Int16Array(outLength);
+  const step = frame.length / outLength;
+  for (let i = 0; i < outLength; i++) {
+    const pos = i * step;
+    const j = Math.floor(pos);
+    const a = frame[j] ?? 0;
+    const b = frame[j + 1] ?? a;
+    out[i] = Math.round(a + (b - a) * (pos - j));
+  }
+  return out;
+}
+
+/**
+ * A WebRTC voice activity detector for `rate` (any rate: 8, 16, 32, 48 kHz directly, others through a
+ * 16 kHz copy of each frame). `aggressiveness` 0..3: higher calls more audio non-speech (3 suits a
+ * noisy robot, 0 a quiet room).
+ */
+export async function loadVoiceDetector(rate: number, aggressiveness = 2, frameMs = 20): Promise<VoiceDetector> {
+  if (![10, 20, 30].includes(frameMs)) throw new CortexError('vad_frame', `voice detection frames are 10, 20 or 30 ms, not ${frameMs}`);
+  const m = await loadModule();
+  const detectRate = FVAD_RATES.includes(rate) ? rate : 16000;
+  const inst = m._fvad_new();
+  if (!inst) throw new CortexError('vad_unavailable', 'the voice activity detector could not be created');
+  if (m._fvad_set_sample_rate(inst, detectRate) !== 0 || m._fvad_set_mode(inst, aggressiveness) !== 0) {
+    m._fvad_free(inst);
+    throw new CortexError('vad_config', `voice detection does not accept rate ${detectRate} with aggressiveness ${aggressiveness}`);
+  }
+  const frameSamples = Math.round((rate * frameMs) / 1000);
+  const detectSamples = Math.round((detectRate * frameMs) / 1000);
+  const ptr = m._malloc(detectSamples * 2);
+  let closed = false;
+  return {
+    rate,
+    frameSamples,
+    isSpeech(frame) {
+      if (closed) return false;
+      // HEAP16 is read each time: the module's memory may have grown and replaced the view.
+      m.HEAP16.set(resampleFrame(frame, detectSamples), ptr >> 1);
+      return m._fvad_process(inst, ptr, detectSamples) === 1;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      m._free(ptr);
+      m._fvad_free(inst);
+    },
+  };
+}
+
+export interface VoiceGateOptions {
+  rate: number;
+  /** Makes the detector for one subscription (closed when it ends); frames that arrive before it is ready pass, so an onset is never lost. */
+  detector: () => VoiceDetector | Promise<VoiceDetector>;
+  /** Speech needed to open the gate (consecutive speech frames), ms. Default 60. */
+  onsetMs?: number;
+  /** Audio before the onset that is sent with it, so word onsets reach the recogniser, ms. Default 300. */
+  preRollMs?: number;
+  /** Audio after the last speech frame that is still sent (the recogniser's own endpointing needs its silence), ms. Default 800. */
+  hangoverMs?: number;
+  /** Largest buffer sent at once, ms (the socket's message size). Default 100. */
+  chunkMs?: number;
+  /** The gate opened: speech began (time of its first frame, ms since the epoch). Barge-in listens here. */
+  onOnset?: (at: number) => void;
+  /** A speech frame ended at `at` (the last one before silence is the end of speech). */
+  onSpeech?: (at: number) => void;
+  /** The detector failed to load: the gate stays open (everything is sent, as without a detector). */
+  onUnavailable?: (err: unknown) => void;
+  now?: () => number;
+}
+
+export interface VoiceGateStats {
+  /** Bytes of audio passed on (speech, pre-roll, hang-over). */
+  passedBytes: number;
+  /** Bytes of silence held back. */
+  gatedBytes: number;
+  onsets: number;
+}
+
+/**
+ * Passes speech and drops silence. Frames of 20 ms are classified as they arrive; `onsetMs` of
+ * consecutive speech opens the gate, which then sends the `preRollMs` before the onset, everything
+ * while speech goes on, and `hangoverMs` after the last speech frame, then closes. Output buffers are
+ * at most `chunkMs` and are flushed when the gate closes, so an utterance's tail never waits for the
+ * next one. Rate: at most one buffer per `chunkMs` of passed audio. Drop policy: silence outside the
+ * pre-roll and hang-over is dropped (counted in `stats.gatedBytes`); speech never is. Once the detector
+ * is loaded the gate is deterministic: the same bytes in any chunking pass the same bytes.
+ */
+export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { passedBytes: 0, gatedBytes: 0, onsets: 0 }): OperatorFunction<Buffer, Buffer> {
+  const frameMs = 20;
+  const frameBytes = Math.round((options.rate * frameMs) / 1000) * 2;
+  const bytesPerMs = (options.rate * 2) / 1000;
+  const onsetFrames = Math.max(1, Math.ceil((options.onsetMs ?? 60) / frameMs));
+  const preRollFrames = Math.ceil((options.preRollMs ?? 300) / frameMs);
+  const hangoverFrames = Math.ceil((options.hangoverMs ?? 800) / frameMs);
+  const chunkBytes = Math.max(frameBytes, Math.round((options.chunkMs ?? 100) * bytesPerMs / frameBytes) * frameBytes);
+  const now = options.now ?? Date.now;
+  return (source) =>
+    new Observable<Buffer>((subscriber) => {
+      let detector: VoiceDetector | undefined;
+      let unavailable = false;
+      let closed = false;
+      const unavailableNow = (err: unknown) => {
+        unavailable = true;
+        options.onUnavailable?.(err);
+      };
+      try {
+        const made = options.detector();
+        if (made instanceof Promise) made.then((d) => (closed ? d.close() : (detector = d)), unavailableNow);
+        else detector = made;
+      } catch (err) {
+        unavailableNow(err);
+      }
+      let rest = Buffer.alloc(0);
+      let open = false;
+      let speechRun = 0;
+      let silentFrames = 0;
+      const preRoll: Buffer[] = [];
+      let batch: Buffer[] = [];
+      let batchBytes = 0;
+      const flush = () => {
+        if (!batchBytes) return;
+        const out = Buffer.concat(batch, batchBytes);
+        batch = [];
+        batchBytes = 0;
+        stats.passedBytes += out.length;
+        subscriber.next(out);
+      };
+      const pass = (frame: Buffer) => {
+        batch.push(frame);
+        batchBytes += frame.length;
+        if (batchBytes >= chunkBytes) flush();
+      };
+      const sub = source.subscribe({
+        next(chunk) {
+          const arrived = now();
+          let buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+          let offset = 0;
+          while (buf.length - offset >= frameBytes) {
+            const frame = Buffer.from(buf.subarray(offset, offset + frameBytes));
+            offset += frameBytes;
+            // When this frame's last sample was captured: the buffer arrived after its last byte.
+            const frameEnd = arrived - (buf.length - offset) / bytesPerMs;
+            if (!detector) {
+              // No detector yet (loading) or none at all: everything passes.
+              if (!unavailable) open = true;
+              pass(frame);
+              continue;
+            }
+            const samples = new Int16Array(frame.buffer, frame.byteOffset, frame.length / 2);
+            const speech = detector.isSpeech(samples);
+            if (speech) options.onSpeech?.(frameEnd);
+            if (open) {
+              pass(frame);
+              silentFrames = speech ? 0 : silentFrames + 1;
+              if (silentFrames >= hangoverFrames) {
+                open = false;
+                speechRun = 0;
+                flush();
+              }
+              continue;
+            }
+            preRoll.push(frame);
+            speechRun = speech ? speechRun + 1 : 0;
+            if (speechRun >= onsetFrames) {
+              open = true;
+              silentFrames = 0;
+              stats.onsets += 1;
+              options.onOnset?.(frameEnd - onsetFrames * frameMs);
+              for (const f of preRoll.splice(0)) pass(f);
+              continue;
+            }
+            if (preRoll.length > preRollFrames + onsetFrames) stats.gatedBytes += preRoll.shift()!.length;
+          }
+          rest = Buffer.from(buf.subarray(offset));
+          if (!detector) flush();
+        },
+        error: (err) => subscriber.error(err),
+        complete: () => {
+          flush();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        closed = true;
+        sub.unsubscribe();
+        detector?.close();
+      };
+    });
+}
