@@ -66,6 +66,8 @@ export interface AgentControl {
   switchMode(mode: string, reason: string): Promise<{ ok: boolean; reason?: string }>;
   /** Feeds typed text to the current mode's TextInput; false when the mode has none. */
   pushText(text: string): boolean;
+  /** Sets context values for `context_aware` rules; `source` names who set them on the bus (`fleet`, `websim`). */
+  setContext?(values: Record<string, unknown>, source?: string): void;
 }
 
 /** A running simulator; one instance per agent, kept across mode switches. */
