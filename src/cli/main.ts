@@ -13,6 +13,7 @@ import { register as registerDoctor } from './doctor.js';
 import { register as registerGraph } from './graph.js';
 import { register as registerCloud } from './cloud.js';
 import { register as registerRun } from './run.js';
+import { register as registerFleet } from './fleet.js';
 import { EXIT, reportError } from './output.js';
 
 /*
@@ -32,7 +33,7 @@ export function buildProgram(): Command {
     .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud, registerRun]) register(program);
+  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud, registerRun, registerFleet]) register(program);
   return program;
 }
 

@@ -5,7 +5,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ConfigIssue } from '../errors.js';
 import { redact } from '../redact.js';
-import { BrokerFields, TOPIC_ID, TOPIC_PREFIX, parseBrokerUrl, type BrokerSettings } from '../mqtt/settings.js';
+import { BrokerFields, TOPIC_ID, TOPIC_PREFIX, parseBrokerUrl, type BrokerSettings } from '../plugins/schemas/broker.js';
 
 /** Environment variables of the fleet channel; each wins over the block's field when set and non-empty. */
 export const FLEET_ENV = {

@@ -54,6 +54,8 @@ export const FleetCommand = z.discriminatedUnion('command', [
 ]);
 export type FleetCommand = z.infer<typeof FleetCommand>;
 export type CommandName = FleetCommand['command'];
+/** A command before it is sent: without its id and expiry (distributed over the union). */
+export type CommandBody = FleetCommand extends infer C ? (C extends FleetCommand ? Omit<C, 'id' | 'expires_at'> : never) : never;
 export const COMMAND_NAMES: readonly CommandName[] = ['switch', 'say', 'context', 'estop', 'release', 'reload'];
 
 /** The answer to one command, on the robot's `replies` topic. `lines`: the check's problems of a refused reload. */
@@ -104,8 +106,8 @@ export const RobotState = z.looseObject({
 export type RobotState = z.infer<typeof RobotState>;
 
 /** A command ready to send: a fresh UUID and an expiry `ttlMs` from now. */
-export function makeCommand<C extends Omit<FleetCommand, 'id' | 'expires_at'>>(body: C, ttlMs: number, now = Date.now()): C & { id: string; expires_at: number } {
-  return { ...body, id: randomUUID(), expires_at: now + ttlMs };
+export function makeCommand(body: CommandBody, ttlMs: number, now = Date.now()): FleetCommand {
+  return { ...body, id: randomUUID(), expires_at: now + ttlMs } as FleetCommand;
 }
 
 /** Parses a payload as JSON and checks it against `schema`; the error names the first problem and its field. */

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { IClientOptions } from 'mqtt';
 import { CortexError, describeError } from '../errors.js';
-import { brokerLabel, type BrokerSettings } from './settings.js';
+import { brokerLabel, type BrokerSettings } from '../plugins/schemas/broker.js';
 
 /** A broker setting that cannot be used (a certificate file that cannot be read). */
 export class MqttSetupError extends CortexError {

@@ -11,7 +11,7 @@ import {
   type ReconnectState,
 } from '../backoff.js';
 import { clientOptions, describeConnectError, describeOperationError, type MqttFailure } from './options.js';
-import { brokerLabel, type BrokerSettings } from './settings.js';
+import { brokerLabel, type BrokerSettings } from '../plugins/schemas/broker.js';
 
 export type SessionState = 'connecting' | 'connected' | 'backingOff' | 'failed' | 'stopped';
 

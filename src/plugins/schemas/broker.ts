@@ -1,4 +1,4 @@
-// How cortexd reaches an MQTT broker: the broker fields shared by the fleet block and the MQTT plugins, checked with zod (no client code here).
+// How cortexd reaches an MQTT broker: the broker fields shared by the fleet block and the MQTT plugins, and checks of URLs and topics (zod only, no client code).
 import { z } from 'zod';
 
 /** Schemes the client dials: plain TCP, TLS, and MQTT over WebSocket (plain or TLS). */
