@@ -110,10 +110,9 @@ export class StateReducer {
   /** A new mode: its inputs and actions start ok; parts of the previous mode are forgotten. */
   private enterMode(mode: string, at: number): void {
     const parts = this.seed.modes[mode] ?? { inputs: [], actions: [] };
-    const keep = (record: Record<string, Health>, names: string[]) =>
-      Object.fromEntries(names.map((n) => [n, record[n] && record[n]!.state === 'ok' ? record[n]! : { state: 'ok', since: at }]));
-    this.state.health.inputs = keep({}, parts.inputs);
-    this.state.health.actions = keep({}, parts.actions);
+    const fresh = (names: string[]): Record<string, Health> => Object.fromEntries(names.map((n) => [n, { state: 'ok', since: at }]));
+    this.state.health.inputs = fresh(parts.inputs);
+    this.state.health.actions = fresh(parts.actions);
     this.state.health.streams = Object.fromEntries(Object.entries(this.state.health.streams).filter(([k]) => parts.inputs.includes(k.slice(k.indexOf('/') + 1))));
     this.state.health.tool_servers = {};
     this.updateOk();
