@@ -22,7 +22,15 @@ export interface BrokerOptions {
   tls?: boolean;
   /** Extra lines for mosquitto.conf (e.g. `max_queued_messages 10000`). */
   extra?: string[];
+  /**
+   * A shipped mosquitto.conf (systemd/mosquitto/cortexd.conf) to start from: its files, listeners and
+   * save interval are replaced by the harness's, everything else is kept as written.
+   */
+  baseConf?: string;
 }
+
+/** Directives of a base configuration the harness sets itself (paths, ports, logging, user). */
+const HARNESS_DIRECTIVES = /^\s*(password_file|acl_file|persistence_location|autosave_interval|listener|cafile|certfile|keyfile|log_dest|log_type|user|include_dir)\b/;
 
 export interface Broker {
   port: number;
@@ -86,8 +94,10 @@ export async function startMosquitto(options: BrokerOptions): Promise<Broker> {
   const tlsPort = options.tls ? await freePort() : undefined;
   const certs = options.tls ? makeCertificates(dir) : undefined;
   const conf = join(dir, 'mosquitto.conf');
+  const base = (options.baseConf ?? '').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#') && !HARNESS_DIRECTIVES.test(l));
   const lines = [
     ...(process.getuid?.() === 0 ? ['user root'] : []),
+    ...base,
     'per_listener_settings false',
     'allow_anonymous false',
     `password_file ${passwd}`,
