@@ -25,7 +25,7 @@ t.teardown(async () => {
 });
 
 /** Starts an agent whose fleet block is `fleet` (TLS with the test CA); the password comes from the environment. */
-function robot(t: Tap.Test, fleet: Record<string, unknown>, password: string, manualRules = false): { agent: AgentProcess; socket: string } {
+function robot(t: { teardown: (fn: () => void) => void }, fleet: Record<string, unknown>, password: string, manualRules = false): { agent: AgentProcess; socket: string } {
   const w = workDir();
   const file = w.file('robot.json5');
   writeFileSync(file, agentConfig({ socket: w.socket, manualRules, fleet: { url: broker.tlsUrl, ca_file: broker.caFile, metrics_interval_seconds: 0.5, ...fleet } }));
