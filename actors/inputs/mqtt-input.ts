@@ -5,6 +5,7 @@ import { Observable } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { CortexError } from '../../src/errors.js';
 import { clientOptions, describeConnectError, describeOperationError } from '../../src/mqtt/options.js';
+import { noDelay } from '../../src/mqtt/session.js';
 import { parseBrokerUrl, type BrokerSettings } from '../../src/plugins/schemas/broker.js';
 import { MqttInputSchema, type MqttInputConfig } from '../../src/plugins/schemas/mqtt.js';
 import { BufferedInput } from './buffered-input.js';
@@ -96,6 +97,7 @@ export class MqttInput extends BufferedInput<MqttRaw> {
       const client = mqtt.connect(this.broker.url, clientOptions(this.broker, { clientId: `cortexd-in-${randomUUID().slice(0, 8)}`, clean: true }));
       client.on('error', (err) => (failure = err));
       client.on('connect', () => {
+        noDelay(client);
         connected = true;
         client.subscribe(Object.fromEntries(this.config.topics.map((t) => [t, { qos: this.config.qos }])), (err, granted) => {
           const refused = (granted ?? []).find((g) => g.qos >= 128);

@@ -4,6 +4,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { FLEET_ENV } from '../config/fleet.js';
 import { CortexError } from '../errors.js';
 import { clientOptions, describeConnectError, describeOperationError } from '../mqtt/options.js';
+import { noDelay } from '../mqtt/session.js';
 import { parseBrokerUrl, TOPIC_ID, TOPIC_PREFIX, type BrokerSettings } from '../plugins/schemas/broker.js';
 import { FleetReply, RobotState, Status, makeCommand, parsePayload, parseTopic, topicOf, type CommandBody, type FleetCommand, type TopicKind } from './protocol.js';
 
@@ -96,7 +97,7 @@ export class FleetOperator {
     const client = mqtt.connect(settings.url, clientOptions(settings, { clientId: `cortexd-cli-${randomBytes(6).toString('hex')}`, clean: true, connectTimeout: timeoutMs }));
     await new Promise<void>((resolve, reject) => {
       let failure: unknown;
-      client.once('connect', () => resolve());
+      client.once('connect', () => (noDelay(client), resolve()));
       client.on('error', (err) => (failure = err));
       client.once('close', () => {
         const f = describeConnectError(failure ?? new Error('connection closed'), settings.url, settings.username);
