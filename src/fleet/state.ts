@@ -17,6 +17,9 @@ export interface StateSeed {
 
 type Part = 'inputs' | 'actions' | 'streams' | 'tool_servers';
 
+/** The event types the state depends on; the others (ticks, prompts, answers...) are passed over unread. */
+const FOLDED = new Set<string>(['mode.changed', 'input', 'error', 'action', 'stream', 'mcp', 'context']);
+
 /**
  * `apply(event)` folds one bus event into the state and says whether anything a reader would see
  * changed (so the retained message is published on change only). Health rules:
@@ -53,6 +56,7 @@ export class StateReducer {
   }
 
   apply(e: AgentEvent): boolean {
+    if (!FOLDED.has(e.type)) return false;
     const before = JSON.stringify({ ...this.state, updated_at: 0 });
     this.fold(e);
     const changed = JSON.stringify({ ...this.state, updated_at: 0 }) !== before;

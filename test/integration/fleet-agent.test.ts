@@ -49,6 +49,16 @@ t.test('a robot publishes its status and state, takes every command or says why 
   t.match(JSON.parse(ls.stdout), [{ robot: 'r1', online: true, mode: 'idle', health: 'ok' }]);
   const table = await fleetCli(['ls'], cli);
   t.match(table.stdout, /r1\s*│\s*yes\s*│\s*idle\s*│\s*ok/);
+  const watch = await fleetCli(['watch', 'r1', '--count', '2', '--json'], cli);
+  t.equal(watch.code, 0, watch.stderr);
+  const lines = watch.stdout.trim().split('\n').map((l) => JSON.parse(l) as { robot: string; kind: string; message: Record<string, unknown> });
+  t.same(lines.map((l) => [l.robot, l.kind]).sort(), [['r1', 'state'], ['r1', 'status']], 'the retained status and state first');
+  const usage = await fleetCli(['ls'], { CORTEX_MQTT_URL: '' });
+  t.equal(usage.code, 2);
+  t.match(usage.stderr, /^cortexd: no broker: set CORTEX_MQTT_URL .* or pass --url\n$/);
+  const badPassword = await fleetCli(['ls'], { ...cli, CORTEX_MQTT_PASSWORD: 'nope' });
+  t.equal(badPassword.code, 1);
+  t.match(badPassword.stderr, /^cortexd: mqtts:\/\/127\.0\.0\.1:\d+ refused the connection of user "operator": not authorized/);
 
   // switch: the same rules as a manual switch (this configuration allows idle <-> busy by hand only).
   const refused = await fleetCli(['switch', 'r1', 'sleep'], cli);
