@@ -14,6 +14,7 @@ import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/mod
 import { stateDir as defaultStateDir } from '../src/paths.js';
 import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
 import { wireModeEvents, type ModeSnapshot } from './agent/mode-events.js';
+import { fleetLogic, type FleetHost } from './fleet.js';
 import { inputIds } from './inputs/input-actor.js';
 import type { TickReport } from './loop.js';
 import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeParts } from './mode.js';
@@ -49,6 +50,8 @@ export interface AgentOptions {
   onTick?: (mode: string, report: TickReport) => void;
   /** Directory of the e-stop socket (default: runtimeDir() of src/paths.ts); false: no socket. */
   runtimeDir?: string | false;
+  /** The fleet channel's link to `cortexd run` (reload); the channel runs when the configuration has `fleet` settings. */
+  fleet?: FleetHost;
 }
 
 /** How the agent ended: code 0 after a normal stop, 1 when the start-up failed (reason says why). */
@@ -91,6 +94,7 @@ export class Agent implements AgentControl {
   private lastMode: string;
   private readonly safety: SafetySetup;
   private lastValues: unknown;
+  private stopReason = 'stopped';
 
   constructor(private readonly options: AgentOptions) {
     const { loaded } = options;
@@ -152,6 +156,26 @@ export class Agent implements AgentControl {
       closeBudgetMs: options.closeBudgetMs ?? 5_000,
       simulators: this.simulatorLogics(),
       safety: { logic: governorMachine, input: this.safety.input },
+      // --- fleet channel (issue 18): the child `fleet` of the root, in `up` beside the simulators.
+      fleet: loaded.fleet
+        ? [
+            {
+              id: 'fleet',
+              logic: fleetLogic({
+                settings: loaded.fleet,
+                bus: this.bus,
+                control: this,
+                logger: this.logger,
+                stateDir,
+                ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}),
+                ...(options.fleet ? { host: options.fleet } : {}),
+                stopReason: () => this.stopReason,
+                track: this.cleanups.track,
+              }),
+            },
+          ]
+        : [],
+      // --- end fleet channel
       closeAll: async () => {
         await this.cleanups.settled();
         await this.safety.store.flush();
@@ -196,6 +220,7 @@ export class Agent implements AgentControl {
   stop(reason: string): void {
     if (this.actor.getSnapshot().status !== 'active') return;
     this.bus.emit({ type: 'agent.stopping', at: Date.now(), reason });
+    this.stopReason = reason;
     this.actor.send({ type: 'agent.stop', reason });
   }
 
@@ -245,7 +270,8 @@ export class Agent implements AgentControl {
   }
 
   /** Sets context values for `context_aware` rules (WebSim, the fleet channel); inputs publish theirs themselves. */
-  setContext(values: Record<string, unknown>): void {
+  setContext(values: Record<string, unknown>, source = 'control'): void {
+    this.bus.emit({ type: 'context', at: Date.now(), source, values });
     this.modesRef()?.send({ type: 'context.update', values });
   }
 
@@ -361,6 +387,8 @@ interface RootParts {
   simulators: Array<{ id: string; logic: AnyActorLogic }>;
   /** The safety governor: invoked for the root's whole life (systemId `safety`), told first when the agent stops. */
   safety: { logic: typeof governorMachine; input: import('./safety/governor.js').GovernorInput };
+  /** The fleet channel (none, or one actor `fleet`); like simulators it lives through `up`, so it reports the shutdown hooks. */
+  fleet: Array<{ id: string; logic: AnyActorLogic }>;
   /** Waits for the cleanups of the stopped modes and flushes the interaction log. */
   closeAll: () => Promise<unknown>;
   /** Waits for the cleanups of the simulators. */
@@ -376,7 +404,8 @@ interface RootParts {
  * does draining. Simulators live through `up`, so they show the shutdown hooks.
  */
 function buildRootMachine(p: RootParts) {
-  const sims = Object.fromEntries(p.simulators.map((s) => [s.id, s.logic]));
+  const upChildren = [...p.simulators, ...p.fleet];
+  const sims = Object.fromEntries(upChildren.map((s) => [s.id, s.logic]));
   return setup({
     types: { context: {} as { reason: string | null }, events: {} as RootEvent },
     actors: { modes: p.modeMachine, safety: p.safety.logic, closeAll: fromPromise(() => p.closeAll()), drain: fromPromise(() => p.drain()), ...sims },
@@ -393,7 +422,7 @@ function buildRootMachine(p: RootParts) {
     states: {
       up: {
         // eslint-disable-next-line @typescript-eslint/no-explicit-any
-        invoke: p.simulators.map((s) => ({ id: s.id, src: s.id as any })),
+        invoke: upChildren.map((s) => ({ id: s.id, src: s.id as any })),
         initial: 'live',
         states: {
           live: {

@@ -22,6 +22,7 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
     SerialReader: () => import('./inputs/serial-reader.js').then((m) => m.createSerialReader),
     GpsInput: () => import('./inputs/gps-input.js').then((m) => m.createGpsInput),
     BatteryInput: () => import('./inputs/battery-input.js').then((m) => m.createBatteryInput),
+    MqttInput: () => import('./inputs/mqtt-input.js').then((m) => m.createMqttInput),
   },
   llms: {
     CloudLLM: () => import('../src/cortex/llm/cloud-llm.js').then((m) => m.createCloudLlm),
@@ -34,15 +35,18 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
       speechlab_tts: () => import('./actions/connectors/speech.js').then((m) => m.createSpeechlabTtsConnector),
       speechb_tts: () => import('./actions/connectors/speech.js').then((m) => m.createSpeechbTtsConnector),
       local_tts: () => import('./actions/connectors/speech.js').then((m) => m.createLocalTtsConnector),
+      mqtt: () => import('./actions/connectors/mqtt.js').then((m) => m.createMqttConnector('speak')),
     },
     move: {
       console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('move')),
       serial: () => import('./actions/connectors/serial.js').then((m) => m.createMoveSerialConnector),
+      mqtt: () => import('./actions/connectors/mqtt.js').then((m) => m.createMqttConnector('move')),
     },
     face: {
       console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('face')),
       serial: () => import('./actions/connectors/serial.js').then((m) => m.createFaceSerialConnector),
       websim: () => import('./actions/connectors/websim.js').then((m) => m.createWebsimFaceConnector),
+      mqtt: () => import('./actions/connectors/mqtt.js').then((m) => m.createMqttConnector('face')),
     },
     remember_location: {
       state_dir: () => import('./actions/locations.js').then((m) => m.createStateDirConnector),

@@ -261,6 +261,12 @@ OM_API_KEY=
 # Prometheus metrics on 127.0.0.1:PORT; off when unset.
 #CORTEX_METRICS_PORT=9464
 
+# The fleet broker (MQTT); the robot joins a fleet when the URL is set. See systemd/README.md.
+#CORTEX_MQTT_URL=mqtts://broker.lan:8883
+#CORTEX_MQTT_USERNAME=
+#CORTEX_MQTT_PASSWORD=
+#CORTEX_MQTT_CA_FILE=/etc/cortexd/mqtt-ca.crt
+
 # Log level: trace, debug, info, warn, error.
 CORTEX_LOG_LEVEL=info
 

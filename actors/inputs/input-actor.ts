@@ -148,7 +148,13 @@ export const inputMachine = setup({
   context: ({ input }) => ({ ...input, slot: undefined, attempt: 0, error: undefined, nextDelayMs: 0 }),
   initial: 'listening',
   on: {
-    'input.context': { actions: sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent) },
+    'input.context': {
+      actions: [
+        // On the bus too, so readers of the bus (the fleet's state: battery, position) see what rules see.
+        ({ context, event }) => context.bus.emit({ type: 'context', at: Date.now(), source: `input.${context.type}`, values: event.values }),
+        sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent),
+      ],
+    },
   },
   states: {
     listening: {

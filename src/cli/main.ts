@@ -14,6 +14,7 @@ import { register as registerGraph } from './graph.js';
 import { register as registerCloud } from './cloud.js';
 import { register as registerRun } from './run.js';
 import { register as registerEstop } from './estop.js';
+import { register as registerFleet } from './fleet.js';
 import { EXIT, reportError } from './output.js';
 
 /*
@@ -33,7 +34,7 @@ export function buildProgram(): Command {
     .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud, registerRun, registerEstop]) register(program);
+  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud, registerRun, registerEstop, registerFleet]) register(program);
   return program;
 }
 

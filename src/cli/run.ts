@@ -1,9 +1,12 @@
 // `cortexd run NAME`: loads a configuration, connects the service, runs the agent until a signal or --for, and stops it gracefully.
 import type { Command } from 'commander';
 import type { ServiceConnection } from '../cortex/embedded.js';
-import { CortexError, describeError } from '../errors.js';
+import type { LoadedConfig } from '../config/schema.js';
+import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
+import type { CommandResult } from '../fleet/execute.js';
 import type { Logger } from '../log.js';
-import { EXIT, errLine, warnLine } from './output.js';
+import type { Plugins } from '../plugins/types.js';
+import { EXIT, errLine, oneLine, warnLine } from './output.js';
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
@@ -100,9 +103,14 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     await metricsServer?.stop();
     throw new CortexError('service', `cannot start the service: ${describeError(err)}`);
   }
+  // What the service connection depends on: a reloaded configuration that changes it gets a new one.
+  const serviceKey = (l: LoadedConfig) => JSON.stringify([l.configName, l.addresses, l.apiKey]);
+  let serviceFor = serviceKey(loaded);
 
   const bus = new AgentBus();
-  const view = viewOn ? new TerminalView({ displayNames: Object.fromEntries(Object.entries(loaded.config.modes).map(([k, m]) => [k, m.display_name])) }).attach(bus) : undefined;
+  const displayNamesOf = (l: LoadedConfig) => Object.fromEntries(Object.entries(l.config.modes).map(([k, m]) => [k, m.display_name]));
+  const displayNames = displayNamesOf(loaded);
+  const view = viewOn ? new TerminalView({ displayNames }).attach(bus) : undefined;
   const eventLines = opts.events ? attachEventLines(bus) : undefined;
   const inspector = opts.inspect ? createModeInspector(typeof opts.inspect === 'string' ? { url: opts.inspect } : {}) : undefined;
 
@@ -111,30 +119,74 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const watchdog = new Watchdog(notifier, { healthy: () => Date.now() - lastTick < Math.max(3 * periodMs, 10_000) });
   let ready = false;
 
-  const agent = new Agent({
-    loaded,
-    plugins,
-    cloud: service.cloud,
-    bus,
-    logger,
-    write: view ? (line) => view.consoleLine(line) : () => {},
-    ...(inspector ? { inspect: inspector.inspect } : {}),
-    onTick: (mode, report) => {
-      lastTick = Date.now();
-      if (!ready) {
-        ready = true;
-        void notifier.ready(`mode ${mode}`);
-        watchdog.start();
-      }
-    },
-  });
+  // The running generation: a fleet `reload` replaces it with another configuration in this process.
+  let current: { loaded: LoadedConfig; plugins: Plugins; agent: InstanceType<typeof Agent>; ticked: boolean };
+  const makeAgent = (l: LoadedConfig, p: Plugins) =>
+    new Agent({
+      loaded: l,
+      plugins: p,
+      cloud: service.cloud,
+      bus,
+      logger,
+      write: view ? (line) => view.consoleLine(line) : () => {},
+      ...(inspector ? { inspect: inspector.inspect } : {}),
+      fleet: { reload: (text, origin) => reload(text, origin) },
+      onTick: (mode, report) => {
+        lastTick = Date.now();
+        current.ticked = true;
+        if (!ready) {
+          ready = true;
+          void notifier.ready(`mode ${mode}`);
+          watchdog.start();
+        }
+      },
+    });
+
+  // --- fleet reload (issue 18): a pushed configuration is checked like `cortexd check` (same loader, same
+  // file path, so ${CONFIG_DIR} is the same); invalid, the robot keeps the running one and the reply
+  // carries the check's lines; valid, the running agent stops (its shutdown hooks run) and a new one
+  // starts with it in this process. Nothing is written to disk: the next start reads the file again.
+  let pending: { loaded: LoadedConfig; plugins: Plugins; origin: string } | undefined;
+  let ending = false;
+  const reload = async (text: string, origin: string): Promise<CommandResult> => {
+    if (ending) return { ok: false, reason: 'the agent is stopping' };
+    if (pending) return { ok: false, reason: 'a reload is already in progress' };
+    const running = current.loaded;
+    let next: LoadedConfig;
+    try {
+      next = await loadConfig({ file: running.file, text });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) return { ok: false, reason: `the new configuration was not loaded: ${describeError(err)}; ${running.configName} keeps running` };
+      const n = err.issues.length;
+      return {
+        ok: false,
+        reason: `the new configuration is invalid (${n} problem${n === 1 ? '' : 's'}); ${running.configName} keeps running`,
+        lines: err.issues.map((i) => oneLine(formatIssue(i))),
+      };
+    }
+    let nextPlugins: Plugins;
+    try {
+      nextPlugins = await resolvePlugins(builtinPlugins, next.config);
+    } catch (err) {
+      return { ok: false, reason: `the new configuration's plugins did not load: ${describeError(err)}; ${running.configName} keeps running` };
+    }
+    if (ending || pending) return { ok: false, reason: ending ? 'the agent is stopping' : 'a reload is already in progress' };
+    pending = { loaded: next, plugins: nextPlugins, origin };
+    for (const w of next.warnings) logger.warn(w);
+    // After this answer is on its way: the channel replies before the stop reaches it.
+    setImmediate(() => current.agent.stop(`reload (${origin})`));
+    return { ok: true, reason: `valid; restarting the agent with it (sha256 ${next.sha256 ?? '?'})`, ...(next.warnings.length > 0 ? { lines: next.warnings.map(oneLine) } : {}) };
+  };
+  // --- end fleet reload
+
+  current = { loaded, plugins, agent: makeAgent(loaded, plugins), ticked: false };
   const metricsSub = feedMetrics(bus, metrics, {
-    hertzOf: (mode) => loaded.config.modes[mode]?.hertz ?? 1,
-    modelOf: (mode) => loaded.config.modes[mode]?.cortex_llm.type,
+    hertzOf: (mode) => current.loaded.config.modes[mode]?.hertz ?? 1,
+    modelOf: (mode) => current.loaded.config.modes[mode]?.cortex_llm.type,
   });
   const busSub = bus.events$.subscribe((e) => {
     if (e.type === 'mode.changed') {
-      periodMs = 1000 / (loaded.config.modes[e.to]?.hertz ?? 1);
+      periodMs = 1000 / (current.loaded.config.modes[e.to]?.hertz ?? 1);
       lastTick = Date.now();
       void notifier.status(`mode ${e.to}`);
     }
@@ -147,15 +199,48 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       errLine(`cortexd: second ${signal}, exiting now`);
       process.exit(130);
     }
+    ending = true;
     void notifier.stopping(`stopping on ${signal}`);
-    agent.stop(signal);
+    current.agent.stop(signal);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const forTimer = forMs !== undefined ? setTimeout(() => (void notifier.stopping('stopping: --for elapsed'), agent.stop(`ran for ${opts.for}`)), forMs) : undefined;
+  const forTimer =
+    forMs !== undefined ? setTimeout(() => ((ending = true), void notifier.stopping('stopping: --for elapsed'), current.agent.stop(`ran for ${opts.for}`)), forMs) : undefined;
 
-  agent.start();
-  const outcome = await agent.done;
+  current.agent.start();
+  let outcome = await current.agent.done;
+  // --- fleet reload: the next generation, or the previous one again when the new one failed to start.
+  let fallback: { loaded: LoadedConfig; plugins: Plugins; origin: string } | undefined;
+  for (;;) {
+    const failedStart = outcome.code !== 0 && !current.ticked && fallback !== undefined;
+    const next = ending ? undefined : (pending ?? (failedStart ? fallback : undefined));
+    if (!next) break;
+    if (failedStart && !pending) {
+      logger.error(`reload: the new configuration did not start (${outcome.reason ?? 'failed'}); running ${next.loaded.configName} as before`);
+      bus.emit({ type: 'error', at: Date.now(), source: 'reload', message: `the new configuration did not start: ${outcome.reason ?? 'failed'}; the previous one runs again` });
+    }
+    fallback = pending ? { loaded: current.loaded, plugins: current.plugins, origin: 'fallback' } : undefined;
+    pending = undefined;
+    if (serviceKey(next.loaded) !== serviceFor) {
+      await bounded('service', service.close(), 2000, logger);
+      try {
+        service = await connectService(next.loaded, { logger });
+        serviceFor = serviceKey(next.loaded);
+      } catch (err) {
+        outcome = { code: 1, reason: `cannot start the service: ${describeError(err)}`, mode: outcome.mode };
+        break;
+      }
+    }
+    for (const w of next.loaded.warnings) warnLine(w);
+    Object.assign(displayNames, displayNamesOf(next.loaded));
+    periodMs = 1000 / next.loaded.config.modes[next.loaded.config.default_mode]!.hertz;
+    lastTick = Date.now();
+    current = { loaded: next.loaded, plugins: next.plugins, agent: makeAgent(next.loaded, next.plugins), ticked: false };
+    current.agent.start();
+    outcome = await current.agent.done;
+  }
+  // --- end fleet reload
 
   clearTimeout(forTimer);
   watchdog.stop();

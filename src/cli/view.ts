@@ -112,6 +112,14 @@ export class TerminalView {
       case 'safety':
         this.line(e.at, safetyLine(e, (s, t) => this.paint(s, t)));
         return;
+      case 'fleet':
+        if (e.state === 'connected') this.line(e.at, this.paint('cyan', `fleet: ${e.robot} online at ${e.broker}`));
+        else if (e.state === 'failed') this.line(e.at, this.paint('red', `fleet: ${e.reason ?? 'failed'}`));
+        else if (e.state === 'backingOff' && e.attempt === 2) this.line(e.at, this.paint('yellow', `fleet: ${e.reason ?? 'disconnected'}; retrying`));
+        return;
+      case 'fleet.command':
+        this.line(e.at, this.paint(e.ok ? 'cyan' : 'yellow', `fleet command ${e.command} ${e.ok ? 'done' : `refused: ${e.reason ?? ''}`}`));
+        return;
       case 'agent.stopping':
         this.line(e.at, this.paint('cyan', `stopping (${e.reason})...`));
         return;

@@ -1,4 +1,5 @@
 // Loads a configuration: read, JSON5 parse, version check, substitution, legacy conversion, validation.
+import { createHash } from 'node:crypto';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import JSON5 from 'json5';
 import type { z } from 'zod';
@@ -16,12 +17,18 @@ import { checkVersion } from './version.js';
 import { crossCheck, hookModuleWarnings } from './cross-check.js';
 import { openCvWarnings } from './opencv-users.js';
 import { ADDRESS_KEYS, EMBEDDED, readAddresses, type AddressSettings } from '../cloud/addresses.js';
+import { readFleet } from './fleet.js';
 
 export interface LoadTarget {
   /** A configuration name: `config/<name>.json5`. */
   name?: string;
   /** A path to a file, as given to `--config`. */
   file?: string;
+  /**
+   * The file's text, checked as if it were the file at `file` (its directory is `${CONFIG_DIR}`):
+   * a configuration pushed by the fleet's `reload`, checked before it replaces the running one.
+   */
+  text?: string;
 }
 
 export interface LoadOptions {
@@ -96,11 +103,16 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
 
   // Read: a regular file only (after symlinks), at most MAX_CONFIG_BYTES actually read, a FIFO refused at once.
   let text: string;
-  try {
-    text = readRegularFile(file, MAX_CONFIG_BYTES);
-  } catch (err) {
-    if (!(err instanceof UnreadableFile)) throw err;
-    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
+  if (target.text !== undefined) {
+    if (Buffer.byteLength(target.text) > MAX_CONFIG_BYTES) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `larger than ${MAX_CONFIG_BYTES} bytes` }]);
+    text = target.text;
+  } else {
+    try {
+      text = readRegularFile(file, MAX_CONFIG_BYTES);
+    } catch (err) {
+      if (!(err instanceof UnreadableFile)) throw err;
+      throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
+    }
   }
 
   // Parse.
@@ -230,6 +242,10 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     if (err instanceof ConfigError) for (const i of err.issues) fail(i.path, i.message);
     else throw err;
   }
+  // The fleet channel: the `fleet` block under the CORTEX_MQTT_* variables (off unless a broker is named).
+  const fleet = readFleet(config.fleet, env, { urid: uridCheck.ok ? uridCheck.urid : undefined, configFile: file });
+  for (const p of fleet.problems) fail(p.path, p.message);
+  for (const w of fleet.warnings) warn(w.path, w.message);
   if (issues.length > 0 || !addresses) throw new ConfigError(issues, warnings);
 
   const apiKey = config.api_key || envKey || '';
@@ -246,6 +262,8 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     apiKey,
     addresses,
     ...(uridCheck.ok && uridCheck.urid ? { urid: uridCheck.urid } : {}),
+    ...(fleet.settings ? { fleet: fleet.settings } : {}),
+    sha256: createHash('sha256').update(text).digest('hex'),
     warnings,
   };
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { describeValue, openObject } from './issues.js';
 import type { AddressSettings } from '../cloud/addresses.js';
 import { ModeSafety, SafetyConfig } from './safety.js';
+import { FleetBlock, type FleetSettings } from './fleet.js';
 
 // Objects are loose: unknown fields are kept (and reported as warnings by the loader), never dropped.
 
@@ -211,6 +212,8 @@ export const AgentConfig = z.looseObject({
   service: ServiceAddresses.default({}),
   /** Motion safety: limits, dead-man timer, geofence, e-stop sources (an extension of the format; src/config/safety.ts). */
   safety: SafetyConfig.optional(),
+  /** The fleet channel (src/config/fleet.ts); off unless a broker is named here or in CORTEX_MQTT_URL. */
+  fleet: FleetBlock.optional(),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfig>;
@@ -242,5 +245,9 @@ export interface LoadedConfig {
   addresses: AddressSettings;
   /** Normalised URID (upper case) or undefined. */
   urid?: string;
+  /** The fleet channel's settings when this robot joins a fleet (the `fleet` block under CORTEX_MQTT_*). */
+  fleet?: FleetSettings;
+  /** SHA-256 (hex) of the file's bytes as read: which configuration runs, for the fleet's state. */
+  sha256?: string;
   warnings: string[];
 }

@@ -80,6 +80,8 @@ export interface AgentControl {
   release(source: string): { ok: boolean; reason?: string };
   /** The safety governor's status: the latch, whether the robot is moving, why motion is paused. */
   safetyStatus(): import('../safety/policy.js').SafetyStatus;
+  /** Sets context values for `context_aware` rules; `source` names who set them on the bus (`fleet`, `websim`). */
+  setContext?(values: Record<string, unknown>, source?: string): void;
 }
 
 /** A running simulator; one instance per agent, kept across mode switches. */

@@ -105,7 +105,37 @@ export type AgentEvent =
   | SafetyEvent
   | TurnEvent
   | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
-  | { type: 'error'; at: number; source: string; message: string };
+  | { type: 'error'; at: number; source: string; message: string }
+  /** Context values for `context_aware` rules, from an input (`input.<type>`) or from outside (`fleet`, `websim`). */
+  | { type: 'context'; at: number; source: string; values: Record<string, unknown> }
+  | FleetEvent
+  | FleetCommandEvent;
+
+/** The fleet channel's link to its broker (src/fleet/channel.ts); `broker` is `scheme://host:port`, never credentials. */
+export interface FleetEvent {
+  type: 'fleet';
+  at: number;
+  state: 'connecting' | 'connected' | 'backingOff' | 'failed' | 'stopped';
+  broker: string;
+  robot: string;
+  /** Connection attempt since the last healthy connection (backingOff, connecting). */
+  attempt?: number;
+  delay_ms?: number;
+  /** Why (backing off, failed, a refused publish), in words an operator can act on. */
+  reason?: string;
+  /** connected: the broker still had this robot's session (queued commands follow). */
+  session_present?: boolean;
+}
+
+/** A command that came from the fleet broker, and what became of it (the same answer goes on its reply topic). */
+export interface FleetCommandEvent {
+  type: 'fleet.command';
+  at: number;
+  id: string;
+  command: string;
+  ok: boolean;
+  reason?: string;
+}
 
 export type AgentEventType = AgentEvent['type'];
 

@@ -102,7 +102,8 @@ export function tcpReachable(host: string, port: number, timeoutMs: number): Pro
 
 function hostPort(url: URL): { host: string; port: number } {
   const secure = url.protocol === 'https:' || url.protocol === 'wss:';
-  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : secure ? 443 : 80 };
+  const mqttPort = url.protocol === 'mqtt:' ? 1883 : url.protocol === 'mqtts:' ? 8883 : undefined;
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port ? Number(url.port) : (mqttPort ?? (secure ? 443 : 80)) };
 }
 
 /**
@@ -137,6 +138,8 @@ export async function checkAddresses(
   for (const { url, reason } of loaded ? (deviceNeeds(loaded.config).network ?? []) : []) {
     if (url !== EMBEDDED && URL.canParse(url)) targets.set(url, [...(targets.get(url) ?? []), reason]);
   }
+  // The fleet broker (the `fleet` block under CORTEX_MQTT_URL): its URL carries no credentials once loaded.
+  if (loaded?.fleet) targets.set(loaded.fleet.url, [...(targets.get(loaded.fleet.url) ?? []), 'fleet']);
   const results: CheckResult[] = [];
   const embedded = ADDRESS_KEYS.filter((k) => addresses[k] === EMBEDDED);
   if (unset.length > 0) {

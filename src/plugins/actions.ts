@@ -1,5 +1,6 @@
 // Descriptors of the built-in actions (speak, move, face, remember_location): tool arguments, queue policy, and their connectors.
-import { connector, serialNeeds, speakerNeeds } from './define.js';
+import { brokerNeeds, connector, serialNeeds, speakerNeeds } from './define.js';
+import { MqttConnectorOptions } from './schemas/mqtt.js';
 import { Registry } from './registry.js';
 import {
   ActionOptions,
@@ -32,6 +33,16 @@ export const serialConnector = (verb: string, field: string, motion: boolean): C
     description: `sends \`${verb} <${field}>\\n\` to a controller on a serial port and waits for OK / ERR <text>`,
     schema: SerialConnectorOptions,
     needs: (c) => serialNeeds(c.binding, c.path),
+    motion,
+  });
+
+/** The `mqtt` connector of move, face and speak: one JSON message per command to a topic (microcontrollers, ROS 2 through its MQTT bridge). */
+export const mqttConnector = (action: string, motion: boolean): ConnectorDescriptor =>
+  connector({
+    type: 'mqtt',
+    description: `publishes each ${action} command as JSON {action, value, id, at} to an MQTT topic; done when the broker acknowledged it`,
+    schema: MqttConnectorOptions,
+    needs: (c) => brokerNeeds(c.url),
     motion,
   });
 
@@ -74,7 +85,7 @@ export const speakAction: ActionDescriptor = {
   schema: ActionOptions,
   args: SpeakArgs,
   queue: 'queue',
-  connectors: new Registry('connector', [consoleConnector('speak'), speechlabTts, speechbTts, localTts]),
+  connectors: new Registry('connector', [consoleConnector('speak'), speechlabTts, speechbTts, localTts, mqttConnector('speak', false)]),
 };
 
 export const moveAction: ActionDescriptor = {
@@ -83,7 +94,7 @@ export const moveAction: ActionDescriptor = {
   schema: ActionOptions,
   args: MoveArgs,
   queue: 'latest',
-  connectors: new Registry('connector', [consoleConnector('move', true), serialConnector('MOVE', 'action', true)]),
+  connectors: new Registry('connector', [consoleConnector('move', true), serialConnector('MOVE', 'action', true), mqttConnector('move', true)]),
 };
 
 export const faceAction: ActionDescriptor = {
@@ -92,7 +103,7 @@ export const faceAction: ActionDescriptor = {
   schema: ActionOptions,
   args: FaceArgs,
   queue: 'latest',
-  connectors: new Registry('connector', [consoleConnector('face'), serialConnector('FACE', 'emotion', false), websimFace]),
+  connectors: new Registry('connector', [consoleConnector('face'), serialConnector('FACE', 'emotion', false), websimFace, mqttConnector('face', false)]),
 };
 
 export const rememberLocationAction: ActionDescriptor = {

@@ -1,5 +1,6 @@
 // Builds descriptors from a schema and a typed `needs` of the parsed block, and the device needs the shared device blocks imply.
 import type { z } from 'zod';
+import { parseBrokerUrl } from './schemas/broker.js';
 import type { CameraConfigSchema, MicrophoneConfigSchema, SpeakerConfigSchema } from './schemas/devices.js';
 import type { ConnectorDescriptor, Descriptor, DeviceNeed } from './types.js';
 
@@ -49,4 +50,10 @@ export function speakerNeeds(speaker: z.output<typeof SpeakerConfigSchema>): Dev
 /** A serial port needs hardware only with the `serialport` binding (`mock` is serialport's in-process mock). */
 export function serialNeeds(binding: 'serialport' | 'mock', path: string): DeviceNeed[] {
   return binding === 'serialport' ? [{ kind: 'serial', path }] : [];
+}
+
+/** A broker named by an MQTT plugin: the network address `cortexd doctor` tries (without credentials). */
+export function brokerNeeds(url: string): DeviceNeed[] {
+  const r = parseBrokerUrl(url);
+  return r.ok ? [{ kind: 'network', url: r.url }] : [];
 }

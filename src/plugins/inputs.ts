@@ -1,5 +1,6 @@
 // Descriptors of the input plugins: type, description, config schema and the devices a block uses; the code is in actors/inputs/.
-import { cameraNeeds, descriptor, microphoneNeeds, serialNeeds } from './define.js';
+import { brokerNeeds, cameraNeeds, descriptor, microphoneNeeds, serialNeeds } from './define.js';
+import { MqttInputSchema } from './schemas/mqtt.js';
 import { Registry } from './registry.js';
 import {
   BatteryInputSchema,
@@ -71,6 +72,13 @@ export const batteryInput = descriptor({
   schema: BatteryInputSchema,
 });
 
+export const mqttInput = descriptor({
+  type: 'MqttInput',
+  description: 'messages on MQTT topics (sensors, microcontrollers, ROS 2 through its MQTT bridge) as prompt lines, through a small template',
+  schema: MqttInputSchema,
+  needs: (c) => brokerNeeds(c.url),
+});
+
 /** Input plugins, by `agent_inputs[].type`. */
 export const inputDescriptors = new Registry<InputDescriptor>('input', [
   textInput,
@@ -81,4 +89,5 @@ export const inputDescriptors = new Registry<InputDescriptor>('input', [
   serialReader,
   gpsInput,
   batteryInput,
+  mqttInput,
 ]);

@@ -29,6 +29,7 @@ const HEAVY = [
   'node-record-lpcm16',
   '@statelyai/inspect',
   'prom-client',
+  'mqtt',
 ];
 
 interface Trace {

@@ -30,13 +30,13 @@ const mode = (m: Partial<{ agent_inputs: Array<{ type: string }>; agent_actions:
 
 t.test('the built-in registry pairs every descriptor with a loader that yields a factory', async (t) => {
   const d = builtinPlugins.descriptors;
-  t.same(d.inputs.names(), ['BatteryInput', 'GpsInput', 'LocalVLMInput', 'SerialReader', 'SpeechbASRInput', 'SpeechlabASRInput', 'TextInput', 'VLMInput']);
+  t.same(d.inputs.names(), ['BatteryInput', 'GpsInput', 'LocalVLMInput', 'MqttInput', 'SerialReader', 'SpeechbASRInput', 'SpeechlabASRInput', 'TextInput', 'VLMInput']);
   t.same(d.llms.names(), ['CloudLLM', 'LocalLLM', 'MultiLLM']);
   t.same(d.simulators.names(), ['WebSim']);
   t.same(Object.fromEntries(d.actions.all().map((a) => [a.type, a.connectors.names()])), {
-    speak: ['console', 'local_tts', 'speechb_tts', 'speechlab_tts'],
-    move: ['console', 'serial'],
-    face: ['console', 'serial', 'websim'],
+    speak: ['console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts'],
+    move: ['console', 'mqtt', 'serial'],
+    face: ['console', 'mqtt', 'serial', 'websim'],
     remember_location: ['state_dir'],
   });
   for (const [name, load] of Object.entries(builtinPlugins.loaders.inputs)) t.type(await load(), 'function', `input ${name}`);
@@ -52,9 +52,9 @@ t.test('a registry whose descriptors and loaders disagree is refused, naming bot
   });
 });
 
-t.test('only the move connector that drives a controller is marked as motion', async (t) => {
+t.test('only the move connectors that drive a controller (serial line, MQTT topic) are marked as motion', async (t) => {
   const motion = descriptors.actions.all().flatMap((a) => a.connectors.all().filter((c) => c.motion).map((c) => `${a.type}:${c.type}`));
-  t.same(motion, ['move:serial']);
+  t.same(motion, ['move:serial', 'move:mqtt']);
 });
 
 t.test('resolvePlugins loads exactly the plugins the default configuration uses', async (t) => {
@@ -79,7 +79,7 @@ t.test('resolvePlugins loads exactly the plugins the default configuration uses'
   t.throws(() => plugins.input('NoSuchInput'), { code: 'plugin_unknown', message: /unknown input type "NoSuchInput"; known: BatteryInput, GpsInput, / });
   t.throws(() => plugins.llm('GPT'), { code: 'plugin_unknown', message: /unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM/ });
   t.throws(() => plugins.connector('move', 'serial'), { code: 'plugin_not_loaded', message: /connector "serial" of action "move" is not loaded.*\(loaded: console\)/ });
-  t.throws(() => plugins.connector('move', 'teleport'), { code: 'plugin_unknown', message: /action move: unknown connector type "teleport"; known: console, serial/ });
+  t.throws(() => plugins.connector('move', 'teleport'), { code: 'plugin_unknown', message: /action move: unknown connector type "teleport"; known: console, mqtt, serial/ });
   t.throws(() => plugins.action('fly'), { code: 'plugin_unknown', message: /unknown action type "fly"; known: face, move, remember_location, speak/ });
   t.throws(() => plugins.simulator('Gazebo'), { code: 'plugin_unknown', message: /unknown simulator type "Gazebo"; known: WebSim/ });
 });
@@ -100,10 +100,10 @@ t.test('unknown names are refused together, before anything loads', async (t) =>
   t.ok(err instanceof PluginError);
   t.equal((err as PluginError).code, 'plugin_unknown');
   t.same((err as Error).message.split('\n'), [
-    'unknown input type "Radar"; known: BatteryInput, GpsInput, LocalVLMInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
+    'unknown input type "Radar"; known: BatteryInput, GpsInput, LocalVLMInput, MqttInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
     'unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM',
     'unknown action type "fly"; known: face, move, remember_location, speak',
-    'action move: unknown connector type "warp"; known: console, serial',
+    'action move: unknown connector type "warp"; known: console, mqtt, serial',
   ]);
   t.same(loaded, [], 'no plugin code was loaded');
 });
@@ -146,8 +146,8 @@ t.test('plugins load in parallel, and a loader that fails names its plugin', asy
 t.test('withPlugins adds plugins to a new registry and refuses to replace one', async (t) => {
   const create = () => ({ name: 'beep', run: async () => {}, stop: async () => {} });
   const registry = withPlugins(builtinPlugins, { connectors: [{ action: 'speak', type: 'beep', description: 'beeps', schema: descriptors.actions.get('speak')!.schema, needs: () => [], motion: false, create }] });
-  t.same(registry.descriptors.actions.get('speak')!.connectors.names(), ['beep', 'console', 'local_tts', 'speechb_tts', 'speechlab_tts']);
-  t.same(builtinPlugins.descriptors.actions.get('speak')!.connectors.names(), ['console', 'local_tts', 'speechb_tts', 'speechlab_tts'], 'the built-in registry is unchanged');
+  t.same(registry.descriptors.actions.get('speak')!.connectors.names(), ['beep', 'console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts']);
+  t.same(builtinPlugins.descriptors.actions.get('speak')!.connectors.names(), ['console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts'], 'the built-in registry is unchanged');
   const plugins = await resolvePlugins(registry, { modes: { a: mode({ agent_actions: [actionEntry('speak', 'beep')] }) } });
   t.equal(plugins.connector('speak', 'beep').create, create);
   t.throws(() => withPlugins(builtinPlugins, { llms: [{ type: 'CloudLLM', description: 'x', schema: descriptors.llms.get('CloudLLM')!.schema, needs: () => [], create: () => ({}) as never }] }), /duplicate llm plugin type: CloudLLM/);

@@ -1,0 +1,100 @@
+// The `mqtt` connector of move, face and speak: each command published as JSON to a topic, done when the broker acknowledged it.
+import { randomUUID } from 'node:crypto';
+import mqtt from 'mqtt';
+import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
+import { CortexError } from '../../../src/errors.js';
+import { MqttSession, type SessionReport } from '../../../src/mqtt/session.js';
+import { parseBrokerUrl } from '../../../src/plugins/schemas/broker.js';
+import { MqttConnectorOptions } from '../../../src/plugins/schemas/mqtt.js';
+
+/*
+ * Message on `topic`, one per command (JSON):
+ *   {"action": "move", "value": {"action": "turn left"}, "id": "<uuid>", "at": 1700000000000}
+ * and, when a running command is interrupted (move by default, `send_stop`):
+ *   {"action": "move", "stop": true, "id": "<uuid of the interrupted command>", "at": ...}
+ * A microcontroller (or ROS 2's MQTT bridge) subscribes to the topic. With QoS 1 a command is done
+ * when the broker acknowledged it; the connector does not wait for the device itself.
+ * The connection is kept for the life of the action and reconnected with src/backoff.ts; a command
+ * sent while it is down fails at once with the reason (a motion command must not arrive late).
+ */
+
+/** A command the broker did not take (no connection, refused by the ACL, no acknowledgement in time). */
+export class MqttCommandError extends CortexError {
+  constructor(message: string) {
+    super('mqtt_command', message);
+    this.name = 'MqttCommandError';
+  }
+}
+
+export function createMqttConnector(action: 'move' | 'face' | 'speak'): ConnectorFactory {
+  return (config, ctx): ActionConnector => {
+    const o = MqttConnectorOptions.parse(config ?? {});
+    const parsed = parseBrokerUrl(o.url);
+    if (!parsed.ok) throw new MqttCommandError(`mqtt ${action}: url: ${parsed.message}`);
+    const sendStop = o.send_stop ?? action === 'move';
+    let last: SessionReport | undefined;
+    const username = o.username ?? parsed.username;
+    const password = o.password ?? parsed.password;
+    const session = new MqttSession({
+      settings: {
+        url: parsed.url,
+        ...(username !== undefined ? { username } : {}),
+        ...(password !== undefined ? { password } : {}),
+        ...(o.ca_file ? { caFile: o.ca_file } : {}),
+        ...(o.cert_file ? { certFile: o.cert_file } : {}),
+        ...(o.key_file ? { keyFile: o.key_file } : {}),
+        ...(o.keepalive_seconds ? { keepaliveS: o.keepalive_seconds } : {}),
+      },
+      client: { clientId: `cortexd-${action}-${randomUUID().slice(0, 8)}`, clean: true },
+      connect: (url, opts) => mqtt.connect(url, opts),
+      onReport: (r) => {
+        last = r;
+        if (r.state === 'failed') ctx.logger.error(`mqtt ${action}: ${r.reason ?? 'failed'}`);
+        else if (r.state === 'backingOff' && r.attempt === 2) ctx.logger.warn(`mqtt ${action}: ${r.reason ?? 'disconnected'}; retrying`);
+      },
+    });
+    session.start();
+
+    const ackMs = o.ack_timeout_seconds * 1000;
+    /** Waits for the connection (a command right after start), at most until `deadline`. */
+    const connected = async (deadline: number, signal: AbortSignal) => {
+      while (!session.connected) {
+        signal.throwIfAborted();
+        if (last?.state === 'failed') throw new MqttCommandError(`mqtt ${action}: ${last.reason ?? 'the connection failed'}`);
+        if (Date.now() >= deadline) throw new MqttCommandError(`mqtt ${action}: not connected to ${session.label}${last?.reason ? ` (${last.reason})` : ''}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+
+    return {
+      name: 'mqtt',
+      async run(value, signal) {
+        const deadline = Date.now() + ackMs;
+        await connected(deadline, signal);
+        const id = randomUUID();
+        const payload = JSON.stringify({ action, value, id, at: Date.now() });
+        let timer: NodeJS.Timeout | undefined;
+        let onAbort = () => {};
+        try {
+          await Promise.race([
+            session.publish(o.topic, payload, { qos: o.qos, retain: o.retain }).catch((err: unknown) => {
+              throw new MqttCommandError(`mqtt ${action}: ${(err as Error).message}`);
+            }),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new MqttCommandError(`mqtt ${action}: no acknowledgement from ${session.label} within ${o.ack_timeout_seconds} s`)), Math.max(0, deadline - Date.now()));
+              onAbort = () => {
+                if (sendStop && session.connected) void session.publish(o.topic, JSON.stringify({ action, stop: true, id, at: Date.now() }), { qos: o.qos }).catch(() => undefined);
+                reject(signal.reason);
+              };
+              signal.addEventListener('abort', onAbort, { once: true });
+            }),
+          ]);
+        } finally {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+        }
+      },
+      stop: () => session.stop(undefined, 1000),
+    };
+  };
+}
