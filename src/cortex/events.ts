@@ -60,6 +60,8 @@ export type AgentEvent =
     }
   | StreamEvent
   | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
+  /** A simulator (WebSim) listens: the address a person opens (never with its token). */
+  | { type: 'simulator.ready'; at: number; simulator: string; url: string; token_required?: boolean }
   | { type: 'error'; at: number; source: string; message: string };
 
 export type AgentEventType = AgentEvent['type'];

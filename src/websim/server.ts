@@ -113,7 +113,8 @@ export class WebSim implements SimulatorHandle {
     const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
     this.boundUrl = `http://${host}:${port}/`;
     if (!existsSync(join(this.pageDir, 'app.js'))) this.logger.warn(`WebSim page modules missing in ${this.pageDir}: run npm run build`);
-    this.logger.info({ url: this.boundUrl, token: this.options.token !== undefined }, `WebSim at ${this.boundUrl}${this.options.token ? ' (token required)' : ''}`);
+    this.logger.info(`WebSim at ${this.boundUrl}${this.options.token ? ' (token required)' : ''}`);
+    this.agent.bus.emit({ type: 'simulator.ready', at: Date.now(), simulator: 'WebSim', url: this.boundUrl, ...(this.options.token ? { token_required: true } : {}) });
   }
 
   private async doStop(): Promise<void> {
