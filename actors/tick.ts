@@ -8,6 +8,7 @@ import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } fr
 import type { InputPlugin } from '../src/cortex/input.js';
 import type { LlmAnswer, LlmPlugin } from '../src/cortex/llm.js';
 import { actionForTool } from '../src/cortex/tools.js';
+import { wakeGate, type WakeGate } from '../src/cortex/wake.js';
 import { descriptors, type Plugins } from '../src/plugins/index.js';
 import { describeError } from '../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
@@ -37,8 +38,10 @@ export interface TickDeps {
    * (the tick then ends without calling the model).
    */
   keywords: (text: string) => boolean;
-  /** Skip the model when no input has anything new (default true). */
+  /** Skip the model when no input has anything new, or nothing new that is a meaningful change (default true). */
   skipIdle: boolean;
+  /** What the model saw of each input, and what counts as news (default the agent's shared gate). */
+  wake?: WakeGate;
   /** Most model rounds per tick when MCP tool results are fed back (default 3). */
   maxToolRounds: number;
   /** The mode's actions with the implicit ones (`remember_location`); default `mode.agent_actions`. */
@@ -74,13 +77,17 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   const now = deps.now ?? Date.now;
   const fused: FuserInput[] = [];
   const finals: string[] = [];
+  const texts: Array<[InputPlugin, string]> = [];
   for (const input of deps.inputs) {
     const text = input.plugin.formattedLatestBuffer();
-    if (text !== undefined && text.trim()) fused.push({ descriptor: input.plugin.descriptor, text });
+    if (text !== undefined && text.trim()) (fused.push({ descriptor: input.plugin.descriptor, text }), texts.push([input.plugin, text]));
     finals.push(...input.finals.splice(0));
   }
   if (finals.length && deps.keywords(finals.join('\n'))) return { calledModel: false };
-  if (fused.length === 0 && deps.skipIdle) return { calledModel: false };
+  // Only a meaningful change of some input calls the model (each input's measure: src/cortex/wake.ts).
+  const gate = deps.wake ?? wakeGate;
+  if (deps.skipIdle && !texts.some(([plugin, text]) => gate.isNews(plugin, text))) return { calledModel: false };
+  for (const [plugin, text] of texts) gate.saw(plugin, text);
 
   // Every line logged from here on names the tick (the mode is bound by the runtime's logger).
   const logger = deps.logger.child({ tick: req.seq });

@@ -68,6 +68,7 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       type,
       descriptor: config.descriptor ?? 'Voice',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'all',
       keep: (m) => m.final === true,
       ...(deps.ctx?.logger ? { logger: deps.ctx.logger } : {}),

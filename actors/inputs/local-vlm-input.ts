@@ -7,6 +7,7 @@ import { latestWins, type LatestWinsStats } from '../../src/pipelines/latest-win
 import { consumeFrame, releaseFrame, type Frame } from '../../src/pipelines/frame.js';
 import { VisionAnalyser, describe, visionContext, type FrameAnalysis } from '../../src/vision/analyse.js';
 import { createCamera, type Camera } from '../../devices/camera.js';
+import { visionChanged } from '../../src/cortex/wake.js';
 import { BufferedInput } from './buffered-input.js';
 
 export { LocalVLMInputSchema, type LocalVLMInputConfig };
@@ -37,6 +38,7 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
       type: 'LocalVLMInput',
       descriptor: config.descriptor ?? 'Vision',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'latest',
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
@@ -71,6 +73,11 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
     if (key === this.published) return;
     this.published = key;
     this.ctx?.publishContext?.(values);
+  }
+
+  /** A meaningful change: the count of faces or the motion level (`wake_on`), not the percentage of motion. */
+  protected override changed(previous: string, next: string): boolean {
+    return visionChanged(previous, next, this.config.wake_on);
   }
 
   protected toMessage(raw: LocalVisionRaw): InputMessage | undefined {

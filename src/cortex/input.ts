@@ -34,6 +34,12 @@ export interface InputPlugin<Raw = unknown> {
   /** Stop: release every resource (device, socket, child process, timer, subscription). */
   stop(): Promise<void>;
   /**
+   * The input's measure of news: true when `next` (its formatted buffer this tick) tells the model
+   * something `previous` (its text in the last prompt; undefined before the first) did not. Only news
+   * calls the model (src/cortex/wake.ts); without this method every new text is news.
+   */
+  meaningfulChange?(previous: string | undefined, next: string): boolean;
+  /**
    * The "accepts typed text" capability (the terminal's and WebSim's text box): an input that has it
    * takes a typed line as if it came from its source.
    */
