@@ -1,6 +1,6 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
-import { EMPTY, Observable, Subject, catchError } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage, InputPlugin, StreamReport } from '../../src/cortex/input.js';
+import { EMPTY, Observable, Subject, catchError, tap } from 'rxjs';
+import { pcmLevel, type AudioLevel, type InputContext, type InputFactory, type InputMessage, type InputPlugin, type StreamReport } from '../../src/cortex/input.js';
 import { SpeechbASRInputSchema, SpeechlabASRInputSchema, type AsrConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError, describeError } from '../../src/errors.js';
 import { chunkPcm } from '../../src/pipelines/pcm-chunker.js';
@@ -58,6 +58,9 @@ export class AsrInput extends BufferedInput<AsrRaw> {
   private readonly session: AsrSession;
   private readonly events$ = new Subject<AsrRaw>();
   private lastUtteranceAt: number | undefined;
+  private level: AudioLevel | undefined;
+  /** The microphone's level over the newest chunk (WebSim's meter). */
+  readonly preview = { level: (): AudioLevel | undefined => this.level };
 
   constructor(
     type: string,
@@ -77,6 +80,8 @@ export class AsrInput extends BufferedInput<AsrRaw> {
     const { microphone } = deps;
     const audio$ = microphone.pcm().pipe(
       chunkPcm({ rate: microphone.rate, periodMs: config.chunk_ms }),
+      // The level of each chunk, for WebSim's microphone meter (a few µs per 100 ms chunk).
+      tap((chunk: Buffer) => (this.level = pcmLevel(chunk))),
       catchError((err: unknown) => {
         this.events$.error(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));
         return EMPTY;

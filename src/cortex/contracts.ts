@@ -66,6 +66,16 @@ export interface AgentControl {
   switchMode(mode: string, reason: string): Promise<{ ok: boolean; reason?: string }>;
   /** Feeds typed text to the current mode's TextInput; false when the mode has none. */
   pushText(text: string): boolean;
+  /** Live media of the current mode's inputs (camera frame, microphone level), read on request: media never goes on the bus. */
+  readonly media: MediaPreview;
+}
+
+/** The current mode's camera and microphone as a person watching sees them (WebSim). */
+export interface MediaPreview {
+  /** The newest JPEG frame of the first input of the current mode that has one; undefined when none has yet. */
+  frame(): Promise<{ input: string; jpeg: Buffer; at: number } | undefined>;
+  /** The newest microphone level of the first input of the current mode that listens to one. */
+  level(): ({ input: string } & import('./input.js').AudioLevel) | undefined;
 }
 
 /** A running simulator; one instance per agent, kept across mode switches. */

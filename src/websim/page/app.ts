@@ -1,8 +1,19 @@
 // The WebSim page entry: connects the event socket (with reconnects), keeps the state, renders every panel, sends commands.
 import { drawFace } from './face.js';
 import { highlight, loadGraph, transitionText, type DrawnGraph } from './graph.js';
-import { h, renderActions, renderAnswer, renderCounters, renderErrors, renderHooks, renderInputs, renderStreams } from './panels.js';
+import { renderMedia } from './media.js';
+import { h, renderActions, renderAnswer, renderCounters, renderErrors, renderHooks, renderInputs, renderTranscript } from './panels.js';
+import { renderStreams } from './sockets.js';
 import { reduce, type ClientMessage, type ServerMessage, type SimMeta, type SimState } from './state.js';
+import { renderCalls, renderTimeline } from './timeline.js';
+import { enableZoom } from './zoom.js';
+
+/*
+ * Panels of features added alongside this page register here: a module exporting
+ * `render(state)` (and, for events this reducer does not know, its own handling in `onMessage`),
+ * drawing into its own section of html.ts (`#safety-slot`, `#turn-panel`).
+ */
+const extraPanels: Array<(s: SimState) => void> = [];
 
 const $ = (id: string): HTMLElement => {
   const e = document.getElementById(id);
@@ -61,6 +72,9 @@ function render(): void {
   renderButtons();
   renderInputs($('inputs'), s);
   renderStreams($('streams'), s);
+  renderTranscript($('transcript'), s);
+  renderTimeline($('timeline'), s, Date.now());
+  renderCalls($('calls'), s);
   renderCounters($('counters'), s);
   renderAnswer($('answer'), $('latency'), $('prompt'), s);
   renderActions($('actions'), s);
@@ -70,6 +84,7 @@ function render(): void {
   const face = $('face');
   const shown = face.querySelector('svg')?.dataset.emotion;
   if (shown !== (s.face?.emotion ?? '')) drawFace(face, s.face?.emotion ?? null);
+  for (const panel of extraPanels) panel(s);
   if (s.status !== 'running') setStatus(`agent ${s.status}`, 'closed');
 }
 
@@ -120,6 +135,15 @@ function onMessage(message: ServerMessage): void {
       $('switch-note').classList.remove('bad');
       noteFor = null;
     }
+  } else if (message.type === 'media') {
+    renderMedia(message.media, {
+      img: $('camera-frame') as HTMLImageElement,
+      badge: $('camera-badge'),
+      cameraNote: $('camera-note'),
+      meter: $('mic-meter'),
+      micNote: $('mic-note'),
+    });
+    return;
   } else if (message.type === 'reply') {
     pending.get(message.id)?.({ ok: message.ok, ...(message.reason !== undefined ? { reason: message.reason } : {}) });
     pending.delete(message.id);
@@ -153,11 +177,16 @@ async function main(): Promise<void> {
   drawFace($('face'), null);
   try {
     graph = await loadGraph($('graph'));
+    enableZoom($('graph'), graph.svg, $('graph-tools'), $('zoom-level'));
   } catch (err) {
     $('graph').textContent = `Statechart unavailable: ${(err as Error).message}`;
   }
   connect();
   render();
+  // The timeline's window slides with the clock, also when nothing happens.
+  setInterval(() => {
+    if (state && document.visibilityState === 'visible') renderTimeline($('timeline'), state, Date.now());
+  }, 1000);
 }
 
 void main();
