@@ -59,8 +59,14 @@ export class AsrInput extends BufferedInput<AsrRaw> {
   private readonly events$ = new Subject<AsrRaw>();
   private lastUtteranceAt: number | undefined;
   private level: AudioLevel | undefined;
-  /** The microphone's level over the newest chunk (WebSim's meter). */
-  readonly preview = { level: (): AudioLevel | undefined => this.level };
+  private levelRead = false;
+  /** The microphone's level: the loudest chunk since the last ask (WebSim's meter asks four times a second). */
+  readonly preview = {
+    level: (): AudioLevel | undefined => {
+      this.levelRead = true;
+      return this.level;
+    },
+  };
 
   constructor(
     type: string,
@@ -80,8 +86,13 @@ export class AsrInput extends BufferedInput<AsrRaw> {
     const { microphone } = deps;
     const audio$ = microphone.pcm().pipe(
       chunkPcm({ rate: microphone.rate, periodMs: config.chunk_ms }),
-      // The level of each chunk, for WebSim's microphone meter (a few µs per 100 ms chunk).
-      tap((chunk: Buffer) => (this.level = pcmLevel(chunk))),
+      // The loudest chunk since WebSim last asked, for its microphone meter (a few µs per 100 ms chunk).
+      tap((chunk: Buffer) => {
+        const level = pcmLevel(chunk);
+        const last = this.levelRead ? undefined : this.level;
+        this.level = last ? { rms_dbfs: Math.max(last.rms_dbfs, level.rms_dbfs), peak_dbfs: Math.max(last.peak_dbfs, level.peak_dbfs), at: level.at } : level;
+        this.levelRead = false;
+      }),
       catchError((err: unknown) => {
         this.events$.error(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));
         return EMPTY;

@@ -43,12 +43,14 @@ export class StreamSummary {
     const key = `${e.kind}:${e.input}`;
     let t = this.tracks.get(key);
     if (!t) this.tracks.set(key, (t = { streamed: false, lastPrint: 0, reconnects: 0, failures: 0, breaker: false }));
-    if (e.reason) t.lastReason = e.reason;
+    // The reason of the change (`detail` is the older name of the field).
+    const reason = e.reason ?? e.detail;
+    if (reason) t.lastReason = reason;
     switch (e.state) {
       case 'failed': {
         const since = counts(t);
         this.reset(t, e.at);
-        return { level: 'bad', text: `${label(e)} failed: ${e.reason ?? e.detail ?? 'no reason given'}${since ? ` (after ${since})` : ''}` };
+        return { level: 'bad', text: `${label(e)} failed: ${reason ?? 'no reason given'}${since ? ` (after ${since})` : ''}` };
       }
       case 'stopped':
         return undefined;
@@ -72,7 +74,7 @@ export class StreamSummary {
         if (e.at - t.lastPrint < STREAM_SUMMARY_MS) return undefined;
         const first = t.lastPrint === 0 || t.reconnects + t.failures === 1;
         const next = e.state === 'backingOff' && e.delay_ms !== undefined ? `, next try in ${seconds(e.delay_ms)}` : '';
-        const why = e.reason ? `: ${e.reason}` : '';
+        const why = reason ? `: ${reason}` : '';
         const text = first
           ? `${label(e)} ${e.state === 'connecting' ? 'reconnecting' : 'cannot connect'}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
           : `${label(e)} still unsteady: ${counts(t)} in the last ${seconds(e.at - t.lastPrint)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`;

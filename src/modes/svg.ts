@@ -67,9 +67,9 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 /** Widest drawing, in CSS pixels, that is drawn with full rule labels; a wider one is drawn compact with a legend. */
 export const MAX_WIDTH_PX = 1600;
-const LEGEND_FONT = 12;
-const LEGEND_LINE = 17;
-const LEGEND_CHAR_W = 6.8;
+const LEGEND_FONT = 13;
+const LEGEND_LINE = 18;
+const LEGEND_CHAR_W = 7.2;
 /** Characters per legend line before it wraps (about 950 px). */
 const LEGEND_WRAP = 140;
 

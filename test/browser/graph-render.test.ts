@@ -7,6 +7,10 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { MAIN, built } from '../helpers/agent-process.js';
 
+// The callbacks of page.evaluate run in Chromium, where these exist (the test tsconfig has no DOM library).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const document: any, window: any;
+
 const ROOT = join(import.meta.dirname, '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
 const OUT = join(ROOT, 'test-output');
@@ -37,7 +41,8 @@ async function render(svg: string, width: number, shot: string) {
   const m = await p.evaluate(() => {
     const root = document.querySelector('body > svg')!;
     const box = root.getBoundingClientRect();
-    const texts = Array.from(root.querySelectorAll('text')).filter((e) => (e.textContent ?? '').trim());
+    const texts: Array<{ textContent: string | null; getBoundingClientRect(): { height: number; right: number } }> = Array.from(root.querySelectorAll('text'));
+    texts.splice(0, texts.length, ...texts.filter((e) => (e.textContent ?? '').trim()));
     const heights = texts.map((e) => e.getBoundingClientRect().height);
     const outside = texts.filter((e) => e.getBoundingClientRect().right > box.right + 1).length;
     const labels = texts.map((e) => e.textContent ?? '');

@@ -93,5 +93,7 @@ export function transitionText(last: Transition | null, label: (mode: string) =>
   if (!last) return 'No transition since WebSim started.';
   const rule = last.rule_index !== undefined ? ` by rule #${last.rule_index}` : '';
   const when = new Date(last.at).toLocaleTimeString();
-  return `Last transition ${when}: ${label(last.from)} → ${label(last.to)}${rule} (${last.trigger}): ${last.reason}`;
+  // A reason that already names its trigger (`manual: from WebSim`) is not prefixed twice.
+  const why = last.reason === last.trigger || last.reason.startsWith(`${last.trigger}:`) ? last.reason : `(${last.trigger}): ${last.reason}`;
+  return `Last transition ${when}: ${label(last.from)} → ${label(last.to)}${rule} ${why}`;
 }

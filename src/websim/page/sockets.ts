@@ -13,6 +13,7 @@ function bytes(n: number): string {
 /** The counters of a session in words: what was sent and dropped, connections, cost. */
 function facts(st: StreamEntry): string {
   const parts: string[] = [];
+  if (st.reconnects) parts.push(`${st.reconnects} reconnect${st.reconnects === 1 ? '' : 's'}`);
   if (st.attempt !== undefined) parts.push(`attempt ${st.attempt}`);
   if (st.connections !== undefined) parts.push(`${st.connections} connection${st.connections === 1 ? '' : 's'}`);
   if (st.sent_bytes !== undefined) parts.push(`${bytes(st.sent_bytes)} sent`);

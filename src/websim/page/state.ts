@@ -90,6 +90,8 @@ export interface StreamEntry {
   cost_cu?: number;
   /** When the session last became `streaming`. */
   streaming_since?: number;
+  /** Connection attempts after the first (counted from the state changes this page saw). */
+  reconnects: number;
   /** The last state changes, newest first (at most MAX_STREAM_HISTORY). */
   history: Array<{ at: number; state: string; reason?: string }>;
 }
@@ -231,7 +233,8 @@ const STREAM_FIELDS = ['attempt', 'delay_ms', 'connections', 'sent_bytes', 'drop
 /** A stream event folded into its entry: counters are cumulative, so the newest value is the total. */
 function applyStream(prev: StreamEntry | undefined, e: SimEvent): StreamEntry {
   const state = str(e.state);
-  const entry: StreamEntry = { ...(prev ?? { kind: str(e.kind), input: str(e.input), history: [] }), at: e.at, state };
+  const entry: StreamEntry = { ...(prev ?? { kind: str(e.kind), input: str(e.input), history: [], reconnects: 0 }), at: e.at, state };
+  if (state === 'connecting' && prev !== undefined && prev.state !== 'connecting') entry.reconnects = prev.reconnects + 1;
   for (const k of STREAM_FIELDS) if (typeof e[k] === 'number') entry[k] = e[k] as number;
   if (state !== 'backingOff') delete entry.delay_ms;
   entry.breaker = e.breaker === true;
