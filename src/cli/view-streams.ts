@@ -12,13 +12,15 @@ export interface StreamLine {
 
 interface Track {
   streamed: boolean;
-  /** When the last trouble or recovery line was printed (0: never). */
+  /** When the last trouble or recovery line was printed (-Infinity: never). */
   lastPrint: number;
   /** Since the last printed line: reconnects after a healthy connection, and attempts that failed. */
   reconnects: number;
   failures: number;
   lastReason?: string;
   breaker: boolean;
+  /** The last line printed said the socket is down: the next streaming says it is back. */
+  down: boolean;
 }
 
 const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${e.kind === 'asr' ? 'speech recognition' : 'vision'} socket (${e.input})`;
@@ -33,8 +35,9 @@ function counts(t: Track): string {
 
 /**
  * Follows `stream` events and says what a person needs: the first connection; a lost connection at
- * once, then at most one line per STREAM_SUMMARY_MS with what happened since (reconnects, failed
- * attempts, the last reason, an open breaker); recovery in the next line; a failure always.
+ * once and its recovery when it comes; then, while connections keep dropping, at most one line of
+ * trouble per STREAM_SUMMARY_MS with what happened since (reconnects, failed attempts, the last
+ * reason, an open breaker) and the recovery after it; a failure always.
  */
 export class StreamSummary {
   private readonly tracks = new Map<string, Track>();
@@ -42,7 +45,7 @@ export class StreamSummary {
   offer(e: StreamEvent): StreamLine | undefined {
     const key = `${e.kind}:${e.input}`;
     let t = this.tracks.get(key);
-    if (!t) this.tracks.set(key, (t = { streamed: false, lastPrint: 0, reconnects: 0, failures: 0, breaker: false }));
+    if (!t) this.tracks.set(key, (t = { streamed: false, lastPrint: Number.NEGATIVE_INFINITY, reconnects: 0, failures: 0, breaker: false, down: false }));
     // The reason of the change (`detail` is the older name of the field).
     const reason = e.reason ?? e.detail;
     if (reason) t.lastReason = reason;
@@ -50,6 +53,7 @@ export class StreamSummary {
       case 'failed': {
         const since = counts(t);
         this.reset(t, e.at);
+        t.down = false;
         return { level: 'bad', text: `${label(e)} failed: ${reason ?? 'no reason given'}${since ? ` (after ${since})` : ''}` };
       }
       case 'stopped':
@@ -58,6 +62,13 @@ export class StreamSummary {
         if (!t.streamed) {
           t.streamed = true;
           if (t.reconnects + t.failures === 0) return { level: 'info', text: `${label(e)} connected` };
+        }
+        if (t.down) {
+          // Back after a line that said it was down: said at once (a storm then prints at most two lines per period).
+          const since = counts(t);
+          t.down = false;
+          this.reset(t, e.at);
+          return { level: 'ok', text: `${label(e)} streaming again${since ? ` (after ${since})` : ''}` };
         }
         if (t.reconnects + t.failures === 0 || e.at - t.lastPrint < STREAM_SUMMARY_MS) return undefined;
         const text = `${label(e)} streaming again (${counts(t)} in the last ${seconds(e.at - t.lastPrint)}${t.lastReason ? `; last reason: ${t.lastReason}` : ''})`;
@@ -72,13 +83,14 @@ export class StreamSummary {
         else t.failures += 1;
         t.breaker = e.breaker === true;
         if (e.at - t.lastPrint < STREAM_SUMMARY_MS) return undefined;
-        const first = t.lastPrint === 0 || t.reconnects + t.failures === 1;
+        const first = !Number.isFinite(t.lastPrint) || t.reconnects + t.failures === 1;
         const next = e.state === 'backingOff' && e.delay_ms !== undefined ? `, next try in ${seconds(e.delay_ms)}` : '';
         const why = reason ? `: ${reason}` : '';
         const text = first
           ? `${label(e)} ${e.state === 'connecting' ? 'reconnecting' : 'cannot connect'}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
           : `${label(e)} still unsteady: ${counts(t)} in the last ${seconds(e.at - t.lastPrint)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`;
         this.reset(t, e.at);
+        t.down = true;
         return { level: 'warn', text };
       }
       default:
@@ -92,7 +104,7 @@ export class StreamSummary {
     for (const [key, t] of this.tracks) {
       if (t.reconnects + t.failures === 0) continue;
       const [kind, input] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-      const since = t.lastPrint === 0 ? 'during the run' : `in the last ${seconds(at - t.lastPrint)}`;
+      const since = Number.isFinite(t.lastPrint) ? `in the last ${seconds(at - t.lastPrint)}` : 'during the run';
       out.push({ level: 'warn', text: `${label({ kind: kind as 'asr' | 'vlm', input })}: ${counts(t)} ${since}` });
       this.reset(t, at);
     }
