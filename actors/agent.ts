@@ -3,7 +3,7 @@ import { assign, createActor, fromCallback, fromPromise, sendTo, setup, type Act
 import type { Logger } from 'pino';
 import type { CloudClient } from '../src/cloud/client.js';
 import type { LoadedConfig } from '../src/config/schema.js';
-import type { AgentControl, SimulatorHandle } from '../src/cortex/contracts.js';
+import type { AgentControl, MediaPreview, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { makeToolsForMode } from '../src/cortex/tools.js';
@@ -268,6 +268,27 @@ export class Agent implements AgentControl {
     ref.send({ type: 'mode.text', text });
     return true;
   }
+
+  /**
+   * WebSim's camera and microphone panels: the preview of the current mode's listening inputs, asked
+   * on request (media never goes on the bus). The first input that has a frame (a level) answers.
+   */
+  readonly media: MediaPreview = {
+    frame: async () => {
+      for (const slot of this.partsOf(this.currentMode())?.inputs() ?? []) {
+        const frame = await slot.plugin.preview?.frame?.();
+        if (frame) return { input: slot.type, ...frame };
+      }
+      return undefined;
+    },
+    level: () => {
+      for (const slot of this.partsOf(this.currentMode())?.inputs() ?? []) {
+        const level = slot.plugin.preview?.level?.();
+        if (level) return { input: slot.type, ...level };
+      }
+      return undefined;
+    },
+  };
 
   /** Sets context values for `context_aware` rules (WebSim, the fleet channel); inputs publish theirs themselves. */
   setContext(values: Record<string, unknown>, source = 'control'): void {

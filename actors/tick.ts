@@ -10,6 +10,7 @@ import type { LlmAnswer, LlmPlugin } from '../src/cortex/llm.js';
 import { answerText, lastPrompt } from '../src/cortex/history.js';
 import type { TurnStage } from '../src/cortex/events.js';
 import { actionForTool } from '../src/cortex/tools.js';
+import { wakeGate, type WakeGate } from '../src/cortex/wake.js';
 import { descriptors, type Plugins } from '../src/plugins/index.js';
 import { describeError } from '../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
@@ -41,8 +42,10 @@ export interface TickDeps {
    * (the tick then ends without calling the model).
    */
   keywords: (text: string) => boolean;
-  /** Skip the model when no input has anything new (default true). */
+  /** Skip the model when no input has anything new, or nothing new that is a meaningful change (default true). */
   skipIdle: boolean;
+  /** What the model saw of each input, and what counts as news (default the agent's shared gate). */
+  wake?: WakeGate;
   /** Most model rounds per tick when MCP tool results are fed back (default 3). */
   maxToolRounds: number;
   /** The mode's actions with the implicit ones (`remember_location`); default `mode.agent_actions`. */
@@ -84,9 +87,10 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   const fused: FuserInput[] = [];
   const finals: string[] = [];
   const before: Partial<Record<TurnStage, number>> = {};
+  const texts: Array<[InputPlugin, string]> = [];
   for (const input of deps.inputs) {
     const text = input.plugin.formattedLatestBuffer();
-    if (text !== undefined && text.trim()) fused.push({ descriptor: input.plugin.descriptor, text });
+    if (text !== undefined && text.trim()) (fused.push({ descriptor: input.plugin.descriptor, text }), texts.push([input.plugin, text]));
     finals.push(...input.finals.splice(0));
     // Voice inputs say when the speech of these finals ended and when its transcript came (the turn's first stages).
     const marks = input.plugin.takeTurnMarks?.();
@@ -94,7 +98,10 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
     if (marks?.finalAt !== undefined) before.final_transcript = Math.min(before.final_transcript ?? Infinity, marks.finalAt);
   }
   if (finals.length && deps.keywords(finals.join('\n'))) return { calledModel: false };
-  if (fused.length === 0 && deps.skipIdle) return { calledModel: false };
+  // Only a meaningful change of some input calls the model (each input's measure: src/cortex/wake.ts).
+  const gate = deps.wake ?? wakeGate;
+  if (deps.skipIdle && !texts.some(([plugin, text]) => gate.isNews(plugin, text))) return { calledModel: false };
+  for (const [plugin, text] of texts) gate.saw(plugin, text);
 
   // Every line logged from here on names the tick (the mode is bound by the runtime's logger).
   const logger = deps.logger.child({ tick: req.seq });

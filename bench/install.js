@@ -39,6 +39,8 @@ function timed(cmd, cmdArgs, cwd) {
   const argv = timeBin ? ['-o', rss, '-f', '%M', cmd, ...cmdArgs] : cmdArgs;
   const env = { ...process.env, NODE_OPTIONS: '' };
   for (const k of ['JOBS', 'CORTEX_NO_OPENCV', 'CORTEX_SETUP_TESTS', 'CONFIG']) delete env[k];
+  // The clone's `cortexd` link goes beside it, not into the machine's /usr/local/bin.
+  env.CORTEX_BIN_DIR = join(tmp, 'bin');
   const t0 = performance.now();
   const r = spawnSync(timeBin ?? cmd, argv, { cwd, env, stdio: ['ignore', log, log] });
   const seconds = (performance.now() - t0) / 1000;

@@ -12,6 +12,8 @@
 #                Chromium, shellcheck, gpsd-clients, socat, graphviz, mosquitto. scripts/test.sh passes it.
 #
 # The Debian package sets (build, robot, opencv, tests) are listed in package.json's "debianPackages".
+# `cortexd` is put on PATH: a link to scripts/cortexd in /usr/local/bin as root (or with sudo), else in
+# ~/.local/bin; CORTEX_BIN_DIR names another directory.
 # JOBS (parallel compile jobs of the native builds) defaults to what memory allows: one job per
 # 1.1 GB available (compiling one file of the OpenCV bindings peaks at about 1.05 GB), at most one
 # per core, at least one; a number in JOBS is used as given.
@@ -35,7 +37,7 @@ for arg in "$@"; do
     --no-opencv) skip_opencv=1 ;;
     --tests) tests=1 ;;
     -h | --help)
-      sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) die "unknown argument: $arg (see --help)" ;;
@@ -139,6 +141,25 @@ fi
 
 say "building"
 npm run --silent build
+
+# The `cortexd` command on PATH, as the README's commands use it.
+cli="$PWD/scripts/cortexd"
+if [ -n "${CORTEX_BIN_DIR:-}" ]; then
+  bin_dir=$CORTEX_BIN_DIR
+elif [ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
+  bin_dir=/usr/local/bin
+else
+  bin_dir=$HOME/.local/bin
+fi
+if [ -w "$bin_dir" ] || { [ ! -e "$bin_dir" ] && mkdir -p "$bin_dir" 2>/dev/null; }; then
+  ln -sfn "$cli" "$bin_dir/cortexd"
+else
+  sudo ln -sfn "$cli" "$bin_dir/cortexd"
+fi
+case ":$PATH:" in
+  *":$bin_dir:"*) say "cortexd is on PATH: $bin_dir/cortexd -> $cli" ;;
+  *) say "cortexd is in $bin_dir, which is not on PATH: add it (export PATH=\"$bin_dir:\$PATH\", e.g. in ~/.profile) or run $cli" ;;
+esac
 
 # Each native module must load now, not when the robot first needs it.
 say "loading the native modules"

@@ -35,6 +35,8 @@ export interface Command {
   settle?: (err?: ActionError) => void;
   /** Hears the command's moments (synthesis first byte, playback start). */
   mark?: (mark: CommandMark, at: number) => void;
+  /** CU the connector reported spent on this command so far; on the command's last event as `cost_cu`. */
+  spentCu?: number;
   /** The connector's head start on this command (`prepare`), and what aborts it when the command leaves. */
   prepared?: { result: unknown; abort: AbortController };
 }
@@ -108,6 +110,16 @@ function governorOf(context: Pick<ActionContext, 'safety'>, self: AnyActorRef): 
   return ref && ref.getSnapshot().status === 'active' ? ref : undefined;
 }
 
+/** What a connector may tell about a command while it prepares or runs it: its moments and the CU it cost. */
+function jobOf(command: Command): { mark?: (mark: CommandMark, at: number) => void; charge: (cu: number) => void } {
+  return {
+    ...(command.mark ? { mark: command.mark } : {}),
+    charge: (cu) => {
+      if (cu > 0) command.spentCu = (command.spentCu ?? 0) + cu;
+    },
+  };
+}
+
 /**
  * Reports a command's new state on the bus (and in the log when it failed) and settles its run()
  * caller. `queue` is the number of commands waiting after this change (default: the context's).
@@ -125,6 +137,7 @@ function report(ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command
     value: command.value,
     ...(error !== undefined ? { error } : {}),
     queue: queue ?? ctx.pending?.length ?? 0,
+    ...(state !== 'queued' && state !== 'running' && command.spentCu ? { cost_cu: command.spentCu } : {}),
   });
   if (state === 'failed') deps.logger.warn({ action: entry.llm_label, origin: command.origin }, `${entry.llm_label} failed: ${error ?? ''}`);
   if (state !== 'queued' && state !== 'running') command.prepared?.abort.abort(new ActionError('interrupted', `${entry.llm_label}: ${state}`));
@@ -154,7 +167,7 @@ export const actionMachine = setup({
     runCommand: fromPromise<void, { connector: ActionConnector; command: Command | undefined }>(({ input, signal }) =>
       input.connector.run(input.command?.value, signal, {
         ...(input.command?.prepared ? { prepared: input.command.prepared.result } : {}),
-        ...(input.command?.mark ? { mark: input.command.mark } : {}),
+        ...(input.command ? jobOf(input.command) : {}),
       }),
     ),
     // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
@@ -182,7 +195,7 @@ export const actionMachine = setup({
         // Streamed speech: synthesis starts when a sentence is queued, not when its turn comes.
         const abort = new AbortController();
         try {
-          accepted.prepared = { result: connector.prepare(parsed.data, abort.signal, command.mark), abort };
+          accepted.prepared = { result: connector.prepare(parsed.data, abort.signal, jobOf(accepted)), abort };
         } catch (err) {
           return report(context, command, 'failed', describeError(err));
         }

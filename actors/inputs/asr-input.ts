@@ -1,6 +1,6 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
-import { EMPTY, Observable, Subject, catchError, map } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
+import { EMPTY, Observable, Subject, catchError, map, tap } from 'rxjs';
+import { pcmLevel, type AudioLevel, type InputContext, type InputFactory, type InputMessage, type InputPlugin } from '../../src/cortex/input.js';
 import { SpeechbASRInputSchema, SpeechlabASRInputSchema, type AsrConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError, describeError } from '../../src/errors.js';
 import { chunkPcm } from '../../src/pipelines/pcm-chunker.js';
@@ -70,6 +70,15 @@ export class AsrInput extends BufferedInput<AsrRaw> {
   private lastSpeechAt: number | undefined;
   /** The turn marks of the finals not yet taken by a tick. */
   private marks: { speechEndAt?: number; finalAt: number } | undefined;
+  private level: AudioLevel | undefined;
+  private levelRead = false;
+  /** The microphone's level: the loudest chunk since the last ask (WebSim's meter asks four times a second). */
+  readonly preview = {
+    level: (): AudioLevel | undefined => {
+      this.levelRead = true;
+      return this.level;
+    },
+  };
 
   constructor(
     type: string,
@@ -80,6 +89,7 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       type,
       descriptor: config.descriptor ?? 'Voice',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'all',
       keep: (m) => m.final === true,
       ...(deps.ctx?.logger ? { logger: deps.ctx.logger } : {}),
@@ -88,6 +98,13 @@ export class AsrInput extends BufferedInput<AsrRaw> {
     const { microphone } = deps;
     const vad = config.vad.enabled;
     const raw$ = microphone.pcm().pipe(
+      // The loudest chunk since WebSim last asked, for its microphone meter (a few µs per chunk).
+      tap((chunk: Buffer) => {
+        const level = pcmLevel(chunk);
+        const last = this.levelRead ? undefined : this.level;
+        this.level = last ? { rms_dbfs: Math.max(last.rms_dbfs, level.rms_dbfs), peak_dbfs: Math.max(last.peak_dbfs, level.peak_dbfs), at: level.at } : level;
+        this.levelRead = false;
+      }),
       catchError((err: unknown) => {
         this.events$.error(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));
         return EMPTY;

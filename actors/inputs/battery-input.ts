@@ -6,6 +6,7 @@ import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/
 import { BatteryInputSchema, type BatteryInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError } from '../../src/errors.js';
 import { BufferedInput } from './buffered-input.js';
+import { batteryChanged } from '../../src/cortex/wake.js';
 
 export { BatteryInputSchema, type BatteryInputConfig };
 
@@ -90,6 +91,7 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
       type: 'BatteryInput',
       descriptor: config.descriptor ?? 'Battery',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'latest',
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
@@ -121,6 +123,11 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
 
   isLow(r: BatteryReading): boolean {
     return r.percent <= this.config.low_percent && r.status !== 'Charging' && r.status !== 'Full';
+  }
+
+  /** A meaningful change: the status or low flag, or the charge crossing a `wake_percent_step` bucket. */
+  protected override changed(previous: string, next: string): boolean {
+    return batteryChanged(previous, next, this.config.wake_percent_step);
   }
 
   protected toMessage(r: BatteryReading): InputMessage {

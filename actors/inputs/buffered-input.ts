@@ -3,6 +3,7 @@ import { Observable, Subject, defer, filter, firstValueFrom, share, takeUntil } 
 import type { Logger } from 'pino';
 import type { InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { CortexError } from '../../src/errors.js';
+import { wakes, type WakeMode } from '../../src/cortex/wake.js';
 
 export { CommonInputFields } from '../../src/plugins/schemas/inputs.js';
 
@@ -27,6 +28,8 @@ export interface BufferedInputOptions {
   signal?: AbortSignal;
   /** Which messages enter the buffer (default: all). ASR keeps finals only. */
   keep?: (message: InputMessage) => boolean;
+  /** Which new messages call the model (the config's `wake`; default `change`). */
+  wake?: WakeMode;
 }
 
 /**
@@ -88,6 +91,19 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
   /** Formats the buffered messages (oldest first); default: one `Descriptor: text` line per message. */
   protected format(messages: InputMessage[]): string {
     return messages.map((m) => `${this.descriptor}: ${m.text}`).join('\n');
+  }
+
+  /**
+   * The meaningful-change policy (the config's `wake` around `changed`): `change` asks `changed`,
+   * `always` says yes, `never` no. The model's first look at this input is always news under `change`.
+   */
+  meaningfulChange(previous: string | undefined, next: string): boolean {
+    return wakes(this.options.wake ?? 'change', previous, next, (a, b) => this.changed(a, b));
+  }
+
+  /** This input's measure of a meaningful change between two formatted buffers; default: any new text is news. */
+  protected changed(_previous: string, _next: string): boolean {
+    return true;
   }
 
   /** Called by `stop()` after the raw stream is released (close what `source()` does not own). */

@@ -6,6 +6,7 @@ import { createSerialLine, type SerialLine } from '../../devices/serial.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { BufferedInput } from './buffered-input.js';
 import { gpsPositions } from '../actions/locations.js';
+import { gpsChanged } from '../../src/cortex/wake.js';
 
 export { GpsInputSchema, type GpsInputConfig };
 
@@ -92,7 +93,7 @@ export class GpsInput extends BufferedInput<GpsRaw> {
   rejected = 0;
 
   constructor(
-    config: GpsInputConfig,
+    private readonly config: GpsInputConfig,
     private readonly serial: SerialLine,
     private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
   ) {
@@ -100,6 +101,7 @@ export class GpsInput extends BufferedInput<GpsRaw> {
       type: 'GpsInput',
       descriptor: config.descriptor ?? 'GPS',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'latest',
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
@@ -139,6 +141,11 @@ export class GpsInput extends BufferedInput<GpsRaw> {
     if (key === this.published) return;
     this.published = key;
     this.ctx?.publishContext?.(values);
+  }
+
+  /** A meaningful change: the fix gained or lost, or a move of at least `wake_distance_m`. */
+  protected override changed(previous: string, next: string): boolean {
+    return gpsChanged(previous, next, this.config.wake_distance_m);
   }
 
   protected toMessage(raw: GpsRaw): InputMessage | undefined {

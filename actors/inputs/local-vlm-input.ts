@@ -7,6 +7,9 @@ import { latestWins, type LatestWinsStats } from '../../src/pipelines/latest-win
 import { consumeFrame, releaseFrame, type Frame } from '../../src/pipelines/frame.js';
 import { VisionAnalyser, describe, visionContext, type FrameAnalysis } from '../../src/vision/analyse.js';
 import { createCamera, type Camera } from '../../devices/camera.js';
+import { visionChanged } from '../../src/cortex/wake.js';
+import { encodeJpeg } from '../../src/pipelines/jpeg.js';
+import { describeError } from '../../src/errors.js';
 import { BufferedInput } from './buffered-input.js';
 
 export { LocalVLMInputSchema, type LocalVLMInputConfig };
@@ -42,6 +45,7 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
       type: 'LocalVLMInput',
       descriptor: config.descriptor ?? 'Vision',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'latest',
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
@@ -55,7 +59,7 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
         this.camera.frames().pipe(
           sampleFps({ fps: this.config.fps, timeOf: (f: Frame) => f.capturedAt, onDrop: releaseFrame }),
           latestWins(
-            consumeFrame((frame: Frame) => from(analyser.analyseMat(frame.mat)).pipe(map((analysis) => ({ analysis, at: frame.capturedAt })))),
+            consumeFrame((frame: Frame) => from(this.analyse(analyser, frame))),
             this.stats,
             releaseFrame,
           ),
@@ -68,6 +72,31 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   }
 
   private published = '';
+  /** Until when someone watches (WebSim asked for a frame): analysed frames are also kept as JPEG. */
+  private watchedUntil = 0;
+  private lastJpeg: { jpeg: Buffer; at: number } | undefined;
+
+  /** The newest analysed frame as JPEG; asking keeps frames encoded for the next 5 s (the first ask may get none yet). */
+  readonly preview = {
+    frame: async (): Promise<{ jpeg: Buffer; at: number } | undefined> => {
+      this.watchedUntil = Date.now() + 5000;
+      return this.lastJpeg;
+    },
+  };
+
+  /** Analyses one frame and, while someone watches, keeps it as JPEG (encoded off the event loop, before the frame is released). */
+  private async analyse(analyser: VisionAnalyser, frame: Frame): Promise<{ analysis: FrameAnalysis; at: number }> {
+    const analysis = await analyser.analyseMat(frame.mat);
+    if (Date.now() < this.watchedUntil) {
+      try {
+        const encoded = await encodeJpeg(frame, 70);
+        this.lastJpeg = { jpeg: encoded.jpeg, at: frame.capturedAt };
+      } catch (err) {
+        this.logger?.warn(`LocalVLMInput: preview frame not encoded: ${describeError(err)}`);
+      }
+    } else this.lastJpeg = undefined;
+    return { analysis, at: frame.capturedAt };
+  }
 
   /** Context for `context_aware` rules when it changes: `faces` (how many are seen) and `motion` (none, slight, strong). */
   private publish(a: FrameAnalysis): void {
@@ -76,6 +105,11 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
     if (key === this.published) return;
     this.published = key;
     this.ctx?.publishContext?.(values);
+  }
+
+  /** A meaningful change: the count of faces or the motion level (`wake_on`), not the percentage of motion. */
+  protected override changed(previous: string, next: string): boolean {
+    return visionChanged(previous, next, this.config.wake_on);
   }
 
   protected toMessage(raw: LocalVisionRaw): InputMessage | undefined {

@@ -27,6 +27,7 @@ export class SerialReader extends BufferedInput<string> {
       type: 'SerialReader',
       descriptor: config.descriptor ?? 'Serial',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'all',
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),

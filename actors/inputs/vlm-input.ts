@@ -9,6 +9,7 @@ import { visionContextOf } from '../../src/vision/analyse.js';
 import { StreamStoppedError, healthOf } from './asr-input.js';
 import { linkFromVisionSession, type LinkConnector } from '../../src/cloud/link.js';
 import { BufferedInput, InputSetupError } from './buffered-input.js';
+import { visionChanged } from '../../src/cortex/wake.js';
 
 export { VLMInputSchema, type VLMInputConfig };
 
@@ -46,13 +47,14 @@ export class VlmInput extends BufferedInput<VisionRaw> {
   private published = '';
 
   constructor(
-    config: VLMInputConfig,
+    private readonly config: VLMInputConfig,
     private readonly deps: VlmInputDeps,
   ) {
     super({
       type: 'VLMInput',
       descriptor: config.descriptor ?? 'Vision',
       bufferSize: config.buffer_size,
+      wake: config.wake,
       policy: 'latest',
       ...(deps.ctx?.logger ? { logger: deps.ctx.logger } : {}),
       ...(deps.ctx?.signal ? { signal: deps.ctx.signal } : {}),
@@ -104,6 +106,11 @@ export class VlmInput extends BufferedInput<VisionRaw> {
       this.unavailable('stopped');
       this.replies$.error(new StreamStoppedError('vlm_failed', `VLMInput: vision stopped: ${String(e.reason)}`));
     }
+  }
+
+  /** A meaningful change: the count of faces or the motion level (`wake_on`), else a description in other words. */
+  protected override changed(previous: string, next: string): boolean {
+    return visionChanged(previous, next, this.config.wake_on);
   }
 
   protected toMessage(raw: VisionRaw): InputMessage | undefined {

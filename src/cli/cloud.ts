@@ -1,6 +1,7 @@
 // `cortexd cloud`: runs the local hosted-API service in the foreground; `cloud token` and `cloud key` issue credentials from its database.
 import type { Command } from 'commander';
 import { PLAN_KEY_LIMITS } from '../cloud/catalog.js';
+import { UsageError } from './output.js';
 
 interface ServeOptions {
   host: string;
@@ -11,7 +12,7 @@ interface ServeOptions {
 
 function port(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be an integer 0..65535, got ${value}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port must be an integer 0..65535, got ${value}`);
   return n;
 }
 
@@ -20,7 +21,7 @@ const PLAN_NAMES = Object.keys(PLAN_KEY_LIMITS);
 
 async function plan(value: string | undefined): Promise<string | undefined> {
   const { PLANS } = await import('../service/accounts.js');
-  if (value !== undefined && !PLANS.includes(value)) throw new Error(`--plan must be one of ${PLANS.join(', ')}`);
+  if (value !== undefined && !PLANS.includes(value)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   return value;
 }
 
@@ -75,7 +76,7 @@ export function register(program: Command): void {
     .option('--db <path>', 'SQLite database (default <state dir>/cloud.sqlite)')
     .action(async (opts: { user: string; plan?: string; ttlDays: string; db?: string }) => {
       const days = Number(opts.ttlDays);
-      if (!(days > 0)) throw new Error('--ttl-days must be a positive number');
+      if (!(days > 0)) throw new UsageError('--ttl-days must be a positive number');
       const { openAdmin } = await import('../service/index.js');
       const { admin, close } = openAdmin({ dbPath: opts.db });
       try {
@@ -98,7 +99,9 @@ export function register(program: Command): void {
       const { openAdmin } = await import('../service/index.js');
       const { admin, close } = openAdmin({ dbPath: opts.db });
       try {
-        process.stdout.write(`${admin.createApiKey(opts.user, opts.test ? 'key_test_' : 'key_live_').apiKey}\n`);
+        const key = admin.createApiKey(opts.user, opts.test ? 'key_test_' : 'key_live_').apiKey;
+        process.stderr.write('warning: this is the only time the key is shown (only its hash is stored); store it now, for example in /etc/cortexd/env as OM_API_KEY\n');
+        process.stdout.write(`${key}\n`);
       } finally {
         close();
       }

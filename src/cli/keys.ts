@@ -27,7 +27,7 @@ export function register(program: Command, io: CliIo = processIo): void {
     const { accountClientFrom, runAccountCommand, table } = await account();
     return runAccountCommand(io, async () => {
       const created = await accountClientFrom(opts, io).createKey();
-      io.err('warning: this is the only time the secret is shown; store it now (for example in /etc/cortexd/env as CORTEX_API_KEY)');
+      io.err('warning: this is the only time the secret is shown; store it now (for example in /etc/cortexd/env as OM_API_KEY, which the runtime reads)');
       if (opts.json) return io.out(JSON.stringify(created, null, 2));
       io.out(table(KEY_HEAD, keyRows([created.api_key_info])));
       io.out(`api_key: ${created.api_key}`);

@@ -51,6 +51,14 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// Output piped into a reader that stops early (`cortexd schema | head`) ends the command quietly, as other tools do.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+    throw err;
+  });
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

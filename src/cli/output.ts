@@ -29,11 +29,24 @@ export function errLine(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+/** A command used wrongly (a bad option value): exit 2, as commander's own usage errors. */
+export class UsageError extends CortexError {
+  constructor(message: string) {
+    super('usage', message);
+    this.name = 'UsageError';
+  }
+}
+
 /** Prints an error the way users should see it and returns the exit code it deserves. */
 export function reportError(err: unknown): number {
   if (err instanceof ConfigError) {
-    for (const w of err.warnings) warnLine(w);
-    for (const issue of err.issues) out(oneLine(formatIssue(issue)));
+    for (const w of new Set(err.warnings)) warnLine(w);
+    // A problem found twice (a legacy file's field checked in its converted mode too) is printed once.
+    for (const line of new Set(err.issues.map((issue) => oneLine(formatIssue(issue))))) out(line);
+    return EXIT.invalid;
+  }
+  if (err instanceof UsageError) {
+    errLine(`cortexd: ${err.message}`);
     return EXIT.invalid;
   }
   if (err instanceof CortexError) {

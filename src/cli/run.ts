@@ -1,16 +1,18 @@
 // `cortexd run NAME`: loads a configuration, connects the service, runs the agent until a signal or --for, and stops it gracefully.
-import type { Command } from 'commander';
+import { createConnection } from 'node:net';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { ServiceConnection } from '../cortex/embedded.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
 import type { CommandResult } from '../fleet/execute.js';
 import type { Logger } from '../log.js';
+import type { ModeMemoryStore } from '../modes/memory.js';
 import type { Plugins } from '../plugins/types.js';
 import { EXIT, errLine, oneLine, warnLine } from './output.js';
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
-  const [agent, inspect, plugins, load, embedded, events, log, metrics, feed, notify, watchdog, view] = await Promise.all([
+  const [agent, inspect, plugins, load, embedded, events, log, metrics, feed, notify, watchdog, view, memory, paths] = await Promise.all([
     import('../../actors/agent.js'),
     import('../../actors/modes/inspect.js'),
     import('../../actors/plugins.js'),
@@ -23,24 +25,47 @@ async function loadRunModules() {
     import('../systemd/notify.js'),
     import('../systemd/watchdog.js'),
     import('./view.js'),
+    import('../modes/memory.js'),
+    import('../paths.js'),
   ]);
-  return { ...agent, ...inspect, ...plugins, ...load, ...embedded, ...events, ...log, ...metrics, ...feed, ...notify, ...watchdog, ...view };
+  return { ...agent, ...inspect, ...plugins, ...load, ...embedded, ...events, ...log, ...metrics, ...feed, ...notify, ...watchdog, ...view, ...memory, ...paths };
 }
 
-/** Parses `500ms`, `30s`, `2m`, `1h` or a bare number of seconds into milliseconds. */
+/** Parses `500ms`, `30s`, `2m`, `1h` or a bare number of seconds into milliseconds; a bad one is a usage error (exit 2). */
 export function parseDuration(text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/i.exec(text);
-  if (!m) throw new CortexError('bad_duration', `not a duration: "${text}" (examples: 500ms, 30s, 2m, 1h)`);
+  if (!m) throw new InvalidArgumentError(`not a duration: "${text}" (examples: 500ms, 30s, 2m, 1h)`);
   const n = Number(m[1]);
   const unit = (m[2] ?? 's').toLowerCase();
   const ms = n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
-  if (!(ms > 0)) throw new CortexError('bad_duration', `duration must be positive: "${text}"`);
+  if (!(ms > 0)) throw new InvalidArgumentError(`duration must be positive: "${text}"`);
   return ms;
+}
+
+/** True when something accepts TCP connections at the host and port of `url` (within 1 s). */
+function listening(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return resolve(false);
+    }
+    const port = Number(u.port || (u.protocol === 'wss:' ? 443 : 80));
+    const socket = createConnection({ host: u.hostname.replace(/^\[|\]$/g, ''), port, timeout: 1000 });
+    const done = (ok: boolean) => (socket.destroy(), resolve(ok));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
 }
 
 export interface RunOptions {
   config?: string;
-  for?: string;
+  /** Milliseconds (commander parses `--for` with parseDuration). */
+  for?: number;
+  /** Start in the default mode, not the one mode memory saved. */
+  fresh?: boolean;
   events?: boolean;
   inspect?: string | boolean;
 }
@@ -58,7 +83,7 @@ async function bounded(what: string, p: Promise<unknown>, ms: number, logger: Lo
 
 /** Runs an agent to its end; resolves with the exit code. */
 export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
-  const forMs = opts.for !== undefined ? parseDuration(opts.for) : undefined;
+  const forMs = opts.for;
   const {
     Agent,
     AgentBus,
@@ -73,17 +98,26 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     createLogger,
     createModeInspector,
     feedMetrics,
+    fileModeMemory,
     loadConfig,
     metricsOptionsFromEnv,
+    modeMemoryPath,
     resolvePlugins,
     setLogger,
+    speechFacts,
+    stateDir,
   } = await loadRunModules();
   const viewOn = !opts.events;
-  // On a terminal the view shows what matters; logs below warnings would only repeat it.
-  const logger = createLogger(viewOn && process.stdout.isTTY && !process.env.CORTEX_LOG_LEVEL && !process.env.LOG_LEVEL ? { level: 'warn' } : {});
+  const tty = viewOn && Boolean(process.stdout.isTTY);
+  const view = viewOn ? new TerminalView() : undefined;
+  // On a terminal the view shows what matters and the log's warnings among its lines (each kind once
+  // in a while); logs below warnings would only repeat it. Elsewhere the log is JSON lines on stderr.
+  const level = process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL;
+  const logger = createLogger(tty ? { level: level ?? 'warn', destination: view!.logDestination() } : {});
   setLogger(logger);
   const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
   for (const w of loaded.warnings) warnLine(w);
+  const config = loaded.config;
   // The code of exactly the plugins this configuration uses, loaded before anything starts.
   const plugins = await resolvePlugins(builtinPlugins, loaded.config);
 
@@ -108,11 +142,29 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   let serviceFor = serviceKey(loaded);
 
   const bus = new AgentBus();
-  const displayNamesOf = (l: LoadedConfig) => Object.fromEntries(Object.entries(l.config.modes).map(([k, m]) => [k, m.display_name]));
-  const displayNames = displayNamesOf(loaded);
-  const view = viewOn ? new TerminalView({ displayNames }).attach(bus) : undefined;
+  // Mode memory, read through this store so the view can say that the start mode was restored; --fresh
+  // ignores it at start (a configuration the fleet reloads starts where its memory says).
+  let restoredMode: string | undefined;
+  const memoryOf = (l: LoadedConfig, first: boolean): ModeMemoryStore | false => {
+    const file = l.config.mode_memory_enabled ? fileModeMemory(modeMemoryPath(l.configName, stateDir()), (m) => logger.warn(m)) : undefined;
+    if (!file) return false;
+    return {
+      load: () => {
+        if (first && opts.fresh) return {};
+        const read = file.load();
+        if (first) restoredMode = read.memory?.current;
+        return read;
+      },
+      save: (m) => file.save(m),
+    };
+  };
   const eventLines = opts.events ? attachEventLines(bus) : undefined;
-  const inspector = opts.inspect ? createModeInspector(typeof opts.inspect === 'string' ? { url: opts.inspect } : {}) : undefined;
+  const inspectUrl = opts.inspect ? (typeof opts.inspect === 'string' ? opts.inspect : 'ws://localhost:8080') : undefined;
+  if (inspectUrl) {
+    if (await listening(inspectUrl)) errLine(`cortexd: --inspect: sending the statecharts to ${inspectUrl}`);
+    else errLine(`cortexd: --inspect: nothing listens at ${inspectUrl} yet; the statecharts are sent once something does (retried every 5 s; see the README, "Inspecting a run")`);
+  }
+  const inspector = inspectUrl ? createModeInspector({ url: inspectUrl }) : undefined;
 
   let lastTick = Date.now();
   let periodMs = 1000 / loaded.config.modes[loaded.config.default_mode]!.hertz;
@@ -121,13 +173,14 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
 
   // The running generation: a fleet `reload` replaces it with another configuration in this process.
   let current: { loaded: LoadedConfig; plugins: Plugins; agent: InstanceType<typeof Agent>; ticked: boolean };
-  const makeAgent = (l: LoadedConfig, p: Plugins) =>
+  const makeAgent = (l: LoadedConfig, p: Plugins, first: boolean) =>
     new Agent({
       loaded: l,
       plugins: p,
       cloud: service.cloud,
       bus,
       logger,
+      memory: memoryOf(l, first),
       write: view ? (line) => view.consoleLine(line) : () => {},
       ...(inspector ? { inspect: inspector.inspect } : {}),
       fleet: { reload: (text, origin) => reload(text, origin) },
@@ -179,7 +232,25 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   };
   // --- end fleet reload
 
-  current = { loaded, plugins, agent: makeAgent(loaded, plugins), ticked: false };
+  current = { loaded, plugins, agent: makeAgent(loaded, plugins, true), ticked: false };
+  // What the terminal view says of a configuration: mode names, where speech goes, the start mode.
+  const configureView = (l: LoadedConfig, p: Plugins, first: boolean) => {
+    const c = l.config;
+    const startMode = first && restoredMode !== undefined && Object.hasOwn(c.modes, restoredMode) ? restoredMode : c.default_mode;
+    const typed = c.modes[startMode]?.agent_inputs.some((i) => p.descriptors.inputs.get(i.type)?.typedText === true) ?? false;
+    view?.configure({
+      displayNames: Object.fromEntries(Object.entries(c.modes).map(([k, m]) => [k, m.display_name])),
+      ...speechFacts(c),
+      defaultMode: c.default_mode,
+      ...(first && restoredMode !== undefined ? { restoredMode } : {}),
+      freshCommand: `cortexd run ${opts.config ? `--config ${opts.config}` : l.configName} --fresh`,
+      typed,
+    });
+  };
+  if (view) {
+    configureView(loaded, plugins, true);
+    view.attach(bus);
+  }
   const metricsSub = feedMetrics(bus, metrics, {
     hertzOf: (mode) => current.loaded.config.modes[mode]?.hertz ?? 1,
     modelOf: (mode) => current.loaded.config.modes[mode]?.cortex_llm.type,
@@ -206,7 +277,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const forTimer =
-    forMs !== undefined ? setTimeout(() => ((ending = true), void notifier.stopping('stopping: --for elapsed'), current.agent.stop(`ran for ${opts.for}`)), forMs) : undefined;
+    forMs !== undefined ? setTimeout(() => ((ending = true), void notifier.stopping('stopping: --for elapsed'), current.agent.stop(`ran for ${forMs / 1000} s`)), forMs) : undefined;
 
   current.agent.start();
   let outcome = await current.agent.done;
@@ -233,10 +304,10 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       }
     }
     for (const w of next.loaded.warnings) warnLine(w);
-    Object.assign(displayNames, displayNamesOf(next.loaded));
+    configureView(next.loaded, next.plugins, false);
     periodMs = 1000 / next.loaded.config.modes[next.loaded.config.default_mode]!.hertz;
     lastTick = Date.now();
-    current = { loaded: next.loaded, plugins: next.plugins, agent: makeAgent(next.loaded, next.plugins), ticked: false };
+    current = { loaded: next.loaded, plugins: next.plugins, agent: makeAgent(next.loaded, next.plugins, false), ticked: false };
     current.agent.start();
     outcome = await current.agent.done;
   }
@@ -267,7 +338,8 @@ export function register(program: Command): void {
     .description('run an agent: config/NAME.json5 (or CONFIG=NAME), until SIGTERM/SIGINT or --for')
     .argument('[name]', 'configuration name (default: $CONFIG)')
     .option('--config <path>', 'run the configuration file at PATH')
-    .option('--for <duration>', 'stop (as on SIGTERM) after this long: 500ms, 30s, 2m, 1h')
+    .option('--for <duration>', 'stop (as on SIGTERM) after this long: 500ms, 30s, 2m, 1h', parseDuration)
+    .option('--fresh', 'start in the default mode, not in the mode remembered from the last run')
     .option('--events', 'print one JSON line per agent event on stdout instead of the terminal view')
     .option('--inspect [url]', 'send the statecharts to the Stately inspector (default ws://localhost:8080)')
     .action(async (name: string | undefined, opts: RunOptions) => {

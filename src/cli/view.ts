@@ -1,19 +1,22 @@
 // The terminal view of `cortexd run`: one readable line per thing a person watching the robot cares about.
 import type { Subscription } from 'rxjs';
 import type { AgentBus, AgentEvent } from '../cortex/events.js';
-import { oneLine } from './output.js';
+import { colorAllowed } from '../log.js';
+import { Repeats, renderParts, shapeOf, type Part, type StartFacts, type Style } from './view-parts.js';
+import { StreamSummary, type StreamLine } from './view-streams.js';
+
+export { speechFacts, type StartFacts } from './view-parts.js';
 
 export interface ViewOptions {
   /** Where lines go (default stdout). */
   write?: (text: string) => void;
-  /** Colours (default: when stdout is a TTY and NO_COLOR is unset). */
+  /** Colours (default: when stdout is a TTY and NO_COLOR is unset or empty). */
   color?: boolean;
-  /** Display names of modes, for the mode lines. */
-  displayNames?: Record<string, string>;
+  /** What the start lines say (display names, where speech goes, the restored mode). */
+  facts?: Partial<StartFacts>;
+  /** Identical warnings and errors are shown once per this long, then summarised (default 5 min). */
+  repeatWindowMs?: number;
 }
-
-const CODES = { dim: 2, bold: 1, red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36 } as const;
-type Style = keyof typeof CODES;
 
 const time = (at: number): string => new Date(at).toTimeString().slice(0, 8);
 
@@ -26,21 +29,45 @@ function preview(value: unknown): string {
   return JSON.stringify(value);
 }
 
+const STREAM_STYLE: Record<StreamLine['level'], Style | undefined> = { info: 'dim', warn: 'yellow', bad: 'red', ok: 'green' };
+const LOG_LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'fatal' };
+
 /**
- * Renders the bus: the mode (and every switch with its reason), each input line, each model answer
- * (text and tool calls, latency), console action output (through `consoleLine`), failures of
- * actions, hooks and the model, and the stop. Ticks that did nothing are not shown.
+ * Renders the bus: the start (mode, and whether mode memory chose it; where speech goes; the WebSim
+ * address), every switch with its reason, what the robot heard (finals; other inputs only when what
+ * they say changed shape), what it says, each model answer (tool calls, latency, CU; an answer that
+ * is not spoken says so), console action output, failures (a hook cut short by a mode switch is
+ * "cancelled", not failed), socket trouble as summaries, and the stop. Identical warnings and errors
+ * are printed once per `repeatWindowMs`, then counted. Text is escaped before it is coloured, so a
+ * terminal sees colour codes and a newline inside a transcript stays on its line.
  */
 export class TerminalView {
   private readonly write: (text: string) => void;
   private readonly color: boolean;
-  private readonly names: Record<string, string>;
+  private facts: Partial<StartFacts>;
+  private speaking: Set<string> | undefined;
+  private readonly repeats: Repeats;
+  private readonly streams = new StreamSummary();
+  /** Inputs with a speech-recognition socket: their non-final messages are partial transcripts. */
+  private readonly asrInputs = new Set<string>();
+  /** The shape of the last non-final message shown per input. */
+  private readonly shownShape = new Map<string, string>();
   private sub: Subscription | undefined;
+  private logBuffer = '';
 
   constructor(options: ViewOptions = {}) {
     this.write = options.write ?? ((t) => process.stdout.write(t));
-    this.color = options.color ?? (Boolean(process.stdout.isTTY) && !process.env.NO_COLOR);
-    this.names = options.displayNames ?? {};
+    this.color = options.color ?? (Boolean(process.stdout.isTTY) && colorAllowed());
+    this.facts = options.facts ?? {};
+    this.speaking = this.facts.speakingModes ? new Set(this.facts.speakingModes) : undefined;
+    this.repeats = new Repeats(options.repeatWindowMs ?? 5 * 60_000);
+  }
+
+  /** Sets what the start lines say, once the configuration is loaded (the view may show log lines before). */
+  configure(facts: Partial<StartFacts>): this {
+    this.facts = facts;
+    this.speaking = facts.speakingModes ? new Set(facts.speakingModes) : undefined;
+    return this;
   }
 
   attach(bus: AgentBus): this {
@@ -54,95 +81,192 @@ export class TerminalView {
 
   /** Output of `console` connectors (`[speak] Hello!`): what the robot does, in bold. */
   consoleLine(line: string): void {
-    this.line(Date.now(), `  ${this.paint('bold', line)}`);
+    this.line(Date.now(), '  ', { style: 'bold', text: line });
   }
 
-  private paint(style: Style, text: string): string {
-    return this.color ? `\x1b[${CODES[style]}m${text}\x1b[0m` : text;
+  /**
+   * A pino destination that shows the process log in the view: warnings and errors as lines, each
+   * kind (its message with numbers left out) once per repeat window. Lines that are not JSON are
+   * shown as they are.
+   */
+  logDestination(): { write: (chunk: string) => void } {
+    return {
+      write: (chunk: string) => {
+        this.logBuffer += chunk;
+        let nl: number;
+        while ((nl = this.logBuffer.indexOf('\n')) >= 0) {
+          const line = this.logBuffer.slice(0, nl);
+          this.logBuffer = this.logBuffer.slice(nl + 1);
+          if (line.trim()) this.logLine(line);
+        }
+      },
+    };
   }
 
-  private line(at: number, text: string): void {
-    this.write(`${this.paint('dim', time(at))} ${oneLine(text)}\n`);
+  private logLine(line: string): void {
+    let entry: { level?: number; time?: number; msg?: string; mode?: string };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      return this.line(Date.now(), line);
+    }
+    const level = LOG_LEVELS[entry.level ?? 30] ?? 'log';
+    const at = typeof entry.time === 'number' ? entry.time : Date.now();
+    const msg = entry.msg ?? '';
+    const style: Style = (entry.level ?? 30) >= 50 ? 'red' : (entry.level ?? 30) >= 40 ? 'yellow' : 'dim';
+    this.once(`log:${level}:${shapeOf(msg)}`, at, [{ style, text: `${level}${entry.mode ? ` (${entry.mode})` : ''}: ${msg}` }]);
+  }
+
+  private line(at: number, ...parts: Part[]): void {
+    this.write(`${renderParts([{ style: 'dim', text: time(at) }, ' '], this.color)}${renderParts(parts, this.color)}\n`);
+  }
+
+  /** Prints a line whose kind was not printed within the repeat window; a kind coming back says how often it was held back. */
+  private once(key: string, at: number, parts: Part[]): void {
+    const { print, summary } = this.repeats.offer(key, at);
+    if (!print) return;
+    this.line(at, ...parts, ...(summary ? [{ style: 'dim' as const, text: ` (and ${summary} more like it before)` }] : []));
   }
 
   private mode(name: string): string {
-    const display = this.names[name];
+    const display = this.facts.displayNames?.[name];
     return display && display !== name ? `${name} (${display})` : name;
+  }
+
+  private canSpeak(mode: string): boolean {
+    return this.speaking === undefined || this.speaking.has(mode);
+  }
+
+  private started(e: Extract<AgentEvent, { type: 'agent.started' }>): void {
+    const f = this.facts;
+    const restored = f.restoredMode !== undefined && f.restoredMode === e.mode && f.restoredMode !== f.defaultMode;
+    this.line(e.at, { style: 'cyan', text: `cortexd: agent ${e.config} starting in mode ${this.mode(e.mode)}${e.service ? `, service ${e.service}` : ''}` });
+    if (restored) {
+      const fresh = f.freshCommand ? `; \`${f.freshCommand}\` starts in ${this.mode(f.defaultMode!)}` : '';
+      this.line(e.at, { style: 'cyan', text: `  mode ${e.mode} was restored from the last run (mode memory)${fresh}` });
+    }
+    if (f.speech?.length) this.line(e.at, { style: 'dim', text: `  speech goes to ${f.speech.join('; ')}${f.hearHint ? `; hear the newest: ${f.hearHint}` : ''}` });
+    if (f.typed !== false) this.line(e.at, { style: 'dim', text: '  type a line and press Enter to talk to it; Ctrl-C stops' });
+    else this.line(e.at, { style: 'dim', text: '  Ctrl-C stops' });
   }
 
   render(e: AgentEvent): void {
     switch (e.type) {
       case 'agent.started':
-        this.line(e.at, this.paint('cyan', `cortexd: agent ${e.config} starting in mode ${this.mode(e.mode)}${e.service ? `, service ${e.service}` : ''}`));
-        this.line(e.at, this.paint('dim', 'type a line and press Enter to talk to it; Ctrl-C stops'));
-        return;
-      case 'mode.changed':
-        this.line(e.at, this.paint('magenta', `mode ${this.mode(e.from)} -> ${this.mode(e.to)} (${e.trigger}: ${e.reason})`));
-        return;
-      case 'mode.refused':
-        this.line(e.at, this.paint('yellow', `switch to ${e.requested} refused: ${e.reason}`));
-        return;
-      case 'input':
-        this.line(e.at, `${this.paint('green', `heard (${e.input}):`)} ${e.text}`);
-        return;
-      case 'model.answer': {
-        const calls = e.tool_calls.map((c) => `${c.name}(${preview(c.arguments)})`).join(', ');
-        const said = e.text ? ` "${e.text}"` : '';
-        this.line(e.at, `${this.paint('blue', `model ${e.model}`)} ${e.latency_ms} ms:${said}${calls ? ` ${calls}` : said ? '' : ' (nothing to do)'}`);
-        return;
+        return this.started(e);
+      case 'simulator.ready':
+        return this.line(e.at, { style: 'cyan', text: `${e.simulator}: ${e.url}` }, { style: 'dim', text: e.token_required ? ' (open it once with ?token=<your token>)' : ' (open it in a browser)' });
+      case 'mode.changed': {
+        // A reason that already starts with its trigger (`manual: from WebSim`) is not prefixed twice.
+        const why = e.reason === e.trigger || e.reason.startsWith(`${e.trigger}:`) ? e.reason : `${e.trigger}: ${e.reason}`;
+        return this.line(e.at, { style: 'magenta', text: `mode ${this.mode(e.from)} -> ${this.mode(e.to)} (${why})` });
       }
+      case 'mode.refused':
+        return this.line(e.at, { style: 'yellow', text: `switch to ${e.requested} refused: ${e.reason}` });
+      case 'input':
+        return this.input(e);
+      case 'model.answer':
+        return this.answer(e);
       case 'model.error':
-        this.line(e.at, this.paint('red', `model failed: ${e.error}`));
-        return;
+        return this.once(`model.error:${shapeOf(e.error)}`, e.at, [{ style: 'red', text: `model failed: ${e.error}` }]);
       case 'action':
-        if (e.state === 'failed' || e.state === 'dropped') this.line(e.at, this.paint('yellow', `${e.label} ${e.state}: ${e.error ?? ''}`));
-        return;
+        return this.action(e);
       case 'hook':
-        if (!e.ok) this.line(e.at, this.paint('yellow', `${e.hook_type} ${e.handler_type} hook of ${e.mode} failed: ${e.error ?? ''}`));
-        return;
+        return this.hook(e);
       case 'mcp':
         if (e.state !== 'call') this.line(e.at, `tool server ${e.server}: ${e.state}${e.detail ? ` (${e.detail})` : ''}`);
         return;
-      case 'stream':
-        if (e.state === 'failed') this.line(e.at, this.paint('red', `${e.kind} ${e.input} failed: ${e.detail ?? ''}`));
+      case 'stream': {
+        if (e.kind === 'asr') this.asrInputs.add(e.input);
+        const out = this.streams.offer(e);
+        if (out) this.line(e.at, STREAM_STYLE[out.level] ? { style: STREAM_STYLE[out.level]!, text: out.text } : out.text);
         return;
+      }
       case 'error':
-        this.line(e.at, this.paint('red', `${e.source}: ${e.message}`));
-        return;
+        return this.once(`error:${e.source}:${shapeOf(e.message)}`, e.at, [{ style: 'red', text: `${e.source}: ${e.message}` }]);
       case 'safety':
-        this.line(e.at, safetyLine(e, (s, t) => this.paint(s, t)));
+        this.line(e.at, safetyLine(e));
         return;
       case 'fleet':
-        if (e.state === 'connected') this.line(e.at, this.paint('cyan', `fleet: ${e.robot} online at ${e.broker}`));
-        else if (e.state === 'failed') this.line(e.at, this.paint('red', `fleet: ${e.reason ?? 'failed'}`));
-        else if (e.state === 'backingOff' && e.attempt === 2) this.line(e.at, this.paint('yellow', `fleet: ${e.reason ?? 'disconnected'}; retrying`));
+        if (e.state === 'connected') this.line(e.at, { style: 'cyan', text: `fleet: ${e.robot} online at ${e.broker}` });
+        else if (e.state === 'failed') this.line(e.at, { style: 'red', text: `fleet: ${e.reason ?? 'failed'}` });
+        else if (e.state === 'backingOff' && e.attempt === 2) this.line(e.at, { style: 'yellow', text: `fleet: ${e.reason ?? 'disconnected'}; retrying` });
         return;
       case 'fleet.command':
-        this.line(e.at, this.paint(e.ok ? 'cyan' : 'yellow', `fleet command ${e.command} ${e.ok ? 'done' : `refused: ${e.reason ?? ''}`}`));
+        this.line(e.at, { style: e.ok ? 'cyan' : 'yellow', text: `fleet command ${e.command} ${e.ok ? 'done' : `refused: ${e.reason ?? ''}`}` });
         return;
       case 'agent.stopping':
-        this.line(e.at, this.paint('cyan', `stopping (${e.reason})...`));
-        return;
+        for (const s of this.streams.flush(e.at)) this.line(e.at, { style: 'yellow', text: s.text });
+        for (const r of this.repeats.flush()) this.line(e.at, { style: 'dim', text: `(held back ${r.suppressed} more like: ${r.key.replace(/^[a-z.]+:/, '')})` });
+        return this.line(e.at, { style: 'cyan', text: `stopping (${e.reason})...` });
       case 'agent.stopped':
-        this.line(e.at, this.paint('cyan', `stopped (exit ${e.code})`));
-        return;
+        return this.line(e.at, { style: 'cyan', text: `stopped (exit ${e.code})` });
       default:
         return;
+    }
+  }
+
+  private input(e: Extract<AgentEvent, { type: 'input' }>): void {
+    if (e.final) {
+      this.shownShape.delete(e.input);
+      return this.line(e.at, { style: 'green', text: `heard (${e.input}):` }, ` ${e.text}`);
+    }
+    // Partial transcripts are not what was heard; the final follows.
+    if (this.asrInputs.has(e.input)) return;
+    // Other running descriptions (vision, sensors) are shown when they say something new, not when a number moves.
+    const shape = shapeOf(e.text);
+    if (this.shownShape.get(e.input) === shape) return;
+    this.shownShape.set(e.input, shape);
+    this.line(e.at, { style: 'green', text: `${e.input}:` }, ` ${e.text}`);
+  }
+
+  private answer(e: Extract<AgentEvent, { type: 'model.answer' }>): void {
+    const calls = e.tool_calls.map((c) => `${c.name}(${preview(c.arguments)})`).join(', ');
+    const cost = e.cost_cu !== undefined ? `, ${e.cost_cu} CU` : '';
+    const head: Part = { style: 'blue', text: `model ${e.model}` };
+    const spokeByCall = e.tool_calls.some((c) => c.name === 'speak');
+    const text = e.text?.trim();
+    const parts: Part[] = [head, ` ${e.latency_ms} ms${cost}:`];
+    if (text) parts.push(` "${text}"`);
+    if (calls) parts.push(` ${calls}`);
+    if (!text && !calls) parts.push({ style: 'dim', text: ' (nothing to do)' });
+    if (text && !spokeByCall && !this.canSpeak(e.mode)) parts.push({ style: 'yellow', text: ` (not spoken: mode ${e.mode} has no speak action)` });
+    this.line(e.at, ...parts);
+  }
+
+  private action(e: Extract<AgentEvent, { type: 'action' }>): void {
+    // Speech through a console connector is printed by the connector itself.
+    if (e.name === 'speak' && e.connector !== 'console') {
+      if (e.state === 'running') return this.line(e.at, '  ', { style: 'bold', text: `says "${preview(e.value)}"` });
+      if (e.state === 'interrupted' && e.error === 'interrupted') return this.line(e.at, '  ', { style: 'dim', text: '(speech interrupted)' });
+    }
+    // Commands cut off because their mode was left are the switch's doing, not a failure.
+    if ((e.state === 'failed' || e.state === 'dropped') && e.error !== 'action stopped') {
+      this.once(`action:${e.label}:${e.state}:${shapeOf(e.error ?? '')}`, e.at, [{ style: 'yellow', text: `${e.label} ${e.state}: ${e.error ?? ''}` }]);
+    }
+  }
+
+  private hook(e: Extract<AgentEvent, { type: 'hook' }>): void {
+    const what = `${e.hook_type} ${e.handler_type} hook of ${e.mode}`;
+    if (e.cancelled) return this.line(e.at, { style: 'dim', text: `${what} cancelled${e.error ? `: ${e.error.replace(/^cancelled: /, '')}` : ''}` });
+    if (!e.ok) return this.line(e.at, { style: 'yellow', text: `${what} failed: ${e.error ?? ''}` });
+    if (e.handler_type.startsWith('message') && !this.canSpeak(e.mode)) {
+      this.line(e.at, { style: 'yellow', text: `not spoken (mode ${e.mode} has no speak action): ${e.hook_type} ${e.handler_type}` });
     }
   }
 }
 
 /** The safety governor's line: e-stops and releases in bold, stops and refusals in yellow. */
-function safetyLine(e: Extract<AgentEvent, { type: 'safety' }>, paint: (style: Style, text: string) => string): string {
+function safetyLine(e: Extract<AgentEvent, { type: 'safety' }>): Part {
   switch (e.kind) {
     case 'estop':
-      return paint('red', paint('bold', `EMERGENCY STOP${e.restored ? ' (still latched from before the restart)' : ''} by ${e.source ?? '?'}: ${e.reason} - motion refused until released`));
+      return { style: 'red', text: `EMERGENCY STOP${e.restored ? ' (still latched from before the restart)' : ''} by ${e.source ?? '?'}: ${e.reason} - motion refused until released` };
     case 'release':
-      return paint('green', `emergency stop released by ${e.source ?? '?'}`);
+      return { style: 'green', text: `emergency stop released by ${e.source ?? '?'}` };
     case 'stop':
-      return paint('yellow', `safety stop (${e.cause ?? '?'}): ${e.reason}`);
+      return { style: 'yellow', text: `safety stop (${e.cause ?? '?'}): ${e.reason}` };
     default:
-      return paint('yellow', `safety refused ${e.label ?? 'motion'} "${e.value ?? ''}": ${e.reason}`);
+      return { style: 'yellow', text: `safety refused ${e.label ?? 'motion'} "${e.value ?? ''}": ${e.reason}` };
   }
 }
 

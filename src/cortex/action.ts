@@ -11,6 +11,8 @@ export interface CommandJob {
   prepared?: unknown;
   /** Reports a moment of the command (ms since the epoch); whoever dispatched the command may listen. */
   mark?: (mark: CommandMark, at: number) => void;
+  /** Reports CU the hosted service charged for this command (speech synthesis), once per charge. */
+  charge?: (cu: number) => void;
 }
 
 /** Carries out one action value (already validated against the action's `args` schema). */
@@ -23,7 +25,7 @@ export interface ActionConnector {
    * is ready when the one playing ends). `signal` aborts when the command is dropped, interrupted or
    * done. Must not reject unhandled: `run` receives the result in `job.prepared` and awaits it there.
    */
-  prepare?(value: unknown, signal: AbortSignal, mark?: (mark: CommandMark, at: number) => void): unknown;
+  prepare?(value: unknown, signal: AbortSignal, job?: Omit<CommandJob, 'prepared'>): unknown;
   /** Releases what the connector holds (child processes, ports). Safe to call twice. */
   stop(): Promise<void>;
   /**

@@ -82,6 +82,16 @@ export interface AgentControl {
   safetyStatus(): import('../safety/policy.js').SafetyStatus;
   /** Sets context values for `context_aware` rules; `source` names who set them on the bus (`fleet`, `websim`). */
   setContext?(values: Record<string, unknown>, source?: string): void;
+  /** Live media of the current mode's inputs (camera frame, microphone level), read on request: media never goes on the bus. */
+  readonly media: MediaPreview;
+}
+
+/** The current mode's camera and microphone as a person watching sees them (WebSim). */
+export interface MediaPreview {
+  /** The newest JPEG frame of the first input of the current mode that has one; undefined when none has yet. */
+  frame(): Promise<{ input: string; jpeg: Buffer; at: number } | undefined>;
+  /** The newest microphone level of the first input of the current mode that listens to one. */
+  level(): ({ input: string } & import('./input.js').AudioLevel) | undefined;
 }
 
 /** A running simulator; one instance per agent, kept across mode switches. */

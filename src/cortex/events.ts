@@ -105,6 +105,8 @@ export type AgentEvent =
   | SafetyEvent
   | TurnEvent
   | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
+  /** A simulator (WebSim) listens: the address a person opens (never with its token). */
+  | { type: 'simulator.ready'; at: number; simulator: string; url: string; token_required?: boolean }
   | { type: 'error'; at: number; source: string; message: string }
   /** Context values for `context_aware` rules, from an input (`input.<type>`) or from outside (`fleet`, `websim`). */
   | { type: 'context'; at: number; source: string; values: Record<string, unknown> }

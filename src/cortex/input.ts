@@ -34,6 +34,14 @@ export interface InputPlugin<Raw = unknown> {
   /** Stop: release every resource (device, socket, child process, timer, subscription). */
   stop(): Promise<void>;
   /**
+   * The input's measure of news: true when `next` (its formatted buffer this tick) tells the model
+   * something `previous` (its text in the last prompt; undefined before the first) did not. Only news
+   * calls the model (src/cortex/wake.ts); without this method every new text is news.
+   */
+  meaningfulChange?(previous: string | undefined, next: string): boolean;
+  /** Live media for a person watching (WebSim's camera and microphone panels); read on request, never put on the bus. */
+  readonly preview?: InputPreview;
+  /**
    * The "accepts typed text" capability (the terminal's and WebSim's text box): an input that has it
    * takes a typed line as if it came from its source.
    */
@@ -56,6 +64,36 @@ export interface InputPlugin<Raw = unknown> {
    * clears them. The loop puts them first in the turn's latency stages.
    */
   takeTurnMarks?(): { speechEndAt?: number; finalAt?: number } | undefined;
+}
+
+/** What an input can show of its media on request. */
+export interface InputPreview {
+  /** The newest camera frame as JPEG (asking keeps frames encoded for a few seconds; the first ask may get none yet). */
+  frame?(): Promise<{ jpeg: Buffer; at: number } | undefined>;
+  /** The microphone's level over its newest audio chunk, in dB of full scale. */
+  level?(): AudioLevel | undefined;
+}
+
+/** Loudness of one chunk of audio: RMS and peak in dBFS (0 is full scale, -90 is silence). */
+export interface AudioLevel {
+  rms_dbfs: number;
+  peak_dbfs: number;
+  at: number;
+}
+
+/** RMS and peak of signed 16-bit little-endian PCM, in dBFS (floored at -90). */
+export function pcmLevel(pcm: Buffer, at: number = Date.now()): AudioLevel {
+  const n = Math.floor(pcm.length / 2);
+  let sum = 0;
+  let peak = 0;
+  for (let i = 0; i < n; i++) {
+    const v = pcm.readInt16LE(i * 2);
+    sum += v * v;
+    const a = Math.abs(v);
+    if (a > peak) peak = a;
+  }
+  const db = (x: number) => Math.max(-90, Math.round(20 * Math.log10(Math.max(x, 1e-9) / 32768) * 10) / 10);
+  return { rms_dbfs: db(n ? Math.sqrt(sum / n) : 0), peak_dbfs: db(peak), at };
 }
 
 /** What the runtime gives an input plugin when it creates it. */

@@ -19,8 +19,6 @@ export interface CommandResult {
   lines?: string[];
 }
 
-export const ESTOP_UNAVAILABLE = 'emergency stop not available in this build';
-
 /** Longest wait for the mode machine to accept or refuse a switch (hooks of the old and new mode run meanwhile). */
 export const SWITCH_TIMEOUT_MS = 30_000;
 

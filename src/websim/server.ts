@@ -18,7 +18,7 @@ import { CSP, STYLE, pageHtml } from './html.js';
 import { buildMeta } from './meta.js';
 import { EstopMessages, handleEstop, isEstopMessage } from './estop.js';
 import { WebSimError, type ResolvedWebSimOptions } from './options.js';
-import { initialState, reduce, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './page/state.js';
+import { initialState, reduce, type MediaStatus, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './page/state.js';
 
 /** Where the compiled page modules live (tsconfig.websim.json's outDir). */
 export const defaultPageDir = (): string => join(projectRoot(), 'dist', 'websim');
@@ -28,10 +28,20 @@ const MAX_CLIENT_MESSAGE = 16 * 1024;
 /** A client that lets this much pile up unsent is too slow to follow and is dropped. */
 const MAX_BUFFERED = 8 * 1024 * 1024;
 const PAGE_FILE = /^[a-z][a-z0-9-]*\.js$/;
+/** How often connected pages get the microphone level and news of a camera frame. */
+const MEDIA_PERIOD_MS = 250;
+/** How often the camera frame is asked for (the page then fetches /frame.jpg). */
+const FRAME_PERIOD_MS = 1000;
 
 const ClientMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('mode.switch'), id: z.number().int(), mode: z.string().min(1).max(200) }),
   z.strictObject({ type: z.literal('text'), id: z.number().int(), text: z.string().trim().min(1).max(2000) }),
+  z.strictObject({
+    type: z.literal('context'),
+    id: z.number().int(),
+    name: z.string().trim().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/),
+    value: z.string().trim().max(200),
+  }),
   ...EstopMessages,
 ]);
 
@@ -60,6 +70,11 @@ export class WebSim implements SimulatorHandle {
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private boundUrl: string | undefined;
+  /** Polls the agent's media preview while a page is connected (media never goes on the bus). */
+  private mediaTimer: NodeJS.Timeout | undefined;
+  private lastFrame: { input: string; jpeg: Buffer; at: number } | undefined;
+  private lastFrameAskAt = 0;
+  private media: MediaStatus = { frame: null, level: null };
 
   constructor(options: ResolvedWebSimOptions, deps: WebSimDeps) {
     this.options = options;
@@ -115,7 +130,8 @@ export class WebSim implements SimulatorHandle {
     const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
     this.boundUrl = `http://${host}:${port}/`;
     if (!existsSync(join(this.pageDir, 'app.js'))) this.logger.warn(`WebSim page modules missing in ${this.pageDir}: run npm run build`);
-    this.logger.info({ url: this.boundUrl, token: this.options.token !== undefined }, `WebSim at ${this.boundUrl}${this.options.token ? ' (token required)' : ''}`);
+    this.logger.info(`WebSim at ${this.boundUrl}${this.options.token ? ' (token required)' : ''}`);
+    this.agent.bus.emit({ type: 'simulator.ready', at: Date.now(), simulator: 'WebSim', url: this.boundUrl, ...(this.options.token ? { token_required: true } : {}) });
   }
 
   private async doStop(): Promise<void> {
@@ -123,9 +139,11 @@ export class WebSim implements SimulatorHandle {
     await this.release();
   }
 
-  /** Closes whatever `doStart` opened so far: bus subscription, sockets, server. */
+  /** Closes whatever `doStart` opened so far: bus subscription, media timer, sockets, server. */
   private async release(): Promise<void> {
     this.subscription?.unsubscribe();
+    clearInterval(this.mediaTimer);
+    this.mediaTimer = undefined;
     for (const client of this.wss?.clients ?? []) client.close(1001, 'WebSim stopping');
     for (const client of this.wss?.clients ?? []) client.terminate();
     await new Promise<void>((resolve) => (this.wss ? this.wss.close(() => resolve()) : resolve()));
@@ -151,6 +169,39 @@ export class WebSim implements SimulatorHandle {
     const event = redactDeep(raw) as SimEvent;
     this.state = reduce(this.state, event);
     this.broadcast({ type: 'event', event });
+  }
+
+  /**
+   * Runs while at least one page is connected: every MEDIA_PERIOD_MS the microphone level, every
+   * FRAME_PERIOD_MS the newest camera frame (kept for /frame.jpg), sent to the pages as a `media`
+   * message. Asking keeps the camera input encoding frames; nobody watching, nothing is encoded.
+   */
+  private pollMedia(): void {
+    if (this.mediaTimer || !this.wss) return;
+    this.mediaTimer = setInterval(() => void this.mediaTick(), MEDIA_PERIOD_MS);
+    this.mediaTimer.unref();
+  }
+
+  private async mediaTick(): Promise<void> {
+    if (!this.wss || this.wss.clients.size === 0) {
+      clearInterval(this.mediaTimer);
+      this.mediaTimer = undefined;
+      return;
+    }
+    try {
+      const level = this.agent.media.level();
+      if (Date.now() - this.lastFrameAskAt >= FRAME_PERIOD_MS) {
+        this.lastFrameAskAt = Date.now();
+        this.lastFrame = await this.agent.media.frame();
+      }
+      this.media = {
+        frame: this.lastFrame ? { input: this.lastFrame.input, at: this.lastFrame.at } : null,
+        level: level ? { input: level.input, rms_dbfs: level.rms_dbfs, peak_dbfs: level.peak_dbfs, at: level.at } : null,
+      };
+      this.broadcast({ type: 'media', media: this.media });
+    } catch (err) {
+      this.logger.warn(`WebSim: media preview failed: ${redact((err as Error).message)}`);
+    }
   }
 
   private broadcast(message: ServerMessage): void {
@@ -191,6 +242,12 @@ export class WebSim implements SimulatorHandle {
     app.get('/style.css', async (_req, reply) => reply.type('text/css; charset=utf-8').send(STYLE));
     app.get('/graph.svg', async (_req, reply) => reply.type('image/svg+xml; charset=utf-8').send(this.svg));
     app.get('/api/state', async (_req, reply) => reply.send(this.snapshot()));
+    // The newest camera frame of the current mode (asked about once a second while a page is open); 204 when there is none.
+    app.get('/frame.jpg', async (_req, reply) => {
+      const frame = this.lastFrame;
+      if (!frame) return reply.code(204).send();
+      return reply.type('image/jpeg').header('x-frame-input', frame.input).header('x-frame-at', String(frame.at)).send(frame.jpeg);
+    });
     app.get<{ Params: { file: string } }>('/static/:file', async (req, reply) => {
       const file = req.params.file;
       if (!PAGE_FILE.test(file)) return reply.code(404).send({ error: 'not found' });
@@ -224,6 +281,8 @@ export class WebSim implements SimulatorHandle {
   private onConnection(ws: WebSocket): void {
     ws.on('error', () => ws.terminate());
     this.send(ws, { type: 'snapshot', ...this.snapshot() });
+    this.send(ws, { type: 'media', media: this.media });
+    this.pollMedia();
     ws.on('message', (data) => void this.onClientMessage(ws, data.toString()));
   }
 
@@ -242,15 +301,33 @@ export class WebSim implements SimulatorHandle {
       this.send(ws, ok ? { type: 'reply', id: parsed.id, ok } : { type: 'reply', id: parsed.id, ok, reason: `mode ${this.agent.currentMode()} has no TextInput` });
       return;
     }
+    if (parsed.type === 'context') {
+      if (!this.agent.setContext) return this.send(ws, { type: 'reply', id: parsed.id, ok: false, reason: 'this agent takes no context values' });
+      const value = contextValue(parsed.value);
+      this.agent.setContext({ [parsed.name]: value }, 'websim');
+      this.send(ws, { type: 'reply', id: parsed.id, ok: true, reason: `${parsed.name} = ${JSON.stringify(value)}` });
+      return;
+    }
     if (!this.meta.allow_manual_switching) {
       this.send(ws, { type: 'reply', id: parsed.id, ok: false, reason: this.meta.manual_disabled_reason ?? 'manual switching is off' });
       return;
     }
     try {
-      const result = await this.agent.switchMode(parsed.mode, 'manual switch from WebSim');
+      const result = await this.agent.switchMode(parsed.mode, 'from WebSim');
       this.send(ws, { type: 'reply', id: parsed.id, ok: result.ok, ...(result.reason !== undefined ? { reason: redact(result.reason) } : {}) });
     } catch (err) {
       this.send(ws, { type: 'reply', id: parsed.id, ok: false, reason: redact((err as Error).message) });
     }
   }
+}
+
+/**
+ * A context value as typed in WebSim: `true`/`false` are booleans, a decimal number is a number, and
+ * anything else (including an empty field) is the text itself, so `battery_percent` = `15` compares
+ * as a number in a `context_aware` rule.
+ */
+export function contextValue(text: string): string | number | boolean {
+  if (text === 'true' || text === 'false') return text === 'true';
+  if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+  return text;
 }

@@ -8,7 +8,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import { configDir } from '../../src/paths.js';
 import { renderGraph, GRAPH_FORMATS } from '../../src/cli/graph.js';
-import { modeEdges } from '../../src/modes/graph.js';
+import { drawnEdges, modeEdges } from '../../src/modes/graph.js';
+import { MAX_WIDTH_PX } from '../../src/modes/svg.js';
 import { renderSvg } from '../../src/modes/svg.js';
 
 const corpusDir = join(process.cwd(), '..', 'shared', 'reference', 'om1-configs');
@@ -35,17 +36,20 @@ for (const file of files) {
     const cfg = loaded.config;
     const names = Object.keys(cfg.modes);
     const edges = modeEdges(cfg);
+    const shown = drawnEdges(cfg);
     for (const format of GRAPH_FORMATS) {
       const text = await renderGraph(cfg, format);
       t.ok(text.length > 0, `${format} is not empty`);
       if (format === 'mermaid') {
         t.match(text, /^stateDiagram-v2\n/);
-        t.equal(text.split('\n').filter((l) => l.includes(' --> ') && !l.includes('[*]')).length, edges.length, 'one mermaid arrow per edge');
+        t.equal(text.split('\n').filter((l) => l.includes(' --> ') && !l.includes('[*]')).length, shown.length, 'one mermaid arrow per drawn edge ("*" rules once)');
       }
-      if (format === 'dot') t.equal((text.match(/ -> /g) ?? []).length, edges.length + 1, 'one dot edge per rule edge plus the start');
+      if (format === 'dot') t.equal((text.match(/ -> /g) ?? []).length, shown.length + 1, 'one dot edge per drawn edge plus the start');
       if (format === 'svg') {
         t.match(text, /<svg[\s>]/);
         for (const n of names) t.ok(text.includes(n), `svg names mode ${n}`);
+        const width = Number(/<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" width="(\d+)"/.exec(text)?.[1]);
+        t.ok(width > 0 && width <= MAX_WIDTH_PX, `the drawing is ${width} px wide, at most ${MAX_WIDTH_PX}`);
       }
       if (format === 'json') {
         const machine = createMachine(JSON.parse(text));
@@ -70,7 +74,7 @@ t.test('without Graphviz the svg falls back to the elkjs layout', async (t) => {
   t.match(missing.svg, /<svg[\s>]/);
   t.match(missing.svg, /welcome/);
   t.match(missing.svg, /conversation/);
-  t.equal((missing.svg.match(/<polyline /g) ?? []).length, modeEdges(loaded.config).length, 'one line per edge');
+  t.equal((missing.svg.match(/<polyline /g) ?? []).length, drawnEdges(loaded.config).length, 'one line per drawn edge');
   const real = await renderSvg(loaded.config);
   t.equal(real.renderer, 'graphviz', 'the installed dot is used when present');
   await t.rejects(renderSvg(loaded.config, { dot: '/bin/false' }), /exited with 1/, 'a failing dot is an error, not a silent fallback');

@@ -36,7 +36,7 @@ const config = {
 
 t.test('WebSim: /api/state (config and hooks panel) holds no secret', async (t) => {
   const bus = new AgentBus();
-  const agent: AgentControl = { bus, configName: 'default', config, currentMode: () => config.default_mode, switchMode: async () => ({ ok: true }), pushText: () => true, estop: () => {}, release: () => ({ ok: true }), safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }) };
+  const agent: AgentControl = { bus, configName: 'default', config, currentMode: () => config.default_mode, switchMode: async () => ({ ok: true }), pushText: () => true, estop: () => {}, release: () => ({ ok: true }), safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }), media: { frame: async () => undefined, level: () => undefined } };
   const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger: pino({ level: 'silent' }) });
   await sim.start();
   t.teardown(() => sim.stop());

@@ -51,13 +51,18 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
   const src = join(tmp, 'checkout');
   copyCheckout(src);
 
-  const setup = await run('bash', ['scripts/setup.sh', '--no-run', '--no-opencv'], src, shellEnv());
+  // `cortexd` goes on PATH in a directory of this test, not the machine's /usr/local/bin.
+  const bin = join(tmp, 'bin');
+  const setup = await run('bash', ['scripts/setup.sh', '--no-run', '--no-opencv'], src, { ...shellEnv(), CORTEX_BIN_DIR: bin, PATH: `${bin}:${process.env.PATH}` });
   if (setup.code !== 0) t.comment(setup.out.slice(-4000));
   t.equal(setup.code, 0, 'set-up exits 0');
   t.match(setup.out, /^setup: skipping OpenCV \(--no-opencv\)/m, 'set-up says that it skips OpenCV');
   t.notMatch(setup.out, /install-scripts/, 'npm has no unapproved install scripts to warn about');
   for (const m of ['better-sqlite3', 'unix-dgram', 'serial binding']) t.match(setup.out, new RegExp(`^ok {3}${m}: `, 'm'), `${m} loads after set-up`);
   t.notOk(existsSync(join(src, 'node_modules/@u4/opencv4nodejs/build/Release/opencv4nodejs.node')), 'OpenCV was not compiled');
+  t.match(setup.out, new RegExp(`^setup: cortexd is on PATH: ${bin}/cortexd -> ${src}/scripts/cortexd$`, 'm'));
+  const onPath = await run('cortexd', ['check', 'default'], tmp, { ...shellEnv(), PATH: `${bin}:${process.env.PATH}` });
+  t.match(onPath.out, /^ok: .*default\.json5 \(4 modes\)$/m, '`cortexd check default` works from any directory through the link');
 
   // A configuration that needs OpenCV is named, with the fix, before anything starts.
   const check = await run(process.execPath, ['dist/src/cli/main.js', 'check', 'default'], src, shellEnv());

@@ -17,8 +17,14 @@ const TOKEN = 'correct-horse-battery-staple-42';
 
 type Config = AgentControl['config'];
 
+/** The media a stand-in agent previews: a camera frame (bytes as given) and a microphone level. */
+interface StubMedia {
+  frame?: { input: string; jpeg: Buffer; at: number };
+  level?: { input: string; rms_dbfs: number; peak_dbfs: number; at: number };
+}
+
 /** A stand-in agent: real bus and config, records what the page asked for. */
-function stubAgent(config: Config, opts: { switchOk?: boolean } = {}) {
+function stubAgent(config: Config, opts: { switchOk?: boolean; media?: StubMedia } = {}) {
   const bus = new AgentBus();
   const calls = { texts: [] as string[], switches: [] as string[] };
   let mode = config.default_mode;
@@ -41,6 +47,7 @@ function stubAgent(config: Config, opts: { switchOk?: boolean } = {}) {
     estop: () => {},
     release: () => ({ ok: false, reason: 'no emergency stop is latched' }),
     safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }),
+    media: { frame: async () => opts.media?.frame, level: () => opts.media?.level },
   };
   return { agent, bus, calls };
 }
@@ -122,6 +129,29 @@ t.test('a fresh socket gets a snapshot; events follow live, redacted; text and s
   const late = await client(`${url.replace('http', 'ws')}events`);
   t.teardown(() => late.ws.close());
   t.match(await late.next((m) => m.type === 'snapshot'), { state: { mode: 'sleep', lastTransition: { from: 'idle', to: 'sleep' } } }, 'a page opened later sees the switch');
+});
+
+t.test('media: a connected page gets the microphone level and news of a frame; /frame.jpg serves the frame, 204 without one', async (t) => {
+  const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 0xff, 0xd9]);
+  const media: StubMedia = { level: { input: 'SpeechlabASRInput', rms_dbfs: -23.5, peak_dbfs: -6, at: 1000 } };
+  const { agent } = stubAgent(loaded.config, { media });
+  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger });
+  t.teardown(() => sim.stop());
+  await sim.start();
+  const url = sim.url!;
+  t.equal((await fetch(`${url}frame.jpg`)).status, 204, 'no frame yet');
+  const c = await client(`${url.replace('http', 'ws')}events`);
+  t.teardown(() => c.ws.close());
+  const first = await c.next((m) => m.type === 'media' && m.media.level !== null);
+  t.match(first, { media: { level: { input: 'SpeechlabASRInput', rms_dbfs: -23.5, peak_dbfs: -6 }, frame: null } });
+  media.frame = { input: 'LocalVLMInput', jpeg, at: 2000 };
+  await c.next((m) => m.type === 'media' && m.media.frame?.at === 2000, 5000);
+  const res = await fetch(`${url}frame.jpg`);
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('content-type'), 'image/jpeg');
+  t.equal(res.headers.get('x-frame-input'), 'LocalVLMInput');
+  t.same(Buffer.from(await res.arrayBuffer()), jpeg, 'the frame as the input gave it');
+  t.equal((await fetch(`${url}frame.jpg`, { headers: { Origin: 'http://evil.example' } })).status, 403, 'the frame is guarded like every route');
 });
 
 t.test('a malformed message closes the socket with 1008', async (t) => {

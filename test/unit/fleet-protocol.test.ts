@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { CommandGuard } from '../../src/fleet/guard.js';
 import { StateReducer } from '../../src/fleet/state.js';
 import { EventBudget, operatorEvent } from '../../src/fleet/events.js';
-import { ESTOP_UNAVAILABLE, executeCommand, type FleetControl } from '../../src/fleet/execute.js';
+import { executeCommand, type FleetControl } from '../../src/fleet/execute.js';
 import { FleetCommand, makeCommand, parsePayload, parseTopic, topicOf } from '../../src/fleet/protocol.js';
 import { healthSummary } from '../../src/fleet/operator.js';
 import { renderTemplate } from '../../actors/inputs/mqtt-input.js';
@@ -63,13 +63,13 @@ const seed = {
   version: '0.1.0',
   mode: 'idle',
   modes: { idle: { inputs: ['TextInput', 'SpeechlabASRInput'], actions: ['speak'] }, sleep: { inputs: [], actions: [] } },
-  estopAvailable: false,
+  estopEngaged: false,
   now: 100,
 };
 
 t.test('the state follows the bus: mode, health of inputs, actions, streams and tool servers, battery and position', async (t) => {
   const s = new StateReducer(seed);
-  t.match(s.current, { mode: 'idle', mode_since: 100, modes: ['idle', 'sleep'], health: { ok: true, inputs: { TextInput: { state: 'ok' } }, actions: { speak: { state: 'ok' } } }, estop: { available: false, engaged: null } });
+  t.match(s.current, { mode: 'idle', mode_since: 100, modes: ['idle', 'sleep'], health: { ok: true, inputs: { TextInput: { state: 'ok' } }, actions: { speak: { state: 'ok' } } }, estop: { available: true, engaged: false } });
   const at = (n: number) => n;
   const apply = (e: AgentEvent) => s.apply(e);
   t.ok(apply({ type: 'stream', at: at(200), kind: 'asr', input: 'SpeechlabASRInput', state: 'backingOff', reason: 'server closed 1006' }));
@@ -115,32 +115,56 @@ t.test('the events topic: what operators care about, transcripts only when share
   t.ok(budget.take(500), 'refilled at 2 per second');
 });
 
-t.test('commands through a control surface: estop and release when the build has them, the fixed refusal when not', async (t) => {
+t.test('commands through the control surface: estop latches with source fleet, release answers with the governor', async (t) => {
   const calls: string[] = [];
+  let latched = false;
   const base: FleetControl = {
     configName: 'spot',
     config: { modes: {} } as unknown as FleetControl['config'],
     currentMode: () => 'idle',
     switchMode: async (mode) => (mode === 'idle' ? { ok: false, reason: 'already in mode idle' } : { ok: true }),
     pushText: () => false,
+    estop: (reason, source) => {
+      calls.push(`estop ${source}: ${reason}`);
+      latched = true;
+    },
+    release: (source) => {
+      calls.push(`release ${source}`);
+      if (!latched) return { ok: false, reason: 'no emergency stop is latched' };
+      latched = false;
+      return { ok: true };
+    },
+    safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }),
   };
   const cmd = (body: Parameters<typeof makeCommand>[0]) => makeCommand(body, 1000);
-  t.same(await executeCommand(cmd({ command: 'estop' }), { control: base }), { ok: false, reason: ESTOP_UNAVAILABLE });
-  t.same(await executeCommand(cmd({ command: 'release' }), { control: base }), { ok: false, reason: ESTOP_UNAVAILABLE });
+  t.same(await executeCommand(cmd({ command: 'release' }), { control: base }), { ok: false, reason: 'no emergency stop is latched' });
+  t.same(await executeCommand(cmd({ command: 'estop', reason: 'test' }), { control: base }), { ok: true });
+  t.same(await executeCommand(cmd({ command: 'release' }), { control: base }), { ok: true });
+  t.same(calls, ['release fleet', 'estop fleet: test', 'release fleet']);
+  const e = cmd({ command: 'estop' });
+  await executeCommand(e, { control: base });
+  t.equal(calls.at(-1), `estop fleet: fleet command ${e.id}`, 'without a reason the command names itself');
   t.same(await executeCommand(cmd({ command: 'switch', mode: 'idle' }), { control: base }), { ok: false, reason: 'already in mode idle' });
   t.same(await executeCommand(cmd({ command: 'say', text: 'hi' }), { control: base }), { ok: false, reason: 'mode idle has no input that takes typed text' });
   t.same(await executeCommand(cmd({ command: 'context', values: { a: 1 } }), { control: base }), { ok: false, reason: 'context values cannot be set on this agent' });
   t.match(await executeCommand(cmd({ command: 'reload', config: '{}' }), { control: base }), { ok: false, reason: /only available to an agent run by `cortexd run`/ });
-  const safety: FleetControl = {
+  const throwing: FleetControl = {
     ...base,
-    estop: async (reason: string) => void calls.push(`estop ${reason}`),
-    release: () => ({ ok: false, reason: 'the dead-man switch is still open' }),
+    estop: () => {
+      throw new Error('governor not running');
+    },
   };
-  t.same(await executeCommand(cmd({ command: 'estop', reason: 'test' }), { control: safety }), { ok: true });
-  t.same(calls, ['estop test']);
-  t.same(await executeCommand(cmd({ command: 'release' }), { control: safety }), { ok: false, reason: 'the dead-man switch is still open' });
-  const throwing: FleetControl = { ...base, estop: () => { throw new Error('governor not running'); } };
   t.same(await executeCommand(cmd({ command: 'estop' }), { control: throwing }), { ok: false, reason: 'governor not running' });
+});
+
+t.test('the e-stop on the fleet state follows the safety governor, whoever pressed it', async (t) => {
+  const s = new StateReducer(seed);
+  t.ok(s.apply({ type: 'safety', at: 300, kind: 'estop', source: 'websim', reason: 'button' }));
+  t.same(s.current.estop, { available: true, engaged: true });
+  t.notOk(s.apply({ type: 'safety', at: 310, kind: 'stop', cause: 'estop', reason: 'latched' }), 'a stop changes nothing on the state');
+  t.ok(s.apply({ type: 'safety', at: 320, kind: 'release', source: 'socket', reason: 'released' }));
+  t.same(s.current.estop, { available: true, engaged: false });
+  t.same(new StateReducer({ ...seed, estopEngaged: true }).current.estop, { available: true, engaged: true }, 'a latch restored at start');
 });
 
 t.test('MqttInput templates: topic, payload, JSON fields', async (t) => {

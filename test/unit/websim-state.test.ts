@@ -1,4 +1,4 @@
-// The WebSim state reducer: mode and last transition, action life cycles, face from face actions, counters, bounded logs.
+// The WebSim state reducer: mode and last transition, action life cycles, face from face actions, counters, bounded logs, transcript, timeline, socket details.
 import t from 'tap';
 import { initialState, MAX_ACTIONS, reduce, type SimEvent, type SimState } from '../../src/websim/page/state.js';
 
@@ -57,7 +57,8 @@ t.test('counters: ticks, skipped late ticks, model calls and errors, CU spent', 
     { type: 'model.answer', mode: 'idle', tick: 4, model: 'm', text: 'ok', tool_calls: [{ name: 'speak', arguments: { sentence: 'hi' } }], latency_ms: 80 },
     { type: 'model.error', mode: 'idle', tick: 5, error: 'HTTP 500' },
   ]);
-  t.same(s.counters, { ticks: 2, late_ticks: 2, model_calls: 3, model_errors: 1, cu_spent: 0.25 });
+  t.same(s.counters, { ticks: 2, late_ticks: 2, model_calls: 3, model_errors: 1, cu_spent: 0.25, cu_speech: 0, cu_recognition: 0 });
+  t.same(s.calls.map((c) => [c.tick, c.ok, c.latency_ms, c.summary]), [[5, false, 0, 'HTTP 500'], [4, true, 80, 'speak "ok"'], [1, true, 120, 'nothing to do']], 'the timeline keeps every call, newest first');
   t.match(s.answer, { text: 'ok', latency_ms: 80, tool_calls: [{ name: 'speak' }] });
   t.match(s.modelError, { error: 'HTTP 500' });
 });
@@ -84,4 +85,48 @@ t.test('inputs keep their latest text; streams and MCP servers their latest stat
   t.match(s.prompt, { text: 'You are Pip', tick: 2 });
   t.match(s.errors, [{ source: 'simulator.WebSim', message: 'boom' }]);
   t.equal(s.status, 'stopping');
+});
+
+t.test('the transcript holds finals heard and sentences said, in order; partials and other inputs are not in it', async (t) => {
+  const speak = { type: 'action', mode: 'conversation', label: 'speak', name: 'speak', connector: 'local_tts' };
+  const s = run([
+    { type: 'input', mode: 'conversation', input: 'SpeechlabASRInput', text: 'turn', final: false },
+    { type: 'input', mode: 'conversation', input: 'SpeechlabASRInput', text: 'turn left', final: true },
+    { type: 'input', mode: 'conversation', input: 'LocalVLMInput', text: 'I see no faces.', final: false },
+    { ...speak, state: 'queued', value: { sentence: 'Okay, turn left.' } },
+    { ...speak, state: 'running' },
+    { ...speak, state: 'done', cost_cu: 2 },
+  ]);
+  t.same(
+    s.transcript.map((l) => [l.who, l.source, l.text]),
+    [
+      ['heard', 'SpeechlabASRInput', 'turn left'],
+      ['said', 'conversation', 'Okay, turn left.'],
+    ],
+  );
+  t.match(s.actions[0], { queued_at: 1003, started_at: 1004, ended_at: 1005, state: 'done' }, 'the action knows when it ran, for the timeline');
+  t.equal(s.counters.cu_speech, 2);
+});
+
+t.test('a stream entry keeps its counters, the reason and a history of state changes; recognition CU adds up across restarts', async (t) => {
+  const base = { type: 'stream', kind: 'asr', input: 'SpeechlabASRInput' };
+  let s = run([
+    { ...base, state: 'connecting', attempt: 1 },
+    { ...base, state: 'streaming', attempt: 1, connections: 1, sent_bytes: 3200, cost_cu: 1 },
+    { ...base, state: 'streaming', sent_bytes: 64000, cost_cu: 3 },
+    { ...base, state: 'connecting', attempt: 1, reason: 'socket closed (1006)' },
+    { ...base, state: 'backingOff', attempt: 2, delay_ms: 1000, breaker: true, reason: 'connection refused' },
+  ]);
+  const st = s.streams['asr:SpeechlabASRInput']!;
+  t.match(st, { state: 'backingOff', attempt: 2, delay_ms: 1000, breaker: true, reason: 'connection refused', connections: 1, sent_bytes: 64000, cost_cu: 3 });
+  t.same(st.history.map((h) => h.state), ['backingOff', 'connecting', 'streaming', 'connecting'], 'counter updates are not state changes');
+  t.equal(s.counters.cu_recognition, 3);
+  s = run([{ ...base, state: 'streaming', cost_cu: 0.5 }], s);
+  t.equal(s.streams['asr:SpeechlabASRInput']!.delay_ms, undefined, 'the wait belongs to backingOff only');
+  t.equal(s.counters.cu_recognition, 3.5, 'a restarted stream counts from zero again');
+});
+
+t.test('a hook cut short by a mode switch is cancelled, not failed', async (t) => {
+  const s = run([{ type: 'hook', mode: 'conversation', hook_type: 'on_entry', handler_type: 'message "hi"', ok: false, error: 'cancelled: its mode was left', cancelled: true }]);
+  t.match(s.hooks[0], { ok: false, cancelled: true });
 });

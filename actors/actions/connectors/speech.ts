@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import type { z } from 'zod';
 import { CortexError, describeError } from '../../../src/errors.js';
-import type { ActionConnector, ActionContext, CommandMark, ConnectorFactory } from '../../../src/cortex/action.js';
+import type { ActionConnector, ActionContext, CommandJob, ConnectorFactory } from '../../../src/cortex/action.js';
+import { ttsCost } from '../../../src/cloud/prices.js';
 import { LocalTtsOptions, SpeechbTtsOptions, SpeechlabTtsOptions } from '../../../src/plugins/schemas/actions.js';
 import { createSpeaker, type AudioClip, type SpeakerConfig } from '../../../devices/speaker.js';
 import { isWav } from '../../../devices/wav.js';
@@ -45,7 +46,6 @@ export function espeak(text: string, options: { command: string; voice: string; 
   });
 }
 
-type Mark = (mark: CommandMark, at: number) => void;
 type Synth<O> = (sentence: string, options: O, ctx: ActionContext, signal: AbortSignal, firstByte: () => void) => Promise<AudioClip>;
 
 /** Syntheses one connector runs at once; later sentences wait their turn (in order), so a long answer cannot flood the service. */
@@ -97,29 +97,34 @@ interface PreparedSpeech {
  * sentence aborts its synthesis; nothing of it is played. Marks: the first audio byte of each
  * synthesis (`tts_first_byte`), the start and end of its playback.
  */
-function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(type: string, schema: S, synth: Synth<z.output<S>>): ConnectorFactory {
+function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(type: string, schema: S, synth: Synth<z.output<S>>, price?: (sentence: string) => number): ConnectorFactory {
   return (config, ctx): ActionConnector => {
     const options = schema.parse(config ?? {});
     const speaker = createSpeaker(options.speaker);
     const line = new TaskLine(SYNTHESES_AT_ONCE);
-    const synthesise = (sentence: string, signal: AbortSignal, mark?: Mark): Promise<AudioClip> => {
+    const synthesise = (sentence: string, signal: AbortSignal, job?: Omit<CommandJob, 'prepared'>): Promise<AudioClip> => {
       let first = false;
       const firstByte = () => {
-        if (!first) (first = true), mark?.('tts_first_byte', Date.now());
+        if (!first) (first = true), job?.mark?.('tts_first_byte', Date.now());
       };
-      return line.run(() => synth(sentence, options, ctx, signal, firstByte), signal);
+      return line.run(async () => {
+        const clip = await synth(sentence, options, ctx, signal, firstByte);
+        // The service charges a synthesis it answered, whether or not the clip is played.
+        if (price) job?.charge?.(price(sentence));
+        return clip;
+      }, signal);
     };
     return {
       name: type,
-      prepare(value, signal, mark): PreparedSpeech {
-        const clip = synthesise((value as { sentence: string }).sentence, signal, mark);
+      prepare(value, signal, job): PreparedSpeech {
+        const clip = synthesise((value as { sentence: string }).sentence, signal, job);
         clip.catch(() => undefined);
         return { clip };
       },
       async run(value, signal, job) {
         const sentence = (value as { sentence: string }).sentence;
         const prepared = job?.prepared as PreparedSpeech | undefined;
-        const clip = await (prepared?.clip ?? synthesise(sentence, signal, job?.mark));
+        const clip = await (prepared?.clip ?? synthesise(sentence, signal, job));
         signal.throwIfAborted();
         const result = await speaker.play(clip, signal, { onStart: (at) => job?.mark?.('playback_start', at) });
         job?.mark?.('playback_end', Date.now());
@@ -167,6 +172,7 @@ export const createSpeechlabTtsConnector = speakingConnector(
     }
     return clipFromFormat(Buffer.concat(chunks), o.response_format);
   },
+  (sentence) => ttsCost('speechlab', [...sentence].length),
 );
 
 export const createSpeechbTtsConnector = speakingConnector(
@@ -180,6 +186,7 @@ export const createSpeechbTtsConnector = speakingConnector(
     firstByte();
     return clipFromFormat(res.audio, undefined);
   },
+  (sentence) => ttsCost('speechb', [...sentence].length),
 );
 
 export const createLocalTtsConnector = speakingConnector(

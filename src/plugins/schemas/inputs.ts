@@ -8,6 +8,18 @@ export const CommonInputFields = {
   descriptor: z.string().min(1).optional(),
   /** Most messages kept between two ticks; the oldest go first. */
   buffer_size: z.number().int().positive().max(1000).default(20),
+  /**
+   * Which new messages of this input call the model (src/cortex/wake.ts): `change` only a meaningful
+   * change by the input's measure (any final transcript; vision: faces or motion level; battery: a
+   * charge bucket or the status; GPS: the fix or a move; serial: any line), `always` every new message,
+   * `never` none by itself (its text rides along when another input calls the model).
+   */
+  wake: z.enum(['change', 'always', 'never']).default('change'),
+};
+
+/** Which vision facts are a meaningful change (VLMInput, LocalVLMInput): the count of faces, the motion level (none, slight, strong). */
+const VisionWakeFields = {
+  wake_on: z.array(z.enum(['faces', 'motion'])).default(['faces', 'motion']),
 };
 
 // TextInput.
@@ -86,6 +98,7 @@ export const VLMInputSchema = z.looseObject({
   fps: z.number().positive().max(30).default(1),
   /** JPEG quality 0..100. */
   quality: z.number().int().min(0).max(100).default(70),
+  ...VisionWakeFields,
   connect_timeout_ms: z.number().int().positive().default(10_000),
   backoff_max_ms: z.number().int().positive().default(30_000),
 });
@@ -97,6 +110,7 @@ export const LocalVLMInputSchema = z.looseObject({
   camera: CameraConfigSchema.prefault({ binding: 'opencv' }),
   /** Frames analysed per second at most. */
   fps: z.number().positive().max(30).default(1),
+  ...VisionWakeFields,
 });
 export type LocalVLMInputConfig = z.output<typeof LocalVLMInputSchema>;
 
@@ -141,6 +155,8 @@ export type SerialReaderConfig = z.output<typeof SerialReaderSchema>;
 export const GpsInputSchema = z.looseObject({
   ...CommonInputFields,
   ...serialFields('/dev/ttyACM0'),
+  /** A move of at least this many metres from the position the model last saw is a meaningful change. */
+  wake_distance_m: z.number().positive().default(25),
 });
 export type GpsInputConfig = z.output<typeof GpsInputSchema>;
 
@@ -154,6 +170,8 @@ export const BatteryInputSchema = z.looseObject({
   device: z.string().min(1).optional(),
   /** Seconds between two reads. */
   poll_seconds: z.number().positive().default(10),
+  /** The charge in buckets of this many percent: crossing into another bucket is a meaningful change. */
+  wake_percent_step: z.number().positive().max(100).default(10),
   /** At or below this charge, while not charging, the battery is reported low (and the message wakes the loop). */
   low_percent: z.number().min(0).max(100).default(20),
 });

@@ -2,8 +2,19 @@
 import { drawFace } from './face.js';
 import { mountEstop } from './estop.js';
 import { highlight, loadGraph, transitionText, type DrawnGraph } from './graph.js';
-import { h, renderActions, renderAnswer, renderCounters, renderErrors, renderHooks, renderInputs, renderStreams } from './panels.js';
+import { renderMedia } from './media.js';
+import { h, renderActions, renderAnswer, renderCounters, renderErrors, renderHooks, renderInputs, renderContext, renderTranscript } from './panels.js';
+import { renderStreams } from './sockets.js';
 import { reduce, type ClientMessage, type ServerMessage, type SimMeta, type SimState } from './state.js';
+import { renderCalls, renderTimeline } from './timeline.js';
+import { enableZoom } from './zoom.js';
+
+/*
+ * Panels of features added alongside this page register here: a module exporting
+ * `render(state)` (and, for events this reducer does not know, its own handling in `onMessage`),
+ * drawing into its own section of html.ts (`#safety-slot`, `#turn-panel`).
+ */
+const extraPanels: Array<(s: SimState) => void> = [];
 
 const $ = (id: string): HTMLElement => {
   const e = document.getElementById(id);
@@ -62,7 +73,11 @@ function render(): void {
   $('transition').textContent = transitionText(s.lastTransition, label);
   renderButtons();
   renderInputs($('inputs'), s);
+  renderContext($('context'), s);
   renderStreams($('streams'), s);
+  renderTranscript($('transcript'), s);
+  renderTimeline($('timeline'), s, Date.now());
+  renderCalls($('calls'), s);
   renderCounters($('counters'), s);
   renderAnswer($('answer'), $('latency'), $('prompt'), s);
   renderActions($('actions'), s);
@@ -73,6 +88,7 @@ function render(): void {
   const face = $('face');
   const shown = face.querySelector('svg')?.dataset.emotion;
   if (shown !== (s.face?.emotion ?? '')) drawFace(face, s.face?.emotion ?? null);
+  for (const panel of extraPanels) panel(s);
   if (s.status !== 'running') setStatus(`agent ${s.status}`, 'closed');
 }
 
@@ -110,6 +126,17 @@ async function sendText(event: SubmitEvent): Promise<void> {
   if (reply.ok) input.value = '';
 }
 
+async function sendContext(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const name = ($('context-name') as HTMLInputElement).value.trim();
+  const value = ($('context-value') as HTMLInputElement).value.trim();
+  if (!name) return;
+  const note = $('context-note');
+  const reply = await send({ type: 'context', name, value });
+  note.classList.toggle('bad', !reply.ok);
+  note.textContent = reply.ok ? `Set ${reply.reason ?? name}` : `Not set: ${reply.reason ?? 'refused'}`;
+}
+
 function onMessage(message: ServerMessage): void {
   if (message.type === 'snapshot') {
     meta = message.meta;
@@ -123,6 +150,15 @@ function onMessage(message: ServerMessage): void {
       $('switch-note').classList.remove('bad');
       noteFor = null;
     }
+  } else if (message.type === 'media') {
+    renderMedia(message.media, {
+      img: $('camera-frame') as HTMLImageElement,
+      badge: $('camera-badge'),
+      cameraNote: $('camera-note'),
+      meter: $('mic-meter'),
+      micNote: $('mic-note'),
+    });
+    return;
   } else if (message.type === 'reply') {
     pending.get(message.id)?.({ ok: message.ok, ...(message.reason !== undefined ? { reason: message.reason } : {}) });
     pending.delete(message.id);
@@ -153,15 +189,21 @@ function connect(delay = 500): void {
 
 async function main(): Promise<void> {
   $('talk-form').addEventListener('submit', (e) => void sendText(e as SubmitEvent));
+  $('context-form').addEventListener('submit', (e) => void sendContext(e as SubmitEvent));
   renderEstop = mountEstop((m) => send(m));
   drawFace($('face'), null);
   try {
     graph = await loadGraph($('graph'));
+    enableZoom($('graph'), graph.svg, $('graph-tools'), $('zoom-level'));
   } catch (err) {
     $('graph').textContent = `Statechart unavailable: ${(err as Error).message}`;
   }
   connect();
   render();
+  // The timeline's window slides with the clock, also when nothing happens.
+  setInterval(() => {
+    if (state && document.visibilityState === 'visible') renderTimeline($('timeline'), state, Date.now());
+  }, 1000);
 }
 
 void main();

@@ -1,4 +1,4 @@
-// The text panels of the page (inputs, sockets, counters, model answer, actions, hooks, errors), filled with textContent only.
+// The text panels of the page (conversation, inputs, counters, model answer, actions, hooks, errors), filled with textContent only.
 import type { SimState } from './state.js';
 
 type Child = Node | string;
@@ -42,13 +42,28 @@ export function renderInputs(list: HTMLElement, s: SimState): void {
   pairs(list, entries, 'no input yet');
 }
 
-export function renderStreams(list: HTMLElement, s: SimState): void {
-  const entries: Array<[string, Child[]]> = Object.values(s.streams).map((st) => [
-    `${st.kind.toUpperCase()} ${st.input}`,
-    [h('span', `state state-${st.state === 'streaming' ? 'done' : st.state === 'failed' ? 'failed' : 'queued'}`, st.state), st.detail ?? ''],
-  ]);
-  for (const [name, m] of Object.entries(s.mcp)) entries.push([`MCP ${name}`, [h('span', `state state-${m.state === 'failed' ? 'failed' : 'done'}`, m.state), m.detail ?? '']]);
-  pairs(list, entries, 'no ASR/VLM socket in this agent yet');
+/** Context values for `context_aware` rules: each name, its value, who set it and when. */
+export function renderContext(list: HTMLElement, s: SimState): void {
+  const entries = Object.entries(s.context)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, c]): [string, Child[]] => [name, [time(c.at), `${JSON.stringify(c.value)} (${c.source})`]]);
+  pairs(list, entries, 'none set yet');
+}
+
+/** What was heard and said, oldest first, scrolled to the newest line. */
+export function renderTranscript(list: HTMLElement, s: SimState): void {
+  if (s.transcript.length === 0) {
+    list.replaceChildren(h('li', 'note', 'nothing heard or said yet'));
+    return;
+  }
+  list.replaceChildren(
+    ...s.transcript.map((l) => {
+      const li = h('li', l.who, time(l.at), h('span', 'who', l.who === 'heard' ? `heard (${l.source})` : 'said'), l.text);
+      li.dataset.who = l.who;
+      return li;
+    }),
+  );
+  list.scrollTop = list.scrollHeight;
 }
 
 export function renderCounters(list: HTMLElement, s: SimState): void {
@@ -61,6 +76,8 @@ export function renderCounters(list: HTMLElement, s: SimState): void {
       ['model calls', [String(c.model_calls)]],
       ['model errors', [String(c.model_errors)]],
       ['CU spent', [c.cu_spent.toLocaleString('en', { maximumFractionDigits: 2 })]],
+      ['CU speech', [c.cu_speech.toLocaleString('en', { maximumFractionDigits: 2 })]],
+      ['CU recognition', [c.cu_recognition.toLocaleString('en', { maximumFractionDigits: 2 })]],
     ],
     '',
   );
@@ -101,16 +118,20 @@ export function renderActions(list: HTMLElement, s: SimState): void {
 export function renderHooks(list: HTMLElement, s: SimState): void {
   if (s.hooks.length === 0) return list.replaceChildren(h('li', 'note', 'no hook run yet'));
   list.replaceChildren(
-    ...s.hooks.map((k) =>
-      h(
+    ...s.hooks.map((k) => {
+      // A hook cut short by a mode switch or a stop was cancelled, not failed.
+      const mark = k.cancelled ? h('span', 'muted', '⊘ cancelled ') : h('span', k.ok ? 'ok' : 'bad', k.ok ? '✓ ' : '✗ ');
+      const li = h(
         'li',
         null,
         time(k.at),
-        h('span', k.ok ? 'ok' : 'bad', k.ok ? '✓ ' : '✗ '),
+        mark,
         `${k.hook_type} · ${k.handler_type} · ${k.mode}${k.duration_ms !== undefined ? ` · ${k.duration_ms} ms` : ''}`,
-        ...(k.error ? [h('div', 'bad', k.error)] : []),
-      ),
-    ),
+        ...(k.error ? [h('div', k.cancelled ? 'muted' : 'bad', k.error)] : []),
+      );
+      li.dataset.outcome = k.cancelled ? 'cancelled' : k.ok ? 'ok' : 'failed';
+      return li;
+    }),
   );
 }
 

@@ -41,6 +41,59 @@ export interface ActionEntry {
   state: string;
   value?: unknown;
   error?: string;
+  /** When the command was queued, started running and ended (for the timeline). */
+  queued_at?: number;
+  started_at?: number;
+  ended_at?: number;
+  /** CU the service charged for it (speech synthesis). */
+  cost_cu?: number;
+}
+
+/** One model call on the timeline: it ended at `at` after `latency_ms`. */
+export interface ModelCall {
+  at: number;
+  mode: string;
+  tick: number;
+  model: string;
+  latency_ms: number;
+  cost_cu?: number;
+  ok: boolean;
+  /** Tool calls and text in a few words, or the error. */
+  summary: string;
+}
+
+/** A line of the conversation: what the robot heard (final transcripts, typed lines) and what it said. */
+export interface TranscriptLine {
+  at: number;
+  who: 'heard' | 'said';
+  /** The input that heard it (heard) or the mode that said it (said). */
+  source: string;
+  text: string;
+}
+
+/** A socket session's latest state and counters, and its recent state changes (a reconnect storm shows here). */
+export interface StreamEntry {
+  at: number;
+  kind: string;
+  input: string;
+  state: string;
+  detail?: string;
+  reason?: string;
+  attempt?: number;
+  delay_ms?: number;
+  breaker?: boolean;
+  connections?: number;
+  sent_bytes?: number;
+  dropped_bytes?: number;
+  frames_sent?: number;
+  frames_dropped?: number;
+  cost_cu?: number;
+  /** When the session last became `streaming`. */
+  streaming_since?: number;
+  /** Connection attempts after the first (counted from the state changes this page saw). */
+  reconnects: number;
+  /** The last state changes, newest first (at most MAX_STREAM_HISTORY). */
+  history: Array<{ at: number; state: string; reason?: string }>;
 }
 
 export interface HookEntry {
@@ -50,6 +103,8 @@ export interface HookEntry {
   handler_type: string;
   ok: boolean;
   error?: string;
+  /** Cut short by a mode switch or a stop: not a failure. */
+  cancelled?: boolean;
   duration_ms?: number;
 }
 
@@ -58,6 +113,8 @@ export interface SimState {
   status: 'running' | 'stopping' | 'stopped';
   lastTransition: Transition | null;
   lastRefusal: { at: number; requested: string; reason: string } | null;
+  /** Context values for `context_aware` rules as last set, by name, with who set them. */
+  context: Record<string, { at: number; value: unknown; source: string }>;
   /** The latest text of each input, by input name. */
   inputs: Record<string, { at: number; text: string; final: boolean; mode: string }>;
   prompt: { at: number; tick: number; mode: string; text: string } | null;
@@ -68,9 +125,14 @@ export interface SimState {
   /** Newest first, at most MAX_HOOKS. */
   hooks: HookEntry[];
   /** Stream socket states, by `kind:input`. */
-  streams: Record<string, { at: number; kind: string; input: string; state: string; detail?: string }>;
+  streams: Record<string, StreamEntry>;
   mcp: Record<string, { at: number; state: string; detail?: string }>;
-  counters: { ticks: number; late_ticks: number; model_calls: number; model_errors: number; cu_spent: number };
+  /** `cu_spent` is the model's; speech synthesis and recognition are counted apart. */
+  counters: { ticks: number; late_ticks: number; model_calls: number; model_errors: number; cu_spent: number; cu_speech: number; cu_recognition: number };
+  /** Model calls, newest first (at most MAX_CALLS). */
+  calls: ModelCall[];
+  /** What was heard and said, oldest first (at most MAX_TRANSCRIPT). */
+  transcript: TranscriptLine[];
   /** The face shown by the avatar panel: the latest `face` action value that started running. */
   face: { emotion: string; at: number } | null;
   /** Newest first, at most MAX_ERRORS. */
@@ -82,17 +144,30 @@ export interface SimState {
 export const MAX_ACTIONS = 30;
 export const MAX_HOOKS = 30;
 export const MAX_ERRORS = 10;
+export const MAX_CALLS = 30;
+export const MAX_TRANSCRIPT = 50;
+export const MAX_STREAM_HISTORY = 12;
 
 /** Messages the server sends on the socket. */
 export type ServerMessage =
   | { type: 'snapshot'; meta: SimMeta; state: SimState }
   | { type: 'event'; event: SimEvent }
-  | { type: 'reply'; id: number; ok: boolean; reason?: string };
+  | { type: 'reply'; id: number; ok: boolean; reason?: string }
+  | { type: 'media'; media: MediaStatus };
+
+/** What the camera and microphone panels show, sent about once a second (the frame itself is fetched from /frame.jpg). */
+export interface MediaStatus {
+  /** The newest frame's input and capture time; null when the current mode has no camera frame. */
+  frame: { input: string; at: number } | null;
+  /** The microphone level; null when the current mode listens to no microphone. */
+  level: { input: string; rms_dbfs: number; peak_dbfs: number; at: number } | null;
+}
 
 /** Messages the page sends (the e-stop ones are checked by src/websim/estop.ts). */
 export type ClientMessage =
   | { type: 'mode.switch'; id: number; mode: string }
   | { type: 'text'; id: number; text: string }
+  | { type: 'context'; id: number; name: string; value: string }
   | { type: 'estop'; id: number; reason?: string }
   | { type: 'estop.release'; id: number; token: string };
 
@@ -102,6 +177,7 @@ export function initialState(mode: string): SimState {
     status: 'running',
     lastTransition: null,
     lastRefusal: null,
+    context: {},
     inputs: {},
     prompt: null,
     answer: null,
@@ -110,7 +186,9 @@ export function initialState(mode: string): SimState {
     hooks: [],
     streams: {},
     mcp: {},
-    counters: { ticks: 0, late_ticks: 0, model_calls: 0, model_errors: 0, cu_spent: 0 },
+    counters: { ticks: 0, late_ticks: 0, model_calls: 0, model_errors: 0, cu_spent: 0, cu_speech: 0, cu_recognition: 0 },
+    calls: [],
+    transcript: [],
     face: null,
     errors: [],
     safety: { estop: null, last: null },
@@ -133,15 +211,58 @@ export function emotionOf(value: unknown): string | undefined {
  * the same action label; a `queued` (or an update with no unfinished entry) starts a new one.
  */
 function applyAction(list: ActionEntry[], e: ActionEntry): ActionEntry[] {
+  const times = (prev: Partial<ActionEntry>): Partial<ActionEntry> => ({
+    queued_at: prev.queued_at ?? (e.state === 'queued' ? e.at : undefined),
+    started_at: prev.started_at ?? (e.state === 'running' ? e.at : undefined),
+    ended_at: TERMINAL.has(e.state) ? e.at : prev.ended_at,
+  });
+  const clean = (a: ActionEntry): ActionEntry => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)) as unknown as ActionEntry;
   if (e.state !== 'queued') {
     const i = list.findIndex((a) => a.label === e.label && a.mode === e.mode && !TERMINAL.has(a.state));
     if (i >= 0) {
       const prev = list[i]!;
-      const next = { ...prev, ...e, value: e.value ?? prev.value };
+      const next = clean({ ...prev, ...e, value: e.value ?? prev.value, ...times(prev) });
       return [next, ...list.slice(0, i), ...list.slice(i + 1)].slice(0, MAX_ACTIONS);
     }
   }
-  return [e, ...list].slice(0, MAX_ACTIONS);
+  return [clean({ ...e, ...times({}) }), ...list].slice(0, MAX_ACTIONS);
+}
+
+/** The words of a speak value: `{sentence}` or a bare string. */
+function sentenceOf(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  const sentence = value && typeof value === 'object' ? (value as { sentence?: unknown }).sentence : undefined;
+  return typeof sentence === 'string' ? sentence : undefined;
+}
+
+function addLine(list: TranscriptLine[], line: TranscriptLine): TranscriptLine[] {
+  return [...list, line].slice(-MAX_TRANSCRIPT);
+}
+
+const STREAM_FIELDS = ['attempt', 'delay_ms', 'connections', 'sent_bytes', 'dropped_bytes', 'frames_sent', 'frames_dropped', 'cost_cu'] as const;
+
+/** A stream event folded into its entry: counters are cumulative, so the newest value is the total. */
+function applyStream(prev: StreamEntry | undefined, e: SimEvent): StreamEntry {
+  const state = str(e.state);
+  const entry: StreamEntry = { ...(prev ?? { kind: str(e.kind), input: str(e.input), history: [], reconnects: 0 }), at: e.at, state };
+  if (state === 'connecting' && prev !== undefined && prev.state !== 'connecting') entry.reconnects = prev.reconnects + 1;
+  for (const k of STREAM_FIELDS) if (typeof e[k] === 'number') entry[k] = e[k] as number;
+  if (state !== 'backingOff') delete entry.delay_ms;
+  entry.breaker = e.breaker === true;
+  const reason = typeof e.reason === 'string' ? e.reason : typeof e.detail === 'string' ? e.detail : undefined;
+  if (reason !== undefined) entry.reason = reason;
+  if (typeof e.detail === 'string') entry.detail = e.detail;
+  if (state === 'streaming' && prev?.state !== 'streaming') entry.streaming_since = e.at;
+  // Counter updates repeat the state; only changes enter the history.
+  if (prev?.state !== state) entry.history = [{ at: e.at, state, ...(reason !== undefined ? { reason } : {}) }, ...(prev?.history ?? [])].slice(0, MAX_STREAM_HISTORY);
+  return entry;
+}
+
+/** Tool calls and text of an answer in a few words. */
+function summaryOf(e: SimEvent): string {
+  const calls = Array.isArray(e.tool_calls) ? (e.tool_calls as Array<{ name?: unknown }>).map((c) => String(c.name)) : [];
+  const text = typeof e.text === 'string' && e.text ? `"${e.text.length > 60 ? `${e.text.slice(0, 59)}…` : e.text}"` : '';
+  return [calls.join(', '), text].filter(Boolean).join(' ') || 'nothing to do';
 }
 
 /** Applies one event; returns a new state (the input is not modified). Unknown event types are ignored. */
@@ -163,13 +284,23 @@ export function reduce(s: SimState, e: SimEvent): SimState {
     case 'hook': {
       const h: HookEntry = { at: e.at, mode: str(e.mode), hook_type: str(e.hook_type), handler_type: str(e.handler_type), ok: e.ok === true };
       if (typeof e.error === 'string') h.error = e.error;
+      if (e.cancelled === true) h.cancelled = true;
       if (typeof e.duration_ms === 'number') h.duration_ms = e.duration_ms;
       return { ...s, hooks: [h, ...s.hooks].slice(0, MAX_HOOKS) };
     }
     case 'tick':
       return { ...s, counters: { ...s.counters, ticks: s.counters.ticks + 1, late_ticks: s.counters.late_ticks + num(e.late_skipped) } };
-    case 'input':
-      return { ...s, inputs: { ...s.inputs, [str(e.input, 'input')]: { at: e.at, text: str(e.text), final: e.final === true, mode: str(e.mode) } } };
+    case 'context': {
+      const values = e.values && typeof e.values === 'object' ? (e.values as Record<string, unknown>) : {};
+      const context = { ...s.context };
+      for (const [name, value] of Object.entries(values)) context[name] = { at: e.at, value, source: str(e.source, '?') };
+      return { ...s, context };
+    }
+    case 'input': {
+      const inputs = { ...s.inputs, [str(e.input, 'input')]: { at: e.at, text: str(e.text), final: e.final === true, mode: str(e.mode) } };
+      if (e.final !== true) return { ...s, inputs };
+      return { ...s, inputs, transcript: addLine(s.transcript, { at: e.at, who: 'heard', source: str(e.input, 'input'), text: str(e.text) }) };
+    }
     case 'prompt':
       return { ...s, prompt: { at: e.at, tick: num(e.tick), mode: str(e.mode), text: str(e.prompt) } };
     case 'model.answer': {
@@ -178,26 +309,44 @@ export function reduce(s: SimState, e: SimEvent): SimState {
       if (typeof e.text === 'string') answer.text = e.text;
       if (typeof e.cost_cu === 'number') answer.cost_cu = e.cost_cu;
       const c = s.counters;
-      return { ...s, answer, counters: { ...c, model_calls: c.model_calls + 1, cu_spent: c.cu_spent + num(e.cost_cu) } };
+      const call: ModelCall = { at: e.at, mode: answer.mode, tick: answer.tick, model: answer.model, latency_ms: answer.latency_ms, ok: true, summary: summaryOf(e) };
+      if (answer.cost_cu !== undefined) call.cost_cu = answer.cost_cu;
+      return { ...s, answer, calls: [call, ...s.calls].slice(0, MAX_CALLS), counters: { ...c, model_calls: c.model_calls + 1, cu_spent: c.cu_spent + num(e.cost_cu) } };
     }
     case 'model.error': {
       const c = s.counters;
-      return { ...s, modelError: { at: e.at, error: str(e.error) }, counters: { ...c, model_calls: c.model_calls + 1, model_errors: c.model_errors + 1 } };
+      // A failed call has no latency on the bus; it is drawn as a mark at the time it failed.
+      const call: ModelCall = { at: e.at, mode: str(e.mode), tick: num(e.tick), model: str(e.model, 'model'), latency_ms: 0, ok: false, summary: str(e.error) };
+      return { ...s, modelError: { at: e.at, error: str(e.error) }, calls: [call, ...s.calls].slice(0, MAX_CALLS), counters: { ...c, model_calls: c.model_calls + 1, model_errors: c.model_errors + 1 } };
     }
     case 'action': {
       const a: ActionEntry = { at: e.at, mode: str(e.mode), label: str(e.label), name: str(e.name), connector: str(e.connector), state: str(e.state) };
       if (e.value !== undefined) a.value = e.value;
       if (typeof e.error === 'string') a.error = e.error;
+      if (typeof e.cost_cu === 'number') a.cost_cu = e.cost_cu;
       const actions = applyAction(s.actions, a);
       // The updated entry is first; its value survives from `queued` when later states omit it.
       const emotion = a.name === 'face' && (a.state === 'running' || a.state === 'done') ? emotionOf(actions[0]!.value) : undefined;
-      return { ...s, actions, face: emotion === undefined ? s.face : { emotion, at: e.at } };
+      const said = a.name === 'speak' && a.state === 'running' ? sentenceOf(actions[0]!.value) : undefined;
+      const c = s.counters;
+      return {
+        ...s,
+        actions,
+        face: emotion === undefined ? s.face : { emotion, at: e.at },
+        ...(said !== undefined ? { transcript: addLine(s.transcript, { at: e.at, who: 'said', source: a.mode, text: said }) } : {}),
+        ...(a.cost_cu !== undefined && TERMINAL.has(a.state) ? { counters: { ...c, cu_speech: c.cu_speech + a.cost_cu } } : {}),
+      };
     }
     case 'stream': {
       const key = `${str(e.kind)}:${str(e.input)}`;
-      const entry: SimState['streams'][string] = { at: e.at, kind: str(e.kind), input: str(e.input), state: str(e.state) };
-      if (typeof e.detail === 'string') entry.detail = e.detail;
-      return { ...s, streams: { ...s.streams, [key]: entry } };
+      const prev = s.streams[key];
+      const entry = applyStream(prev, e);
+      // Recognition cost is cumulative per stream: the counter grows by what this stream added (a new stream starts from 0 again).
+      const before = prev?.cost_cu ?? 0;
+      const now = entry.cost_cu ?? before;
+      const added = now >= before ? now - before : now;
+      const c = s.counters;
+      return { ...s, streams: { ...s.streams, [key]: entry }, ...(added ? { counters: { ...c, cu_recognition: c.cu_recognition + added } } : {}) };
     }
     case 'mcp': {
       const entry: SimState['mcp'][string] = { at: e.at, state: str(e.state) };

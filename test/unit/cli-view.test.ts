@@ -1,0 +1,110 @@
+// The terminal view's lines: escaping before colour, repeated warnings held back, socket storms summarised, answers not spoken, cancelled hooks, partials hidden.
+import t from 'tap';
+import { TerminalView, speechFacts } from '../../src/cli/view.js';
+import type { AgentEvent, StreamEvent } from '../../src/cortex/events.js';
+import { loadConfig } from '../../src/config/load.js';
+
+function view(color = false, facts = {}) {
+  const lines: string[] = [];
+  const v = new TerminalView({ color, write: (text) => lines.push(...text.split('\n').filter(Boolean)), facts });
+  // Without the clock at the start of each line.
+  return { v, lines, text: () => lines.map((l) => l.replace(/^(\x1b\[2m)?\d\d:\d\d:\d\d(\x1b\[0m)? /, '')) };
+}
+
+t.test('a newline or escape inside a transcript is shown escaped; the view\'s own colours are real escape sequences', async (t) => {
+  const { v, lines, text } = view(true);
+  v.render({ type: 'input', at: 0, mode: 'idle', input: 'TextInput', text: 'hello\nworld \x1b[31mred', final: true });
+  t.equal(text()[0], '\x1b[32mheard (TextInput):\x1b[0m hello\\nworld \\u001b[31mred');
+  t.equal(lines.length, 1, 'one line');
+});
+
+t.test('a warning repeated every tick is one line; it is counted when it comes back after the window, and at stop', async (t) => {
+  const { v, text } = view(false);
+  const sink = v.logDestination();
+  for (let i = 0; i < 20; i++) sink.write(`${JSON.stringify({ level: 40, time: 1000 + i * 1000, mode: 'explore', msg: `history summary failed, ${i % 3} exchange(s) dropped: empty summary` })}\n`);
+  t.same(text(), ['warning (explore): history summary failed, 0 exchange(s) dropped: empty summary']);
+  sink.write(`${JSON.stringify({ level: 40, time: 1000 + 301_000, msg: 'history summary failed, 1 exchange(s) dropped: empty summary' })}\n`);
+  t.match(text()[1], /^warning: history summary failed, 1 exchange\(s\) dropped: empty summary \(and 19 more like it before\)$/);
+  sink.write(`${JSON.stringify({ level: 50, time: 1000 + 302_000, msg: 'something else' })}\n`);
+  t.equal(text()[2], 'error: something else', 'another message is shown at once');
+});
+
+t.test('a reconnect storm: the first loss and recovery at once, then one summary per 30 s; a failure always', async (t) => {
+  const { v, text } = view(false);
+  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({ type: 'stream', at, kind: 'asr', input: 'SpeechlabASRInput', state, ...extra });
+  v.render(s(0, 'connecting', { attempt: 1 }));
+  v.render(s(100, 'streaming'));
+  for (let i = 0; i < 40; i++) {
+    v.render(s(1500 + i * 1500, 'connecting', { attempt: 1, reason: 'socket closed (1006)' }));
+    v.render(s(1510 + i * 1500, 'streaming'));
+  }
+  v.render(s(70_000, 'backingOff', { attempt: 2, delay_ms: 2000, breaker: true, reason: 'connection refused' }));
+  v.render(s(80_000, 'failed', { reason: 'Invalid API key' }));
+  t.same(text(), [
+    'speech recognition socket (SpeechlabASRInput) connected',
+    'speech recognition socket (SpeechlabASRInput) reconnecting: socket closed (1006)',
+    'speech recognition socket (SpeechlabASRInput) streaming again',
+    'speech recognition socket (SpeechlabASRInput) streaming again (20 reconnects in the last 30 s; last reason: socket closed (1006))',
+    'speech recognition socket (SpeechlabASRInput) still unsteady: 19 reconnects, 1 failed attempt in the last 38 s, next try in 2.0 s (breaker open): connection refused',
+    'speech recognition socket (SpeechlabASRInput) failed: Invalid API key',
+  ]);
+});
+
+t.test('one lost connection: said at once, and that it streams again', async (t) => {
+  const { v, text } = view(false);
+  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({ type: 'stream', at, kind: 'vlm', input: 'VLMInput', state, ...extra });
+  v.render(s(0, 'streaming'));
+  v.render(s(10_000, 'connecting', { reason: 'socket closed (1006)' }));
+  v.render(s(10_020, 'streaming'));
+  for (let at = 15_000; at <= 45_000; at += 5000) v.render(s(at, 'streaming', { frames_sent: at / 1000 }));
+  t.same(text(), [
+    'vision socket (VLMInput) connected',
+    'vision socket (VLMInput) reconnecting: socket closed (1006)',
+    'vision socket (VLMInput) streaming again',
+  ]);
+});
+
+t.test('what the robot says, answers it cannot say, cancelled hooks, partials and vision', async (t) => {
+  const loaded = await loadConfig({ name: 'default' });
+  const { v, text } = view(false, { ...speechFacts(loaded.config), displayNames: { sleep: 'Sleep' } });
+  const events: AgentEvent[] = [
+    { type: 'action', at: 0, mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'queued', value: { sentence: 'Hello!' } },
+    { type: 'action', at: 0, mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'running', value: { sentence: 'Hello!' } },
+    { type: 'action', at: 0, mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'interrupted', value: { sentence: 'Hello!' }, error: 'action stopped' },
+    { type: 'hook', at: 0, mode: 'conversation', hook_type: 'on_entry', handler_type: 'message "Hi"', ok: false, error: 'cancelled: its mode was left', cancelled: true },
+    { type: 'model.answer', at: 0, mode: 'sleep', tick: 1, model: 'm', text: 'I am Pip.', tool_calls: [], latency_ms: 5, cost_cu: 3 },
+    { type: 'mode.changed', at: 0, from: 'idle', to: 'sleep', trigger: 'manual', reason: 'manual: from WebSim' },
+    { type: 'stream', at: 0, kind: 'asr', input: 'SpeechlabASRInput', state: 'streaming' },
+    { type: 'input', at: 0, mode: 'explore', input: 'SpeechlabASRInput', text: 'turn', final: false },
+    { type: 'input', at: 0, mode: 'explore', input: 'SpeechlabASRInput', text: 'turn left', final: true },
+    { type: 'input', at: 0, mode: 'explore', input: 'LocalVLMInput', text: 'I see no faces. Slight motion (2% of the view).', final: false },
+    { type: 'input', at: 0, mode: 'explore', input: 'LocalVLMInput', text: 'I see no faces. Slight motion (4% of the view).', final: false },
+    { type: 'input', at: 0, mode: 'explore', input: 'LocalVLMInput', text: 'I see 1 face (center). Slight motion (4% of the view).', final: false },
+  ];
+  for (const e of events) v.render(e);
+  t.same(text(), [
+    '  says "Hello!"',
+    'on_entry message "Hi" hook of conversation cancelled: its mode was left',
+    'model m 5 ms, 3 CU: "I am Pip." (not spoken: mode sleep has no speak action)',
+    'mode idle -> sleep (Sleep) (manual: from WebSim)',
+    'speech recognition socket (SpeechlabASRInput) connected',
+    'heard (SpeechlabASRInput): turn left',
+    'LocalVLMInput: I see no faces. Slight motion (2% of the view).',
+    'LocalVLMInput: I see 1 face (center). Slight motion (4% of the view).',
+  ]);
+});
+
+t.test('the start lines: the restored mode with the --fresh command, where speech goes', async (t) => {
+  const loaded = await loadConfig({ name: 'default' });
+  const facts = speechFacts(loaded.config);
+  t.same(facts.speakingModes, ['idle', 'conversation', 'explore']);
+  const { v, text } = view(false, { ...facts, defaultMode: 'idle', restoredMode: 'sleep', freshCommand: 'cortexd run default --fresh', displayNames: { idle: 'Idle', sleep: 'Sleep' } });
+  v.render({ type: 'agent.started', at: 0, config: 'default', mode: 'sleep' });
+  v.render({ type: 'simulator.ready', at: 0, simulator: 'WebSim', url: 'http://127.0.0.1:8000/' });
+  const [start, restored, speech, typed, websim] = text();
+  t.equal(start, 'cortexd: agent default starting in mode sleep (Sleep)');
+  t.equal(restored, '  mode sleep was restored from the last run (mode memory); `cortexd run default --fresh` starts in idle (Idle)');
+  t.match(speech, /^ {2}speech goes to WAV files in .*\/speech; hear the newest: aplay "\$\(ls -t .*\/speech\/\*\.wav \| head -1\)"$/);
+  t.equal(typed, '  type a line and press Enter to talk to it; Ctrl-C stops');
+  t.equal(websim, 'WebSim: http://127.0.0.1:8000/ (open it in a browser)');
+});
