@@ -1,5 +1,17 @@
 // The agent: the one root actor. It owns the mode machine (whose modes own inputs, streams, loop, actions, tool servers and hooks), the simulators, and a bounded shutdown.
-import { assign, createActor, fromCallback, fromPromise, sendTo, setup, type Actor, type AnyActorLogic, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+import {
+  assign,
+  createActor,
+  fromCallback,
+  fromPromise,
+  sendTo,
+  setup,
+  type Actor,
+  type AnyActorLogic,
+  type AnyActorRef,
+  type InspectionEvent,
+  type Observer,
+} from 'xstate';
 import type { Logger } from 'pino';
 import type { CloudClient } from '../src/cloud/client.js';
 import type { LoadedConfig } from '../src/config/schema.js';
@@ -454,7 +466,10 @@ function buildRootMachine(p: RootParts) {
               src: 'modes',
               input: p.modeInput,
               onDone: { target: 'closing', actions: { type: 'keepOutput', params: ({ event }) => event.output as ModeOutput } },
-              onError: { target: 'closing', actions: { type: 'keepOutput', params: ({ event }) => ({ ok: false, reason: describeError(event.error), mode: '' }) } },
+              onError: {
+                target: 'closing',
+                actions: { type: 'keepOutput', params: ({ event }) => ({ ok: false, reason: describeError(event.error), mode: '' }) },
+              },
             },
             initial: 'running',
             states: {

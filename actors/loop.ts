@@ -91,7 +91,9 @@ function finish(ctx: LoopContext, outcome: { calledModel: boolean; error?: unkno
  */
 export const cortexLoopMachine = setup({
   types: { context: {} as LoopContext, events: {} as CortexLoopEvent, input: {} as CortexLoopOptions },
-  actors: { tick: fromPromise<TickResult, { options: CortexLoopOptions; request: TickRequest }>(({ input, signal }) => input.options.tick(input.request, signal)) },
+  actors: {
+    tick: fromPromise<TickResult, { options: CortexLoopOptions; request: TickRequest }>(({ input, signal }) => input.options.tick(input.request, signal)),
+  },
   delays: {
     untilDue: ({ context }) => Math.max(0, slotTime(context.origin, context.hertz, context.next) - nowOf(context)),
   },

@@ -49,22 +49,24 @@ export const mcpServerMachine = setup({
     connect: fromPromise<McpConnection, { config: McpServerConfig; logger: Logger; limits: typeof MCP_DEFAULTS }>(({ input, signal }) =>
       connectMcpServer(input.config, { logger: input.logger, connectTimeoutMs: input.limits.connectTimeoutMs, signal }),
     ),
-    watch: fromCallback<{ type: 'none' }, { connection: McpConnection; track?: (p: Promise<unknown>) => void; onStopped: () => void }>(({ input, sendBack }) => {
-      const client = input.connection.client;
-      let closing = false;
-      client.onclose = () => {
-        if (closing) return;
-        closing = true;
-        sendBack({ type: 'mcp.lost', reason: 'connection closed' } satisfies Ev);
-      };
-      return () => {
-        if (closing) return;
-        closing = true;
-        const closed = client.close().catch(() => undefined);
-        input.track?.(closed);
-        input.onStopped();
-      };
-    }),
+    watch: fromCallback<{ type: 'none' }, { connection: McpConnection; track?: (p: Promise<unknown>) => void; onStopped: () => void }>(
+      ({ input, sendBack }) => {
+        const client = input.connection.client;
+        let closing = false;
+        client.onclose = () => {
+          if (closing) return;
+          closing = true;
+          sendBack({ type: 'mcp.lost', reason: 'connection closed' } satisfies Ev);
+        };
+        return () => {
+          if (closing) return;
+          closing = true;
+          const closed = client.close().catch(() => undefined);
+          input.track?.(closed);
+          input.onStopped();
+        };
+      },
+    ),
   },
   delays: { retryDelay: ({ context }) => context.nextDelayMs },
   actions: {
@@ -105,7 +107,11 @@ export const mcpServerMachine = setup({
       invoke: {
         id: 'connection',
         src: 'watch',
-        input: ({ context }) => ({ connection: context.connection!, ...(context.track ? { track: context.track } : {}), onStopped: () => emit(context, 'stopped') }),
+        input: ({ context }) => ({
+          connection: context.connection!,
+          ...(context.track ? { track: context.track } : {}),
+          onStopped: () => emit(context, 'stopped'),
+        }),
       },
       on: { 'mcp.lost': { target: 'backingOff', actions: { type: 'planRetry', params: ({ event }) => ({ error: event.reason }) } } },
     },
@@ -131,7 +137,8 @@ export function mcpHubOf(servers: () => AnyActorRef[]): McpHub {
       const snap = ref.getSnapshot() as { status: string; context: Ctx; hasTag(t: string): boolean };
       if (snap.status !== 'active' || !snap.hasTag('connected') || !snap.context.connection) continue;
       for (const entry of snap.context.connection.tools) {
-        if (!out.has(entry.definition.function.name)) out.set(entry.definition.function.name, { connection: snap.context.connection, entry, limits: snap.context.limits, context: snap.context });
+        if (!out.has(entry.definition.function.name))
+          out.set(entry.definition.function.name, { connection: snap.context.connection, entry, limits: snap.context.limits, context: snap.context });
       }
     }
     return out;

@@ -82,15 +82,14 @@ interface ModeCtx {
   pendingText: string[];
 }
 
-type ModeEv =
-  | { type: 'mode.run' }
-  | { type: 'mode.standby' }
-  | { type: 'mode.text'; text: string }
-  | { type: 'mode.flushText' }
-  | InputParentEvent;
+type ModeEv = { type: 'mode.run' } | { type: 'mode.standby' } | { type: 'mode.text'; text: string } | { type: 'mode.flushText' } | InputParentEvent;
 
 /** Owns something that must be released when its actor stops (XState runs no exit actions then). */
-const owner = fromCallback<{ type: 'none' }, { onStop: () => void }>(({ input }) => () => input.onStop());
+const owner = fromCallback<{ type: 'none' }, { onStop: () => void }>(
+  ({ input }) =>
+    () =>
+      input.onStop(),
+);
 
 /** The running parts of a mode actor, read from its children: what a tick and the hooks use. */
 export interface ModeParts {
@@ -148,7 +147,15 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     logger.warn(message);
     deps.bus.emit({ type: 'error', at: Date.now(), source, message });
   };
-  const actionDeps = { logger, bus: deps.bus, mode: name, stateDir: deps.stateDir, write: deps.write, plugins: deps.plugins, ...(deps.cloud ? { cloud: deps.cloud } : {}) };
+  const actionDeps = {
+    logger,
+    bus: deps.bus,
+    mode: name,
+    stateDir: deps.stateDir,
+    write: deps.write,
+    plugins: deps.plugins,
+    ...(deps.cloud ? { cloud: deps.cloud } : {}),
+  };
   const createLlm = (): LlmPlugin => {
     try {
       if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
@@ -224,7 +231,10 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       standby: {
         on: {
           'mode.run': 'running',
-          'mode.text': { guard: 'hasTextInput', actions: assign({ pendingText: ({ context, event }) => [...context.pendingText, event.text].slice(-PENDING_TEXT) }) },
+          'mode.text': {
+            guard: 'hasTextInput',
+            actions: assign({ pendingText: ({ context, event }) => [...context.pendingText, event.text].slice(-PENDING_TEXT) }),
+          },
         },
       },
       running: {

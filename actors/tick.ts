@@ -90,7 +90,7 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   const texts: Array<[InputPlugin, string]> = [];
   for (const input of deps.inputs) {
     const text = input.plugin.formattedLatestBuffer();
-    if (text !== undefined && text.trim()) (fused.push({ descriptor: input.plugin.descriptor, text }), texts.push([input.plugin, text]));
+    if (text !== undefined && text.trim()) fused.push({ descriptor: input.plugin.descriptor, text }), texts.push([input.plugin, text]);
     finals.push(...input.finals.splice(0));
     // Voice inputs say when the speech of these finals ended and when its transcript came (the turn's first stages).
     const marks = input.plugin.takeTurnMarks?.();
@@ -204,7 +204,10 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
     const spoken = { name: speak.entry.llm_label, arguments: { sentence: said.join(' ') } };
     // An answer cut while it streamed was never complete: what it said is all there is of it.
     const calls = first ? first.toolCalls.map((c) => (actionForTool([speak], c.name) ? { ...c, arguments: spoken.arguments } : c)) : [spoken];
-    deps.llm.reviseAnswer(remembered, `${answerText({ ...(first?.text ? { text: first.text } : {}), toolCalls: calls })} (interrupted; not said: ${unsaid.join(' ')})`);
+    deps.llm.reviseAnswer(
+      remembered,
+      `${answerText({ ...(first?.text ? { text: first.text } : {}), toolCalls: calls })} (interrupted; not said: ${unsaid.join(' ')})`,
+    );
   });
   return { calledModel: true };
 }
@@ -266,7 +269,14 @@ interface Streamed {
  * Calls a streamed answer already handed out while it arrived are skipped (their MCP results are
  * awaited here). Speech goes through the turn: a speak call not streamed is one sentence, as written.
  */
-async function handOut(deps: TickDeps, answer: LlmAnswer, tick: number, signal: AbortSignal, saved: SavedAction[] | undefined, streamed: Streamed): Promise<ToolResult[]> {
+async function handOut(
+  deps: TickDeps,
+  answer: LlmAnswer,
+  tick: number,
+  signal: AbortSignal,
+  saved: SavedAction[] | undefined,
+  streamed: Streamed,
+): Promise<ToolResult[]> {
   const handles = deps.handles();
   const results: ToolResult[] = [];
   let spoke = false;

@@ -105,7 +105,10 @@ export class Turn {
    * Once every sentence has settled: calls `settled` with the sentences said and not said (the
    * history is corrected there), then emits the `turn` event (once). `outcome` says how the model part ended.
    */
-  async finish(outcome: 'answered' | 'error' | 'interrupted', settled?: (said: string[], unsaid: string[]) => void): Promise<{ said: string[]; unsaid: string[] }> {
+  async finish(
+    outcome: 'answered' | 'error' | 'interrupted',
+    settled?: (said: string[], unsaid: string[]) => void,
+  ): Promise<{ said: string[]; unsaid: string[] }> {
     await Promise.all(this.sentences.map((s) => s.settled));
     this.actionWatch?.unsubscribe();
     const said = this.sentences.filter((s) => s.state === 'done').map((s) => s.text);

@@ -42,7 +42,9 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const early = mean(steady.slice(0, q).map((s) => s.agent_mb));
 const late = mean(steady.slice(-q).map((s) => s.agent_mb));
 const max = Math.max(...samples.map((s) => s.agent_mb));
-console.log(JSON.stringify({ seconds: SECONDS, lines_typed: n, samples, max_rss_mb: max, steady_early_mb: +early.toFixed(1), steady_late_mb: +late.toFixed(1) }, null, 2));
+console.log(
+  JSON.stringify({ seconds: SECONDS, lines_typed: n, samples, max_rss_mb: max, steady_early_mb: +early.toFixed(1), steady_late_mb: +late.toFixed(1) }, null, 2),
+);
 console.log(
   `agent memory: max RSS ${max.toFixed(1)} MB over ${SECONDS}s (${n} lines typed), steady state ${early.toFixed(1)} -> ${late.toFixed(1)} MB; bare node ${samples.at(-1).bare_mb} MB; target < 150 MB and flat`,
 );

@@ -67,7 +67,10 @@ const walker = {
   description: 'walks forward on every call',
   schema: z.looseObject({}),
   needs: () => [],
-  create: () => ({ type: 'WalkerLLM', ask: async () => ({ toolCalls: [{ name: 'move', arguments: { action: 'walk forward' } }], model: 'walker', latencyMs: 0 }) }),
+  create: () => ({
+    type: 'WalkerLLM',
+    ask: async () => ({ toolCalls: [{ name: 'move', arguments: { action: 'walk forward' } }], model: 'walker', latencyMs: 0 }),
+  }),
 };
 const config = AgentConfig.parse({
   version: 'v1.0.5',
@@ -92,7 +95,14 @@ const config = AgentConfig.parse({
 });
 const loaded = { file: 'bench', configName: 'bench', legacy: false, config, apiKey: '', addresses: {}, warnings: [] };
 const plugins = await resolvePlugins(withPlugins(builtinPlugins, { llms: [walker] }), config);
-const agent = new Agent({ loaded, plugins, logger: createLogger({ level: 'silent', pretty: false }), stateDir: mkdtempSync(join(tmpdir(), 'cortexd-bench-state-')), memory: false, runtimeDir: false });
+const agent = new Agent({
+  loaded,
+  plugins,
+  logger: createLogger({ level: 'silent', pretty: false }),
+  stateDir: mkdtempSync(join(tmpdir(), 'cortexd-bench-state-')),
+  memory: false,
+  runtimeDir: false,
+});
 let ticks = 0;
 agent.bus.events$.subscribe((e) => e.type === 'tick' && ticks++);
 agent.start();
@@ -133,7 +143,20 @@ motorPair.proc.kill();
 const b = stats(baseline);
 const e = stats(estop);
 const added = +(e.p99_ms - b.p99_ms).toFixed(3);
-console.log(JSON.stringify({ baseline_serial_echo: b, estop_to_stop: e, p50_added_ms: +(e.p50_ms - b.p50_ms).toFixed(3), p99_added_ms: added, target_p99_added_ms: TARGET_MS, load_average_1m: +loadavg()[0].toFixed(2) }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      baseline_serial_echo: b,
+      estop_to_stop: e,
+      p50_added_ms: +(e.p50_ms - b.p50_ms).toFixed(3),
+      p99_added_ms: added,
+      target_p99_added_ms: TARGET_MS,
+      load_average_1m: +loadavg()[0].toFixed(2),
+    },
+    null,
+    2,
+  ),
+);
 const line = `estop: ESTOP->STOP p50 ${e.p50_ms} ms p99 ${e.p99_ms} ms; serial echo p50 ${b.p50_ms} ms p99 ${b.p99_ms} ms; p99 added ${added} ms over ${TRIALS} trials`;
 console.log(added < TARGET_MS ? `${line} - within target` : `${line} - MISSED target: p99 added ${added} ms >= ${TARGET_MS} ms`);
 process.exit(0);

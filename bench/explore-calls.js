@@ -12,7 +12,10 @@ const TARGET_CALLS_PER_TICK = 0.3;
 /** A copy of config/default.json5 (WebSim on any free port), edited by `edit`, with its media and hooks beside it. */
 function configCopy(edit) {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-explore-'));
-  const text = readFileSync(join(ROOT, 'config', 'default.json5'), 'utf8').replaceAll('simulators: [{ type: "WebSim" }]', 'simulators: [{ type: "WebSim", config: { port: 0 } }]');
+  const text = readFileSync(join(ROOT, 'config', 'default.json5'), 'utf8').replaceAll(
+    'simulators: [{ type: "WebSim" }]',
+    'simulators: [{ type: "WebSim", config: { port: 0 } }]',
+  );
   writeFileSync(join(dir, 'default.json5'), edit(text));
   cpSync(join(ROOT, 'config', 'media'), join(dir, 'media'), { recursive: true });
   cpSync(join(ROOT, 'config', 'hooks'), join(dir, 'hooks'), { recursive: true });
@@ -47,8 +50,8 @@ function explore(name, copy) {
           continue;
         }
         if (e.type === 'tick') r.ticks++;
-        if (e.type === 'model.answer') (r.model_calls++, (r.cu += e.cost_cu ?? 0));
-        if (e.type === 'model.error') (r.model_calls++, r.model_errors++);
+        if (e.type === 'model.answer') r.model_calls++, (r.cu += e.cost_cu ?? 0);
+        if (e.type === 'model.error') r.model_calls++, r.model_errors++;
         if (e.type === 'input' && e.final) r.heard++;
         if (e.type === 'input' && e.input === 'LocalVLMInput') r.frames_described++;
       }
@@ -65,7 +68,12 @@ const baseline = configCopy((t) =>
 );
 const [p, b] = await Promise.all([explore('project', project), explore('baseline (wake: "always")', baseline)]);
 const perTick = (r) => +(r.model_calls / Math.max(1, r.ticks)).toFixed(3);
-const result = { project: { ...p, calls_per_tick: perTick(p) }, baseline: { ...b, calls_per_tick: perTick(b) }, calls_ratio: +(p.model_calls / Math.max(1, b.model_calls)).toFixed(3), cu_ratio: +(p.cu / Math.max(1, b.cu)).toFixed(3) };
+const result = {
+  project: { ...p, calls_per_tick: perTick(p) },
+  baseline: { ...b, calls_per_tick: perTick(b) },
+  calls_ratio: +(p.model_calls / Math.max(1, b.model_calls)).toFixed(3),
+  cu_ratio: +(p.cu / Math.max(1, b.cu)).toFixed(3),
+};
 console.log(JSON.stringify(result, null, 2));
 const missed = [];
 if (perTick(p) > TARGET_CALLS_PER_TICK) missed.push(`${perTick(p)} calls per tick > ${TARGET_CALLS_PER_TICK}`);

@@ -160,7 +160,8 @@ console.log(JSON.stringify(result, null, 2));
 const missed = [];
 if (channels.state.delivered_ratio < TARGETS.delivered_ratio) missed.push(`delivered ${channels.state.delivered_ratio} < ${TARGETS.delivered_ratio}`);
 if (channels.state.latency_ms.p99 > TARGETS.state_p99_ms) missed.push(`state p99 ${channels.state.latency_ms.p99} ms > ${TARGETS.state_p99_ms}`);
-if (channels.commands.round_trip_ms.p99 > TARGETS.command_p99_ms) missed.push(`command p99 ${channels.commands.round_trip_ms.p99} ms > ${TARGETS.command_p99_ms}`);
+if (channels.commands.round_trip_ms.p99 > TARGETS.command_p99_ms)
+  missed.push(`command p99 ${channels.commands.round_trip_ms.p99} ms > ${TARGETS.command_p99_ms}`);
 if (extraPerRobotMb > TARGETS.client_mb_per_robot) missed.push(`client memory +${extraPerRobotMb} MB per robot > ${TARGETS.client_mb_per_robot}`);
 console.log(
   `fleet ${ROBOTS} robots: ${channels.state.updates_per_s} state updates/s (bare ${bare.state.updates_per_s}), state p99 ${channels.state.latency_ms.p99} ms (bare ${bare.state.latency_ms.p99}), ` +

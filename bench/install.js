@@ -82,10 +82,13 @@ const before = result.baseline ?? REFERENCE;
 const missed = [];
 if (result.no_opencv.setup_s >= TARGETS.setup_no_opencv_s) missed.push(`set-up without OpenCV ${result.no_opencv.setup_s} s >= ${TARGETS.setup_no_opencv_s} s`);
 for (const v of ['no_opencv', 'opencv']) {
-  if (result[v] && result[v].production_mb >= TARGETS.production_mb) missed.push(`production tree (${v}) ${result[v].production_mb} MB >= ${TARGETS.production_mb} MB`);
+  if (result[v] && result[v].production_mb >= TARGETS.production_mb)
+    missed.push(`production tree (${v}) ${result[v].production_mb} MB >= ${TARGETS.production_mb} MB`);
 }
 if (result.opencv && !result.opencv.opencv_compiled) missed.push('OpenCV was not compiled by the full set-up');
-const withText = result.opencv ? `, ${mmss(result.opencv.setup_s)} with (node_modules ${result.opencv.node_modules_mb} MB, production tree ${result.opencv.production_mb} MB)` : '';
+const withText = result.opencv
+  ? `, ${mmss(result.opencv.setup_s)} with (node_modules ${result.opencv.node_modules_mb} MB, production tree ${result.opencv.production_mb} MB)`
+  : '';
 console.log(
   `install: set-up ${mmss(result.no_opencv.setup_s)} without OpenCV (node_modules ${result.no_opencv.node_modules_mb} MB, production tree ${result.no_opencv.production_mb} MB)${withText}; ` +
     `before: ${mmss(before.setup_s)}, ${before.node_modules_mb} MB, ${before.production_mb} MB — ${missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'}`,

@@ -22,7 +22,9 @@ function rawWebSocket(url) {
   const u = WS(url);
   return new Promise((resolve, reject) => {
     const s = tcpConnect(Number(u.port), u.hostname, () =>
-      s.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`),
+      s.write(
+        `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      ),
     );
     let head = '';
     const onData = (d) => {
@@ -40,7 +42,19 @@ function rawWebSocket(url) {
 function frame(text) {
   const payload = Buffer.from(text);
   const len = payload.length;
-  const head = len < 126 ? Buffer.from([0x81, 0x80 | len]) : len < 65536 ? Buffer.from([0x81, 0x80 | 126, len >> 8, len & 255]) : Buffer.concat([Buffer.from([0x81, 0x80 | 127]), (() => { const b = Buffer.alloc(8); b.writeBigUInt64BE(BigInt(len)); return b; })()]);
+  const head =
+    len < 126
+      ? Buffer.from([0x81, 0x80 | len])
+      : len < 65536
+        ? Buffer.from([0x81, 0x80 | 126, len >> 8, len & 255])
+        : Buffer.concat([
+            Buffer.from([0x81, 0x80 | 127]),
+            (() => {
+              const b = Buffer.alloc(8);
+              b.writeBigUInt64BE(BigInt(len));
+              return b;
+            })(),
+          ]);
   const mask = randomBytes(4);
   for (let i = 0; i < len; i++) payload[i] ^= mask[i % 4];
   return Buffer.concat([head, mask, payload]);
@@ -83,7 +97,10 @@ const ATTACKS = {
   async chat_1mib(s) {
     const body = JSON.stringify({ model: 'gen-5-nano', messages: [{ role: 'user', content: 'voice'.repeat(209_000) }] });
     const statuses = [];
-    for (let round = 0; round < 5; round++) statuses.push(...(await Promise.all([1, 2, 3, 4].map(() => post(s.url, '/api/core/provider_a/chat/completions', s.keys.attacker, body)))).map((r) => r.status));
+    for (let round = 0; round < 5; round++)
+      statuses.push(
+        ...(await Promise.all([1, 2, 3, 4].map(() => post(s.url, '/api/core/provider_a/chat/completions', s.keys.attacker, body)))).map((r) => r.status),
+      );
     return { statuses: count(statuses) };
   },
   /** Row 2: twenty 8000x8000 JPEGs, then three 3840x2160 frames answered one a second. */
@@ -132,14 +149,19 @@ const ATTACKS = {
         let text = '';
         const t0 = Date.now();
         const sock = tcpConnect(port, '127.0.0.1', () => {
-          sock.write(`POST /api/core/provider_a/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n${headers}\r\n`);
+          sock.write(
+            `POST /api/core/provider_a/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n${headers}\r\n`,
+          );
           sock.write(body, () => undefined);
         });
         sock.on('data', (d) => (text += d.toString('latin1')));
         sock.on('error', () => undefined);
         sock.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1] ?? 0), ms: Date.now() - t0 }));
       });
-    const all = await Promise.all([...Array.from({ length: 300 }, () => one('')), ...Array.from({ length: 20 }, () => one(`Authorization: Bearer ${s.keys.attacker}\r\n`))]);
+    const all = await Promise.all([
+      ...Array.from({ length: 300 }, () => one('')),
+      ...Array.from({ length: 20 }, () => one(`Authorization: Bearer ${s.keys.attacker}\r\n`)),
+    ]);
     return { statuses: count(all.map((a) => a.status)), slowest_close_ms: Math.max(...all.map((a) => a.ms)) };
   },
   /** Row 6: ten 5000-character syntheses, wav_48000 at speed 0.5, at once. */
@@ -165,7 +187,14 @@ const ATTACKS = {
     let text = '';
     for (const sock of socks) {
       sock.on('data', (d) => (text += d.toString('latin1')));
-      for (let i = 0; i < audio.length; i += 3200) sock.write(frame(JSON.stringify(i === 0 ? { audio: audio.subarray(i, i + 3200).toString('base64'), rate: 16000 } : { audio: audio.subarray(i, i + 3200).toString('base64') })));
+      for (let i = 0; i < audio.length; i += 3200)
+        sock.write(
+          frame(
+            JSON.stringify(
+              i === 0 ? { audio: audio.subarray(i, i + 3200).toString('base64'), rate: 16000 } : { audio: audio.subarray(i, i + 3200).toString('base64') },
+            ),
+          ),
+        );
     }
     await until(() => (text.match(/asr_reply|busy/g) ?? []).length >= socks.length * 6 - 4, 60_000).catch(() => undefined);
     for (const sock of socks) sock.destroy();
@@ -202,7 +231,11 @@ function startServiceProcess() {
     for (const name of ['attacker', 'probe']) { svc.admin.createUser(name, 'enterprise'); keys[name] = svc.admin.createApiKey(name).apiKey; }
     process.stdout.write(JSON.stringify({ url: svc.url, asrWsUrl: svc.asrWsUrl, vlmWsUrl: svc.vlmWsUrl, keys }) + '\\n');
     process.once('SIGTERM', () => svc.close().then(() => process.exit(0)));`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, CORTEX_LOG_LEVEL: 'silent' } });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, CORTEX_LOG_LEVEL: 'silent' },
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.on('exit', (code) => reject(new Error(`service exited ${code}`)));
@@ -232,7 +265,12 @@ function descendants(pid) {
 
 async function probeOnce(s) {
   const t0 = performance.now();
-  const r = await post(s.url, '/api/core/provider_a/chat/completions', s.keys.probe, JSON.stringify({ model: 'gen-5-nano', messages: [{ role: 'user', content: 'Voice: hello robot' }] }));
+  const r = await post(
+    s.url,
+    '/api/core/provider_a/chat/completions',
+    s.keys.probe,
+    JSON.stringify({ model: 'gen-5-nano', messages: [{ role: 'user', content: 'Voice: hello robot' }] }),
+  );
   if (r.status !== 200) throw new Error(`probe answered ${r.status}`);
   return performance.now() - t0;
 }
@@ -260,7 +298,14 @@ async function underAttack(s, name) {
     // VmHWM then counts from start.
   }
   let totalPeak = 0;
-  const sampler = setInterval(() => (totalPeak = Math.max(totalPeak, [s.pid, ...descendants(s.pid)].reduce((n, p) => n + statusKb(p, 'VmRSS'), 0))), 25);
+  const sampler = setInterval(
+    () =>
+      (totalPeak = Math.max(
+        totalPeak,
+        [s.pid, ...descendants(s.pid)].reduce((n, p) => n + statusKb(p, 'VmRSS'), 0),
+      )),
+    25,
+  );
   const child = spawn(process.execPath, [import.meta.filename, '--attack', name, JSON.stringify(s)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
@@ -291,7 +336,9 @@ svc.child.kill('SIGTERM');
 
 console.log(JSON.stringify(result, null, 2));
 const worst = Object.entries(result.attacks).sort((a, b) => b[1].probe.p99_ms - a[1].probe.p99_ms)[0];
-const missed = Object.entries(result.attacks).filter(([, a]) => a.probe.p99_ms >= TARGET_P99_MS).map(([n, a]) => `${n} p99 ${a.probe.p99_ms} ms`);
+const missed = Object.entries(result.attacks)
+  .filter(([, a]) => a.probe.p99_ms >= TARGET_P99_MS)
+  .map(([n, a]) => `${n} p99 ${a.probe.p99_ms} ms`);
 console.log(
   `service-abuse: probe p99 idle ${result.idle.p99_ms} ms; under attack worst ${worst[1].probe.p99_ms} ms (${worst[0]}, x${(worst[1].probe.p99_ms / result.idle.p99_ms).toFixed(1)} idle); ` +
     `service RSS peak +${Math.max(...Object.values(result.attacks).map((a) => a.rss_peak_mb - a.rss_idle_mb))} MB over idle; ` +

@@ -32,11 +32,15 @@ svc.admin.setCredits('bench', { prepaid: 1e9 });
 const body = JSON.stringify({ model: 'gen-4o', messages: [{ role: 'user', content: 'hello' }] });
 
 const direct = () =>
-  fetch(`${upstreamBase}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body }).then((r) => r.text());
-const viaService = () =>
-  fetch(`${svc.url}/api/core/provider_a/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body }).then(
+  fetch(`${upstreamBase}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body }).then(
     (r) => r.text(),
   );
+const viaService = () =>
+  fetch(`${svc.url}/api/core/provider_a/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body,
+  }).then((r) => r.text());
 
 async function sequential(fn) {
   for (let i = 0; i < 20; i++) await fn();

@@ -64,7 +64,10 @@ function soakConfig(dir, proxy, apiKey, websim) {
     .replace('mode_memory_enabled: true', 'mode_memory_enabled: false')
     .replace('timeout_seconds: 60,', 'timeout_seconds: 86400,')
     .replace('api_key: "${OM_API_KEY:-openmind_free}"', `api_key: "${apiKey}"`);
-  text = text.replace(/service: \{[^}]*\}/, `service: { base_url: "${proxy.url}", ws_base_url: "${proxy.wsUrl}", asr_ws_url: "${proxy.wsUrl}/asr", vlm_ws_url: "${proxy.wsUrl}/vlm" }`);
+  text = text.replace(
+    /service: \{[^}]*\}/,
+    `service: { base_url: "${proxy.url}", ws_base_url: "${proxy.wsUrl}", asr_ws_url: "${proxy.wsUrl}/asr", vlm_ws_url: "${proxy.wsUrl}/vlm" }`,
+  );
   writeFileSync(join(dir, 'default.json5'), text);
   cpSync(join(ROOT, 'config', 'media'), join(dir, 'media'), { recursive: true });
   cpSync(join(ROOT, 'config', 'hooks'), join(dir, 'hooks'), { recursive: true });

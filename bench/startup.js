@@ -37,6 +37,14 @@ for (let i = 0; i < RUNS; i++) {
   baseline.push(await time(['-e', '0']));
   firstTick.push(await time([main, 'run', 'default', '--events', '--for', '10s'], (l) => l.includes('"type":"tick"')));
 }
-const result = { runs: RUNS, bare_node_ms: baseline.map((x) => +x.toFixed(1)), first_tick_ms: firstTick.map((x) => +x.toFixed(1)), median_first_tick_ms: +median(firstTick).toFixed(1), median_bare_node_ms: +median(baseline).toFixed(1) };
+const result = {
+  runs: RUNS,
+  bare_node_ms: baseline.map((x) => +x.toFixed(1)),
+  first_tick_ms: firstTick.map((x) => +x.toFixed(1)),
+  median_first_tick_ms: +median(firstTick).toFixed(1),
+  median_bare_node_ms: +median(baseline).toFixed(1),
+};
 console.log(JSON.stringify(result, null, 2));
-console.log(`startup: first tick ${result.median_first_tick_ms} ms after process start (median of ${RUNS}; bare node ${result.median_bare_node_ms} ms); target < 1000 ms`);
+console.log(
+  `startup: first tick ${result.median_first_tick_ms} ms after process start (median of ${RUNS}; bare node ${result.median_bare_node_ms} ms); target < 1000 ms`,
+);

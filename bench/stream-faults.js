@@ -49,12 +49,21 @@ function robot(proxy) {
     mark(kind, 'open');
     return link;
   };
-  const mic = createMicrophone({ binding: 'replay', file: new URL('../config/media/turn_left.wav', import.meta.url).pathname, rate: 16000, loop: true, realtime: true, period_ms: 20 });
+  const mic = createMicrophone({
+    binding: 'replay',
+    file: new URL('../config/media/turn_left.wav', import.meta.url).pathname,
+    rate: 16000,
+    loop: true,
+    realtime: true,
+    period_ms: 20,
+  });
   const asr = startAsrStream({
     rate: 16000,
     audio$: mic.pcm().pipe(chunkPcm({ rate: 16000 })),
     onEvent: (e) => (e.type === 'asr.state' ? states.asr.push(e) : e.type === 'asr.closed' && mark('asr', 'closed')),
-    connect: timed('asr', async (signal) => linkFromAsrSession(await openSpeechlabAsr({ wsBaseUrl: proxy.wsUrl, apiKey, rate: 16000, languageCode: 'en', signal }))),
+    connect: timed('asr', async (signal) =>
+      linkFromAsrSession(await openSpeechlabAsr({ wsBaseUrl: proxy.wsUrl, apiKey, rate: 16000, languageCode: 'en', signal })),
+    ),
   });
   const vlm = startVlmStream({
     frames$: createCamera({ binding: 'synthetic', width: 640, height: 480, fps: FPS }).frames(),
@@ -101,7 +110,10 @@ await Promise.all([clean.until(allClosed(clean), 'baseline sockets closed'), fau
 function reconnectGaps(records, marks) {
   const gaps = [];
   const parts = { detect: [], policy: [], to_proxy: [], service_upgrade: [] };
-  for (const [kind, client] of [['speechlab', marks.asr], ['vlm', marks.vlm]]) {
+  for (const [kind, client] of [
+    ['speechlab', marks.asr],
+    ['vlm', marks.vlm],
+  ]) {
     const mine = records.filter((r) => r.kind === kind);
     for (let i = 0; i + 1 < mine.length; i++) {
       if (!mine[i].cut) continue;
@@ -131,10 +143,19 @@ const side = (name, proxy) => {
     audio_bytes_dropped_by_ring: ends[name].pump.droppedBytes,
     frames_at_service: s.frames,
     frames_sent: ends[name].frames.sent,
-    frames_dropped: ends[name].frames.replaced + ends[name].frames.droppedDisconnected + ends[name].frames.encodeDropped + ends[name].frames.skippedDisconnected,
+    frames_dropped:
+      ends[name].frames.replaced + ends[name].frames.droppedDisconnected + ends[name].frames.encodeDropped + ends[name].frames.skippedDisconnected,
     sockets: s.sockets,
     state_events: Object.fromEntries(
-      ['asr', 'vlm'].map((k) => [k, { connecting: count(st[k], 'connecting'), streaming: count(st[k], 'streaming'), backingOff: count(st[k], 'backingOff'), failed: count(st[k], 'failed') }]),
+      ['asr', 'vlm'].map((k) => [
+        k,
+        {
+          connecting: count(st[k], 'connecting'),
+          streaming: count(st[k], 'streaming'),
+          backingOff: count(st[k], 'backingOff'),
+          failed: count(st[k], 'failed'),
+        },
+      ]),
     ),
   };
 };
@@ -157,7 +178,9 @@ const result = {
   audio_ratio: ratio(withFaults.audio_bytes_at_service, baseline.audio_bytes_at_service),
   frames_ratio: ratio(withFaults.frames_at_service, baseline.frames_at_service),
   reconnect_ms: { n: gaps.length, p50: percentile(gaps, 50), p99: percentile(gaps, 99), max: gaps.length ? Math.max(...gaps) : null },
-  reconnect_parts_ms: Object.fromEntries(Object.entries(parts).map(([k, xs]) => [k, { p50: percentile(xs, 50), p99: percentile(xs, 99), max: xs.length ? Math.max(...xs) : null }])),
+  reconnect_parts_ms: Object.fromEntries(
+    Object.entries(parts).map(([k, xs]) => [k, { p50: percentile(xs, 50), p99: percentile(xs, 99), max: xs.length ? Math.max(...xs) : null }]),
+  ),
   event_loop_delay_ms: { p99: Math.round(loopDelay.percentile(99) / 1e5) / 10, max: Math.round(loopDelay.max / 1e5) / 10 },
   load_average_1min: { before: loadBefore, after: loadavg()[0], cores: cpus().length },
   targets: TARGETS,
@@ -166,7 +189,8 @@ console.log(JSON.stringify(result, null, 2));
 const missed = [];
 if (!(result.audio_ratio >= TARGETS.audio_ratio)) missed.push(`audio ${result.audio_ratio} < ${TARGETS.audio_ratio}`);
 if (!(result.frames_ratio >= TARGETS.frames_ratio)) missed.push(`frames ${result.frames_ratio} < ${TARGETS.frames_ratio}`);
-if (!(gaps.length > 0 && result.reconnect_ms.p99 <= TARGETS.reconnect_p99_ms)) missed.push(`reconnect p99 ${result.reconnect_ms.p99} ms > ${TARGETS.reconnect_p99_ms} ms`);
+if (!(gaps.length > 0 && result.reconnect_ms.p99 <= TARGETS.reconnect_p99_ms))
+  missed.push(`reconnect p99 ${result.reconnect_ms.p99} ms > ${TARGETS.reconnect_p99_ms} ms`);
 const pct = (r) => (r === null ? 'n/a' : `${(r * 100).toFixed(1)} %`);
 console.log(
   `stream-faults: ${SECONDS} s, sockets cut every ${CUT_MS} ms (${withFaults.sockets.speechlab.cut} ASR + ${withFaults.sockets.vlm.cut} VLM cuts): audio ${pct(result.audio_ratio)} and frames ${pct(result.frames_ratio)} of the fault-free run, reconnect p50 ${result.reconnect_ms.p50} ms p99 ${result.reconnect_ms.p99} ms: ${missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'}`,

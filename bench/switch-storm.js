@@ -58,16 +58,53 @@ async function main() {
   const random = seededRandom(SEED);
   const total = MINUTES * 60_000;
   // Warm-up (the first tenth), then the middle and end samples.
-  const warm = await runSwitchStorm({ port: websim, durationMs: total / 10, minGapMs: 5, maxGapMs: 1000, modes: STORM_MODES, phrases: STORM_PHRASES, random, stopped: () => !!exit });
+  const warm = await runSwitchStorm({
+    port: websim,
+    durationMs: total / 10,
+    minGapMs: 5,
+    maxGapMs: 1000,
+    modes: STORM_MODES,
+    phrases: STORM_PHRASES,
+    random,
+    stopped: () => !!exit,
+  });
   const start = await sample(child.pid, metricsPort, websim);
-  const first = await runSwitchStorm({ port: websim, durationMs: (total * 4) / 10, minGapMs: 5, maxGapMs: 1000, modes: STORM_MODES, phrases: STORM_PHRASES, random, stopped: () => !!exit });
+  const first = await runSwitchStorm({
+    port: websim,
+    durationMs: (total * 4) / 10,
+    minGapMs: 5,
+    maxGapMs: 1000,
+    modes: STORM_MODES,
+    phrases: STORM_PHRASES,
+    random,
+    stopped: () => !!exit,
+  });
   const middle = exit ? undefined : await sample(child.pid, metricsPort, websim);
-  const second = await runSwitchStorm({ port: websim, durationMs: (total * 5) / 10, minGapMs: 5, maxGapMs: 1000, modes: STORM_MODES, phrases: STORM_PHRASES, random, stopped: () => !!exit });
+  const second = await runSwitchStorm({
+    port: websim,
+    durationMs: (total * 5) / 10,
+    minGapMs: 5,
+    maxGapMs: 1000,
+    modes: STORM_MODES,
+    phrases: STORM_PHRASES,
+    random,
+    stopped: () => !!exit,
+  });
   const end = exit ? undefined : await sample(child.pid, metricsPort, websim);
   if (!exit) child.kill('SIGTERM');
   await new Promise((r) => (exit ? r() : child.on('exit', r)));
   const crashed = /Fatal error|Check failed|Segmentation fault|core dumped/.test(stderr) || !(exit.code === 0);
-  const merge = (...rs) => rs.reduce((a, r) => ({ switches: a.switches + r.switches, typed: a.typed + r.typed, changes: a.changes + r.modeChanges, refused: a.refused + r.refused, unexplained: a.unexplained + r.unexplained }), { switches: 0, typed: 0, changes: 0, refused: 0, unexplained: 0 });
+  const merge = (...rs) =>
+    rs.reduce(
+      (a, r) => ({
+        switches: a.switches + r.switches,
+        typed: a.typed + r.typed,
+        changes: a.changes + r.modeChanges,
+        refused: a.refused + r.refused,
+        unexplained: a.unexplained + r.unexplained,
+      }),
+      { switches: 0, typed: 0, changes: 0, refused: 0, unexplained: 0 },
+    );
   const totals = merge(warm, first, second);
   const triggers = {};
   const reasons = {};
@@ -77,7 +114,18 @@ async function main() {
   }
   const heapGrowth = middle && end ? (end.heap_mb - middle.heap_mb) / middle.heap_mb : undefined;
   const rssGrowth = middle && end ? (end.rss_mb - middle.rss_mb) / middle.rss_mb : undefined;
-  const result = { minutes: MINUTES, seed: SEED, exit, crashed, totals, triggers, refusal_reasons: reasons, samples: { start, middle, end }, heap_growth_middle_to_end: heapGrowth, rss_growth_middle_to_end: rssGrowth };
+  const result = {
+    minutes: MINUTES,
+    seed: SEED,
+    exit,
+    crashed,
+    totals,
+    triggers,
+    refusal_reasons: reasons,
+    samples: { start, middle, end },
+    heap_growth_middle_to_end: heapGrowth,
+    rss_growth_middle_to_end: rssGrowth,
+  };
   console.log(JSON.stringify(result, null, 2));
   const missed = [];
   if (crashed) missed.push(`the agent died (${JSON.stringify(exit)})`);
@@ -85,7 +133,13 @@ async function main() {
   if (heapGrowth !== undefined && heapGrowth > 0.1) missed.push(`heap grew ${(heapGrowth * 100).toFixed(1)} % from middle to end`);
   if (rssGrowth !== undefined && rssGrowth > 0.1) missed.push(`RSS grew ${(rssGrowth * 100).toFixed(1)} % from middle to end`);
   if (start && end && end.fds > start.fds + 5) missed.push(`descriptors ${start.fds} -> ${end.fds}`);
-  const summary = `switch storm ${MINUTES} min: ${totals.switches} switches and ${totals.typed} typed lines sent, ${totals.changes} mode changes (${Object.entries(triggers).map(([k, v]) => `${k} ${v}`).join(', ')}), ${totals.refused} refused with a reason; RSS ${middle?.rss_mb}->${end?.rss_mb} MB, heap ${middle?.heap_mb}->${end?.heap_mb} MB, fds ${start?.fds}->${end?.fds}; crashes ${crashed ? 1 : 0}`;
+  const summary = `switch storm ${MINUTES} min: ${totals.switches} switches and ${totals.typed} typed lines sent, ${totals.changes} mode changes (${Object.entries(
+    triggers,
+  )
+    .map(([k, v]) => `${k} ${v}`)
+    .join(
+      ', ',
+    )}), ${totals.refused} refused with a reason; RSS ${middle?.rss_mb}->${end?.rss_mb} MB, heap ${middle?.heap_mb}->${end?.heap_mb} MB, fds ${start?.fds}->${end?.fds}; crashes ${crashed ? 1 : 0}`;
   console.log(missed.length ? `${summary} — MISSED target: ${missed.join('; ')}` : `${summary} — within target`);
 }
 

@@ -48,7 +48,20 @@ const answer = {
   latencyMs: 0,
 };
 const llm = { type: 'instant', ask: async () => answer };
-const deps = { config, modeName: 'bench', mode, inputs, handles: () => handles, llm, toolsForMode, bus, logger, keywords: () => false, skipIdle: true, maxToolRounds: 3 };
+const deps = {
+  config,
+  modeName: 'bench',
+  mode,
+  inputs,
+  handles: () => handles,
+  llm,
+  toolsForMode,
+  bus,
+  logger,
+  keywords: () => false,
+  skipIdle: true,
+  maxToolRounds: 3,
+};
 const signal = new AbortController().signal;
 
 async function measure(fn) {
@@ -62,5 +75,13 @@ const baselineMs = await measure(() => llm.ask({ messages: [], tools: [] }, sign
 const tickMs = await measure(() => runTick(deps, { seq: seq++, slot: seq, dueAt: 0, startedAt: 0, latenessMs: 0, skipped: 0, wake: false }, signal));
 for (const h of handles) await h.stop();
 const overhead = tickMs - baselineMs;
-console.log(JSON.stringify({ ticks: N, inputs: 10, actions: 5, baseline_model_call_ms: +baselineMs.toFixed(4), tick_ms: +tickMs.toFixed(4), overhead_ms: +overhead.toFixed(4) }, null, 2));
-console.log(`tick overhead: ${overhead.toFixed(3)} ms per tick (10 inputs, 5 actions, 3 tool calls, instant model; bare call ${baselineMs.toFixed(4)} ms); target < 0.5 ms`);
+console.log(
+  JSON.stringify(
+    { ticks: N, inputs: 10, actions: 5, baseline_model_call_ms: +baselineMs.toFixed(4), tick_ms: +tickMs.toFixed(4), overhead_ms: +overhead.toFixed(4) },
+    null,
+    2,
+  ),
+);
+console.log(
+  `tick overhead: ${overhead.toFixed(3)} ms per tick (10 inputs, 5 actions, 3 tool calls, instant model; bare call ${baselineMs.toFixed(4)} ms); target < 0.5 ms`,
+);

@@ -67,7 +67,8 @@ try {
     mic.next(Buffer.from(pcm.subarray(k * FRAME_BYTES, (k + 1) * FRAME_BYTES)));
   }
   const deadline = Date.now() + 8000;
-  while ((transcripts.vad.length < PIECES.length || transcripts.all.length < PIECES.length) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  while ((transcripts.vad.length < PIECES.length || transcripts.all.length < PIECES.length) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
 } finally {
   for (const s of Object.values(streams)) s.stop();
   child.disconnect();

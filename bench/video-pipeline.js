@@ -35,7 +35,9 @@ async function measure(start) {
 // Baseline: frames generated at 30 fps and dropped (the cost of the synthetic camera itself).
 const baseline = await measure(() => {
   let frames = 0;
-  const sub = camera().frames().subscribe(() => (frames += 1));
+  const sub = camera()
+    .frames()
+    .subscribe(() => (frames += 1));
   return { stop: () => (sub.unsubscribe(), { frames }) };
 });
 

@@ -7,7 +7,13 @@ import { parseArgs } from 'node:util';
 import { startScriptedUpstream } from '../dist/src/testing/scripted-upstream.js';
 import { median, percentile, startAgent } from './lib/agent.js';
 
-const { values } = parseArgs({ options: { turns: { type: 'string', default: '5' }, 'first-token-ms': { type: 'string', default: '300' }, 'tokens-per-second': { type: 'string', default: '40' } } });
+const { values } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '5' },
+    'first-token-ms': { type: 'string', default: '300' },
+    'tokens-per-second': { type: 'string', default: '40' },
+  },
+});
 const TURNS = Number(values.turns);
 const QUESTION = 'what is your name';
 // A three-sentence answer of 54 words (67 tokens of 4 characters with its JSON), shaped as chat models answer: a short first
@@ -24,7 +30,11 @@ const wav = join(dir, 'question.wav');
 execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', raw, QUESTION]);
 execFileSync('sox', [raw, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'pad', '1', '16']);
 
-const upstream = await startScriptedUpstream({ sentence: ANSWER, firstTokenMs: Number(values['first-token-ms']), tokensPerSecond: Number(values['tokens-per-second']) });
+const upstream = await startScriptedUpstream({
+  sentence: ANSWER,
+  firstTokenMs: Number(values['first-token-ms']),
+  tokensPerSecond: Number(values['tokens-per-second']),
+});
 
 function configFor(name, stream) {
   const file = join(dir, `${name}.json5`);
@@ -46,9 +56,16 @@ function configFor(name, stream) {
           description: 'answers questions',
           system_prompt_base: 'You are Pip, a robot. Answer what you hear.',
           hertz: 1,
-          agent_inputs: [{ type: 'SpeechlabASRInput', config: { descriptor: 'Voice', language: 'en', microphone: { binding: 'replay', file: wav, loop: true } } }],
+          agent_inputs: [
+            { type: 'SpeechlabASRInput', config: { descriptor: 'Voice', language: 'en', microphone: { binding: 'replay', file: wav, loop: true } } },
+          ],
           agent_actions: [
-            { name: 'speak', llm_label: 'speak', connector: 'speechlab_tts', config: { response_format: 'pcm_22050', speaker: { binding: 'file', dir: join(dir, `${name}-speech`), realtime: true } } },
+            {
+              name: 'speak',
+              llm_label: 'speak',
+              connector: 'speechlab_tts',
+              config: { response_format: 'pcm_22050', speaker: { binding: 'file', dir: join(dir, `${name}-speech`), realtime: true } },
+            },
           ],
         },
       },

@@ -93,7 +93,13 @@ export function createCamera(config: CameraConfig, ctx: CameraContext = {}): Cam
         ...base,
         frames: () => {
           const seq = { next: 0 };
-          return withRestarts('camera', () => captureOnce(parsed, seq), { initialMs: parsed.restart_initial_ms, maxMs: parsed.restart_max_ms }, failures, ctx.logger);
+          return withRestarts(
+            'camera',
+            () => captureOnce(parsed, seq),
+            { initialMs: parsed.restart_initial_ms, maxMs: parsed.restart_max_ms },
+            failures,
+            ctx.logger,
+          );
         },
       };
     case 'file':

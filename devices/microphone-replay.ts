@@ -32,7 +32,7 @@ export function replayPcm(
 ): Observable<Buffer> {
   const scheduler = options.scheduler ?? asyncScheduler;
   const bytesPerMs = (options.rate * 2) / 1000;
-  const chunk = Math.max(2, Math.floor(bytesPerMs * options.periodMs / 2) * 2);
+  const chunk = Math.max(2, Math.floor((bytesPerMs * options.periodMs) / 2) * 2);
   return new Observable<Buffer>((subscriber) => {
     if (pcm.length === 0) {
       subscriber.error(new DeviceError('microphone', 'replay file holds no audio', { code: 'wav_invalid' }));
@@ -91,10 +91,16 @@ export function createReplayMicrophone(config: ReplayMicrophoneConfig, scheduler
           (loaded) => {
             if (closed) return;
             if (loaded.rate !== config.rate) {
-              subscriber.error(new DeviceError('microphone', `${config.file} is ${loaded.rate} Hz but the microphone is configured for ${config.rate} Hz`, { code: 'wav_invalid' }));
+              subscriber.error(
+                new DeviceError('microphone', `${config.file} is ${loaded.rate} Hz but the microphone is configured for ${config.rate} Hz`, {
+                  code: 'wav_invalid',
+                }),
+              );
               return;
             }
-            inner = replayPcm(loaded.pcm, { rate: loaded.rate, loop: config.loop, realtime: config.realtime, periodMs: config.period_ms, scheduler }).subscribe(subscriber);
+            inner = replayPcm(loaded.pcm, { rate: loaded.rate, loop: config.loop, realtime: config.realtime, periodMs: config.period_ms, scheduler }).subscribe(
+              subscriber,
+            );
           },
           (err: unknown) => subscriber.error(err),
         );

@@ -57,12 +57,18 @@ export function playerCommand(player: PlayerName, clip: AudioClip, device?: stri
   switch (player) {
     case 'aplay':
       if (clip.format === 'mp3') throw new DeviceError('speaker', 'aplay cannot play MP3; install ffplay or use WAV/PCM', { code: 'speaker_format' });
-      return { cmd: 'aplay', args: [...(device ? ['-D', device] : []), '-q', ...(clip.format === 'pcm' ? ['-t', 'raw', '-f', 'S16_LE', '-c', '1', '-r', rate] : []), '-'] };
+      return {
+        cmd: 'aplay',
+        args: [...(device ? ['-D', device] : []), '-q', ...(clip.format === 'pcm' ? ['-t', 'raw', '-f', 'S16_LE', '-c', '1', '-r', rate] : []), '-'],
+      };
     case 'paplay':
       if (clip.format === 'mp3') throw new DeviceError('speaker', 'paplay cannot play MP3; install ffplay or use WAV/PCM', { code: 'speaker_format' });
       return { cmd: 'paplay', args: clip.format === 'pcm' ? ['--raw', '--format=s16le', '--channels=1', `--rate=${rate}`] : [] };
     case 'ffplay':
-      return { cmd: 'ffplay', args: ['-nodisp', '-autoexit', '-loglevel', 'error', ...(clip.format === 'pcm' ? ['-f', 's16le', '-ar', rate, '-ac', '1'] : []), '-i', 'pipe:0'] };
+      return {
+        cmd: 'ffplay',
+        args: ['-nodisp', '-autoexit', '-loglevel', 'error', ...(clip.format === 'pcm' ? ['-f', 's16le', '-ar', rate, '-ac', '1'] : []), '-i', 'pipe:0'],
+      };
   }
 }
 
@@ -151,8 +157,7 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
         // Interrupted while the file was written: it does not "play" on.
         if (myGeneration !== generation || signal?.aborted) return { completed: false, durationMs };
       }
-      const completed =
-        parsed.binding === 'player' ? await runPlayer(clip, onInterrupt) : parsed.realtime ? await waitDuration(durationMs, onInterrupt) : true;
+      const completed = parsed.binding === 'player' ? await runPlayer(clip, onInterrupt) : parsed.realtime ? await waitDuration(durationMs, onInterrupt) : true;
       return { completed, durationMs };
     } finally {
       interruptCurrent = undefined;

@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.." || exit 1
 bash scripts/setup.sh --no-run --tests || { echo "0 passed, 1 failed"; exit 1; }
 
 mkdir -p test-output
+# Lint and format (Biome, biome.json): a finding is one failed check in the summary below.
+lint_failed=0
+npx biome ci --reporter=summary . || lint_failed=1
+
 log=test-output/tap.log
 npx tap --reporter=tap "$@" 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}
@@ -18,6 +22,11 @@ skip=$(printf '%s' "$summary" | sed -nE 's/.*skip: ([0-9]+).*/\1/p')
 pass=${pass:-0}
 fail=${fail:-0}
 if [ -z "$summary" ] && [ "$code" -ne 0 ]; then fail=1; fi
+if [ "$lint_failed" = 1 ]; then
+  echo "biome ci found problems (npm run lint shows them; npm run format fixes the formatting)"
+  fail=$((fail + 1))
+  [ "$code" -eq 0 ] && code=1
+fi
 if [ -n "$skip" ]; then
   echo "$pass passed, $fail failed, $skip skipped"
 else

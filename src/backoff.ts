@@ -157,7 +157,13 @@ export function planReconnect(state: ReconnectState, now: number, options: Recon
   const backoffMs = backoffDelay(state.attempt, options.backoff, random);
   const breakerOpen = state.breakerTrips > 0 || quickFailures >= options.breakerThreshold;
   if (!breakerOpen) {
-    return { state: { attempt, quickFailures, breakerTrips: 0, openedAt: undefined, healthy: false }, kind: 'backoff', delayMs: backoffMs, attempt, quickFailure };
+    return {
+      state: { attempt, quickFailures, breakerTrips: 0, openedAt: undefined, healthy: false },
+      kind: 'backoff',
+      delayMs: backoffMs,
+      attempt,
+      quickFailure,
+    };
   }
   const breakerTrips = state.breakerTrips + 1;
   const jitter = options.backoff.jitter !== undefined ? { jitter: options.backoff.jitter } : {};

@@ -73,7 +73,12 @@ export class Metrics {
       labelNames: ['socket', 'state'],
       registers,
     });
-    this.socketReconnects = new Counter({ name: 'cortexd_socket_reconnects_total', help: 'Reconnections of a stream socket that came back (a streaming after the first)', labelNames: ['socket'], registers });
+    this.socketReconnects = new Counter({
+      name: 'cortexd_socket_reconnects_total',
+      help: 'Reconnections of a stream socket that came back (a streaming after the first)',
+      labelNames: ['socket'],
+      registers,
+    });
     this.framesDropped = new Counter({
       name: 'cortexd_frames_dropped_total',
       help: 'Video frames dropped: replaced by a newer one (latest-frame-wins), skipped by the encoder, or seen while no socket was open',
@@ -89,9 +94,24 @@ export class Metrics {
     this.actionQueueLength = new Gauge({ name: 'cortexd_action_queue_length', help: 'Commands waiting in an action queue', labelNames: ['action'], registers });
     this.cuSpent = new Counter({ name: 'cortexd_cu_spent_total', help: 'Compute units spent on the hosted service', labelNames: ['service'], registers });
     this.estopLatched = new Gauge({ name: 'cortexd_safety_estop_latched', help: '1 while the emergency stop is latched', registers });
-    this.estops = new Counter({ name: 'cortexd_safety_estops_total', help: 'Emergency stops latched, by source (serial, socket, websim, fleet)', labelNames: ['source'], registers });
-    this.safetyStops = new Counter({ name: 'cortexd_safety_stops_total', help: 'Stop commands the safety governor sent, by cause (estop, deadman, model_stall, service, geofence, max_continuous, stopping)', labelNames: ['cause'], registers });
-    this.motionRefused = new Counter({ name: 'cortexd_safety_refused_total', help: 'Motion commands the safety governor refused, by cause', labelNames: ['cause'], registers });
+    this.estops = new Counter({
+      name: 'cortexd_safety_estops_total',
+      help: 'Emergency stops latched, by source (serial, socket, websim, fleet)',
+      labelNames: ['source'],
+      registers,
+    });
+    this.safetyStops = new Counter({
+      name: 'cortexd_safety_stops_total',
+      help: 'Stop commands the safety governor sent, by cause (estop, deadman, model_stall, service, geofence, max_continuous, stopping)',
+      labelNames: ['cause'],
+      registers,
+    });
+    this.motionRefused = new Counter({
+      name: 'cortexd_safety_refused_total',
+      help: 'Motion commands the safety governor refused, by cause',
+      labelNames: ['cause'],
+      registers,
+    });
     this.turnLatency = new Histogram({
       name: 'cortexd_turn_latency_seconds',
       help: 'Time from the start of a voice turn (end of speech, else the final transcript, else the model request) to each of its stages',

@@ -28,10 +28,7 @@ const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
   [/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"'<>]+(?::[^\s/@"'<>]*)?@/gi, `$1${REPLACEMENT}@`],
   // name=value pairs (query strings, environment assignments) whose name is secret-like.
   // A placeholder such as `api_key=<API_KEY>` in a server's help text is left readable.
-  [
-    /(?<![\w.-])([A-Za-z_][\w.-]*=)[^&\s"'#<][^&\s"'#]*/g,
-    (whole, name) => (isSecretField(name!.slice(0, -1)) ? `${name}${REPLACEMENT}` : whole),
-  ],
+  [/(?<![\w.-])([A-Za-z_][\w.-]*=)[^&\s"'#<][^&\s"'#]*/g, (whole, name) => (isSecretField(name!.slice(0, -1)) ? `${name}${REPLACEMENT}` : whole)],
   // Command-line flags: --password=x, --password x, -token "x y" (flags whose name is secret-like);
   // a placeholder such as `--jwt <token>` in help text is left readable.
   [
@@ -39,10 +36,7 @@ const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
     (whole, dashes, name, sep) => (isSecretField(name!) ? `${dashes}${name}${sep}${REPLACEMENT}` : whole),
   ],
   // JSON text: "password": "x", "client_secret":"x".
-  [
-    /"([A-Za-z0-9_.-]+)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g,
-    (whole, name, colon) => (isSecretField(name!) ? `"${name}"${colon}"${REPLACEMENT}"` : whole),
-  ],
+  [/"([A-Za-z0-9_.-]+)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g, (whole, name, colon) => (isSecretField(name!) ? `"${name}"${colon}"${REPLACEMENT}"` : whole)],
   // Authorization headers and bearer tokens in text.
   [/\b(Bearer\s+)[A-Za-z0-9_\-.~+/=]+/gi, `$1${REPLACEMENT}`],
   // Common vendor key shapes that may come from upstream providers (sk-..., long hex secrets after "key").

@@ -42,7 +42,10 @@ export interface Command {
 }
 
 /** What the safety governor (actors/safety/governor.ts) answers a motion action, or tells it to do. */
-export type SafetyReply = { type: 'safety.granted'; id: number } | { type: 'safety.refused'; id: number; reason: string } | { type: 'safety.halt'; reason: string };
+export type SafetyReply =
+  | { type: 'safety.granted'; id: number }
+  | { type: 'safety.refused'; id: number; reason: string }
+  | { type: 'safety.halt'; reason: string };
 
 export type ActionEvent = { type: 'action.command'; command: Command } | { type: 'action.interrupt' } | { type: 'action.cancel'; id: number } | SafetyReply;
 
@@ -124,7 +127,13 @@ function jobOf(command: Command): { mark?: (mark: CommandMark, at: number) => vo
  * Reports a command's new state on the bus (and in the log when it failed) and settles its run()
  * caller. `queue` is the number of commands waiting after this change (default: the context's).
  */
-function report(ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command[] }, command: Command, state: ActionState, error?: string, queue?: number): void {
+function report(
+  ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command[] },
+  command: Command,
+  state: ActionState,
+  error?: string,
+  queue?: number,
+): void {
   const { entry, deps } = ctx;
   deps.bus.emit({
     type: 'action',
@@ -214,14 +223,24 @@ export const actionMachine = setup({
         enqueue.raise({ type: 'safety.refused', id: current.id, reason: 'no safety governor is running, so motion is refused' });
         return;
       }
-      enqueue.sendTo(governor, { type: 'safety.request', id: current.id, mode: context.deps.mode, label: context.entry.llm_label, value: current.value, origin: current.origin, replyTo: self });
+      enqueue.sendTo(governor, {
+        type: 'safety.request',
+        id: current.id,
+        mode: context.deps.mode,
+        label: context.entry.llm_label,
+        value: current.value,
+        origin: current.origin,
+        replyTo: self,
+      });
     }),
     reportRunning: ({ context }) => context.current && report(context, context.current, 'running'),
     reportDone: ({ context }) => context.current && report(context, context.current, 'done'),
     reportFailed: ({ context, event }) => context.current && report(context, context.current, 'failed', describeError((event as { error?: unknown }).error)),
-    reportRefused: ({ context, event }) => context.current && report(context, context.current, 'failed', `refused by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
+    reportRefused: ({ context, event }) =>
+      context.current && report(context, context.current, 'failed', `refused by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
     reportInterrupted: ({ context }) => context.current && report(context, context.current, 'interrupted', 'interrupted'),
-    reportHalted: ({ context, event }) => context.current && report(context, context.current, 'interrupted', `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
+    reportHalted: ({ context, event }) =>
+      context.current && report(context, context.current, 'interrupted', `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
     clearCurrent: assign({ current: undefined }),
     dropAll: assign(({ context }) => {
       for (const c of context.pending) report(context, c, 'dropped', 'queue dropped by an interrupt', 0);

@@ -73,10 +73,12 @@ export function createInteractionLog(stateDir: string, configName: string, optio
   return {
     path,
     append(record) {
-      const next = chain.then(() => write(record)).catch((err: unknown) => {
-        size = undefined; // re-read the size next time: the file may have been moved away
-        options.logger?.warn(`cannot save interaction to ${path}: ${describeError(err)}`);
-      });
+      const next = chain
+        .then(() => write(record))
+        .catch((err: unknown) => {
+          size = undefined; // re-read the size next time: the file may have been moved away
+          options.logger?.warn(`cannot save interaction to ${path}: ${describeError(err)}`);
+        });
       chain = next;
       return next;
     },

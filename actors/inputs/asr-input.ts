@@ -217,7 +217,13 @@ export const createSpeechlabAsrInput: InputFactory = (raw, ctx) => {
   const microphone = createMicrophone(config.microphone, { logger: ctx.logger });
   const connect: LinkConnector = async (signal) =>
     linkFromAsrSession(
-      await cloud.openSpeechlabAsr({ rate: microphone.rate as 16000, languageCode: config.language, v1: config.v1, signal, connectTimeoutMs: config.connect_timeout_ms }),
+      await cloud.openSpeechlabAsr({
+        rate: microphone.rate as 16000,
+        languageCode: config.language,
+        v1: config.v1,
+        signal,
+        connectTimeoutMs: config.connect_timeout_ms,
+      }),
     );
   const speaker = speakerOf(ctx);
   return new AsrInput('SpeechlabASRInput', config, { connect, microphone, ctx, ...(speaker ? { speaker } : {}) });
@@ -229,7 +235,9 @@ export const createSpeechbAsrInput: InputFactory = (raw, ctx) => {
   const cloud = needCloud('SpeechbASRInput', ctx);
   const microphone = createMicrophone(config.microphone, { logger: ctx.logger });
   const connect: LinkConnector = async (signal) =>
-    linkFromAsrSession(await cloud.openSpeechbAsr({ rate: microphone.rate, languageCode: config.language, signal, connectTimeoutMs: config.connect_timeout_ms }));
+    linkFromAsrSession(
+      await cloud.openSpeechbAsr({ rate: microphone.rate, languageCode: config.language, signal, connectTimeoutMs: config.connect_timeout_ms }),
+    );
   const speaker = speakerOf(ctx);
   return new AsrInput('SpeechbASRInput', config, { connect, microphone, ctx, ...(speaker ? { speaker } : {}) });
 };

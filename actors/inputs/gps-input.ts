@@ -70,7 +70,7 @@ export function foldGps(state: GpsState, s: NmeaSentence): GpsState {
 export function describeGps(s: GpsState): string {
   const sats = s.satellites !== undefined ? `${s.satellites} satellites` : undefined;
   if (!s.fix) return `no fix${sats ? ` (${sats})` : ''}`;
-  const how = [s.quality !== undefined ? QUALITY[s.quality] ?? `quality ${s.quality}` : undefined, sats].filter(Boolean).join(', ');
+  const how = [s.quality !== undefined ? (QUALITY[s.quality] ?? `quality ${s.quality}`) : undefined, sats].filter(Boolean).join(', ');
   const parts = [`fix${how ? ` (${how})` : ''}`];
   if (s.lat !== undefined && s.lon !== undefined) parts.push(`position ${s.lat.toFixed(6)}, ${s.lon.toFixed(6)}`);
   if (s.altitudeM !== undefined) parts.push(`altitude ${s.altitudeM} m`);

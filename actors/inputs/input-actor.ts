@@ -49,9 +49,7 @@ type Ev =
   | { type: 'input.context'; values: Record<string, unknown> };
 
 /** Events the input actor sends its parent (the mode actor). */
-export type InputParentEvent =
-  | { type: 'input.message'; id: string; final: boolean }
-  | { type: 'context.update'; values: Record<string, unknown> };
+export type InputParentEvent = { type: 'input.message'; id: string; final: boolean } | { type: 'context.update'; values: Record<string, unknown> };
 
 /** An error that retrying cannot cure (a refused key, a policy close): marked `fatal: true` by whoever throws it. */
 function isFatal(err: unknown): boolean {
@@ -201,7 +199,14 @@ export const inputMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { message } = event;
             const slot = context.slot!;
-            context.bus.emit({ type: 'input', at: message.timestamp, mode: context.mode, input: context.type, text: message.text, final: Boolean(message.final) });
+            context.bus.emit({
+              type: 'input',
+              at: message.timestamp,
+              mode: context.mode,
+              input: context.type,
+              text: message.text,
+              final: Boolean(message.final),
+            });
             if (message.final) {
               slot.finals.push(message.text);
               if (slot.finals.length > MAX_FINALS) slot.finals.shift();
@@ -218,15 +223,18 @@ export const inputMachine = setup({
             actions: { type: 'report', params: ({ context, event }) => ({ message: `input ${context.type} stopped: ${event.error}` }) },
           },
           {
-          target: 'restarting',
-          actions: [
-            assign(({ context, event }) => {
-              const r = context.restart ?? DEFAULT_RESTART;
-              const attempt = context.attempt + 1;
-              return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
-            }),
-            { type: 'report', params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; restarting in ${context.nextDelayMs} ms` }) },
-          ],
+            target: 'restarting',
+            actions: [
+              assign(({ context, event }) => {
+                const r = context.restart ?? DEFAULT_RESTART;
+                const attempt = context.attempt + 1;
+                return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
+              }),
+              {
+                type: 'report',
+                params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; restarting in ${context.nextDelayMs} ms` }),
+              },
+            ],
           },
         ],
         'input.ended': {

@@ -109,7 +109,11 @@ export class MqttInput extends BufferedInput<MqttRaw> {
       });
       client.on('message', (topic, payload) => sub.next({ topic, payload, at: Date.now() }));
       client.on('close', () => {
-        const f = describeConnectError(failure ?? new Error(connected ? 'the broker closed the connection' : 'connection closed'), this.broker.url, this.broker.username);
+        const f = describeConnectError(
+          failure ?? new Error(connected ? 'the broker closed the connection' : 'connection closed'),
+          this.broker.url,
+          this.broker.username,
+        );
         sub.error(new MqttInputError(f.message, f.fatal));
       });
       return () => {

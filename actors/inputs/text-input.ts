@@ -110,9 +110,7 @@ export class TextInput extends BufferedInput<string> {
     const o = this.text;
     const lines =
       o.source === 'stdin'
-        ? linesOf(process.stdin).pipe(
-            tap({ complete: () => this.logger?.warn('typed input ended (stdin closed); text from WebSim still reaches the agent') }),
-          )
+        ? linesOf(process.stdin).pipe(tap({ complete: () => this.logger?.warn('typed input ended (stdin closed); text from WebSim still reaches the agent') }))
         : o.source === 'fifo'
           ? fifoLines(o.path!)
           : socketLines(o.path!);

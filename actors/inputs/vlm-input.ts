@@ -96,8 +96,7 @@ export class VlmInput extends BufferedInput<VisionRaw> {
         this.published = key;
         this.deps.ctx?.publishContext?.(values);
       }
-    }
-    else if (e.type === 'vlm.error') this.logger?.warn({ input: this.type, message: e.message }, 'vision error');
+    } else if (e.type === 'vlm.error') this.logger?.warn({ input: this.type, message: e.message }, 'vision error');
     else if (e.type === 'vlm.state') {
       const health = healthOf(String(e.state));
       if (health) this.unavailable(health);

@@ -159,7 +159,11 @@ export function runCommand(input: HandlerInput, signal: AbortSignal): Promise<vo
         return resolve();
       }
       logger.warn(out, `hook command "${program}" failed`);
-      reject(new HookError(`command "${program}" exited with ${code === null ? `signal ${sig}` : `code ${code}`}${stderr.trim() ? `: ${tail(stderr.trim()).slice(-200)}` : ''}`));
+      reject(
+        new HookError(
+          `command "${program}" exited with ${code === null ? `signal ${sig}` : `code ${code}`}${stderr.trim() ? `: ${tail(stderr.trim()).slice(-200)}` : ''}`,
+        ),
+      );
     });
   });
 }

@@ -13,7 +13,10 @@ import type { HandlerInput, HookEnv, HookFailure, HookRun, HookVars } from './ty
  */
 export function orderHooks(global: readonly HookConfig[], own: readonly HookConfig[], type: HookConfig['hook_type']): HookConfig[] {
   const all = [...global, ...own].filter((h) => h.hook_type === type);
-  return all.map((hook, i) => ({ hook, i })).sort((a, b) => b.hook.priority - a.hook.priority || a.i - b.i).map((x) => x.hook);
+  return all
+    .map((hook, i) => ({ hook, i }))
+    .sort((a, b) => b.hook.priority - a.hook.priority || a.i - b.i)
+    .map((x) => x.hook);
 }
 
 /** Short description of a hook for logs and failure reasons. */
@@ -68,7 +71,12 @@ export const hookMachine = setup({
   initial: 'running',
   states: {
     running: {
-      after: { hookTimeout: { target: 'done', actions: { type: 'fail', params: ({ context }) => ({ error: new HookError(`timed out after ${context.hook.timeout_seconds} s`) }) } } },
+      after: {
+        hookTimeout: {
+          target: 'done',
+          actions: { type: 'fail', params: ({ context }) => ({ error: new HookError(`timed out after ${context.hook.timeout_seconds} s`) }) },
+        },
+      },
       initial: 'pick',
       states: {
         pick: {
@@ -196,15 +204,16 @@ export const hookSequence = setup({
   initial: 'next',
   states: {
     next: {
-      always: [
-        { guard: 'finished', target: 'finished' },
-        { guard: 'nextIsAsync', target: 'handingOver' },
-        { target: 'running' },
-      ],
+      always: [{ guard: 'finished', target: 'finished' }, { guard: 'nextIsAsync', target: 'handingOver' }, { target: 'running' }],
     },
     handingOver: {
       entry: sendParent(
-        ({ context, self }) => ({ type: 'hook.async', input: { hook: context.hooks[context.index]!, vars: context.vars, env: context.env }, replyTo: self }) satisfies HookAsyncEvent,
+        ({ context, self }) =>
+          ({
+            type: 'hook.async',
+            input: { hook: context.hooks[context.index]!, vars: context.vars, env: context.env },
+            replyTo: self,
+          }) satisfies HookAsyncEvent,
       ),
       on: { 'hook.async.started': { target: 'next', actions: assign({ index: ({ context }) => context.index + 1 }) } },
     },

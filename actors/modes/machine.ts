@@ -5,7 +5,16 @@ import { log } from '../../src/log.js';
 import { configDir } from '../../src/paths.js';
 import { join } from 'node:path';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../../src/modes/memory.js';
-import { compileRules, coolingDown, appliesIn, decideManual, ruleTimers, selectContextRule, selectInputRule, selectTimeoutRule } from '../../src/modes/rules.js';
+import {
+  compileRules,
+  coolingDown,
+  appliesIn,
+  decideManual,
+  ruleTimers,
+  selectContextRule,
+  selectInputRule,
+  selectTimeoutRule,
+} from '../../src/modes/rules.js';
 import { commit, initialContext, memoryOf, restoreInput, takeManual, takeRule, type ModeContext, type ModeMachineInput } from './context.js';
 import { hookActorId, hookMachine, hookSequence, logAsyncOutput, orderHooks, type HookAsyncEvent, type HookOutput, type HookRunOutput } from './hooks.js';
 import { realClock, type HookEnv, type HookRun, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
@@ -44,9 +53,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
   const logger = deps.logger ?? log();
   const configName = deps.configName ?? config.name;
   const memory: ModeMemoryStore | undefined =
-    deps.memory === false || !config.mode_memory_enabled
-      ? undefined
-      : (deps.memory ?? fileModeMemory(modeMemoryPath(configName), (m) => logger.warn(m)));
+    deps.memory === false || !config.mode_memory_enabled ? undefined : (deps.memory ?? fileModeMemory(modeMemoryPath(configName), (m) => logger.warn(m)));
   const env: HookEnv = { config, clock, logger, speak: deps.speak, dispatchAction: deps.dispatchAction, hooksDir: deps.hooksDir ?? join(configDir(), 'hooks') };
   const rules = compileRules(config);
   const modeNames = Object.keys(config.modes);
@@ -105,7 +112,10 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
         const next = { ...context, ...commit(context, pending, now()) };
         enqueue.assign(commit(context, pending, now()));
         enqueue.emit({ type: 'mode.changed', ...next.lastTransition! });
-        logger.info({ mode: pending.to, from: pending.from, to: pending.to, rule: pending.rule_index }, `mode ${pending.from} -> ${pending.to} (${pending.reason})`);
+        logger.info(
+          { mode: pending.to, from: pending.from, to: pending.to, rule: pending.rule_index },
+          `mode ${pending.from} -> ${pending.to} (${pending.reason})`,
+        );
         memory?.save(memoryOf(configName, next));
       }),
       rollback: enqueueActions(({ context, event, enqueue }) => {
@@ -115,7 +125,10 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
         enqueue.emit({ type: 'mode.aborted', from: context.previous!, to: context.mode, reason });
         enqueue.assign({ ...commit(context, back, now()), rollingBack: true });
         enqueue.emit({ type: 'mode.changed', ...next.lastTransition! });
-        logger.warn({ mode: context.previous, from: context.mode, to: context.previous }, `switch to ${context.mode} aborted, back to ${context.previous}: ${reason}`);
+        logger.warn(
+          { mode: context.previous, from: context.mode, to: context.previous },
+          `switch to ${context.mode} aborted, back to ${context.previous}: ${reason}`,
+        );
         memory?.save(memoryOf(configName, next));
       }),
       entered: enqueueActions(({ context, enqueue }) => {
@@ -163,14 +176,17 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
       starting: ({ context }) => context.starting,
       canRollback: ({ context }) => !context.rollingBack && context.previous !== null && Object.hasOwn(config.modes, context.previous),
       inputRule: ({ context, event }) =>
-        event.type === 'input.text' && typeof event.text === 'string' && selectInputRule(rules, context.mode, event.text, context.lastFired, now()) !== undefined,
+        event.type === 'input.text' &&
+        typeof event.text === 'string' &&
+        selectInputRule(rules, context.mode, event.text, context.lastFired, now()) !== undefined,
       contextRuleAfterUpdate: ({ context, event }) =>
         selectContextRule(rules, context.mode, updateValues(context.values, event), context.lastFired, now()) !== undefined,
       dirtyContextRule: ({ context }) => context.contextDirty && selectContextRule(rules, context.mode, context.values, context.lastFired, now()) !== undefined,
       dirty: ({ context }) => context.contextDirty,
       manualAllowed: ({ context, event }) => decideManual(config, rules, context.mode, (event as { mode: string }).mode, context.lastFired, now()).ok,
       timeoutRule: ({ context }) => selectTimeoutRule(rules, context.mode, context.lastFired, now()) !== undefined,
-      ruleTimerReady: ({ context }, p: { index: number }) => appliesIn(rules[p.index]!, context.mode) && !coolingDown(rules[p.index]!, context.lastFired, now()),
+      ruleTimerReady: ({ context }, p: { index: number }) =>
+        appliesIn(rules[p.index]!, context.mode) && !coolingDown(rules[p.index]!, context.lastFired, now()),
       isMode: ({ context }, p: { mode: string }) => context.mode === p.mode,
       hookOutput: ({ event }) => (event as unknown as { output?: HookOutput }).output?.kind === 'hook.output',
     },
@@ -193,7 +209,11 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
       const ms = rule.timeoutMs!;
       delays[key] ??= ({ context }) => Math.max(0, ms - (now() - Math.max(context.enteredAt, context.ruleTimerBase[rule.index] ?? -Infinity)));
       after[key] = [
-        { guard: { type: 'ruleTimerReady', params: { index: rule.index } }, target: exiting, actions: { type: 'takeRuleTimer', params: { index: rule.index } } },
+        {
+          guard: { type: 'ruleTimerReady', params: { index: rule.index } },
+          target: exiting,
+          actions: { type: 'takeRuleTimer', params: { index: rule.index } },
+        },
         { target: 'active', reenter: true, actions: { type: 'restartRuleTimer', params: { index: rule.index } } },
       ];
     }
@@ -279,7 +299,8 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
               invoke: {
                 id: 'hooks:on_exit',
                 src: 'hookSequence',
-                input: ({ context }: { context: ModeContext }) => runInput('on_exit', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
+                input: ({ context }: { context: ModeContext }) =>
+                  runInput('on_exit', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
                 onDone: { target: 'down', actions: 'emitFailures' },
               },
             },
@@ -287,7 +308,8 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
               invoke: {
                 id: 'hooks:on_shutdown',
                 src: 'hookSequence',
-                input: ({ context }: { context: ModeContext }) => runInput('on_shutdown', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
+                input: ({ context }: { context: ModeContext }) =>
+                  runInput('on_shutdown', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
                 onDone: { target: '#modes.stopped', actions: 'emitFailures' },
               },
             },
@@ -308,33 +330,38 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
     };
   });
 
-  return m.createMachine({
-    id: 'modes',
-    initial: 'starting',
-    context: ({ input }: { input: ModeMachineInput }) => initialContext(config, input, now()),
-    output: ({ context }: { context: ModeContext }) => ({ ok: context.failure === null, reason: context.failure, mode: context.mode }),
-    on: {
-      'mode.switch': { actions: 'refuseBusy' },
-      'context.update': { actions: ['assignValues', 'markDirty'] },
-      'hook.ran': { actions: 'emitHookRun' },
-      'hook.async': { actions: 'spawnAsyncHook' },
-      'xstate.done.actor.*': { guard: 'hookOutput', actions: 'endAsyncHook' },
-    },
-    states: {
-      starting: {
-        tags: ['starting'],
-        entry: { type: 'emitWarnings', params: ({ event }: { event: unknown }) => ({ warnings: (event as { input?: ModeMachineInput }).input?.warnings ?? [] }) },
-        always: modeNames.map((mode, i) => ({ guard: { type: 'isMode', params: { mode } }, target: `#modes-${i}-startup` })),
+  return m
+    .createMachine({
+      id: 'modes',
+      initial: 'starting',
+      context: ({ input }: { input: ModeMachineInput }) => initialContext(config, input, now()),
+      output: ({ context }: { context: ModeContext }) => ({ ok: context.failure === null, reason: context.failure, mode: context.mode }),
+      on: {
+        'mode.switch': { actions: 'refuseBusy' },
+        'context.update': { actions: ['assignValues', 'markDirty'] },
+        'hook.ran': { actions: 'emitHookRun' },
+        'hook.async': { actions: 'spawnAsyncHook' },
+        'xstate.done.actor.*': { guard: 'hookOutput', actions: 'endAsyncHook' },
       },
-      route: {
-        always: modeNames.map((mode) => ({ guard: { type: 'isMode', params: { mode } }, target: mode })),
+      states: {
+        starting: {
+          tags: ['starting'],
+          entry: {
+            type: 'emitWarnings',
+            params: ({ event }: { event: unknown }) => ({ warnings: (event as { input?: ModeMachineInput }).input?.warnings ?? [] }),
+          },
+          always: modeNames.map((mode, i) => ({ guard: { type: 'isMode', params: { mode } }, target: `#modes-${i}-startup` })),
+        },
+        route: {
+          always: modeNames.map((mode) => ({ guard: { type: 'isMode', params: { mode } }, target: mode })),
+        },
+        ...(modeStates as object),
+        stopped: { type: 'final' },
+        failed: { type: 'final' },
       },
-      ...(modeStates as object),
-      stopped: { type: 'final' },
-      failed: { type: 'final' },
-    },
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  } as any).provide({ delays: delays as any });
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    } as any)
+    .provide({ delays: delays as any });
 }
 
 export type ModeMachine = ReturnType<typeof createModeMachine>;

@@ -76,7 +76,8 @@ interface GovernorContext extends Omit<GovernorInput, 'latch' | 'mode' | 'socket
 }
 
 /** Events of the bus the governor follows (a callback child subscribes; its own `safety` events are not among them). */
-const followed = (e: AgentEvent) => e.type === 'prompt' || e.type.startsWith('model.') || e.type === 'stream' || e.type === 'mode.changed' || e.type === 'agent.started';
+const followed = (e: AgentEvent) =>
+  e.type === 'prompt' || e.type.startsWith('model.') || e.type === 'stream' || e.type === 'mode.changed' || e.type === 'agent.started';
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 const pol = (c: GovernorContext, mode?: string): ModePolicy => policyOf(c.policy, mode ?? c.motion?.mode ?? c.mode);
@@ -170,7 +171,10 @@ export const governorMachine = setup({
       if (!d.ok) {
         enqueue.sendTo(event.replyTo, { type: 'safety.refused', id: event.id, reason: d.reason });
         enqueue(() => {
-          c.logger.info({ safety: 'refused', cause: d.cause, mode: event.mode, action: event.label }, `safety: ${event.label} "${d.value}" refused: ${d.reason}`);
+          c.logger.info(
+            { safety: 'refused', cause: d.cause, mode: event.mode, action: event.label },
+            `safety: ${event.label} "${d.value}" refused: ${d.reason}`,
+          );
           announce(c, { kind: 'refused', cause: d.cause, reason: d.reason, mode: event.mode, label: event.label, value: d.value });
         });
         return;
@@ -218,14 +222,20 @@ export const governorMachine = setup({
       const was = c.latch;
       enqueue.assign({ latch: null });
       enqueue(() => {
-        c.logger.warn({ safety: 'release', source: event.source, mode: c.mode }, `emergency stop released by ${event.source}${was ? ` (was: ${was.source}: ${was.reason})` : ''}`);
+        c.logger.warn(
+          { safety: 'release', source: event.source, mode: c.mode },
+          `emergency stop released by ${event.source}${was ? ` (was: ${was.source}: ${was.reason})` : ''}`,
+        );
         announce(c, { kind: 'release', source: event.source, reason: was ? `released (was ${was.source}: ${was.reason})` : 'released' });
         c.persist?.(null);
       });
     }),
     announceRestored: ({ context: c }) => {
       if (!c.latch) return;
-      c.logger.error({ safety: 'estop', source: c.latch.source, mode: c.mode }, `EMERGENCY STOP still latched from before the restart (${c.latch.source}: ${c.latch.reason})`);
+      c.logger.error(
+        { safety: 'estop', source: c.latch.source, mode: c.mode },
+        `EMERGENCY STOP still latched from before the restart (${c.latch.source}: ${c.latch.reason})`,
+      );
       announce(c, { kind: 'estop', source: c.latch.source, reason: c.latch.reason, restored: true });
     },
     stopping: enqueueActions(({ context: c, event, enqueue }) => {

@@ -44,10 +44,12 @@ export function fileLatchStore(path: string, onError: (message: string) => void)
       }
     },
     save(latch) {
-      chain = chain.then(() => write(latch)).catch((err: unknown) => {
-        onError(`cannot save the e-stop state to ${path}: ${describeError(err)}`);
-        return unlink(`${path}.${process.pid}.tmp`).catch(() => undefined);
-      });
+      chain = chain
+        .then(() => write(latch))
+        .catch((err: unknown) => {
+          onError(`cannot save the e-stop state to ${path}: ${describeError(err)}`);
+          return unlink(`${path}.${process.pid}.tmp`).catch(() => undefined);
+        });
     },
     flush: () => chain,
   };

@@ -36,7 +36,10 @@ export function safetySetup(o: SafetySetupOptions): SafetySetup {
   });
   const sock = policy.estopSocket;
   const dir = o.runtimeDir === undefined ? runtimeDir(o.stateDir) : o.runtimeDir;
-  const socket = sock.enabled && dir !== false ? { path: sock.path ?? estopSocketPath(dir, o.configName), ...(sock.group !== undefined ? { group: sock.group } : {}) } : undefined;
+  const socket =
+    sock.enabled && dir !== false
+      ? { path: sock.path ?? estopSocketPath(dir, o.configName), ...(sock.group !== undefined ? { group: sock.group } : {}) }
+      : undefined;
   return {
     policy,
     store,

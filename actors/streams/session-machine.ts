@@ -132,10 +132,7 @@ interface Ctx {
   lastCounters: string;
 }
 
-type Ev =
-  | { type: 'link.event'; event: LinkEvent }
-  | { type: 'link.fatal'; reason: string }
-  | { type: 'stop' };
+type Ev = { type: 'link.event'; event: LinkEvent } | { type: 'link.fatal'; reason: string } | { type: 'stop' };
 
 function isFatalConnectError(err: unknown): boolean {
   return Boolean(err && typeof err === 'object' && (err as { fatal?: unknown }).fatal === true);
@@ -252,7 +249,11 @@ export const streamSessionMachine = setup({
       tags: ['retrying'],
       entry: [
         emit(({ context }) =>
-          stateEvent(context, 'connecting', context.plan && context.reason ? { reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason } : {}),
+          stateEvent(
+            context,
+            'connecting',
+            context.plan && context.reason ? { reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason } : {},
+          ),
         ),
         'rememberCounters',
       ],

@@ -23,7 +23,7 @@ export function startAgent(config, stateDir, env = {}) {
       if (!line.trim()) continue;
       const e = JSON.parse(line);
       events.push(e);
-      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
+      for (const w of [...waiters]) if (w.pred(e)) waiters.splice(waiters.indexOf(w), 1), w.resolve(e);
     }
   });
   child.stderr.setEncoding('utf8').on('data', (c) => (stderr = (stderr + c).slice(-4000)));

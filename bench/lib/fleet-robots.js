@@ -30,7 +30,18 @@ function channelRobot(url, id, password) {
     setContext: () => {},
   };
   const channel = new FleetChannel({
-    settings: { url, username: id, password, robotId: id, prefix: 'cortexd', shareTranscripts: false, metricsIntervalMs: 10_000, commandMaxTtlMs: 300_000, sessionExpiryS: 3600, backoffMaxMs: 30_000 },
+    settings: {
+      url,
+      username: id,
+      password,
+      robotId: id,
+      prefix: 'cortexd',
+      shareTranscripts: false,
+      metricsIntervalMs: 10_000,
+      commandMaxTtlMs: 300_000,
+      sessionExpiryS: 3600,
+      backoffMaxMs: 30_000,
+    },
     bus,
     control,
     version: 'bench',
@@ -75,7 +86,13 @@ function bareRobot(url, id, password) {
     mode,
     mode_since: Date.now(),
     modes: MODES,
-    health: { ok: true, inputs: { TextInput: { state: 'ok', since: Date.now() } }, actions: { speak: { state: 'ok', since: Date.now() } }, streams: {}, tool_servers: {} },
+    health: {
+      ok: true,
+      inputs: { TextInput: { state: 'ok', since: Date.now() } },
+      actions: { speak: { state: 'ok', since: Date.now() } },
+      streams: {},
+      tool_servers: {},
+    },
     battery: null,
     position: null,
     estop: { available: false, engaged: null },
@@ -106,7 +123,9 @@ function bareRobot(url, id, password) {
       client.publish(t('events'), JSON.stringify({ type: 'mode.changed', at, from, to: mode, trigger: 'manual', reason: 'bench' }), { qos: 0 });
     },
     stop: async () => {
-      await client.publishAsync(t('status'), JSON.stringify({ status: 'offline', robot: id, at: Date.now(), reason: 'bench over' }), { qos: 1, retain: true }).catch(() => {});
+      await client
+        .publishAsync(t('status'), JSON.stringify({ status: 'offline', robot: id, at: Date.now(), reason: 'bench over' }), { qos: 1, retain: true })
+        .catch(() => {});
       await client.endAsync();
     },
   };

@@ -62,4 +62,3 @@ export function register(program: Command): void {
       for (const n of listConfigNames()) out(n);
     });
 }
-

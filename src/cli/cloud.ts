@@ -100,7 +100,9 @@ export function register(program: Command): void {
       const { admin, close } = openAdmin({ dbPath: opts.db });
       try {
         const key = admin.createApiKey(opts.user, opts.test ? 'key_test_' : 'key_live_').apiKey;
-        process.stderr.write('warning: this is the only time the key is shown (only its hash is stored); store it now, for example in /etc/cortexd/env as OM_API_KEY\n');
+        process.stderr.write(
+          'warning: this is the only time the key is shown (only its hash is stored); store it now, for example in /etc/cortexd/env as OM_API_KEY\n',
+        );
         process.stdout.write(`${key}\n`);
       } finally {
         close();

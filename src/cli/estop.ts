@@ -59,7 +59,11 @@ export function estopTargets(name: string | undefined, opts: Pick<EstopOptions, 
 }
 
 /** Runs the command against every target; exit 0 only when every agent answered OK. */
-export async function runEstop(name: string | undefined, opts: EstopOptions, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+export async function runEstop(
+  name: string | undefined,
+  opts: EstopOptions,
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<number> {
   const line = opts.status ? 'STATUS' : opts.release ? 'RELEASE' : `ESTOP ${(opts.reason ?? 'cortexd estop').replace(/\s+/g, ' ').slice(0, 200)}`;
   let ok = true;
   for (const path of estopTargets(name, opts)) {
@@ -83,7 +87,7 @@ export function register(program: Command): void {
     .option('--release', 'release the latched emergency stop (a person decides the robot may move again)')
     .option('--status', 'print the safety status (latch, motion, faults) as JSON')
     .option('--reason <text>', 'why, for the journal and the bus (default "cortexd estop")')
-    .option('--socket <path>', 'the agent\'s e-stop socket (default <runtime dir>/estop-<name>.sock)')
+    .option('--socket <path>', "the agent's e-stop socket (default <runtime dir>/estop-<name>.sock)")
     .action(async (name: string | undefined, opts: EstopOptions) => {
       try {
         process.exitCode = await runEstop(name, opts);

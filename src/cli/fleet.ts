@@ -33,7 +33,10 @@ const common = (cmd: Command): Command =>
 /** Connects with the flags over the environment; the connection is closed after `fn`, whatever happens. */
 async function withOperator(opts: Common, fn: (op: FleetOperator) => Promise<number>): Promise<number> {
   try {
-    const [{ FleetOperator, operatorSettings, FleetUsageError }, { configEnvironment }] = await Promise.all([import('../fleet/operator.js'), import('../config/env.js')]);
+    const [{ FleetOperator, operatorSettings, FleetUsageError }, { configEnvironment }] = await Promise.all([
+      import('../fleet/operator.js'),
+      import('../config/env.js'),
+    ]);
     let settings;
     try {
       settings = operatorSettings(configEnvironment(), opts);
@@ -63,7 +66,13 @@ function ago(at: number | null): string {
 
 async function printList(robots: RobotListing[], json: boolean): Promise<void> {
   if (json) {
-    out(JSON.stringify(robots.map(({ status: _s, state, ...r }) => ({ ...r, ...(state ? { state } : {}) })), null, 2));
+    out(
+      JSON.stringify(
+        robots.map(({ status: _s, state, ...r }) => ({ ...r, ...(state ? { state } : {}) })),
+        null,
+        2,
+      ),
+    );
     return;
   }
   if (robots.length === 0) {
@@ -97,7 +106,12 @@ function watchLine(robot: string, kind: string, payload: unknown): string {
 }
 
 /** Prints a reply (or the lack of one) and returns the exit code: 0 only for ok. */
-function report(robot: string, result: { reply?: FleetReply; command: FleetCommand; status?: { status: string; at?: number | undefined } }, json: boolean, timeoutMs: number): number {
+function report(
+  robot: string,
+  result: { reply?: FleetReply; command: FleetCommand; status?: { status: string; at?: number | undefined } },
+  json: boolean,
+  timeoutMs: number,
+): number {
   const { reply, command, status } = result;
   if (json) {
     out(JSON.stringify(reply ?? { id: command.id, robot, command: command.command, ok: false, reason: 'no reply', queued_until: command.expires_at }));
@@ -105,7 +119,9 @@ function report(robot: string, result: { reply?: FleetReply; command: FleetComma
   }
   if (!reply) {
     const offline = status?.status === 'offline' ? `${robot} is offline${status.at ? ` (since ${new Date(status.at).toISOString()})` : ''}; ` : '';
-    errLine(`cortexd: no reply from ${robot} within ${timeoutMs / 1000} s: ${offline}the command stays queued for it until ${new Date(command.expires_at).toISOString()}`);
+    errLine(
+      `cortexd: no reply from ${robot} within ${timeoutMs / 1000} s: ${offline}the command stays queued for it until ${new Date(command.expires_at).toISOString()}`,
+    );
     return EXIT.failure;
   }
   if (reply.ok) out(`${robot}: ${command.command} ok${reply.reason ? ` (${reply.reason})` : ''}`);
@@ -117,7 +133,11 @@ function report(robot: string, result: { reply?: FleetReply; command: FleetComma
 async function sendCommand(robot: string, body: CommandBody, opts: SendOpts, after?: (op: FleetOperator, reply: FleetReply) => Promise<void>): Promise<number> {
   return withOperator(opts, async (op) => {
     const timeoutMs = parseDuration(opts.timeout ?? '10s');
-    const result = await op.send(robot, { ...body, from: `cortexd fleet (${process.env.USER ?? 'operator'})` }, { ttlMs: parseDuration(opts.ttl ?? '60s'), timeoutMs });
+    const result = await op.send(
+      robot,
+      { ...body, from: `cortexd fleet (${process.env.USER ?? 'operator'})` },
+      { ttlMs: parseDuration(opts.ttl ?? '60s'), timeoutMs },
+    );
     const code = report(robot, result, Boolean(opts.json), timeoutMs);
     if (result.reply?.ok && after) await after(op, result.reply);
     return code;
@@ -176,7 +196,8 @@ export function register(program: Command): void {
       ),
     );
 
-  const sendOptions = (cmd: Command): Command => common(cmd).option('--ttl <duration>', 'the command expires this long after it is sent (the robot refuses it later)', '60s');
+  const sendOptions = (cmd: Command): Command =>
+    common(cmd).option('--ttl <duration>', 'the command expires this long after it is sent (the robot refuses it later)', '60s');
 
   sendOptions(fleet.command('switch').description('switch ROBOT to MODE (the same rules as a manual switch)'))
     .argument('<robot>')
@@ -200,7 +221,8 @@ export function register(program: Command): void {
           return setExit(EXIT.invalid);
         }
         const v = pair.slice(eq + 1);
-        values[pair.slice(0, eq)] = v === 'true' ? true : v === 'false' ? false : v === 'null' ? null : v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+        values[pair.slice(0, eq)] =
+          v === 'true' ? true : v === 'false' ? false : v === 'null' ? null : v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
       }
       setExit(await sendCommand(robot, { command: 'context', values }, opts));
     });
@@ -208,12 +230,16 @@ export function register(program: Command): void {
   sendOptions(fleet.command('estop').description('latch the emergency stop of ROBOT'))
     .argument('<robot>')
     .option('--reason <text>', 'why (shown on the robot)')
-    .action(async (robot: string, opts: SendOpts) => setExit(await sendCommand(robot, { command: 'estop', ...(opts.reason ? { reason: opts.reason } : {}) }, opts)));
+    .action(async (robot: string, opts: SendOpts) =>
+      setExit(await sendCommand(robot, { command: 'estop', ...(opts.reason ? { reason: opts.reason } : {}) }, opts)),
+    );
 
   sendOptions(fleet.command('release').description('release the emergency stop of ROBOT'))
     .argument('<robot>')
     .option('--reason <text>', 'why')
-    .action(async (robot: string, opts: SendOpts) => setExit(await sendCommand(robot, { command: 'release', ...(opts.reason ? { reason: opts.reason } : {}) }, opts)));
+    .action(async (robot: string, opts: SendOpts) =>
+      setExit(await sendCommand(robot, { command: 'release', ...(opts.reason ? { reason: opts.reason } : {}) }, opts)),
+    );
 
   sendOptions(fleet.command('reload').description('send FILE to ROBOT as its configuration: checked there first; the old one keeps running when invalid'))
     .argument('<robot>')
@@ -231,7 +257,10 @@ export function register(program: Command): void {
       setExit(
         await sendCommand(robot, { command: 'reload', config: text.toString('utf8') }, opts, async (op) => {
           const running = await op.waitForConfig(robot, sha, parseDuration(opts.timeout ?? '10s') * 3);
-          if (!opts.json) (running ? out : errLine)(running ? `${robot} runs the new configuration (sha256 ${sha.slice(0, 12)}...)` : `${robot} has not reported the new configuration yet`);
+          if (!opts.json)
+            (running ? out : errLine)(
+              running ? `${robot} runs the new configuration (sha256 ${sha.slice(0, 12)}...)` : `${robot} has not reported the new configuration yet`,
+            );
         }),
       );
     });

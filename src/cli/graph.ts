@@ -57,7 +57,7 @@ export function register(program: Command): void {
     .option('--config <path>', 'a configuration file by path')
     .addOption(new Option('--format <format>', 'output format').choices([...GRAPH_FORMATS]).default('mermaid'))
     .option('-o, --output <file>', 'write to a file instead of stdout')
-    .option('--safety', 'draw the safety governor\'s statechart (e-stop latch, motion and dead-man, model health, stopping) instead')
+    .option('--safety', "draw the safety governor's statechart (e-stop latch, motion and dead-man, model health, stopping) instead")
     .action(async (name: string | undefined, opts: { config?: string; format: GraphFormat; output?: string; safety?: boolean }) => {
       try {
         if (opts.safety) {

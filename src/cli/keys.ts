@@ -34,14 +34,17 @@ export function register(program: Command, io: CliIo = processIo): void {
     });
   });
 
-  accountOptions(keys.command('delete').argument('<id>', 'id of the key (see `cortexd keys list`)').description('delete an API key; it stops working at once and this cannot be undone')).action(
-    async (id: string, opts: AccountOptions) => {
-      const { accountClientFrom, runAccountCommand } = await account();
-      return runAccountCommand(io, async () => {
-        const res = await accountClientFrom(opts, io).deleteKey(id);
-        if (opts.json) return io.out(JSON.stringify(res, null, 2));
-        io.out(res.message);
-      });
-    },
-  );
+  accountOptions(
+    keys
+      .command('delete')
+      .argument('<id>', 'id of the key (see `cortexd keys list`)')
+      .description('delete an API key; it stops working at once and this cannot be undone'),
+  ).action(async (id: string, opts: AccountOptions) => {
+    const { accountClientFrom, runAccountCommand } = await account();
+    return runAccountCommand(io, async () => {
+      const res = await accountClientFrom(opts, io).deleteKey(id);
+      if (opts.json) return io.out(JSON.stringify(res, null, 2));
+      io.out(res.message);
+    });
+  });
 }

@@ -34,7 +34,20 @@ export function buildProgram(): Command {
     .version(packageVersion())
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerCheck, registerModes, registerSchema, registerKeys, registerBalance, registerDoctor, registerGraph, registerCloud, registerRun, registerEstop, registerFleet]) register(program);
+  for (const register of [
+    registerCheck,
+    registerModes,
+    registerSchema,
+    registerKeys,
+    registerBalance,
+    registerDoctor,
+    registerGraph,
+    registerCloud,
+    registerRun,
+    registerEstop,
+    registerFleet,
+  ])
+    register(program);
   return program;
 }
 

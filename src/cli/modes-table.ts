@@ -9,7 +9,9 @@ export function renderModes(loaded: LoadedConfig): string {
   const { config } = loaded;
   const lines: string[] = [];
   lines.push(`configuration: ${loaded.configName}${loaded.legacy ? ' (converted from a single-mode file)' : ''}`);
-  lines.push(`default mode: ${config.default_mode}   manual switching: ${config.allow_manual_switching ? 'allowed' : 'off'}   mode memory: ${config.mode_memory_enabled ? 'on' : 'off'}`);
+  lines.push(
+    `default mode: ${config.default_mode}   manual switching: ${config.allow_manual_switching ? 'allowed' : 'off'}   mode memory: ${config.mode_memory_enabled ? 'on' : 'off'}`,
+  );
 
   const modes = new Table({ head: ['mode', 'name', 'hertz', 'timeout', 'inputs', 'actions', 'model', 'hooks'], ...plain });
   for (const [name, m] of Object.entries(config.modes)) {
@@ -37,7 +39,15 @@ export function renderModes(loaded: LoadedConfig): string {
             : r.transition_type === 'time_based'
               ? `after ${r.timeout_seconds ?? config.modes[r.from_mode]?.timeout_seconds ?? '?'}s`
               : 'manual';
-      rules.push([String(i), r.from_mode, r.to_mode, r.transition_type, trigger, String(r.priority), r.cooldown_seconds === undefined ? '-' : `${r.cooldown_seconds}s`]);
+      rules.push([
+        String(i),
+        r.from_mode,
+        r.to_mode,
+        r.transition_type,
+        trigger,
+        String(r.priority),
+        r.cooldown_seconds === undefined ? '-' : `${r.cooldown_seconds}s`,
+      ]);
     });
     lines.push('transition rules:', rules.toString());
   } else {
@@ -49,7 +59,15 @@ export function renderModes(loaded: LoadedConfig): string {
     for (const h of list) {
       const cfg = h.handler_config as Record<string, unknown>;
       const what = String(cfg[h.handler_type] ?? cfg.action_type ?? '');
-      hooks.push([where, h.hook_type, `${h.handler_type}: ${what.length > 40 ? `${what.slice(0, 37)}...` : what}`, String(h.priority), h.async_execution ? 'yes' : 'no', `${h.timeout_seconds}s`, h.on_failure]);
+      hooks.push([
+        where,
+        h.hook_type,
+        `${h.handler_type}: ${what.length > 40 ? `${what.slice(0, 37)}...` : what}`,
+        String(h.priority),
+        h.async_execution ? 'yes' : 'no',
+        `${h.timeout_seconds}s`,
+        h.on_failure,
+      ]);
     }
   };
   addHooks('(global)', config.global_lifecycle_hooks);

@@ -11,7 +11,11 @@ export function register(program: Command): void {
     .option('--json', 'print the converted configuration as JSON (secrets redacted)')
     .action(async (name: string | undefined, opts: { config?: string; json?: boolean }) => {
       try {
-        const [{ loadConfig }, { renderModes }, { redactDeep }] = await Promise.all([import('../config/load.js'), import('./modes-table.js'), import('../redact.js')]);
+        const [{ loadConfig }, { renderModes }, { redactDeep }] = await Promise.all([
+          import('../config/load.js'),
+          import('./modes-table.js'),
+          import('../redact.js'),
+        ]);
         const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
         for (const w of loaded.warnings) warnLine(w);
         out(opts.json ? JSON.stringify(redactDeep(loaded.config), null, 2) : renderModes(loaded));

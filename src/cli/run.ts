@@ -28,7 +28,22 @@ async function loadRunModules() {
     import('../modes/memory.js'),
     import('../paths.js'),
   ]);
-  return { ...agent, ...inspect, ...plugins, ...load, ...embedded, ...events, ...log, ...metrics, ...feed, ...notify, ...watchdog, ...view, ...memory, ...paths };
+  return {
+    ...agent,
+    ...inspect,
+    ...plugins,
+    ...load,
+    ...embedded,
+    ...events,
+    ...log,
+    ...metrics,
+    ...feed,
+    ...notify,
+    ...watchdog,
+    ...view,
+    ...memory,
+    ...paths,
+  };
 }
 
 /** Parses `500ms`, `30s`, `2m`, `1h` or a bare number of seconds into milliseconds; a bad one is a usage error (exit 2). */
@@ -162,7 +177,10 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const inspectUrl = opts.inspect ? (typeof opts.inspect === 'string' ? opts.inspect : 'ws://localhost:8080') : undefined;
   if (inspectUrl) {
     if (await listening(inspectUrl)) errLine(`cortexd: --inspect: sending the statecharts to ${inspectUrl}`);
-    else errLine(`cortexd: --inspect: nothing listens at ${inspectUrl} yet; the statecharts are sent once something does (retried every 5 s; see the README, "Inspecting a run")`);
+    else
+      errLine(
+        `cortexd: --inspect: nothing listens at ${inspectUrl} yet; the statecharts are sent once something does (retried every 5 s; see the README, "Inspecting a run")`,
+      );
   }
   const inspector = inspectUrl ? createModeInspector({ url: inspectUrl }) : undefined;
 
@@ -209,7 +227,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     try {
       next = await loadConfig({ file: running.file, text });
     } catch (err) {
-      if (!(err instanceof ConfigError)) return { ok: false, reason: `the new configuration was not loaded: ${describeError(err)}; ${running.configName} keeps running` };
+      if (!(err instanceof ConfigError))
+        return { ok: false, reason: `the new configuration was not loaded: ${describeError(err)}; ${running.configName} keeps running` };
       const n = err.issues.length;
       return {
         ok: false,
@@ -228,7 +247,11 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     for (const w of next.warnings) logger.warn(w);
     // After this answer is on its way: the channel replies before the stop reaches it.
     setImmediate(() => current.agent.stop(`reload (${origin})`));
-    return { ok: true, reason: `valid; restarting the agent with it (sha256 ${next.sha256 ?? '?'})`, ...(next.warnings.length > 0 ? { lines: next.warnings.map(oneLine) } : {}) };
+    return {
+      ok: true,
+      reason: `valid; restarting the agent with it (sha256 ${next.sha256 ?? '?'})`,
+      ...(next.warnings.length > 0 ? { lines: next.warnings.map(oneLine) } : {}),
+    };
   };
   // --- end fleet reload
 
@@ -277,7 +300,9 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const forTimer =
-    forMs !== undefined ? setTimeout(() => ((ending = true), void notifier.stopping('stopping: --for elapsed'), current.agent.stop(`ran for ${forMs / 1000} s`)), forMs) : undefined;
+    forMs !== undefined
+      ? setTimeout(() => ((ending = true), void notifier.stopping('stopping: --for elapsed'), current.agent.stop(`ran for ${forMs / 1000} s`)), forMs)
+      : undefined;
 
   current.agent.start();
   let outcome = await current.agent.done;
@@ -289,7 +314,12 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     if (!next) break;
     if (failedStart && !pending) {
       logger.error(`reload: the new configuration did not start (${outcome.reason ?? 'failed'}); running ${next.loaded.configName} as before`);
-      bus.emit({ type: 'error', at: Date.now(), source: 'reload', message: `the new configuration did not start: ${outcome.reason ?? 'failed'}; the previous one runs again` });
+      bus.emit({
+        type: 'error',
+        at: Date.now(),
+        source: 'reload',
+        message: `the new configuration did not start: ${outcome.reason ?? 'failed'}; the previous one runs again`,
+      });
     }
     fallback = pending ? { loaded: current.loaded, plugins: current.plugins, origin: 'fallback' } : undefined;
     pending = undefined;

@@ -33,7 +33,11 @@ export function renderParts(parts: readonly Part[], color: boolean): string {
 }
 
 /** The shape of a message: numbers replaced, so "1 exchange(s) dropped" and "2 exchange(s) dropped" are the same warning. */
-export const shapeOf = (text: string): string => text.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim();
+export const shapeOf = (text: string): string =>
+  text
+    .replace(/\d+(\.\d+)?/g, '#')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /**
  * Decides which of many identical messages are printed: the first of a kind, then nothing for

@@ -145,7 +145,8 @@ export class TerminalView {
       const fresh = f.freshCommand ? `; \`${f.freshCommand}\` starts in ${this.mode(f.defaultMode!)}` : '';
       this.line(e.at, { style: 'cyan', text: `  mode ${e.mode} was restored from the last run (mode memory)${fresh}` });
     }
-    if (f.speech?.length) this.line(e.at, { style: 'dim', text: `  speech goes to ${f.speech.join('; ')}${f.hearHint ? `; hear the newest: ${f.hearHint}` : ''}` });
+    if (f.speech?.length)
+      this.line(e.at, { style: 'dim', text: `  speech goes to ${f.speech.join('; ')}${f.hearHint ? `; hear the newest: ${f.hearHint}` : ''}` });
     if (f.typed !== false) this.line(e.at, { style: 'dim', text: '  type a line and press Enter to talk to it; Ctrl-C stops' });
     else this.line(e.at, { style: 'dim', text: '  Ctrl-C stops' });
   }
@@ -155,7 +156,11 @@ export class TerminalView {
       case 'agent.started':
         return this.started(e);
       case 'simulator.ready':
-        return this.line(e.at, { style: 'cyan', text: `${e.simulator}: ${e.url}` }, { style: 'dim', text: e.token_required ? ' (open it once with ?token=<your token>)' : ' (open it in a browser)' });
+        return this.line(
+          e.at,
+          { style: 'cyan', text: `${e.simulator}: ${e.url}` },
+          { style: 'dim', text: e.token_required ? ' (open it once with ?token=<your token>)' : ' (open it in a browser)' },
+        );
       case 'mode.changed': {
         // A reason that already starts with its trigger (`manual: from WebSim`) is not prefixed twice.
         const why = e.reason === e.trigger || e.reason.startsWith(`${e.trigger}:`) ? e.reason : `${e.trigger}: ${e.reason}`;
@@ -197,7 +202,8 @@ export class TerminalView {
         return;
       case 'agent.stopping':
         for (const s of this.streams.flush(e.at)) this.line(e.at, { style: 'yellow', text: s.text });
-        for (const r of this.repeats.flush()) this.line(e.at, { style: 'dim', text: `(held back ${r.suppressed} more like: ${r.key.replace(/^[a-z.]+:/, '')})` });
+        for (const r of this.repeats.flush())
+          this.line(e.at, { style: 'dim', text: `(held back ${r.suppressed} more like: ${r.key.replace(/^[a-z.]+:/, '')})` });
         return this.line(e.at, { style: 'cyan', text: `stopping (${e.reason})...` });
       case 'agent.stopped':
         return this.line(e.at, { style: 'cyan', text: `stopped (exit ${e.code})` });
@@ -260,7 +266,10 @@ export class TerminalView {
 function safetyLine(e: Extract<AgentEvent, { type: 'safety' }>): Part {
   switch (e.kind) {
     case 'estop':
-      return { style: 'red', text: `EMERGENCY STOP${e.restored ? ' (still latched from before the restart)' : ''} by ${e.source ?? '?'}: ${e.reason} - motion refused until released` };
+      return {
+        style: 'red',
+        text: `EMERGENCY STOP${e.restored ? ' (still latched from before the restart)' : ''} by ${e.source ?? '?'}: ${e.reason} - motion refused until released`,
+      };
     case 'release':
       return { style: 'green', text: `emergency stop released by ${e.source ?? '?'}` };
     case 'stop':

@@ -36,7 +36,8 @@ export function accountClientFrom(opts: AccountOptions, io: CliIo): AccountClien
   let baseUrl: string;
   try {
     const settings = readAddresses({}, { CORTEX_BASE_URL: env.CORTEX_BASE_URL });
-    if (settings.base_url === EMBEDDED) throw new AccountUsageError('CORTEX_BASE_URL is "embedded": account commands need the address of a running service (see `cortexd cloud`)');
+    if (settings.base_url === EMBEDDED)
+      throw new AccountUsageError('CORTEX_BASE_URL is "embedded": account commands need the address of a running service (see `cortexd cloud`)');
     if (placeholders(settings).includes('base_url')) throw new AccountUsageError('no service address: pass --base-url <url> or set CORTEX_BASE_URL');
     baseUrl = settings.base_url;
   } catch (err) {

@@ -46,7 +46,10 @@ export class AccountClient {
 
   /** Active keys only; never contains secrets. */
   async listKeys(options: AccountCallOptions = {}): Promise<ApiKeyRecord[]> {
-    const res = await this.http.json({ method: 'GET', path: PATHS.listKeys, credential: this.credential, ...this.opts(options.signal) }, ListKeysResponseSchema);
+    const res = await this.http.json(
+      { method: 'GET', path: PATHS.listKeys, credential: this.credential, ...this.opts(options.signal) },
+      ListKeysResponseSchema,
+    );
     return res.api_keys;
   }
 

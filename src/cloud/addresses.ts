@@ -136,7 +136,12 @@ export function requireResolved(settings: AddressSettings): ResolvedAddresses {
   const pending = ADDRESS_KEYS.filter((k) => settings[k] === EMBEDDED);
   if (pending.length) {
     throw new ConfigError(
-      pending.map((k) => ({ file: 'service', path: k, message: '"embedded" needs the local service started first (bindEmbedded)', kind: 'reference' as const })),
+      pending.map((k) => ({
+        file: 'service',
+        path: k,
+        message: '"embedded" needs the local service started first (bindEmbedded)',
+        kind: 'reference' as const,
+      })),
     );
   }
   return settings as ResolvedAddresses;

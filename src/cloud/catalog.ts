@@ -7,14 +7,7 @@ export type Provider = (typeof PROVIDERS)[number];
 export const MODEL_PREFIXES: Record<Provider, readonly string[]> = {
   provider_a: ['gen-4o', 'gen-4o-mini', 'gen-4.1', 'gen-4.1-mini', 'gen-4.1-nano', 'gen-5', 'gen-5-mini', 'gen-5-nano'],
   provider_b: ['deep-chat'],
-  provider_c: [
-    'twin-3.5-flash',
-    'twin-3.1-pro-preview',
-    'twin-3.1-flash-lite',
-    'twin-2.5-flash',
-    'twin-2.5-flash-lite',
-    'twin-2.5-pro',
-  ],
+  provider_c: ['twin-3.5-flash', 'twin-3.1-pro-preview', 'twin-3.1-flash-lite', 'twin-2.5-flash', 'twin-2.5-flash-lite', 'twin-2.5-pro'],
   provider_d: ['gk-2-latest', 'gk-3-beta', 'gk-4-latest', 'gk-4'],
   provider_e: ['qw3-30b-a3b-instruct-2507', 'qw2.5-vl-72b-instruct', 'qw-2.5-7b-instruct'],
   provider_f: ['orgm/ll-3.1-70b-instruct', 'orgm/ll-3.3-70b-instruct', 'orgc/sage-mid-4.5', 'orgc/sage-top-4.1'],

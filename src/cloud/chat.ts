@@ -2,13 +2,7 @@
 import { checkModel, isProvider, MODEL_PREFIXES, type Provider } from './catalog.js';
 import { CloudProtocolError, CloudValidationError } from './errors.js';
 import { CloudHttp, type Credential } from './http.js';
-import {
-  ChatCompletionRequestSchema,
-  ChatCompletionResponseSchema,
-  PATHS,
-  type ChatCompletionRequest,
-  type ChatCompletionResponse,
-} from './protocol.js';
+import { ChatCompletionRequestSchema, ChatCompletionResponseSchema, PATHS, type ChatCompletionRequest, type ChatCompletionResponse } from './protocol.js';
 import { collectChatStream, parseChatStream, type ChatStreamEvent, type CollectedChat } from './sse.js';
 
 export { checkModel };

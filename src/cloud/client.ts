@@ -4,14 +4,7 @@ import type { ResolvedAddresses } from './addresses.js';
 import { ChatClient } from './chat.js';
 import { CloudHttp } from './http.js';
 import type { RetryOptions } from './retry.js';
-import {
-  openSpeechbAsr,
-  openSpeechlabAsr,
-  openVision,
-  type SpeechbAsrOptions,
-  type SpeechlabAsrOptions,
-  type VisionOptions,
-} from './sockets.js';
+import { openSpeechbAsr, openSpeechlabAsr, openVision, type SpeechbAsrOptions, type SpeechlabAsrOptions, type VisionOptions } from './sockets.js';
 import { TtsClient } from './tts.js';
 
 export interface CloudClientOptions {

@@ -1,15 +1,7 @@
 // Incremental parser of a chat-completion SSE body into typed events (deltas, then usage), and their assembly into one result.
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { CloudProtocolError, CloudStreamError, isAbortError } from './errors.js';
-import {
-  ChatCompletionChunkSchema,
-  ErrorBodySchema,
-  SSE_DONE,
-  type ChatCompletionChunk,
-  type ToolCall,
-  type ToolCallDelta,
-  type Usage,
-} from './protocol.js';
+import { ChatCompletionChunkSchema, ErrorBodySchema, SSE_DONE, type ChatCompletionChunk, type ToolCall, type ToolCallDelta, type Usage } from './protocol.js';
 
 /** One choice's increment: text, tool-call fragments, and the finish reason on its last delta. */
 export interface ChatDeltaEvent {
@@ -40,9 +32,7 @@ export async function* parseChatStream(
   endpoint: string,
   signal?: AbortSignal,
 ): AsyncGenerator<ChatStreamEvent, void, undefined> {
-  const events = body
-    .pipeThrough(new TextDecoderStream())
-    .pipeThrough(new EventSourceParserStream({ onError: 'terminate' }));
+  const events = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream({ onError: 'terminate' }));
   const reader = events.getReader();
   let done = false;
   try {

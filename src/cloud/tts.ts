@@ -60,7 +60,10 @@ export function speechlabBody(request: SpeechlabTtsRequest, endpoint: string, ve
   if (vendorKey && body.speechlab_api_key === undefined) body.speechlab_api_key = vendorKey;
   const parsed = SpeechlabTtsRequestSchema.safeParse(body);
   if (!parsed.success) {
-    throw new CloudValidationError(endpoint, parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`));
+    throw new CloudValidationError(
+      endpoint,
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`),
+    );
   }
   return parsed.data;
 }
@@ -110,7 +113,10 @@ export class TtsClient {
     const endpoint = CloudHttp.endpoint({ method: 'POST', path });
     const parsed = SpeechbTtsRequestSchema.safeParse(request);
     if (!parsed.success) {
-      throw new CloudValidationError(endpoint, parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`));
+      throw new CloudValidationError(
+        endpoint,
+        parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`),
+      );
     }
     const req = { method: 'POST' as const, path, body: parsed.data, credential: this.bearer };
     const res = await this.http.json(options.signal ? { ...req, signal: options.signal } : req, SpeechbTtsResponseSchema);

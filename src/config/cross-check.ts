@@ -51,7 +51,10 @@ export function crossCheck(config: AgentConfig): CrossProblem[] {
     mode.agent_actions.forEach((action, i) => {
       const first = labels.get(action.llm_label);
       if (first !== undefined) {
-        problems.push({ path: ['modes', name, 'agent_actions', i, 'llm_label'], message: `${q(action.llm_label)} is already used by agent_actions[${first}]; the model could not tell them apart` });
+        problems.push({
+          path: ['modes', name, 'agent_actions', i, 'llm_label'],
+          message: `${q(action.llm_label)} is already used by agent_actions[${first}]; the model could not tell them apart`,
+        });
       } else {
         labels.set(action.llm_label, i);
       }

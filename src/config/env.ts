@@ -63,10 +63,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * Returns the string, or the names that were unset without a default, or a syntax problem; `used`
  * names the variables whose non-empty values went into the string.
  */
-export function substituteString(
-  input: string,
-  env: Record<string, string | undefined>,
-): { value: string; unset: string[]; used: string[]; problem?: string } {
+export function substituteString(input: string, env: Record<string, string | undefined>): { value: string; unset: string[]; used: string[]; problem?: string } {
   let out = '';
   const unset: string[] = [];
   const used: string[] = [];

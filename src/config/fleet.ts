@@ -35,7 +35,12 @@ export const FleetBlock = z
     /** Longest lifetime a command may claim (`expires_at` minus now); longer ones are refused. */
     command_max_ttl_seconds: z.number().positive().max(86_400).default(300),
     /** How long the broker keeps this robot's session (and the QoS 1 commands sent to it) while it is offline. */
-    session_expiry_seconds: z.number().int().nonnegative().max(2 ** 32 - 1).default(86_400),
+    session_expiry_seconds: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(2 ** 32 - 1)
+      .default(86_400),
     /** Cap of the wait between two connection attempts (src/backoff.ts: 500 ms doubling, equal jitter). */
     backoff_max_ms: z.number().int().min(500).max(600_000).default(30_000),
   })
@@ -61,7 +66,10 @@ export interface FleetRead {
 
 /** A robot id made from the host name: characters topics cannot hold become `-`. */
 export function hostRobotId(name = hostname()): string {
-  const id = name.replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
+  const id = name
+    .replace(/[^A-Za-z0-9_.-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 64);
   return id || 'robot';
 }
 
@@ -98,7 +106,10 @@ export function readFleet(
   let robotId = robot.value ?? ids.urid;
   if (robotId === undefined) {
     robotId = hostRobotId();
-    warnings.push({ path: 'fleet.robot_id', message: `no robot id (fleet.robot_id, ${FLEET_ENV.robot_id} or URID): the fleet knows this robot by its host name "${robotId}"` });
+    warnings.push({
+      path: 'fleet.robot_id',
+      message: `no robot id (fleet.robot_id, ${FLEET_ENV.robot_id} or URID): the fleet knows this robot by its host name "${robotId}"`,
+    });
   } else if (!TOPIC_ID.test(robotId)) {
     problems.push({ path: robot.path, message: 'a robot id is 1 to 64 letters, digits, _ . - (it is a topic level), starting with a letter or digit' });
   }

@@ -51,7 +51,10 @@ export function zodIssueMessages(error: z.ZodError, prefix: Array<PropertyKey> =
         break;
       case 'too_small':
       case 'too_big':
-        message = issue.message.startsWith('Too') || issue.message.startsWith('Invalid') ? `${issue.message.toLowerCase()}, got ${describeValue(input)}` : `${issue.message}, got ${describeValue(input)}`;
+        message =
+          issue.message.startsWith('Too') || issue.message.startsWith('Invalid')
+            ? `${issue.message.toLowerCase()}, got ${describeValue(input)}`
+            : `${issue.message}, got ${describeValue(input)}`;
         break;
       case 'invalid_union':
         message = `not a valid value: got ${describeValue(input)}`;

@@ -5,8 +5,25 @@ import { descriptors as builtin } from '../plugins/index.js';
 import type { PluginDescriptors, PluginInfo, Registry } from '../plugins/index.js';
 
 /** A legacy single-mode file: the top-level fields plus one mode's fields at the top. */
-export const LegacyConfig = AgentConfig.omit({ modes: true, default_mode: true, transition_rules: true, allow_manual_switching: true, mode_memory_enabled: true })
-  .extend(Mode.pick({ agent_inputs: true, agent_actions: true, simulators: true, mcp_servers: true, lifecycle_hooks: true, timeout_seconds: true, remember_locations: true, save_interactions: true }).shape)
+export const LegacyConfig = AgentConfig.omit({
+  modes: true,
+  default_mode: true,
+  transition_rules: true,
+  allow_manual_switching: true,
+  mode_memory_enabled: true,
+})
+  .extend(
+    Mode.pick({
+      agent_inputs: true,
+      agent_actions: true,
+      simulators: true,
+      mcp_servers: true,
+      lifecycle_hooks: true,
+      timeout_seconds: true,
+      remember_locations: true,
+      save_interactions: true,
+    }).shape,
+  )
   .extend({ hertz: AgentConfig.shape.hertz.unwrap(), allow_manual_switching: z.boolean().optional(), mode_memory_enabled: z.boolean().optional() });
 
 type Json = Record<string, unknown>;

@@ -52,7 +52,14 @@ export function resolveTarget(target: LoadTarget): { file: string; configName: s
   const name = target.name ?? process.env.CONFIG;
   if (!name) throw new ConfigError([{ file: 'config', path: '', kind: 'format', message: 'no configuration named: pass NAME, --config PATH, or set CONFIG' }]);
   if (!NAME_RE.test(name) || name.includes('..')) {
-    throw new ConfigError([{ file: name, path: '', kind: 'format', message: `not a configuration name: ${JSON.stringify(name)} (letters, digits, _ . - only; use --config for a path)` }]);
+    throw new ConfigError([
+      {
+        file: name,
+        path: '',
+        kind: 'format',
+        message: `not a configuration name: ${JSON.stringify(name)} (letters, digits, _ . - only; use --config for a path)`,
+      },
+    ]);
   }
   const stem = name.endsWith('.json5') ? name.slice(0, -'.json5'.length) : name;
   return { file: join(configDir(), `${stem}.json5`), configName: stem };
@@ -79,7 +86,11 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
     const loaded = await loadUnconcealed(target, options, concealer);
     return { ...loaded, warnings: loaded.warnings.map((w) => concealer.apply(w)) };
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(hide(err.issues), err.warnings.map((w) => concealer.apply(w)));
+    if (err instanceof ConfigError)
+      throw new ConfigError(
+        hide(err.issues),
+        err.warnings.map((w) => concealer.apply(w)),
+      );
     throw err;
   }
 }
@@ -104,7 +115,8 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   // Read: a regular file only (after symlinks), at most MAX_CONFIG_BYTES actually read, a FIFO refused at once.
   let text: string;
   if (target.text !== undefined) {
-    if (Buffer.byteLength(target.text) > MAX_CONFIG_BYTES) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `larger than ${MAX_CONFIG_BYTES} bytes` }]);
+    if (Buffer.byteLength(target.text) > MAX_CONFIG_BYTES)
+      throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `larger than ${MAX_CONFIG_BYTES} bytes` }]);
     text = target.text;
   } else {
     try {
@@ -123,11 +135,15 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     const e = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
     if (err instanceof RangeError) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: 'nested too deeply to parse' }]);
     const where = e.lineNumber !== undefined ? `line ${e.lineNumber}, column ${e.columnNumber}: ` : '';
-    const what = String(e.message ?? err).replace(/^JSON5: /, '').replace(/ at \d+:\d+$/, '');
+    const what = String(e.message ?? err)
+      .replace(/^JSON5: /, '')
+      .replace(/ at \d+:\d+$/, '');
     throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `${where}${what}` }]);
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError([{ file: shown, path: '', kind: 'format', message: `the top level must be an object, got ${Array.isArray(raw) ? 'a list' : JSON.stringify(raw)}` }]);
+    throw new ConfigError([
+      { file: shown, path: '', kind: 'format', message: `the top level must be an object, got ${Array.isArray(raw) ? 'a list' : JSON.stringify(raw)}` },
+    ]);
   }
   let data = raw as Record<string, unknown>;
 
@@ -185,7 +201,11 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
       requiredMissing.add(p);
       const names = variables.join(', ');
       const example = variables[0]!;
-      fail(p, `environment variable${variables.length > 1 ? 's' : ''} ${names} ${variables.length > 1 ? 'are' : 'is'} not set and ${variables.length > 1 ? 'have' : 'has'} no default (write \${${example}:-default} or set it)`, 'env');
+      fail(
+        p,
+        `environment variable${variables.length > 1 ? 's' : ''} ${names} ${variables.length > 1 ? 'are' : 'is'} not set and ${variables.length > 1 ? 'have' : 'has'} no default (write \${${example}:-default} or set it)`,
+        'env',
+      );
     } else if (p === 'api_key' && message.startsWith('missing')) {
       fail(p, 'missing: set api_key in the file or the OM_API_KEY environment variable', 'format');
     } else {
@@ -194,7 +214,8 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   };
   const warnUnset = () => {
     for (const [p, variables] of unresolvedAt) {
-      if (!requiredMissing.has(p)) warn(p, `environment variable${variables.length > 1 ? 's' : ''} ${variables.join(', ')} not set and no default; this optional field is left out`);
+      if (!requiredMissing.has(p))
+        warn(p, `environment variable${variables.length > 1 ? 's' : ''} ${variables.join(', ')} not set and no default; this optional field is left out`);
     }
     unresolvedAt.clear();
   };
@@ -251,7 +272,12 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   const apiKey = config.api_key || envKey || '';
   const allEmbedded = ADDRESS_KEYS.every((k) => addresses[k] === EMBEDDED);
   if (!allEmbedded && !/^key_(live|test)_/.test(apiKey)) {
-    warn('api_key', apiKey === '' ? 'no API key: calls to the hosted service will fail with 401' : `placeholder API key ${apiKey === 'openmind_free' ? '"openmind_free"' : '(no key_live_/key_test_ prefix)'}: calls to the hosted service will fail; set OM_API_KEY`);
+    warn(
+      'api_key',
+      apiKey === ''
+        ? 'no API key: calls to the hosted service will fail with 401'
+        : `placeholder API key ${apiKey === 'openmind_free' ? '"openmind_free"' : '(no key_live_/key_test_ prefix)'}: calls to the hosted service will fail; set OM_API_KEY`,
+    );
   }
 
   return {

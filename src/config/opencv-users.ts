@@ -55,10 +55,7 @@ function splitReason(reason: string): [string, string | undefined] {
   return m ? [m[1]!, m[2]] : [reason, undefined];
 }
 
-export type OpenCvInstall =
-  | { state: 'built'; dir: string; binary: string }
-  | { state: 'unbuilt'; dir: string }
-  | { state: 'absent' };
+export type OpenCvInstall = { state: 'built'; dir: string; binary: string } | { state: 'unbuilt'; dir: string } | { state: 'absent' };
 
 /**
  * Whether the OpenCV bindings are there without loading them (loading takes a while and needs the
@@ -97,5 +94,8 @@ export function describeMissing(install: OpenCvInstall): string {
 /** Warnings for `check` and `run`: each entry that loads OpenCV when OpenCV cannot load. Empty when it is built. */
 export function openCvWarnings(config: AgentConfig, install: OpenCvInstall = openCvInstall()): Array<{ path: string; message: string }> {
   if (install.state === 'built') return [];
-  return openCvUsers(config).map((u) => ({ path: u.path, message: `${u.why}, but ${describeMissing(install)}; this entry will fail when it starts. Fix: ${OPENCV_FIX}` }));
+  return openCvUsers(config).map((u) => ({
+    path: u.path,
+    message: `${u.why}, but ${describeMissing(install)}; this entry will fail when it starts. Fix: ${OPENCV_FIX}`,
+  }));
 }

@@ -56,4 +56,3 @@ export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors
   for (const p of checkSafetyValues(config, descriptors)) result.problems.push({ ...p, unknownType: false });
   return result;
 }
-

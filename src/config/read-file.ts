@@ -36,7 +36,14 @@ export function readRegularFile(path: string, maxBytes: number): string {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const message = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : code === 'ELOOP' ? 'symbolic link loop' : `cannot read: ${code ?? String(err)}`;
+    const message =
+      code === 'ENOENT'
+        ? 'file not found'
+        : code === 'EISDIR'
+          ? 'is a directory, not a file'
+          : code === 'ELOOP'
+            ? 'symbolic link loop'
+            : `cannot read: ${code ?? String(err)}`;
     throw new UnreadableFile(message, code);
   }
   try {

@@ -54,7 +54,10 @@ export function checkSafetyValues(config: AgentConfig, descriptors: PluginDescri
       if (fits) continue;
       seen.add(key);
       const known = motion.flatMap((a) => soleField(descriptors.actions.get(a.name)!.args)?.options ?? []).map(String);
-      problems.push({ path, message: `"${value}" is not a value of ${motion.map((a) => a.llm_label).join(', ')} in mode ${name}${known.length ? ` (known: ${[...new Set(known)].join(', ')})` : ''}` });
+      problems.push({
+        path,
+        message: `"${value}" is not a value of ${motion.map((a) => a.llm_label).join(', ')} in mode ${name}${known.length ? ` (known: ${[...new Set(known)].join(', ')})` : ''}`,
+      });
     }
   }
   return problems;

@@ -54,7 +54,12 @@ export const EstopSerial = z.strictObject({
   path: z.string().min(1),
   baud_rate: z.number().int().positive().default(115200),
   sentence: z.string().min(1).default('ESTOP').describe('line that latches the e-stop'),
-  release_sentence: z.string().min(1).nullable().default(null).describe('line that releases it (default none: release by a person through the socket, WebSim or the fleet)'),
+  release_sentence: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('line that releases it (default none: release by a person through the socket, WebSim or the fleet)'),
 });
 
 /** The local Unix socket of `cortexd estop`. */

@@ -191,7 +191,7 @@ export const ServiceAddresses = z.looseObject({
 /** The multi-mode configuration, the form every file has after legacy conversion. */
 export const AgentConfig = z.looseObject({
   /** The JSON Schema editors validate the file with (`config/schema.json`, from `cortexd schema`); the runtime ignores it. */
-  $schema: z.string().optional().describe("the JSON Schema that editors validate this file with, e.g. \"./schema.json\"; ignored by the runtime"),
+  $schema: z.string().optional().describe('the JSON Schema that editors validate this file with, e.g. "./schema.json"; ignored by the runtime'),
   version: z.string(),
   /** Global loop frequency; modes carry their own, so optional in multi-mode files. */
   hertz: Hertz.optional(),

@@ -7,7 +7,7 @@ const SUPPORTED_TEXT = `this runtime reads v1.0.0 to ${LATEST_VERSION}`;
 
 export type VersionCheck =
   | { ok: true; version: string; warning?: string }
-  | { ok: false; message: string; /** false when the file's format is unknown and checking it further is pointless */ continue: boolean };
+  | { ok: false; message: string /** false when the file's format is unknown and checking it further is pointless */; continue: boolean };
 
 /**
  * Checks `version`: required, of the form `vMAJOR.MINOR.PATCH`. v1.0.0 to v1.0.5 load silently;

@@ -39,9 +39,7 @@ export function inputSection(input: FuserInput): string {
 
 /** Actions listed in the prompt: every action of the mode not marked `exclude_from_prompt`. */
 export function promptActions(actions: readonly ActionConfig[], describe: (a: ActionConfig) => string | undefined): ActionDescription[] {
-  return actions
-    .filter((a) => !a.exclude_from_prompt)
-    .map((a) => ({ label: a.llm_label, description: describe(a) ?? a.name }));
+  return actions.filter((a) => !a.exclude_from_prompt).map((a) => ({ label: a.llm_label, description: describe(a) ?? a.name }));
 }
 
 const join = (parts: Array<string | undefined>): string =>
@@ -56,7 +54,12 @@ const join = (parts: Array<string | undefined>): string =>
  * buffer as a block in the user message. Inputs with nothing new are left out; with no input at all
  * the user message says so, which the rule-based model reads as "nothing heard".
  */
-export function fuse(config: Pick<AgentConfig, 'system_governance' | 'system_prompt_examples' | 'system_prompt_base'>, mode: Pick<ModeConfig, 'system_prompt_base'>, inputs: readonly FuserInput[], actions: readonly ActionDescription[]): FusedPrompt {
+export function fuse(
+  config: Pick<AgentConfig, 'system_governance' | 'system_prompt_examples' | 'system_prompt_base'>,
+  mode: Pick<ModeConfig, 'system_prompt_base'>,
+  inputs: readonly FuserInput[],
+  actions: readonly ActionDescription[],
+): FusedPrompt {
   const actionLines = actions.map((a) => `- ${a.label}: ${a.description}`).join('\n');
   const system = join([
     mode.system_prompt_base || config.system_prompt_base,
@@ -66,7 +69,14 @@ export function fuse(config: Pick<AgentConfig, 'system_governance' | 'system_pro
   ]);
   const sections = inputs.filter((i) => i.text.trim().length > 0).map(inputSection);
   const user = join([sections.length ? `AVAILABLE INPUTS:\n${sections.join('\n')}` : 'AVAILABLE INPUTS:\n(nothing new)', QUESTION]);
-  return { system, user, messages: [{ role: 'system', content: system }, { role: 'user', content: user }] };
+  return {
+    system,
+    user,
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: user },
+    ],
+  };
 }
 
 /** The prompt as one text (the `prompt` event and `save_interactions`). */

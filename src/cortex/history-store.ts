@@ -22,7 +22,10 @@ const StoredHistory = z.object({
 
 /** `<state dir>/history/<config>/<mode>.json`, with names made safe for a file system. */
 export function historyFileOf(stateDir: string, configName: string, mode: string): string {
-  const safe = (s: string) => encodeURIComponent(s).replace(/\*/g, '%2A').replace(/^\.+/, (m) => '%2E'.repeat(m.length)) || '_';
+  const safe = (s: string) =>
+    encodeURIComponent(s)
+      .replace(/\*/g, '%2A')
+      .replace(/^\.+/, (m) => '%2E'.repeat(m.length)) || '_';
   return join(stateDir, 'history', safe(configName), `${safe(mode)}.json`);
 }
 

@@ -181,10 +181,7 @@ export class ConversationHistory {
     while (this.pending.length >= this.options.length && !this.stopped) {
       const batch = this.pending.splice(0, this.options.length);
       this.summarising = batch;
-      const text = [
-        this.summaryText ? `Earlier summary: ${this.summaryText}` : '',
-        ...batch.map((e) => `Prompt: ${e.prompt}\nRobot: ${e.answer}`),
-      ]
+      const text = [this.summaryText ? `Earlier summary: ${this.summaryText}` : '', ...batch.map((e) => `Prompt: ${e.prompt}\nRobot: ${e.answer}`)]
         .filter(Boolean)
         .join('\n\n');
       this.inFlight = new AbortController();

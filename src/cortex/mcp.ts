@@ -27,7 +27,13 @@ export interface McpOptions {
   maxResultChars?: number;
 }
 
-export const MCP_DEFAULTS: Required<Omit<McpOptions, 'random'>> = { callTimeoutMs: 30_000, retryMs: 1000, maxRetryMs: 30_000, connectTimeoutMs: 15_000, maxResultChars: 4000 };
+export const MCP_DEFAULTS: Required<Omit<McpOptions, 'random'>> = {
+  callTimeoutMs: 30_000,
+  retryMs: 1000,
+  maxRetryMs: 30_000,
+  connectTimeoutMs: 15_000,
+  maxResultChars: 4000,
+};
 
 /** A tool call that failed: unknown tool, server not connected, timeout, or the server's error. */
 export class McpCallError extends CortexError {

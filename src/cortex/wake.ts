@@ -14,7 +14,11 @@ export type WakeMode = 'change' | 'always' | 'never';
 export type VisionFact = 'faces' | 'motion';
 
 /** Numbers left out, spacing collapsed: "Slight motion (2% of the view)" and "(4% ...)" are the same news. */
-export const textShape = (text: string): string => text.replace(/\d+(\.\d+)?/g, '#').replace(/\s+/g, ' ').trim();
+export const textShape = (text: string): string =>
+  text
+    .replace(/\d+(\.\d+)?/g, '#')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /**
  * Vision: the number of faces or the motion level (none, slight, strong) changed, as `describe()`

@@ -38,7 +38,9 @@ export async function checkConfig(
 ): Promise<{ result: CheckResult; loaded?: LoadedConfig }> {
   const name = 'configuration';
   if (!target?.name && !target?.file) {
-    return { result: warn(name, 'no configuration named: device checks below are generic', 'run `cortexd doctor NAME` with the name the service runs (cortexd@NAME)') };
+    return {
+      result: warn(name, 'no configuration named: device checks below are generic', 'run `cortexd doctor NAME` with the name the service runs (cortexd@NAME)'),
+    };
   }
   try {
     const loaded = await loadConfig(target, { env });
@@ -47,7 +49,14 @@ export async function checkConfig(
     // The API key warning has its own line below; other warnings make this one a warn.
     const others = loaded.warnings.filter((w) => !/api_key/.test(w));
     if (others.length > 0) {
-      return { loaded, result: warn(name, `${where}: ${others.length} warning${others.length === 1 ? '' : 's'}, first: ${others[0]}`, `run \`cortexd check ${loaded.configName}\` for all of them`) };
+      return {
+        loaded,
+        result: warn(
+          name,
+          `${where}: ${others.length} warning${others.length === 1 ? '' : 's'}, first: ${others[0]}`,
+          `run \`cortexd check ${loaded.configName}\` for all of them`,
+        ),
+      };
     }
     return { loaded, result: ok(name, where) };
   } catch (err) {
@@ -144,7 +153,13 @@ export async function checkAddresses(
   const embedded = ADDRESS_KEYS.filter((k) => addresses[k] === EMBEDDED);
   if (unset.length > 0) {
     const status = loaded ? fail : warn;
-    results.push(status('hosted addresses', `not configured: ${unset.join(', ')}`, 'set them in /etc/cortexd/env, or service.base_url in the configuration, or use "embedded" for the local service'));
+    results.push(
+      status(
+        'hosted addresses',
+        `not configured: ${unset.join(', ')}`,
+        'set them in /etc/cortexd/env, or service.base_url in the configuration, or use "embedded" for the local service',
+      ),
+    );
   } else if (targets.size === 0) {
     results.push(ok('hosted addresses', `embedded (${embedded.join(', ')}): the local service runs in-process`));
   }

@@ -43,7 +43,13 @@ export async function checkMicrophone(needs: DeviceNeeds, options: DeviceCheckOp
   const args = ['-q', '-d', '1', '-f', 'S16_LE', '-r', '16000', '-c', '1', '-t', 'raw', ...(device ? ['-D', device] : []), '/dev/null'];
   const r = await runProgram(arecord, args, 5000, env);
   if (r.code !== 0) {
-    return missing(name, needs, used, `capture from ${device ?? 'the default device'} failed: ${r.timedOut ? 'timed out' : r.stderr.trim().split('\n').pop()}`, AUDIO_FIX);
+    return missing(
+      name,
+      needs,
+      used,
+      `capture from ${device ?? 'the default device'} failed: ${r.timedOut ? 'timed out' : r.stderr.trim().split('\n').pop()}`,
+      AUDIO_FIX,
+    );
   }
   return ok(name, `${recorder} records from ${device ?? 'the default device'}`);
 }

@@ -38,7 +38,9 @@ function requireFrom(from: string): NodeRequire {
 export function checkBetterSqlite(from: string = import.meta.url): CheckResult {
   const name = 'better-sqlite3';
   try {
-    const Database = requireFrom(from)('better-sqlite3') as new (file: string) => {
+    const Database = requireFrom(from)('better-sqlite3') as new (
+      file: string,
+    ) => {
       prepare(sql: string): { get(): { v: string } };
       close(): void;
     };
@@ -77,7 +79,11 @@ export function checkSerialBinding(from: string = import.meta.url): CheckResult 
     if (!bindings.autoDetect()) throw new Error('autoDetect() returned no binding for this platform');
     return ok(name, '@serialport/bindings-cpp loads');
   } catch (err) {
-    return fail(name, `@serialport/bindings-cpp does not load: ${firstLine(err)}; serial ports (motors, sensors, GPS) cannot open`, rebuildFix('@serialport/bindings-cpp'));
+    return fail(
+      name,
+      `@serialport/bindings-cpp does not load: ${firstLine(err)}; serial ports (motors, sensors, GPS) cannot open`,
+      rebuildFix('@serialport/bindings-cpp'),
+    );
   }
 }
 
@@ -123,7 +129,12 @@ export function unitNotifyAccess(unitFile: string): string {
   const files = [unitFile];
   const dropIns = `${unitFile}.d`;
   try {
-    files.push(...readdirSync(dropIns).filter((f) => f.endsWith('.conf')).sort().map((f) => join(dropIns, f)));
+    files.push(
+      ...readdirSync(dropIns)
+        .filter((f) => f.endsWith('.conf'))
+        .sort()
+        .map((f) => join(dropIns, f)),
+    );
   } catch {
     // no drop-in directory
   }
@@ -146,7 +157,8 @@ export function unitNotifyAccess(unitFile: string): string {
 export function checkNotifyPath(options: NativeCheckOptions = {}): CheckResult {
   const name = 'service notify';
   const unitFile = options.unitFile ?? (existsSync(INSTALLED_UNIT) ? INSTALLED_UNIT : join(projectRoot(), 'systemd', 'cortexd@.service'));
-  if (!existsSync(unitFile)) return warn(name, `${unitFile} not found: cannot compare the notify path with the unit`, 'install the units with systemd/install.sh');
+  if (!existsSync(unitFile))
+    return warn(name, `${unitFile} not found: cannot compare the notify path with the unit`, 'install the units with systemd/install.sh');
   let access: string;
   try {
     access = unitNotifyAccess(unitFile);

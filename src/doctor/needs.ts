@@ -32,15 +32,22 @@ interface Entry {
 /** Every plugin entry of every mode (implicit actions included) and the global model, with its descriptor. */
 function entries(config: Pick<AgentConfig, 'modes' | 'cortex_llm'>, d: PluginDescriptors): Entry[] {
   const out: Entry[] = [];
-  if (config.cortex_llm) out.push({ where: 'cortex_llm', label: config.cortex_llm.type, descriptor: d.llms.get(config.cortex_llm.type), config: config.cortex_llm.config });
+  if (config.cortex_llm)
+    out.push({ where: 'cortex_llm', label: config.cortex_llm.type, descriptor: d.llms.get(config.cortex_llm.type), config: config.cortex_llm.config });
   for (const [modeName, mode] of Object.entries(config.modes)) {
     const at = `modes.${modeName}`;
     mode.agent_inputs.forEach((i, n) => out.push({ where: `${at}.agent_inputs[${n}]`, label: i.type, descriptor: d.inputs.get(i.type), config: i.config }));
     [...mode.agent_actions, ...implicitActions(mode)].forEach((a, n) =>
-      out.push({ where: `${at}.agent_actions[${n}]`, label: `${a.name} ${a.connector}`, descriptor: d.actions.get(a.name)?.connectors.get(a.connector), config: a.config }),
+      out.push({
+        where: `${at}.agent_actions[${n}]`,
+        label: `${a.name} ${a.connector}`,
+        descriptor: d.actions.get(a.name)?.connectors.get(a.connector),
+        config: a.config,
+      }),
     );
     mode.simulators.forEach((s, n) => out.push({ where: `${at}.simulators[${n}]`, label: s.type, descriptor: d.simulators.get(s.type), config: s.config }));
-    if (mode.cortex_llm) out.push({ where: `${at}.cortex_llm`, label: mode.cortex_llm.type, descriptor: d.llms.get(mode.cortex_llm.type), config: mode.cortex_llm.config });
+    if (mode.cortex_llm)
+      out.push({ where: `${at}.cortex_llm`, label: mode.cortex_llm.type, descriptor: d.llms.get(mode.cortex_llm.type), config: mode.cortex_llm.config });
   }
   return out;
 }

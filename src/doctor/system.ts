@@ -40,7 +40,12 @@ export function runProgram(file: string, args: string[], timeoutMs: number, env:
     execFile(file, args, { timeout: timeoutMs, killSignal: 'SIGKILL', env, encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { code?: number | string; killed?: boolean }) | null;
       const code = e ? (typeof e.code === 'number' ? e.code : null) : 0;
-      resolve({ code, stdout: String(stdout ?? ''), stderr: String(stderr ?? '') || (e && code === null ? describeError(e) : ''), timedOut: Boolean(e?.killed) });
+      resolve({
+        code,
+        stdout: String(stdout ?? ''),
+        stderr: String(stderr ?? '') || (e && code === null ? describeError(e) : ''),
+        timedOut: Boolean(e?.killed),
+      });
     });
   });
 }

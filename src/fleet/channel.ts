@@ -67,7 +67,10 @@ export class FleetChannel {
       version: options.version,
       mode: control.currentMode(),
       modes: Object.fromEntries(
-        Object.entries(control.config.modes).map(([name, m]) => [name, { inputs: m.agent_inputs.map((i) => i.type), actions: m.agent_actions.map((a) => a.llm_label) }]),
+        Object.entries(control.config.modes).map(([name, m]) => [
+          name,
+          { inputs: m.agent_inputs.map((i) => i.type), actions: m.agent_actions.map((a) => a.llm_label) },
+        ]),
       ),
       estopEngaged: control.safetyStatus().estop !== null,
       now: Date.now(),
@@ -81,7 +84,12 @@ export class FleetChannel {
         clientId: `cortexd_${this.robot}`,
         clean: false,
         properties: { sessionExpiryInterval: settings.sessionExpiryS },
-        will: { topic: this.topic('status'), payload: Buffer.from(JSON.stringify({ status: 'offline', robot: this.robot, reason: 'connection lost' })), qos: 1, retain: true },
+        will: {
+          topic: this.topic('status'),
+          payload: Buffer.from(JSON.stringify({ status: 'offline', robot: this.robot, reason: 'connection lost' })),
+          qos: 1,
+          retain: true,
+        },
       },
       onReport: (r) => this.onReport(r),
       onConnect: (sessionPresent) => this.onConnect(sessionPresent),
@@ -221,7 +229,14 @@ export class FleetChannel {
   /** Replies on the replies topic (queued in the client if the link dropped meanwhile) and reports on the bus. */
   private answer(r: Omit<FleetReply, 'robot' | 'at'>, correlation?: Buffer): void {
     const reply: FleetReply = { ...r, robot: this.robot, at: Date.now() };
-    this.options.bus.emit({ type: 'fleet.command', at: reply.at, id: r.id, command: r.command, ok: r.ok, ...(r.reason !== undefined ? { reason: r.reason } : {}) });
+    this.options.bus.emit({
+      type: 'fleet.command',
+      at: reply.at,
+      id: r.id,
+      command: r.command,
+      ok: r.ok,
+      ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    });
     if (this.stopped) return;
     this.publish('replies', JSON.stringify(reply), { qos: 1, queue: true, ...(correlation ? { properties: { correlationData: correlation } } : {}) });
   }

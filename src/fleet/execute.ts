@@ -8,7 +8,10 @@ import type { FleetCommand } from './protocol.js';
  * including the safety governor's latch (`estop` latches with source `fleet`; `release` is refused
  * with the governor's reason when nothing is latched). Anything thrown is a refusal with its message.
  */
-export type FleetControl = Pick<AgentControl, 'configName' | 'config' | 'currentMode' | 'switchMode' | 'pushText' | 'setContext' | 'estop' | 'release' | 'safetyStatus'>;
+export type FleetControl = Pick<
+  AgentControl,
+  'configName' | 'config' | 'currentMode' | 'switchMode' | 'pushText' | 'setContext' | 'estop' | 'release' | 'safetyStatus'
+>;
 
 /** Checks a pushed configuration and, when valid, replaces the running one; `lines` are the check's problems when not. */
 export type ReloadHandler = (text: string, origin: string) => Promise<CommandResult>;
@@ -25,7 +28,10 @@ export const SWITCH_TIMEOUT_MS = 30_000;
 async function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

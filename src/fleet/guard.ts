@@ -33,9 +33,16 @@ export class CommandGuard {
 
   /** Checks `cmd` at `now` and, when accepted, remembers its id. */
   admit(cmd: { id: string; expires_at: number }, now = Date.now()): GuardVerdict {
-    if (cmd.expires_at <= now) return { ok: false, reason: `stale: it expired ${Math.ceil((now - cmd.expires_at) / 1000)} s ago (at ${new Date(cmd.expires_at).toISOString()}, robot clock)` };
+    if (cmd.expires_at <= now)
+      return {
+        ok: false,
+        reason: `stale: it expired ${Math.ceil((now - cmd.expires_at) / 1000)} s ago (at ${new Date(cmd.expires_at).toISOString()}, robot clock)`,
+      };
     if (cmd.expires_at - now > this.options.maxTtlMs) {
-      return { ok: false, reason: `expires too far ahead: a command may live at most ${Math.round(this.options.maxTtlMs / 1000)} s (fleet.command_max_ttl_seconds)` };
+      return {
+        ok: false,
+        reason: `expires too far ahead: a command may live at most ${Math.round(this.options.maxTtlMs / 1000)} s (fleet.command_max_ttl_seconds)`,
+      };
     }
     if (this.seen.has(cmd.id)) return { ok: false, reason: `replayed: command ${cmd.id} was received before` };
     if (this.seen.size >= this.maxEntries) this.prune(now);

@@ -6,7 +6,18 @@ import { CortexError } from '../errors.js';
 import { clientOptions, describeConnectError, describeOperationError } from '../mqtt/options.js';
 import { noDelay } from '../mqtt/session.js';
 import { parseBrokerUrl, TOPIC_ID, TOPIC_PREFIX, type BrokerSettings } from '../plugins/schemas/broker.js';
-import { FleetReply, RobotState, Status, makeCommand, parsePayload, parseTopic, topicOf, type CommandBody, type FleetCommand, type TopicKind } from './protocol.js';
+import {
+  FleetReply,
+  RobotState,
+  Status,
+  makeCommand,
+  parsePayload,
+  parseTopic,
+  topicOf,
+  type CommandBody,
+  type FleetCommand,
+  type TopicKind,
+} from './protocol.js';
 
 /** A fleet command line that cannot run: no broker named, a bad robot id. Exit 2 at the CLI. */
 export class FleetUsageError extends CortexError {
@@ -25,7 +36,10 @@ export interface OperatorSettings extends BrokerSettings {
  * `.env`). The password is read from CORTEX_MQTT_PASSWORD or the URL only, never from a flag (flags
  * show in `ps`).
  */
-export function operatorSettings(env: Record<string, string | undefined>, flags: { url?: string; username?: string; caFile?: string; prefix?: string }): OperatorSettings {
+export function operatorSettings(
+  env: Record<string, string | undefined>,
+  flags: { url?: string; username?: string; caFile?: string; prefix?: string },
+): OperatorSettings {
   const get = (k: keyof typeof FLEET_ENV) => (env[FLEET_ENV[k]]?.trim() ? env[FLEET_ENV[k]]!.trim() : undefined);
   const raw = flags.url ?? get('url');
   if (!raw) throw new FleetUsageError(`no broker: set ${FLEET_ENV.url} (e.g. mqtts://broker.lan:8883) or pass --url`);
@@ -94,7 +108,10 @@ export class FleetOperator {
 
   /** Connects once (no retries: a command line says what failed and exits). */
   static async connect(settings: OperatorSettings, timeoutMs = 10_000): Promise<FleetOperator> {
-    const client = mqtt.connect(settings.url, clientOptions(settings, { clientId: `cortexd-cli-${randomBytes(6).toString('hex')}`, clean: true, connectTimeout: timeoutMs }));
+    const client = mqtt.connect(
+      settings.url,
+      clientOptions(settings, { clientId: `cortexd-cli-${randomBytes(6).toString('hex')}`, clean: true, connectTimeout: timeoutMs }),
+    );
     await new Promise<void>((resolve, reject) => {
       let failure: unknown;
       client.once('connect', () => (noDelay(client), resolve()));
@@ -184,7 +201,10 @@ export class FleetOperator {
   async watch(robot: string | undefined, withMetrics: boolean): Promise<void> {
     const r = robot ?? '+';
     const kinds: TopicKind[] = ['status', 'state', 'events', 'replies', ...(withMetrics ? (['metrics'] as const) : [])];
-    await this.subscribe(kinds.map((k) => topicOf(this.settings.prefix, r, k)), 0);
+    await this.subscribe(
+      kinds.map((k) => topicOf(this.settings.prefix, r, k)),
+      0,
+    );
   }
 
   /**
@@ -192,7 +212,11 @@ export class FleetOperator {
    * the command goes out; the command is published at QoS 1, so a refusal by the broker's ACL is an
    * error here, and a robot that is offline gets it when it reconnects (until it expires).
    */
-  async send(robot: string, body: CommandBody, opts: { ttlMs: number; timeoutMs: number }): Promise<{ reply?: FleetReply; command: FleetCommand; status?: Status }> {
+  async send(
+    robot: string,
+    body: CommandBody,
+    opts: { ttlMs: number; timeoutMs: number },
+  ): Promise<{ reply?: FleetReply; command: FleetCommand; status?: Status }> {
     checkRobotId(robot);
     const command = makeCommand(body, opts.ttlMs);
     let status: Status | undefined;

@@ -33,7 +33,11 @@ export const MAX_RELOAD_BYTES = 1024 * 1024;
 
 const Envelope = {
   /** Unique per command (a UUID): a command seen before is refused as a replay. */
-  id: z.string().min(8).max(128).regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits, _ . : - only'),
+  id: z
+    .string()
+    .min(8)
+    .max(128)
+    .regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits, _ . : - only'),
   /** Milliseconds since the epoch after which the robot refuses the command as stale. */
   expires_at: z.number().int().positive(),
   /** Who sent it (for the robot's events and logs); free text. */
@@ -46,7 +50,9 @@ export const FleetCommand = z.discriminatedUnion('command', [
   z.object({
     ...Envelope,
     command: z.literal('context'),
-    values: z.record(z.string().min(1).max(200), z.union([z.string().max(2000), z.number(), z.boolean(), z.null()])).refine((v) => Object.keys(v).length > 0 && Object.keys(v).length <= 50, '1 to 50 values'),
+    values: z
+      .record(z.string().min(1).max(200), z.union([z.string().max(2000), z.number(), z.boolean(), z.null()]))
+      .refine((v) => Object.keys(v).length > 0 && Object.keys(v).length <= 50, '1 to 50 values'),
   }),
   z.object({ ...Envelope, command: z.literal('estop'), reason: z.string().max(500).optional() }),
   z.object({ ...Envelope, command: z.literal('release'), reason: z.string().max(500).optional() }),

@@ -114,7 +114,9 @@ export class StateReducer {
     const fresh = (names: string[]): Record<string, Health> => Object.fromEntries(names.map((n) => [n, { state: 'ok', since: at }]));
     this.state.health.inputs = fresh(parts.inputs);
     this.state.health.actions = fresh(parts.actions);
-    this.state.health.streams = Object.fromEntries(Object.entries(this.state.health.streams).filter(([k]) => parts.inputs.includes(k.slice(k.indexOf('/') + 1))));
+    this.state.health.streams = Object.fromEntries(
+      Object.entries(this.state.health.streams).filter(([k]) => parts.inputs.includes(k.slice(k.indexOf('/') + 1))),
+    );
     this.state.health.tool_servers = {};
     this.updateOk();
   }

@@ -69,10 +69,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /** True when every condition of `conditions` holds in `context`. An empty set never holds. */
-export function conditionsHold(
-  conditions: Record<string, ContextConditionConfig> | undefined,
-  context: Readonly<Record<string, unknown>>,
-): boolean {
+export function conditionsHold(conditions: Record<string, ContextConditionConfig> | undefined, context: Readonly<Record<string, unknown>>): boolean {
   if (!conditions) return false;
   const entries = Object.entries(conditions);
   if (entries.length === 0) return false;

@@ -22,13 +22,7 @@ const WORD = /[\p{L}\p{N}]+(?:'[\p{L}\p{N}]+)*/gu;
 
 /** NFKC, lower case, diacritics removed, typographic apostrophes unified. */
 export function normaliseText(text: string): string {
-  return text
-    .normalize('NFKC')
-    .toLowerCase()
-    .normalize('NFD')
-    .replace(COMBINING_MARKS, '')
-    .normalize('NFC')
-    .replace(APOSTROPHES, "'");
+  return text.normalize('NFKC').toLowerCase().normalize('NFD').replace(COMBINING_MARKS, '').normalize('NFC').replace(APOSTROPHES, "'");
 }
 
 /** The words of `text` after normalisation, in order. */

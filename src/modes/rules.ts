@@ -66,13 +66,7 @@ function eligible(rules: readonly CompiledRule[], mode: string, type: RuleConfig
 }
 
 /** The input_triggered rule that fires for `text` in `mode`, if any. Rules in cooldown do not match. */
-export function selectInputRule(
-  rules: readonly CompiledRule[],
-  mode: string,
-  text: string,
-  lastFired: LastFired,
-  now: number,
-): RuleChoice | undefined {
+export function selectInputRule(rules: readonly CompiledRule[], mode: string, text: string, lastFired: LastFired, now: number): RuleChoice | undefined {
   const textWords = words(text);
   if (textWords.length === 0) return undefined;
   const choices: RuleChoice[] = [];
@@ -101,12 +95,7 @@ export function selectContextRule(
  * The time_based rule that fires when the mode's own timeout_seconds elapse: rules of this mode or
  * `*` without their own timeout_seconds (those run on their own timers, see `ruleTimers`).
  */
-export function selectTimeoutRule(
-  rules: readonly CompiledRule[],
-  mode: string,
-  lastFired: LastFired,
-  now: number,
-): RuleChoice | undefined {
+export function selectTimeoutRule(rules: readonly CompiledRule[], mode: string, lastFired: LastFired, now: number): RuleChoice | undefined {
   const choices = eligible(rules, mode, 'time_based', lastFired, now)
     .filter((r) => r.timeoutMs === undefined)
     .map((rule) => ({ rule, reason: 'mode timeout' }));

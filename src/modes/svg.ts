@@ -149,7 +149,12 @@ async function elkDrawing(config: AgentConfig, compact: boolean): Promise<Drawin
     edges: edges.map((e, i) => {
       const lines = edgeLabelLines(e, compact);
       const from = e.from === ANY_MODE ? `m:${DOT_ANY}` : `m:${e.from}`;
-      return { id: `e${i}`, sources: [from], targets: [`m:${e.to}`], labels: [{ id: `l${i}`, text: lines.join('\n'), width: Math.max(...lines.map((l) => l.length)) * 7, height: lines.length * 15 + 2 }] };
+      return {
+        id: `e${i}`,
+        sources: [from],
+        targets: [`m:${e.to}`],
+        labels: [{ id: `l${i}`, text: lines.join('\n'), width: Math.max(...lines.map((l) => l.length)) * 7, height: lines.length * 15 + 2 }],
+      };
     }),
   });
   const parts: string[] = [];
@@ -159,8 +164,12 @@ async function elkDrawing(config: AgentConfig, compact: boolean): Promise<Drawin
     const y = node.y ?? 0;
     const initial = node.id === `m:${config.default_mode}`;
     const dashed = node.id === `m:${DOT_ANY}` ? ' stroke-dasharray="5 3"' : '';
-    parts.push(`<g class="mode" id="${xml(node.id)}"><rect x="${x}" y="${y}" width="${node.width}" height="${node.height}" rx="8" fill="#fff" stroke="#333" stroke-width="${initial ? 2.5 : 1}"${dashed}/>`);
-    lines.forEach((l, i) => parts.push(`<text x="${x + (node.width ?? 0) / 2}" y="${y + 20 + i * LINE_H}" text-anchor="middle" font-size="13">${xml(l)}</text>`));
+    parts.push(
+      `<g class="mode" id="${xml(node.id)}"><rect x="${x}" y="${y}" width="${node.width}" height="${node.height}" rx="8" fill="#fff" stroke="#333" stroke-width="${initial ? 2.5 : 1}"${dashed}/>`,
+    );
+    lines.forEach((l, i) =>
+      parts.push(`<text x="${x + (node.width ?? 0) / 2}" y="${y + 20 + i * LINE_H}" text-anchor="middle" font-size="13">${xml(l)}</text>`),
+    );
     parts.push('</g>');
   }
   for (const edge of graph.edges ?? []) {
@@ -169,7 +178,9 @@ async function elkDrawing(config: AgentConfig, compact: boolean): Promise<Drawin
       parts.push(`<polyline points="${pts}" fill="none" stroke="#555" marker-end="url(#arrow)"/>`);
     }
     for (const label of edge.labels ?? []) {
-      (label.text ?? '').split('\n').forEach((l, i) => parts.push(`<text x="${label.x ?? 0}" y="${(label.y ?? 0) + 12 + i * 15}" font-size="12" fill="#222">${xml(l)}</text>`));
+      (label.text ?? '')
+        .split('\n')
+        .forEach((l, i) => parts.push(`<text x="${label.x ?? 0}" y="${(label.y ?? 0) + 12 + i * 15}" font-size="12" fill="#222">${xml(l)}</text>`));
     }
   }
   const defs = `<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>`;

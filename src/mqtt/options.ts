@@ -99,7 +99,10 @@ export function describeConnectError(err: unknown, url: string, username?: strin
         fatal: true,
       };
     }
-    return { message: `${label} refused the connection: ${reason}${FATAL_CONNACK.has(e.code) ? '; not retrying until the settings change' : ''}`, fatal: FATAL_CONNACK.has(e.code) };
+    return {
+      message: `${label} refused the connection: ${reason}${FATAL_CONNACK.has(e.code) ? '; not retrying until the settings change' : ''}`,
+      fatal: FATAL_CONNACK.has(e.code),
+    };
   }
   if (typeof e.code === 'string' && TLS_CODES.has(e.code)) {
     return {
@@ -116,6 +119,7 @@ export function describeConnectError(err: unknown, url: string, username?: strin
 /** Describes a refused publish or subscribe (`Publish error: Not authorized`, code 135). */
 export function describeOperationError(err: unknown, what: string): string {
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'number') return `the broker refused to ${what}: ${reasonName(code)}${code === 135 ? ' (the ACL does not allow this user on that topic)' : ''}`;
+  if (typeof code === 'number')
+    return `the broker refused to ${what}: ${reasonName(code)}${code === 135 ? ' (the ACL does not allow this user on that topic)' : ''}`;
   return `${what} failed: ${describeError(err)}`;
 }

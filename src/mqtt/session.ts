@@ -146,7 +146,8 @@ export class MqttSession {
       client.subscribe(filters, (err, granted) => {
         if (err) return reject(new Error(describeOperationError(err, `subscribe to ${Object.keys(filters).join(', ')}`)));
         const refused = (granted ?? []).filter((g) => g.qos >= 128);
-        if (refused.length > 0) return reject(new Error(describeOperationError({ code: refused[0]!.qos }, `subscribe to ${refused.map((g) => g.topic).join(', ')}`)));
+        if (refused.length > 0)
+          return reject(new Error(describeOperationError({ code: refused[0]!.qos }, `subscribe to ${refused.map((g) => g.topic).join(', ')}`)));
         resolve();
       });
     });
@@ -161,9 +162,17 @@ export class MqttSession {
     clearTimeout(this.timer);
     const client = this.client;
     const connected = client?.connected === true;
-    if (last && connected) await withTimeout(this.publish(last.topic, last.payload, { qos: 1, retain: true }).catch(() => undefined), ms / 2);
+    if (last && connected)
+      await withTimeout(
+        this.publish(last.topic, last.payload, { qos: 1, retain: true }).catch(() => undefined),
+        ms / 2,
+      );
     this.stopping = true;
-    if (client) await withTimeout(client.endAsync(!connected).catch(() => undefined), ms / 2).then((done) => (done ? undefined : client.end(true)));
+    if (client)
+      await withTimeout(
+        client.endAsync(!connected).catch(() => undefined),
+        ms / 2,
+      ).then((done) => (done ? undefined : client.end(true)));
     this.state = 'stopped';
     this.options.onReport?.({ state: 'stopped' });
   }

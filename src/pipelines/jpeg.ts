@@ -51,7 +51,11 @@ export async function encodeJpeg(frame: Frame, quality: number = DEFAULT_JPEG_QU
  */
 export function encodeJpegLatest(quality: number = DEFAULT_JPEG_QUALITY, stats?: LatestWinsStats): OperatorFunction<Frame, EncodedFrame> {
   checkQuality(quality);
-  return latestWins(consumeFrame((frame: Frame) => encodeJpeg(frame, quality)), stats, releaseFrame);
+  return latestWins(
+    consumeFrame((frame: Frame) => encodeJpeg(frame, quality)),
+    stats,
+    releaseFrame,
+  );
 }
 
 /** The vision socket message for an encoded frame. */

@@ -16,11 +16,7 @@ export interface LatestWinsStats {
  * newer one, or still waiting when the output is unsubscribed (for example a native image).
  * Rate: that of the consumer, at most that of the source. Drop policy: latest wins.
  */
-export function latestWins<T, R>(
-  work: (item: T) => ObservableInput<R>,
-  stats?: LatestWinsStats,
-  onDrop?: (item: T) => void,
-): OperatorFunction<T, R> {
+export function latestWins<T, R>(work: (item: T) => ObservableInput<R>, stats?: LatestWinsStats, onDrop?: (item: T) => void): OperatorFunction<T, R> {
   return (source) =>
     new Observable<R>((subscriber) => {
       let waiting: { item: T } | undefined;

@@ -19,10 +19,12 @@ let fvadModule: Promise<FvadModule> | undefined;
 
 /** Loads the WebAssembly module once per process (about 4 MB of memory; the model is inside the package). */
 function loadModule(): Promise<FvadModule> {
-  fvadModule ??= import('@echogarden/fvad-wasm').then((m) => m.default()).catch((err: unknown) => {
-    fvadModule = undefined;
-    throw new CortexError('vad_unavailable', `voice activity detector not loaded: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  });
+  fvadModule ??= import('@echogarden/fvad-wasm')
+    .then((m) => m.default())
+    .catch((err: unknown) => {
+      fvadModule = undefined;
+      throw new CortexError('vad_unavailable', `voice activity detector not loaded: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    });
   return fvadModule;
 }
 
@@ -123,7 +125,7 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
   const onsetFrames = Math.max(1, Math.ceil((options.onsetMs ?? 60) / frameMs));
   const preRollFrames = Math.ceil((options.preRollMs ?? 300) / frameMs);
   const hangoverFrames = Math.ceil((options.hangoverMs ?? 800) / frameMs);
-  const chunkBytes = Math.max(frameBytes, Math.round((options.chunkMs ?? 100) * bytesPerMs / frameBytes) * frameBytes);
+  const chunkBytes = Math.max(frameBytes, Math.round(((options.chunkMs ?? 100) * bytesPerMs) / frameBytes) * frameBytes);
   const now = options.now ?? Date.now;
   return (source) =>
     new Observable<Buffer>((subscriber) => {

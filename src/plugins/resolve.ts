@@ -32,7 +32,8 @@ export function pluginRegistry(descriptors: PluginDescriptors, loaders: PluginLo
   pair('llm', descriptors.llms.names(), Object.keys(loaders.llms));
   pair('simulator', descriptors.simulators.names(), Object.keys(loaders.simulators));
   pair('action', descriptors.actions.names(), Object.keys(loaders.connectors));
-  for (const action of descriptors.actions.all()) pair(`connector of ${action.type}:`, action.connectors.names(), Object.keys(loaders.connectors[action.type] ?? {}));
+  for (const action of descriptors.actions.all())
+    pair(`connector of ${action.type}:`, action.connectors.names(), Object.keys(loaders.connectors[action.type] ?? {}));
   if (problems.length) throw new Error(`plugin registry: ${problems.join('; ')}`);
   return { descriptors, loaders };
 }
@@ -50,7 +51,10 @@ const descriptorOf = <D extends Descriptor>(spec: D & { create: unknown }): D =>
   const { create: _code, ...rest } = spec;
   return rest as unknown as D;
 };
-const loaderOf = <F>(create: F): Loader<F> => async () => create;
+const loaderOf =
+  <F>(create: F): Loader<F> =>
+  async () =>
+    create;
 
 /** A new registry: `base` plus `extra` (a name already in `base` is refused, so nothing is replaced silently). */
 export function withPlugins(base: PluginRegistry, extra: ExtraPlugins): PluginRegistry {
@@ -59,9 +63,13 @@ export function withPlugins(base: PluginRegistry, extra: ExtraPlugins): PluginRe
   const connectorsOf = (action: ActionDescriptor): ActionDescriptor => {
     const added = (extra.connectors ?? []).filter((c) => c.action === action.type);
     if (!added.length) return action;
-    return { ...action, connectors: new Registry<ConnectorDescriptor>('connector', [...action.connectors.all(), ...added.map(({ action: _a, ...c }) => descriptorOf(c))]) };
+    return {
+      ...action,
+      connectors: new Registry<ConnectorDescriptor>('connector', [...action.connectors.all(), ...added.map(({ action: _a, ...c }) => descriptorOf(c))]),
+    };
   };
-  for (const c of extra.connectors ?? []) if (!d.actions.has(c.action)) throw new Error(`withPlugins: connector ${c.type} for ${d.actions.unknownMessage(c.action)}`);
+  for (const c of extra.connectors ?? [])
+    if (!d.actions.has(c.action)) throw new Error(`withPlugins: connector ${c.type} for ${d.actions.unknownMessage(c.action)}`);
   const connectorLoaders: PluginLoaders['connectors'] = {};
   for (const [action, loaders] of Object.entries(l.connectors)) connectorLoaders[action] = { ...loaders };
   for (const c of extra.connectors ?? []) connectorLoaders[c.action]![c.type] = loaderOf<ConnectorFactory>(c.create);
@@ -133,11 +141,13 @@ export async function resolvePlugins(registry: PluginRegistry, config: PluginUse
     ),
   ]);
 
-  const lookup = <S>(kind: 'input' | 'llm' | 'simulator', loaded: Map<string, S>, table: Registry<Descriptor>) => (type: string): S => {
-    const spec = loaded.get(type);
-    if (spec) return spec;
-    throw table.has(type) ? notLoaded(`${kind} type`, type, loaded.keys()) : new PluginError('plugin_unknown', table.unknownMessage(type));
-  };
+  const lookup =
+    <S>(kind: 'input' | 'llm' | 'simulator', loaded: Map<string, S>, table: Registry<Descriptor>) =>
+    (type: string): S => {
+      const spec = loaded.get(type);
+      if (spec) return spec;
+      throw table.has(type) ? notLoaded(`${kind} type`, type, loaded.keys()) : new PluginError('plugin_unknown', table.unknownMessage(type));
+    };
   const plugins: Plugins = {
     descriptors: d,
     input: lookup('input', inputs, d.inputs),
@@ -153,7 +163,11 @@ export async function resolvePlugins(registry: PluginRegistry, config: PluginUse
       if (spec) return spec;
       const action = plugins.action(name);
       if (!action.connectors.has(connector)) throw new PluginError('plugin_unknown', `action ${name}: ${action.connectors.unknownMessage(connector)}`);
-      throw notLoaded(`connector "${connector}" of action`, name, [...connectors.keys()].filter((k) => k.startsWith(`${name}\u0000`)).map((k) => k.split('\u0000')[1]!));
+      throw notLoaded(
+        `connector "${connector}" of action`,
+        name,
+        [...connectors.keys()].filter((k) => k.startsWith(`${name}\u0000`)).map((k) => k.split('\u0000')[1]!),
+      );
     },
   };
   return plugins;

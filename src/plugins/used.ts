@@ -8,7 +8,14 @@ import type { ActionConfig } from '../config/schema.js';
 export function implicitActions(mode: { remember_locations?: boolean | undefined; agent_actions: ReadonlyArray<{ name: string }> }): ActionConfig[] {
   if (!mode.remember_locations || mode.agent_actions.some((a) => a.name === 'remember_location')) return [];
   return [
-    { name: 'remember_location', llm_label: 'remember_location', connector: 'state_dir', implementation: 'passthrough', config: {}, exclude_from_prompt: false },
+    {
+      name: 'remember_location',
+      llm_label: 'remember_location',
+      connector: 'state_dir',
+      implementation: 'passthrough',
+      config: {},
+      exclude_from_prompt: false,
+    },
   ];
 }
 

@@ -44,10 +44,11 @@ export interface DrawnEdge {
 }
 
 const idOf = (t: unknown): string => {
-  const s = typeof t === 'string' ? t : (t as { id?: string }).id ?? String(t);
+  const s = typeof t === 'string' ? t : ((t as { id?: string }).id ?? String(t));
   return s.startsWith('#') ? s.slice(1) : s;
 };
-const nameOf = (x: unknown): string | undefined => (typeof x === 'string' ? x : typeof (x as { type?: unknown })?.type === 'string' ? (x as { type: string }).type : undefined);
+const nameOf = (x: unknown): string | undefined =>
+  typeof x === 'string' ? x : typeof (x as { type?: unknown })?.type === 'string' ? (x as { type: string }).type : undefined;
 
 /** `safety.estop`, `after deadman`, `always [restoredLatch]`, with the actions after a slash. */
 function label(t: TransitionDefinition): string {
@@ -96,7 +97,11 @@ export function chartJson(root: StateDefinition): Record<string, unknown> {
 }
 
 const mid = (id: string) => id.replace(/[^A-Za-z0-9_]/g, '_');
-const mtext = (text: string) => text.replace(/[:;#{}"]/g, ' ').replace(/\s+/g, ' ').trim();
+const mtext = (text: string) =>
+  text
+    .replace(/[:;#{}"]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /** A Mermaid `stateDiagram-v2`: compound states nested, parallel regions separated by `--`. */
 export function chartMermaid(root: StateDefinition): string {
@@ -126,15 +131,24 @@ export function chartMermaid(root: StateDefinition): string {
 
 /** A Graphviz digraph: a cluster per compound or parallel state (parallel regions dashed). */
 export function chartDot(root: StateDefinition): string {
-  const lines = [`digraph ${dotString(root.id)} {`, '  compound=true; rankdir=LR;', '  node [shape=box, style=rounded, fontname="Helvetica"];', '  edge [fontname="Helvetica", fontsize=9];'];
+  const lines = [
+    `digraph ${dotString(root.id)} {`,
+    '  compound=true; rankdir=LR;',
+    '  node [shape=box, style=rounded, fontname="Helvetica"];',
+    '  edge [fontname="Helvetica", fontsize=9];',
+  ];
   const block = (s: StateDefinition, indent: string) => {
     for (const child of Object.values(s.states)) {
       const tags = child.tags?.length ? `\n(${child.tags.join(', ')})` : '';
       if (Object.keys(child.states).length) {
-        lines.push(`${indent}subgraph ${dotString(`cluster_${child.id}`)} {`, `${indent}  label=${dotString(child.key + tags)};${s.type === 'parallel' ? ' style=dashed;' : ''}`);
+        lines.push(
+          `${indent}subgraph ${dotString(`cluster_${child.id}`)} {`,
+          `${indent}  label=${dotString(child.key + tags)};${s.type === 'parallel' ? ' style=dashed;' : ''}`,
+        );
         lines.push(`${indent}  ${dotString(child.id)} [shape=point, label=""];`);
         const initial = child.initial?.target?.[0];
-        if (initial !== undefined && child.type !== 'parallel') lines.push(`${indent}  ${dotString(child.id)} -> ${dotString(idOf(initial))} [style=dotted, label="initial"];`);
+        if (initial !== undefined && child.type !== 'parallel')
+          lines.push(`${indent}  ${dotString(child.id)} -> ${dotString(idOf(initial))} [style=dotted, label="initial"];`);
         block(child, `${indent}  `);
         lines.push(`${indent}}`);
       } else {

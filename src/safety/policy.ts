@@ -85,7 +85,13 @@ export function resolvePolicy(config: Pick<AgentConfig, 'modes' | 'safety'>): Sa
     modes,
     global: modePolicy(global, {}),
     estopSerial: estop_serial
-      ? { binding: estop_serial.binding, path: estop_serial.path, baudRate: estop_serial.baud_rate, sentence: estop_serial.sentence, releaseSentence: estop_serial.release_sentence }
+      ? {
+          binding: estop_serial.binding,
+          path: estop_serial.path,
+          baudRate: estop_serial.baud_rate,
+          sentence: estop_serial.sentence,
+          releaseSentence: estop_serial.release_sentence,
+        }
       : null,
     estopSocket: { enabled: estop_socket?.enabled ?? true, path: estop_socket?.path, group: estop_socket?.group },
   };
@@ -109,7 +115,20 @@ export function motionValue(value: unknown): string {
 }
 
 /** Why motion was refused or stopped (metrics label and bus field). */
-export type SafetyCause = 'estop' | 'stopping' | 'mode' | 'value' | 'health' | 'rest' | 'geofence' | 'rate' | 'deadman' | 'max_continuous' | 'model_stall' | 'service' | 'no_governor';
+export type SafetyCause =
+  | 'estop'
+  | 'stopping'
+  | 'mode'
+  | 'value'
+  | 'health'
+  | 'rest'
+  | 'geofence'
+  | 'rate'
+  | 'deadman'
+  | 'max_continuous'
+  | 'model_stall'
+  | 'service'
+  | 'no_governor';
 
 export interface Latch {
   source: string;
@@ -163,7 +182,8 @@ export function decide(p: ModePolicy, facts: Facts, req: MotionRequest, now: num
   if (value === p.stopValue) return { ok: true, stop: true, value };
   if (facts.stopping !== null) return no('stopping', `the agent is stopping (${facts.stopping})`);
   if (!p.motion) return no('mode', `mode ${req.mode} forbids motion`);
-  if (p.allowed && !p.allowed.includes(value)) return no('value', `"${value}" is not allowed in mode ${req.mode} (allowed: ${p.allowed.map((v) => `"${v}"`).join(', ') || 'none'})`);
+  if (p.allowed && !p.allowed.includes(value))
+    return no('value', `"${value}" is not allowed in mode ${req.mode} (allowed: ${p.allowed.map((v) => `"${v}"`).join(', ') || 'none'})`);
   const faults = Object.entries(facts.faults);
   if (faults.length > 0) return no('health', `motion is paused while ${faults.map(([k, v]) => `${k}: ${v}`).join('; ')}`);
   if (facts.restingUntil > now) return no('rest', `resting after the longest continuous motion (${Math.ceil((facts.restingUntil - now) / 1000)} s left)`);

@@ -108,8 +108,7 @@ export class Accounts {
   /** Sets credits in whole CU (administration and tests): any field left out is unchanged. */
   setCredits(userId: string, credits: { prepaid?: number; monthlyUnused?: number; monthlyTotal?: number }): void {
     const tx = this.db.transaction(() => {
-      if (credits.prepaid !== undefined)
-        this.db.prepare(`UPDATE users SET prepaid_micro = ? WHERE id = ?`).run(cuToMicro(credits.prepaid), userId);
+      if (credits.prepaid !== undefined) this.db.prepare(`UPDATE users SET prepaid_micro = ? WHERE id = ?`).run(cuToMicro(credits.prepaid), userId);
       if (credits.monthlyTotal !== undefined)
         this.db.prepare(`UPDATE users SET monthly_total_micro = ? WHERE id = ?`).run(cuToMicro(credits.monthlyTotal), userId);
       if (credits.monthlyUnused !== undefined)
@@ -126,9 +125,7 @@ export class Accounts {
     let end = new Date(row.current_period_end);
     if (now < end) return row;
     while (now >= end) end = nextMonthStart(end);
-    this.db
-      .prepare(`UPDATE users SET monthly_unused_micro = monthly_total_micro, current_period_end = ? WHERE id = ?`)
-      .run(end.toISOString(), userId);
+    this.db.prepare(`UPDATE users SET monthly_unused_micro = monthly_total_micro, current_period_end = ? WHERE id = ?`).run(end.toISOString(), userId);
     return { ...row, monthly_unused_micro: row.monthly_total_micro, current_period_end: end.toISOString() };
   }
 
@@ -203,13 +200,9 @@ export class Accounts {
       this.db
         .prepare(`UPDATE users SET monthly_unused_micro = monthly_unused_micro - ?, prepaid_micro = prepaid_micro - ? WHERE id = ?`)
         .run(fromMonthly, c.costMicro - fromMonthly, c.userId);
+      this.db.prepare(`UPDATE api_keys SET total_cost_micro = total_cost_micro + ?, updated_at = ? WHERE id = ?`).run(c.costMicro, at, c.keyId);
       this.db
-        .prepare(`UPDATE api_keys SET total_cost_micro = total_cost_micro + ?, updated_at = ? WHERE id = ?`)
-        .run(c.costMicro, at, c.keyId);
-      this.db
-        .prepare(
-          `INSERT INTO usage (key_id, user_id, at, kind, item, quantity_in, quantity_out, cost_micro) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
+        .prepare(`INSERT INTO usage (key_id, user_id, at, kind, item, quantity_in, quantity_out, cost_micro) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
         .run(c.keyId, c.userId, at, c.kind, c.item, c.quantityIn, c.quantityOut ?? 0, c.costMicro);
     });
     tx();
@@ -217,9 +210,13 @@ export class Accounts {
 
   /** The usage ledger of a key, oldest first (tests and administration). */
   usage(keyId: string): Array<{ kind: string; item: string; quantity_in: number; quantity_out: number; cost_micro: number }> {
-    return this.db
-      .prepare(`SELECT kind, item, quantity_in, quantity_out, cost_micro FROM usage WHERE key_id = ? ORDER BY id`)
-      .all(keyId) as Array<{ kind: string; item: string; quantity_in: number; quantity_out: number; cost_micro: number }>;
+    return this.db.prepare(`SELECT kind, item, quantity_in, quantity_out, cost_micro FROM usage WHERE key_id = ? ORDER BY id`).all(keyId) as Array<{
+      kind: string;
+      item: string;
+      quantity_in: number;
+      quantity_out: number;
+      cost_micro: number;
+    }>;
   }
 }
 

@@ -36,7 +36,9 @@ export function buildApp(ctx: ServiceContext): FastifyInstance {
           : [400, 'Bad Request', `Bad request: ${err.code ?? 'malformed HTTP'}`];
       const body = JSON.stringify({ error });
       if (socket.writable && !(socket as { _httpMessage?: unknown })._httpMessage)
-        socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+        socket.end(
+          `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
       else socket.destroy(err);
     },
   });
@@ -52,10 +54,8 @@ export function buildApp(ctx: ServiceContext): FastifyInstance {
   });
 
   app.setErrorHandler((err: { code?: string; statusCode?: number; message?: string }, _req, reply) => {
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413)
-      return sendError(reply, 413, bodyTooLarge(ctx.limits.bodyBytes));
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
-      return sendError(reply, err.statusCode, err.message ?? 'Bad request');
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || err.statusCode === 413) return sendError(reply, 413, bodyTooLarge(ctx.limits.bodyBytes));
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return sendError(reply, err.statusCode, err.message ?? 'Bad request');
     ctx.logger.error({ err }, 'request failed');
     return sendError(reply, 500, `Internal server error: ${err.message ?? 'unknown'}`);
   });

@@ -61,9 +61,7 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
   };
   let pendingFinals = 0;
   const sendError = (details: string): void =>
-    flavour === 'speechlab'
-      ? send({ type: 'error', message: ASR_ERROR_PREFIX + details, clientId })
-      : send({ error: ASR_ERROR_PREFIX + details });
+    flavour === 'speechlab' ? send({ type: 'error', message: ASR_ERROR_PREFIX + details, clientId }) : send({ error: ASR_ERROR_PREFIX + details });
   const fatal = (details: string): void => {
     sendError(details);
     ws.close(1008, details.slice(0, 120));
@@ -83,7 +81,8 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
   const commit = (pcm: Buffer): void => {
     utteranceNo++;
     partialAbort?.abort();
-    if (pendingFinals >= MAX_PENDING_FINALS) return sendError(`recognizer busy: ${MAX_PENDING_FINALS} utterances of this session are waiting; this one was dropped`);
+    if (pendingFinals >= MAX_PENDING_FINALS)
+      return sendError(`recognizer busy: ${MAX_PENDING_FINALS} utterances of this session are waiting; this one was dropped`);
     pendingFinals++;
     finals = finals.then(async () => {
       try {
@@ -165,7 +164,14 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
     bytes += pcm.length;
     const total = asrCostMicro(flavour === 'speechlab' ? 'speechlab' : 'general', bytes, rate);
     if (total > chargedMicro) {
-      ctx.accounts.charge({ keyId: key.keyId, userId: key.userId, kind: 'asr', item: `${flavour}/asr@${rate}`, quantityIn: pcm.length, costMicro: total - chargedMicro });
+      ctx.accounts.charge({
+        keyId: key.keyId,
+        userId: key.userId,
+        kind: 'asr',
+        item: `${flavour}/asr@${rate}`,
+        quantityIn: pcm.length,
+        costMicro: total - chargedMicro,
+      });
       chargedMicro = total;
     }
     for (const ev of vad!.push(pcm)) {

@@ -40,7 +40,10 @@ export interface ServiceContext {
 
 /** Sends the spec's error shape `{error}` (plus optional `details`). */
 export function sendError(reply: FastifyReply, status: number, error: string, details?: string): FastifyReply {
-  return reply.code(status).type('application/json').send(details === undefined ? { error } : { error, details });
+  return reply
+    .code(status)
+    .type('application/json')
+    .send(details === undefined ? { error } : { error, details });
 }
 
 /** Body marker set by the JSON parser when the body is not valid JSON: each route picks its own message. */

@@ -63,8 +63,20 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     pendingAudio: { bytes: 0 },
     openSockets: new Map(),
     pools: {
-      tts: new FairPool({ name: 'speech synthesis', running: limits.ttsWorkers, queued: limits.ttsQueue, perKeyRunning: Math.max(1, Math.ceil(limits.ttsWorkers / 2)), perKeyTotal: Math.max(1, Math.ceil(limits.ttsQueue / 2)) }),
-      asr: new FairPool({ name: 'recognition', running: limits.asrDecoders, queued: limits.asrDecodeQueue, perKeyRunning: Math.max(1, Math.ceil(limits.asrDecoders / 2)), perKeyTotal: Math.max(1, Math.ceil(limits.asrDecodeQueue / 2)) }),
+      tts: new FairPool({
+        name: 'speech synthesis',
+        running: limits.ttsWorkers,
+        queued: limits.ttsQueue,
+        perKeyRunning: Math.max(1, Math.ceil(limits.ttsWorkers / 2)),
+        perKeyTotal: Math.max(1, Math.ceil(limits.ttsQueue / 2)),
+      }),
+      asr: new FairPool({
+        name: 'recognition',
+        running: limits.asrDecoders,
+        queued: limits.asrDecodeQueue,
+        perKeyRunning: Math.max(1, Math.ceil(limits.asrDecoders / 2)),
+        perKeyTotal: Math.max(1, Math.ceil(limits.asrDecodeQueue / 2)),
+      }),
       vision: new VisionPool({ workers: limits.vlmWorkers, queue: limits.vlmQueue, jobTimeoutMs: limits.vlmJobTimeoutMs, idleMs: 60_000, logger }),
     },
   };

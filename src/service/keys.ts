@@ -60,9 +60,7 @@ export class KeyLimitError extends Error {
     readonly plan: string,
     readonly limit: number,
   ) {
-    super(
-      `API key limit reached: the ${plan} plan allows ${limit} API keys. Delete an existing key or upgrade your plan to create more.`,
-    );
+    super(`API key limit reached: the ${plan} plan allows ${limit} API keys. Delete an existing key or upgrade your plan to create more.`);
   }
 }
 
@@ -114,9 +112,7 @@ export class ApiKeys {
 
   /** Active keys of a user, oldest first; never the secret or the hash. */
   list(userId: string): ApiKeyRecord[] {
-    const rows = this.db
-      .prepare(`SELECT * FROM api_keys WHERE user_id = ? AND deleted = 0 ORDER BY created_at, rowid`)
-      .all(userId) as KeyRow[];
+    const rows = this.db.prepare(`SELECT * FROM api_keys WHERE user_id = ? AND deleted = 0 ORDER BY created_at, rowid`).all(userId) as KeyRow[];
     return rows.map(toRecord);
   }
 
@@ -143,9 +139,9 @@ export class ApiKeys {
       return { ok: false, details: 'malformed key' };
     }
     const lookup = presented.slice(prefix.length, prefix.length + LOOKUP_LEN);
-    const row = this.db
-      .prepare(`SELECT id, user_id, prefix, hash FROM api_keys WHERE lookup = ? AND deleted = 0`)
-      .get(lookup) as Pick<KeyRow, 'id' | 'user_id' | 'prefix' | 'hash'> | undefined;
+    const row = this.db.prepare(`SELECT id, user_id, prefix, hash FROM api_keys WHERE lookup = ? AND deleted = 0`).get(lookup) as
+      | Pick<KeyRow, 'id' | 'user_id' | 'prefix' | 'hash'>
+      | undefined;
     const equal = timingSafeEqual(row?.hash ?? DUMMY_HASH, hashKey(presented));
     if (!row || !equal || row.prefix !== prefix) return { ok: false, details: 'key not recognised' };
     return { ok: true, key: { keyId: row.id, userId: row.user_id, prefix: row.prefix } };

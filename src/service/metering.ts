@@ -1,11 +1,5 @@
 // Metering math of the local service: prices from the catalog turned into exact micro-CU charges, and the rounding rules.
-import {
-  ASR_PRICE_PER_MINUTE,
-  CHAT_PRICES,
-  TTS_PRICE_PER_M_CHARS,
-  type ChatPrice,
-  type Provider,
-} from '../cloud/catalog.js';
+import { ASR_PRICE_PER_MINUTE, CHAT_PRICES, TTS_PRICE_PER_M_CHARS, type ChatPrice, type Provider } from '../cloud/catalog.js';
 
 /**
  * Unit of account: the micro-CU (1e-6 CU). Prices are CU per 1M tokens or characters, so a charge of
@@ -42,9 +36,7 @@ export function chatPrice(provider: Provider, model: string): ChatPrice {
   const byPrefix = rows.filter((r) => model.startsWith(r.model)).sort((a, b) => b.model.length - a.model.length)[0];
   if (byPrefix) return byPrefix;
   const bare = (m: string): string => m.slice(m.indexOf('/') + 1);
-  const byBare = rows
-    .filter((r) => bare(model).startsWith(bare(r.model)))
-    .sort((a, b) => b.model.length - a.model.length)[0];
+  const byBare = rows.filter((r) => bare(model).startsWith(bare(r.model))).sort((a, b) => b.model.length - a.model.length)[0];
   if (byBare) return byBare;
   const dearest = [...rows].sort((a, b) => b.output + b.input - (a.output + a.input))[0];
   if (!dearest) throw new Error(`no price rows for ${provider}`);

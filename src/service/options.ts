@@ -6,9 +6,7 @@ import { stateDir } from '../paths.js';
 import { KEY_OPS_RATE_LIMIT, type RateLimitOptions } from './ratelimit.js';
 
 /** A chat backend of one provider: forward to a chat-completions upstream, or the offline rule-based model. */
-export type ChatBackendConfig =
-  | { kind: 'upstream'; baseUrl: string; apiKey?: string }
-  | { kind: 'rules' };
+export type ChatBackendConfig = { kind: 'upstream'; baseUrl: string; apiKey?: string } | { kind: 'rules' };
 
 /** A speech-synthesis backend: espeak-ng offline, or another hosted-API-compatible service upstream. */
 export type TtsBackendConfig = { kind: 'espeak' } | { kind: 'upstream'; baseUrl: string; apiKey?: string };
@@ -140,11 +138,7 @@ export function defaultSecretPath(): string {
  * `CORTEX_CLOUD_<PROVIDER>_BASE_URL` (+ `CORTEX_CLOUD_<PROVIDER>_API_KEY`), e.g.
  * CORTEX_CLOUD_PROVIDER_A_BASE_URL=https://api.example.com/v1, else the rule-based model.
  */
-export function chatBackendFor(
-  provider: Provider,
-  opts: BackendOptions | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): ChatBackendConfig {
+export function chatBackendFor(provider: Provider, opts: BackendOptions | undefined, env: NodeJS.ProcessEnv = process.env): ChatBackendConfig {
   const explicit = opts?.chat?.[provider];
   if (explicit) return explicit;
   const up = provider.toUpperCase();
@@ -154,11 +148,7 @@ export function chatBackendFor(
 }
 
 /** Same for speech synthesis: CORTEX_CLOUD_SPEECHLAB_BASE_URL / _API_KEY, CORTEX_CLOUD_SPEECHB_...; default espeak-ng. */
-export function ttsBackendFor(
-  vendor: 'speechlab' | 'speechb',
-  opts: BackendOptions | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): TtsBackendConfig {
+export function ttsBackendFor(vendor: 'speechlab' | 'speechb', opts: BackendOptions | undefined, env: NodeJS.ProcessEnv = process.env): TtsBackendConfig {
   const explicit = opts?.tts?.[vendor];
   if (explicit) return explicit;
   const up = vendor.toUpperCase();

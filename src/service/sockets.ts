@@ -68,8 +68,7 @@ export function attachSockets(server: Server, ctx: ServiceContext): SocketsHandl
       const v = req.headers[n];
       return Array.isArray(v) ? v[0] : v;
     };
-    const presented =
-      url.searchParams.get('api_key') || /^Bearer\s+(\S+)$/i.exec(header('authorization') ?? '')?.[1] || header('x-api-key');
+    const presented = url.searchParams.get('api_key') || /^Bearer\s+(\S+)$/i.exec(header('authorization') ?? '')?.[1] || header('x-api-key');
     if (!presented) return refuse(socket, 401, MISSING_KEY_WS);
     const check = ctx.keys.verify(presented);
     if (!check.ok) return refuse(socket, 401, invalidKeyMessage(check.details));

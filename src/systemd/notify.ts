@@ -99,9 +99,7 @@ export class Notifier {
     }
     this.transport = wanted === 'none' ? 'none' : 'systemd-notify';
     if (this.transport === 'systemd-notify') {
-      this.warnOnce(
-        `NOTIFY_SOCKET ${this.socketPath} is sent through systemd-notify, which needs NotifyAccess=all in the unit`,
-      );
+      this.warnOnce(`NOTIFY_SOCKET ${this.socketPath} is sent through systemd-notify, which needs NotifyAccess=all in the unit`);
     }
   }
 

@@ -46,14 +46,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
  * connection stays usable); otherwise the request is forwarded to `target` and the answer streamed
  * back as it arrives, status and headers unchanged. `onSettled` runs when the answer is complete.
  */
-export function handleHttp(
-  req: IncomingMessage,
-  res: ServerResponse,
-  target: URL,
-  faults: HttpFaults,
-  counts: HttpCounts,
-  onSettled: () => void,
-): void {
+export function handleHttp(req: IncomingMessage, res: ServerResponse, target: URL, faults: HttpFaults, counts: HttpCounts, onSettled: () => void): void {
   counts.requests += 1;
   const path = (req.url ?? '/').split('?')[0]!;
   const isChat = req.method === 'POST' && CHAT_PATH.test(path);

@@ -30,7 +30,8 @@ export interface BrokerOptions {
 }
 
 /** Directives of a base configuration the harness sets itself (paths, ports, logging, user). */
-const HARNESS_DIRECTIVES = /^\s*(password_file|acl_file|persistence_location|autosave_interval|listener|cafile|certfile|keyfile|log_dest|log_type|user|include_dir)\b/;
+const HARNESS_DIRECTIVES =
+  /^\s*(password_file|acl_file|persistence_location|autosave_interval|listener|cafile|certfile|keyfile|log_dest|log_type|user|include_dir)\b/;
 
 export interface Broker {
   port: number;
@@ -74,10 +75,55 @@ function run(cmd: string, args: string[]): void {
 /** A CA and a server certificate for 127.0.0.1/localhost, made by openssl (EC P-256: fast). */
 export function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
   const f = (n: string) => join(dir, n);
-  run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=cortexd test CA']);
-  run('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=localhost']);
+  run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=cortexd test CA',
+  ]);
+  run('openssl', [
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    f('server.key'),
+    '-out',
+    f('server.csr'),
+    '-subj',
+    '/CN=localhost',
+  ]);
   writeFileSync(f('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  run('openssl', ['x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.crt'), '-days', '2', '-extfile', f('san.ext')]);
+  run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.crt'),
+    '-days',
+    '2',
+    '-extfile',
+    f('san.ext'),
+  ]);
   return { ca: f('ca.crt'), cert: f('server.crt'), key: f('server.key') };
 }
 
@@ -125,7 +171,9 @@ export async function startMosquitto(options: BrokerOptions): Promise<Broker> {
       text += chunk;
       for (const w of [...waiters]) w();
     });
-    const exited = new Promise<never>((_, reject) => c.once('exit', (code) => reject(new Error(`mosquitto exited (${code}): ${text.slice(from).slice(-2000)}`))));
+    const exited = new Promise<never>((_, reject) =>
+      c.once('exit', (code) => reject(new Error(`mosquitto exited (${code}): ${text.slice(from).slice(-2000)}`))),
+    );
     await Promise.race([waitLog(/mosquitto version [\d.]+ running/, 10_000, from), exited]);
   };
   const waitLog = (re: RegExp, ms = 10_000, from = 0) =>

@@ -84,7 +84,13 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
             JSON.stringify({
               ...base,
               object: 'chat.completion',
-              choices: [{ index: 0, message: { role: 'assistant', content: script.text ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }],
+              choices: [
+                {
+                  index: 0,
+                  message: { role: 'assistant', content: script.text ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+                  finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+                },
+              ],
               usage,
             }),
           );
@@ -111,7 +117,9 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
             await next();
             if (record.aborted) return;
             const fn = k === 0 ? { name: c.name, arguments: token } : { arguments: token };
-            send([{ index: 0, delta: { tool_calls: [{ index: i, ...(k === 0 ? { id: `call_${i}`, type: 'function' } : {}), function: fn }] }, finish_reason: null }]);
+            send([
+              { index: 0, delta: { tool_calls: [{ index: i, ...(k === 0 ? { id: `call_${i}`, type: 'function' } : {}), function: fn }] }, finish_reason: null },
+            ]);
           }
         }
         if (record.aborted) return;

@@ -7,7 +7,20 @@ import { projectRoot } from '../paths.js';
 /** Every mode of the default configuration. */
 export const STORM_MODES = ['idle', 'conversation', 'sleep', 'explore'] as const;
 /** The keywords of the default configuration's rules, and plain talk. */
-export const STORM_PHRASES = ['hello', 'hi', "let's talk", 'chat', 'go to sleep', 'good night', 'wake up', 'pip', "let's explore", 'look around', 'what is your name', 'turn left'];
+export const STORM_PHRASES = [
+  'hello',
+  'hi',
+  "let's talk",
+  'chat',
+  'go to sleep',
+  'good night',
+  'wake up',
+  'pip',
+  "let's explore",
+  'look around',
+  'what is your name',
+  'turn left',
+];
 
 /**
  * The shipped default configuration, written into `dir` with WebSim on `port` and mode timeouts of
@@ -92,9 +105,25 @@ export async function openWebSim(port: number, token?: string, ms = 15_000, stop
 export async function runSwitchStorm(options: StormOptions): Promise<StormReport> {
   const random = options.random ?? Math.random;
   const ws = await openWebSim(options.port, options.token, 15_000, options.stopped);
-  const report: StormReport = { switches: 0, typed: 0, replies: 0, refused: 0, reasons: {}, unexplained: 0, modeChanges: 0, entered: {}, triggers: {}, errors: {} };
+  const report: StormReport = {
+    switches: 0,
+    typed: 0,
+    replies: 0,
+    refused: 0,
+    reasons: {},
+    unexplained: 0,
+    modeChanges: 0,
+    entered: {},
+    triggers: {},
+    errors: {},
+  };
   ws.on('message', (data) => {
-    const m = JSON.parse(String(data)) as { type: string; ok?: boolean; reason?: string; event?: { type: string; to?: string; trigger?: string; source?: string; reason?: string } };
+    const m = JSON.parse(String(data)) as {
+      type: string;
+      ok?: boolean;
+      reason?: string;
+      event?: { type: string; to?: string; trigger?: string; source?: string; reason?: string };
+    };
     if (m.type === 'reply') {
       report.replies += 1;
       if (m.ok === false) {

@@ -51,7 +51,13 @@ export function visionContext(faces: number, motion: number | undefined): { face
 export function visionContextOf(description: string): { faces: number; motion: string } | undefined {
   const faces = /I see (no|\d+) faces?/.exec(description);
   if (!faces) return undefined;
-  const motion = /No motion\./.test(description) ? 'none' : /Slight motion/.test(description) ? 'slight' : /Strong motion/.test(description) ? 'strong' : 'unknown';
+  const motion = /No motion\./.test(description)
+    ? 'none'
+    : /Slight motion/.test(description)
+      ? 'slight'
+      : /Strong motion/.test(description)
+        ? 'strong'
+        : 'unknown';
   return { faces: faces[1] === 'no' ? 0 : Number(faces[1]), motion };
 }
 
@@ -95,7 +101,10 @@ export class VisionAnalyser {
   async analyseMat(mat: Mat): Promise<FrameAnalysis> {
     const cv = this.cv;
     if (mat.empty || mat.cols === 0) throw new Error('frame is empty');
-    return this.withPreparedAsync(mat, async (eq) => (await cvCallAsync('detect faces', () => this.cascade.detectMultiScaleAsync(eq, 1.1, 4, 0, new cv.Size(24, 24)))).objects);
+    return this.withPreparedAsync(
+      mat,
+      async (eq) => (await cvCallAsync('detect faces', () => this.cascade.detectMultiScaleAsync(eq, 1.1, 4, 0, new cv.Size(24, 24)))).objects,
+    );
   }
 
   /** Frees the frame kept for motion; the analyser can still be used (motion starts over). */

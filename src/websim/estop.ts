@@ -27,7 +27,8 @@ export function handleEstop(agent: AgentControl, token: string | undefined, m: E
     const latched = agent.safetyStatus().estop !== null;
     return latched ? { type: 'reply', id: m.id, ok: true } : { type: 'reply', id: m.id, ok: false, reason: 'the safety governor did not latch' };
   }
-  if (token === undefined) return { type: 'reply', id: m.id, ok: false, reason: 'this WebSim has no token, so it cannot release the e-stop: use cortexd estop --release' };
+  if (token === undefined)
+    return { type: 'reply', id: m.id, ok: false, reason: 'this WebSim has no token, so it cannot release the e-stop: use cortexd estop --release' };
   if (!secretEquals(m.token, token)) return { type: 'reply', id: m.id, ok: false, reason: 'wrong WebSim token' };
   const r = agent.release('websim');
   return { type: 'reply', id: m.id, ok: r.ok, ...(r.reason !== undefined ? { reason: r.reason } : {}) };

@@ -39,7 +39,10 @@ const ClientMessage = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('context'),
     id: z.number().int(),
-    name: z.string().trim().regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/),
+    name: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/),
     value: z.string().trim().max(200),
   }),
   ...EstopMessages,
@@ -92,7 +95,10 @@ export class WebSim implements SimulatorHandle {
 
   /** The current snapshot (what a freshly connected page receives). */
   snapshot(): { meta: SimMeta; state: SimState } {
-    return { meta: this.meta, state: { ...this.state, mode: this.agent.currentMode(), safety: { ...this.state.safety, estop: this.agent.safetyStatus().estop } } };
+    return {
+      meta: this.meta,
+      state: { ...this.state, mode: this.agent.currentMode(), safety: { ...this.state.safety, estop: this.agent.safetyStatus().estop } },
+    };
   }
 
   start(): Promise<void> {
@@ -131,7 +137,13 @@ export class WebSim implements SimulatorHandle {
     this.boundUrl = `http://${host}:${port}/`;
     if (!existsSync(join(this.pageDir, 'app.js'))) this.logger.warn(`WebSim page modules missing in ${this.pageDir}: run npm run build`);
     this.logger.info(`WebSim at ${this.boundUrl}${this.options.token ? ' (token required)' : ''}`);
-    this.agent.bus.emit({ type: 'simulator.ready', at: Date.now(), simulator: 'WebSim', url: this.boundUrl, ...(this.options.token ? { token_required: true } : {}) });
+    this.agent.bus.emit({
+      type: 'simulator.ready',
+      at: Date.now(),
+      simulator: 'WebSim',
+      url: this.boundUrl,
+      ...(this.options.token ? { token_required: true } : {}),
+    });
   }
 
   private async doStop(): Promise<void> {
@@ -298,7 +310,10 @@ export class WebSim implements SimulatorHandle {
     if (isEstopMessage(parsed)) return this.send(ws, handleEstop(this.agent, this.options.token, parsed));
     if (parsed.type === 'text') {
       const ok = this.agent.pushText(parsed.text);
-      this.send(ws, ok ? { type: 'reply', id: parsed.id, ok } : { type: 'reply', id: parsed.id, ok, reason: `mode ${this.agent.currentMode()} has no TextInput` });
+      this.send(
+        ws,
+        ok ? { type: 'reply', id: parsed.id, ok } : { type: 'reply', id: parsed.id, ok, reason: `mode ${this.agent.currentMode()} has no TextInput` },
+      );
       return;
     }
     if (parsed.type === 'context') {

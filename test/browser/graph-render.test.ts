@@ -23,7 +23,13 @@ const MERMAID_JS = (() => {
     return undefined;
   }
 })();
-const skip = !built ? 'run npm run build first' : !existsSync(CHROMIUM) ? 'no /usr/bin/chromium' : !existsSync(SIX_MODES) ? 'the reference corpus is not at ../shared' : false;
+const skip = !built
+  ? 'run npm run build first'
+  : !existsSync(CHROMIUM)
+    ? 'no /usr/bin/chromium'
+    : !existsSync(SIX_MODES)
+      ? 'the reference corpus is not at ../shared'
+      : false;
 
 const graph = (args: string[]) => execFileSync(process.execPath, [MAIN, 'graph', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
 
@@ -59,12 +65,20 @@ t.test('the 6-mode, 23-rule corpus chart fits 1,600 px wide, every label readabl
     ['graphviz', {}],
     ['elkjs', { CORTEX_DOT: '/nonexistent/dot' }],
   ] as const) {
-    const svg = execFileSync(process.execPath, [MAIN, 'graph', '--config', SIX_MODES, '--format', 'svg'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env } });
+    const svg = execFileSync(process.execPath, [MAIN, 'graph', '--config', SIX_MODES, '--format', 'svg'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, ...env },
+    });
     const m = await render(svg, 1600, `graph-six-modes-${name}.png`);
     t.ok(m.width <= 1600, `${name}: ${Math.round(m.width)} px wide`);
     t.ok(m.smallest >= 13, `${name}: the smallest label is ${m.smallest.toFixed(1)} px high`);
     t.equal(m.outside, 0, `${name}: no label sticks out of the drawing`);
-    for (let rule = 0; rule < 23; rule++) t.ok(m.labels.some((l) => l.startsWith(`#${rule} `) || l === `#${rule}`), `${name}: rule #${rule} is on the chart`);
+    for (let rule = 0; rule < 23; rule++)
+      t.ok(
+        m.labels.some((l) => l.startsWith(`#${rule} `) || l === `#${rule}`),
+        `${name}: rule #${rule} is on the chart`,
+      );
     t.equal(m.labels.filter((l) => /^#22 /.test(l)).length, 1, `${name}: the "*" rule #22 is described once`);
   }
 });
@@ -72,43 +86,55 @@ t.test('the 6-mode, 23-rule corpus chart fits 1,600 px wide, every label readabl
 t.test('the default chart fits with its full rule labels', { skip }, async (t) => {
   const m = await render(graph(['default', '--format', 'svg']), 1600, 'graph-default.png');
   t.ok(m.width <= 1600, `${Math.round(m.width)} px wide`);
-  t.ok(m.labels.some((l) => l.startsWith('#0 input_triggered')), 'rule labels are on the arrows');
+  t.ok(
+    m.labels.some((l) => l.startsWith('#0 input_triggered')),
+    'rule labels are on the arrows',
+  );
   t.ok(m.smallest >= 11);
 });
 
-t.test('Mermaid output parses and renders with the real Mermaid library, for every configuration that loads', { skip: skip || (!MERMAID_JS ? 'mermaid (a devDependency) is not installed' : false) }, async (t) => {
-  const p = await page(1600);
-  await p.setContent('<!doctype html><html><body><div id="out"></div></body></html>');
-  await p.addScriptTag({ path: MERMAID_JS! });
-  await p.evaluate(() => (window as unknown as { mermaid: { initialize(o: object): void } }).mermaid.initialize({ startOnLoad: false }));
-  const files = [...readdirSync(CORPUS).filter((f) => f.endsWith('.json5')).map((f) => join(CORPUS, f)), join(ROOT, 'config', 'default.json5')];
-  let parsed = 0;
-  for (const file of files) {
-    let text: string;
-    try {
-      text = graph(['--config', file, '--format', 'mermaid']);
-    } catch {
-      continue; // a file that does not load (its problem is tested elsewhere)
-    }
-    const result = await p.evaluate(async (src) => {
+t.test(
+  'Mermaid output parses and renders with the real Mermaid library, for every configuration that loads',
+  { skip: skip || (!MERMAID_JS ? 'mermaid (a devDependency) is not installed' : false) },
+  async (t) => {
+    const p = await page(1600);
+    await p.setContent('<!doctype html><html><body><div id="out"></div></body></html>');
+    await p.addScriptTag({ path: MERMAID_JS! });
+    await p.evaluate(() => (window as unknown as { mermaid: { initialize(o: object): void } }).mermaid.initialize({ startOnLoad: false }));
+    const files = [
+      ...readdirSync(CORPUS)
+        .filter((f) => f.endsWith('.json5'))
+        .map((f) => join(CORPUS, f)),
+      join(ROOT, 'config', 'default.json5'),
+    ];
+    let parsed = 0;
+    for (const file of files) {
+      let text: string;
       try {
-        await (window as unknown as { mermaid: { parse(s: string): Promise<unknown> } }).mermaid.parse(src);
-        return 'ok';
-      } catch (err) {
-        return String((err as Error).message ?? err);
+        text = graph(['--config', file, '--format', 'mermaid']);
+      } catch {
+        continue; // a file that does not load (its problem is tested elsewhere)
       }
-    }, text);
-    t.equal(result, 'ok', `${file.split('/').pop()} parses`);
-    parsed++;
-  }
-  t.ok(parsed >= 30, `${parsed} configurations parsed`);
-  const six = graph(['--config', SIX_MODES, '--format', 'mermaid']);
-  const drawn = await p.evaluate(async (src) => {
-    const { svg } = await (window as unknown as { mermaid: { render(id: string, s: string): Promise<{ svg: string }> } }).mermaid.render('six', src);
-    document.getElementById('out')!.innerHTML = svg;
-    return document.querySelectorAll('#out g.node, #out g.stateGroup, #out [id*="state-"]').length;
-  }, six);
-  t.ok(drawn >= 6, 'Mermaid drew the modes');
-  await p.screenshot({ path: join(OUT, 'mermaid-six-modes.png'), fullPage: true });
-  await p.close();
-});
+      const result = await p.evaluate(async (src) => {
+        try {
+          await (window as unknown as { mermaid: { parse(s: string): Promise<unknown> } }).mermaid.parse(src);
+          return 'ok';
+        } catch (err) {
+          return String((err as Error).message ?? err);
+        }
+      }, text);
+      t.equal(result, 'ok', `${file.split('/').pop()} parses`);
+      parsed++;
+    }
+    t.ok(parsed >= 30, `${parsed} configurations parsed`);
+    const six = graph(['--config', SIX_MODES, '--format', 'mermaid']);
+    const drawn = await p.evaluate(async (src) => {
+      const { svg } = await (window as unknown as { mermaid: { render(id: string, s: string): Promise<{ svg: string }> } }).mermaid.render('six', src);
+      document.getElementById('out')!.innerHTML = svg;
+      return document.querySelectorAll('#out g.node, #out g.stateGroup, #out [id*="state-"]').length;
+    }, six);
+    t.ok(drawn >= 6, 'Mermaid drew the modes');
+    await p.screenshot({ path: join(OUT, 'mermaid-six-modes.png'), fullPage: true });
+    await p.close();
+  },
+);

@@ -45,7 +45,11 @@ t.test('the e-stop button latches, later motion is refused, a wrong token does n
   const agent = startAgent(defaultConfig(w.dir, port), w.state, ['--for', '120s'], { CORTEX_WEBSIM_TOKEN: TOKEN });
   t.teardown(() => void agent.child.kill('SIGKILL'));
   await agent.waitFor((e) => e.type === 'agent.started', 20_000, 'agent.started');
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   const deadline = Date.now() + 15_000;
   for (;;) {
@@ -90,7 +94,11 @@ t.test('the e-stop button latches, later motion is refused, a wrong token does n
   t.match(await agent.waitFor((e) => e.type === 'safety' && e.kind === 'release', 5000, 'release'), { source: 'websim' });
   await page.fill('#talk-text', 'turn right');
   await page.click('#talk-send');
-  await agent.waitFor((e) => e.type === 'action' && e.label === 'move' && e.state === 'done' && (e.value as { action?: string }).action === 'turn right', 20_000, 'a move after the release');
+  await agent.waitFor(
+    (e) => e.type === 'action' && e.label === 'move' && e.state === 'done' && (e.value as { action?: string }).action === 'turn right',
+    20_000,
+    'a move after the release',
+  );
   agent.child.kill('SIGTERM');
   t.equal(await agent.exited, 0);
 });

@@ -58,7 +58,8 @@ async function openPage(url: string, agent: AgentProcess): Promise<Page> {
       await page.goto(url);
       return page;
     } catch (err) {
-      if (Date.now() > deadline || agent.exitedAt() !== undefined) throw new Error(`WebSim page did not load: ${(err as Error).message}; agent stderr: ${agent.stderr().slice(-2000)}`);
+      if (Date.now() > deadline || agent.exitedAt() !== undefined)
+        throw new Error(`WebSim page did not load: ${(err as Error).message}; agent stderr: ${agent.stderr().slice(-2000)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -112,7 +113,11 @@ t.test('the default agent with WebSim: current mode highlighted, typed text to a
 
   // An allowed manual switch from the page changes the runtime's mode and the highlight.
   await page.locator('#switch-buttons button[data-mode="idle"]').click();
-  const manual = await agent.waitFor<Ev<'mode.changed'>>((e) => e.type === 'mode.changed' && e.from === 'conversation' && e.to === 'idle', 15_000, 'manual switch to idle');
+  const manual = await agent.waitFor<Ev<'mode.changed'>>(
+    (e) => e.type === 'mode.changed' && e.from === 'conversation' && e.to === 'idle',
+    15_000,
+    'manual switch to idle',
+  );
   t.match(manual, { reason: /WebSim/, rule_index: 5 });
   await page.locator('#graph g.node.current[data-mode="idle"]').waitFor({ timeout: 10_000 });
   await page.locator('#switch-note', { hasText: 'Switched to Idle.' }).waitFor({ timeout: 5000 });
@@ -145,7 +150,14 @@ t.test('a token-protected WebSim: refused without the token, live after opening 
   t.teardown(() => void agent.child.kill('SIGKILL'));
   await agent.waitFor((e) => e.type === 'agent.started', 20_000, 'agent.started');
   const page = await openPage(`http://127.0.0.1:${port}/`, agent);
-  t.equal(await page.locator('body').textContent().then((x) => /token is required/.test(x ?? '')), true, 'without the token: 401 body');
+  t.equal(
+    await page
+      .locator('body')
+      .textContent()
+      .then((x) => /token is required/.test(x ?? '')),
+    true,
+    'without the token: 401 body',
+  );
   const response = await page.goto(`http://127.0.0.1:${port}/?token=${token}`);
   t.equal(new URL(page.url()).search, '', 'the token left the address bar');
   t.equal(response?.status(), 200);

@@ -72,11 +72,19 @@ t.test('explore on the page: the camera frame, the microphone level, the convers
   await page.locator('#graph g.node.current[data-mode="explore"]').waitFor({ timeout: 15_000 });
   const img = page.locator('#camera-frame');
   await img.waitFor({ state: 'visible', timeout: 20_000 });
-  await page.waitForFunction(() => {
-    const i = document.getElementById('camera-frame') as { complete: boolean; naturalWidth: number } | null;
-    return Boolean(i && i.complete && i.naturalWidth > 0);
-  }, undefined, { timeout: 20_000 });
-  t.same(await img.evaluate((e) => [(e as { naturalWidth: number }).naturalWidth, (e as { naturalHeight: number }).naturalHeight]), [640, 480], 'a real 640x480 frame of the synthetic camera');
+  await page.waitForFunction(
+    () => {
+      const i = document.getElementById('camera-frame') as { complete: boolean; naturalWidth: number } | null;
+      return Boolean(i && i.complete && i.naturalWidth > 0);
+    },
+    undefined,
+    { timeout: 20_000 },
+  );
+  t.same(
+    await img.evaluate((e) => [(e as { naturalWidth: number }).naturalWidth, (e as { naturalHeight: number }).naturalHeight]),
+    [640, 480],
+    'a real 640x480 frame of the synthetic camera',
+  );
   t.equal(await page.locator('#camera-badge').textContent(), 'LocalVLMInput');
   await page.locator('#mic-meter[data-rms]').waitFor({ timeout: 15_000 });
   t.match(await page.locator('#mic-note').textContent(), /^SpeechlabASRInput: -?\d+\.\d dBFS \(peak -?\d+\.\d\)/);
@@ -102,54 +110,58 @@ t.test('explore on the page: the camera frame, the microphone level, the convers
   t.equal(await agent.exited, 0);
 });
 
-t.test('a reconnect storm: the terminal prints a line or two, the sockets panel shows the state changes', { skip: skip || (!hasScript ? 'util-linux script is not installed' : false) }, async (t) => {
-  const d = await defaultAgentDir();
-  const svc = await startService({ port: 0, dbPath: join(d.dir, 'cloud.sqlite'), logger: createLogger({ level: 'silent' }), jwtSecret: 's'.repeat(32) });
-  t.teardown(() => svc.close());
-  const apiKey = svc.admin.createApiKey('robot').apiKey;
-  // Every recognition socket is dropped 1.5 s after it opens.
-  const proxy = await startFaultProxy({ target: svc.url, script: { cutAfterMs: 1500, sockets: ['speechlab'] } });
-  t.teardown(() => proxy.close());
-  const text = readFileSync(d.config, 'utf8').replace(
-    /service: \{[^}]*\}/,
-    `service: { base_url: "${proxy.url}", ws_base_url: "${proxy.wsUrl}", asr_ws_url: "${proxy.wsUrl}/asr", vlm_ws_url: "${proxy.wsUrl}/vlm" }`,
-  );
-  writeFileSync(d.config, text);
+t.test(
+  'a reconnect storm: the terminal prints a line or two, the sockets panel shows the state changes',
+  { skip: skip || (!hasScript ? 'util-linux script is not installed' : false) },
+  async (t) => {
+    const d = await defaultAgentDir();
+    const svc = await startService({ port: 0, dbPath: join(d.dir, 'cloud.sqlite'), logger: createLogger({ level: 'silent' }), jwtSecret: 's'.repeat(32) });
+    t.teardown(() => svc.close());
+    const apiKey = svc.admin.createApiKey('robot').apiKey;
+    // Every recognition socket is dropped 1.5 s after it opens.
+    const proxy = await startFaultProxy({ target: svc.url, script: { cutAfterMs: 1500, sockets: ['speechlab'] } });
+    t.teardown(() => proxy.close());
+    const text = readFileSync(d.config, 'utf8').replace(
+      /service: \{[^}]*\}/,
+      `service: { base_url: "${proxy.url}", ws_base_url: "${proxy.wsUrl}", asr_ws_url: "${proxy.wsUrl}/asr", vlm_ws_url: "${proxy.wsUrl}/vlm" }`,
+    );
+    writeFileSync(d.config, text);
 
-  const run = runInPty(['run', '--config', d.config], { CORTEX_STATE_DIR: d.state, OM_API_KEY: apiKey });
-  t.teardown(() => void run.child.kill('SIGKILL'));
-  await run.waitFor(/type a line/);
-  const sim = await webSimClient(d.port);
-  t.teardown(() => sim.close());
-  // A switch asked while idle's entry hooks run is refused: ask again until it happens.
-  for (let i = 0; ; i++) {
-    const mark = run.screen().length;
-    sim.switchMode('explore');
-    try {
-      await run.waitFor(/-> explore \(Explore\)/, 3000, mark);
-      break;
-    } catch (err) {
-      if (i >= 10) throw err;
+    const run = runInPty(['run', '--config', d.config], { CORTEX_STATE_DIR: d.state, OM_API_KEY: apiKey });
+    t.teardown(() => void run.child.kill('SIGKILL'));
+    await run.waitFor(/type a line/);
+    const sim = await webSimClient(d.port);
+    t.teardown(() => sim.close());
+    // A switch asked while idle's entry hooks run is refused: ask again until it happens.
+    for (let i = 0; ; i++) {
+      const mark = run.screen().length;
+      sim.switchMode('explore');
+      try {
+        await run.waitFor(/-> explore \(Explore\)/, 3000, mark);
+        break;
+      } catch (err) {
+        if (i >= 10) throw err;
+      }
     }
-  }
-  await run.waitFor(/speech recognition socket \(SpeechlabASRInput\) connected/, 30_000);
-  await proxy.until(() => proxy.stats().sockets.speechlab.cut >= 8, 'eight cuts of the recognition socket', 60_000);
+    await run.waitFor(/speech recognition socket \(SpeechlabASRInput\) connected/, 30_000);
+    await proxy.until(() => proxy.stats().sockets.speechlab.cut >= 8, 'eight cuts of the recognition socket', 60_000);
 
-  const page = await openPage(d.port, () => true);
-  const stream = page.locator('#streams [data-stream="asr:SpeechlabASRInput"]');
-  await stream.waitFor({ timeout: 10_000 });
-  t.ok((await stream.locator('.chip').count()) >= 4, 'the state changes of the storm are listed');
-  mkdirSync(OUT, { recursive: true });
-  await page.locator('#sockets-panel').screenshot({ path: join(OUT, 'websim-sockets-storm.png') });
-  await page.close();
+    const page = await openPage(d.port, () => true);
+    const stream = page.locator('#streams [data-stream="asr:SpeechlabASRInput"]');
+    await stream.waitFor({ timeout: 10_000 });
+    t.ok((await stream.locator('.chip').count()) >= 4, 'the state changes of the storm are listed');
+    mkdirSync(OUT, { recursive: true });
+    await page.locator('#sockets-panel').screenshot({ path: join(OUT, 'websim-sockets-storm.png') });
+    await page.close();
 
-  const cuts = proxy.stats().sockets.speechlab.cut;
-  run.type('\x03');
-  await run.waitFor(/stopped \(exit 0\)/, 30_000);
-  const lines = visible(run.screen())
-    .split('\n')
-    .filter((l) => /speech recognition socket/.test(l));
-  t.ok(cuts >= 8, `${cuts} cuts`);
-  t.ok(lines.length <= 4, `${lines.length} socket lines on the terminal for ${cuts} cuts:\n${lines.join('\n')}`);
-  t.match(lines.join('\n'), /reconnecting/);
-});
+    const cuts = proxy.stats().sockets.speechlab.cut;
+    run.type('\x03');
+    await run.waitFor(/stopped \(exit 0\)/, 30_000);
+    const lines = visible(run.screen())
+      .split('\n')
+      .filter((l) => /speech recognition socket/.test(l));
+    t.ok(cuts >= 8, `${cuts} cuts`);
+    t.ok(lines.length <= 4, `${lines.length} socket lines on the terminal for ${cuts} cuts:\n${lines.join('\n')}`);
+    t.match(lines.join('\n'), /reconnecting/);
+  },
+);

@@ -54,7 +54,7 @@ export function startAgent(configPath: string, state: string, extraArgs: string[
       if (!line.trim()) continue;
       const e = JSON.parse(line) as AgentEvent;
       events.push(e);
-      for (const w of [...waiters]) if (w.pred(e)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(e));
+      for (const w of [...waiters]) if (w.pred(e)) waiters.splice(waiters.indexOf(w), 1), w.resolve(e);
     }
   });
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));

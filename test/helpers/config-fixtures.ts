@@ -59,9 +59,7 @@ export function writeConfig(dir: string, name: string, config: Record<string, un
   return file;
 }
 
-export type LoadResult =
-  | { ok: true; loaded: LoadedConfig; warnings: string[] }
-  | { ok: false; issues: ConfigIssue[]; warnings: string[]; lines: string[] };
+export type LoadResult = { ok: true; loaded: LoadedConfig; warnings: string[] } | { ok: false; issues: ConfigIssue[]; warnings: string[]; lines: string[] };
 
 /**
  * Loads a file and returns either the loaded config or the ConfigError's issues. Anything else

@@ -77,7 +77,14 @@ export class Watcher {
       };
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error(`timed out waiting for ${what}; last messages: ${this.seen.slice(-5).map((m) => `${m.topic} ${m.text.slice(0, 200)}`).join(' | ')}`));
+        reject(
+          new Error(
+            `timed out waiting for ${what}; last messages: ${this.seen
+              .slice(-5)
+              .map((m) => `${m.topic} ${m.text.slice(0, 200)}`)
+              .join(' | ')}`,
+          ),
+        );
       }, ms);
       this.waiters.add(check);
       check();

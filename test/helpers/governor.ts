@@ -18,7 +18,10 @@ export interface TestGovernor {
  * Starts a governor for mode `mode` (default `m`) with the given global `safety` block (the socket off
  * unless given) and per-mode blocks; `clock` is the actor system's clock and the governor's `now`.
  */
-export function startGovernor(safety: SafetyConfigInput = {}, options: { mode?: string; modes?: Record<string, unknown>; clock?: Clock; bus?: AgentBus } = {}): TestGovernor {
+export function startGovernor(
+  safety: SafetyConfigInput = {},
+  options: { mode?: string; modes?: Record<string, unknown>; clock?: Clock; bus?: AgentBus } = {},
+): TestGovernor {
   const bus = options.bus ?? new AgentBus();
   const clock = options.clock ?? realClock;
   const mode = options.mode ?? 'm';

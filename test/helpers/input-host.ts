@@ -27,7 +27,11 @@ export interface HostedInput {
  * actor: its listen subscription, the one rawToText per raw event, the `stream:*` child and the
  * restart backoff are the production ones.
  */
-export function hostInput(type: string, create: (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin, restart?: { initialMs: number; maxMs: number; healthyMs: number }): HostedInput {
+export function hostInput(
+  type: string,
+  create: (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin,
+  restart?: { initialMs: number; maxMs: number; healthyMs: number },
+): HostedInput {
   const bus = new AgentBus();
   const messages: InputEv[] = [];
   const events: AgentEvent[] = [];
@@ -39,7 +43,10 @@ export function hostInput(type: string, create: (callbacks: Pick<InputContext, '
   const id = `input:${type}`;
   const parent = setup({ actors: { input: inputMachine } }).createMachine({
     invoke: { id, src: 'input', input: { id, type, mode: 'test', create, bus, logger: pino({ level: 'silent' }), ...(restart ? { restart } : {}) } },
-    on: { 'input.message': {}, 'context.update': { actions: ({ event }) => void contexts.push((event as unknown as { values: Record<string, unknown> }).values) } },
+    on: {
+      'input.message': {},
+      'context.update': { actions: ({ event }) => void contexts.push((event as unknown as { values: Record<string, unknown> }).values) },
+    },
   });
   const actor = createActor(parent).start();
   const ref = () => actor.getSnapshot().children[id] as AnyActorRef;

@@ -98,7 +98,11 @@ export function descendantNames(pid: number): string[] {
  * Memory of the service while something runs: the service's own peak (VmHWM, reset first through
  * /proc/<pid>/clear_refs) and the highest sampled sum of service + descendants' RSS, in MB.
  */
-export async function memoryDuring<T>(pid: number, work: () => Promise<T>, sampleMs = 25): Promise<{ result: T; peakMb: number; totalPeakMb: number; idleMb: number }> {
+export async function memoryDuring<T>(
+  pid: number,
+  work: () => Promise<T>,
+  sampleMs = 25,
+): Promise<{ result: T; peakMb: number; totalPeakMb: number; idleMb: number }> {
   const idleMb = statusKb(pid, 'VmRSS') / 1024;
   try {
     writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -139,7 +143,12 @@ export async function probeOnce(url: string, key: string): Promise<number> {
  * after the previous answer (a well-behaved client, not a second load); resolves with the attack's
  * result and every probe latency, at least `minProbes` of them.
  */
-export async function probeDuring<T>(url: string, key: string, attack: () => Promise<T>, opts: { minProbes?: number; everyMs?: number } = {}): Promise<{ result: T; latencies: number[] }> {
+export async function probeDuring<T>(
+  url: string,
+  key: string,
+  attack: () => Promise<T>,
+  opts: { minProbes?: number; everyMs?: number } = {},
+): Promise<{ result: T; latencies: number[] }> {
   let done = false;
   const latencies: number[] = [];
   const running = attack().finally(() => (done = true));

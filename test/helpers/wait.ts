@@ -15,7 +15,12 @@ export async function waitFor<T>(fn: () => T | undefined, ms = 3000): Promise<T>
 export type Actorish = { actor: { on(type: string, fn: (e: unknown) => void): { unsubscribe(): void } } };
 
 /** Resolves with the first `type` event the actor emits that satisfies `pred`; rejects after `ms`. */
-export function onEvent(stream: Actorish, type: string, pred: (e: Record<string, unknown>) => boolean = () => true, ms = 15_000): Promise<Record<string, unknown>> {
+export function onEvent(
+  stream: Actorish,
+  type: string,
+  pred: (e: Record<string, unknown>) => boolean = () => true,
+  ms = 15_000,
+): Promise<Record<string, unknown>> {
   return new Promise<Record<string, unknown>>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ${type} within ${ms} ms`)), ms);
     timer.unref();

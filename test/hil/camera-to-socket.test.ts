@@ -52,7 +52,10 @@ t.test('frames arrive at the socket at the target fps, as 640x480 JPEGs with cap
     client.close();
     server.close();
   }
-  const gaps = got.slice(1).map((m, i) => (m.timestamp - got[i]!.timestamp) * 1000).sort((a, b) => a - b);
+  const gaps = got
+    .slice(1)
+    .map((m, i) => (m.timestamp - got[i]!.timestamp) * 1000)
+    .sort((a, b) => a - b);
   const median = gaps[Math.floor(gaps.length / 2)]!;
   t.ok(median > 80 && median < 120, `median gap between sent frames ${median.toFixed(1)} ms (10 fps is 100 ms)`);
   const mean = gaps.reduce((s, g) => s + g, 0) / gaps.length;

@@ -46,7 +46,10 @@ t.test('recorded PCM reaches the socket byte-exact, framed as ASR messages', asy
   const client = new WebSocket(`ws://127.0.0.1:${port}/`);
   await new Promise((r) => client.once('open', r));
   const mic = createMicrophone({ binding: 'recorder', recorder: 'arecord', device: 'plughw:9,0', rate: 16000 });
-  const sub = mic.pcm().pipe(chunkPcm({ rate: 16000 }), frameAsr({ rate: 16000, languageCode: 'en' })).subscribe((m) => client.send(encodeAsrMessage(m)));
+  const sub = mic
+    .pcm()
+    .pipe(chunkPcm({ rate: 16000 }), frameAsr({ rate: 16000, languageCode: 'en' }))
+    .subscribe((m) => client.send(encodeAsrMessage(m)));
   try {
     await done;
   } finally {
@@ -58,7 +61,10 @@ t.test('recorded PCM reaches the socket byte-exact, framed as ASR messages', asy
   t.equal(audio.length, expected, 'every complete 100 ms chunk arrived');
   t.ok(audio.equals(pcm.subarray(0, expected)), 'byte-exact');
   t.match(received[0], { rate: 16000, language_code: 'en' });
-  t.ok(received.slice(1).every((m) => Object.keys(m).join() === 'audio'), 'later messages carry audio only');
+  t.ok(
+    received.slice(1).every((m) => Object.keys(m).join() === 'audio'),
+    'later messages carry audio only',
+  );
   t.match(readFileSync(join(dir, 'args'), 'utf8'), /-D plughw:9,0 .*-r 16000 -c 1 -t raw -f S16_LE/);
 });
 

@@ -105,7 +105,17 @@ function loadedConfig(robot: string, safety: Record<string, unknown>, llm: Recor
 async function run(t: Test, loaded: LoadedConfig, extra: Partial<ConstructorParameters<typeof Agent>[0]> = {}) {
   const plugins = await resolvePlugins(registry, loaded.config);
   const logger = createLogger({ level: 'silent', pretty: false });
-  const agent = new Agent({ loaded, plugins, logger, stateDir: mkdtempSync(join(tmpdir(), 'cortexd-safety-state-')), memory: false, runtimeDir: false, shutdownBudgetMs: 2000, closeBudgetMs: 2000, ...extra });
+  const agent = new Agent({
+    loaded,
+    plugins,
+    logger,
+    stateDir: mkdtempSync(join(tmpdir(), 'cortexd-safety-state-')),
+    memory: false,
+    runtimeDir: false,
+    shutdownBudgetMs: 2000,
+    closeBudgetMs: 2000,
+    ...extra,
+  });
   const events: AgentEvent[] = [];
   agent.bus.events$.subscribe((e) => events.push(e));
   t.teardown(async () => {
@@ -113,7 +123,8 @@ async function run(t: Test, loaded: LoadedConfig, extra: Partial<ConstructorPara
     await agent.done;
   });
   agent.start();
-  const waitFor = <T extends AgentEvent>(what: string, pred: (e: AgentEvent) => boolean, ms = 10_000) => until(what, () => events.find(pred) as T | undefined, ms);
+  const waitFor = <T extends AgentEvent>(what: string, pred: (e: AgentEvent) => boolean, ms = 10_000) =>
+    until(what, () => events.find(pred) as T | undefined, ms);
   await waitFor('the first tick', (e) => e.type === 'tick');
   return { agent, events, waitFor };
 }
@@ -190,7 +201,17 @@ t.test('a model that hangs mid-answer stops motion (the hosted service through a
       object: 'chat.completion',
       created: 1,
       model: 'gen-4o-mini',
-      choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'move', arguments: '{"action":"walk forward"}' } }] } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'move', arguments: '{"action":"walk forward"}' } }],
+          },
+        },
+      ],
       usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
     }),
   );
@@ -199,7 +220,11 @@ t.test('a model that hangs mid-answer stops motion (the hosted service through a
     res.write('{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"I will');
   });
   const cloud = createCloudClient({ addresses: { base_url: cloudPeer.url } as ResolvedAddresses, apiKey: 'test-key', retry: NO_RETRY });
-  const loaded = loadedConfig(pty.robot, { deadman_seconds: 600, model_stall_seconds: 0.5 }, { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini', timeout_seconds: 120 } });
+  const loaded = loadedConfig(
+    pty.robot,
+    { deadman_seconds: 600, model_stall_seconds: 0.5 },
+    { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini', timeout_seconds: 120 } },
+  );
   const { agent, waitFor } = await run(t, loaded, { cloud });
   agent.pushText('walk forward please');
   await until('MOVE walk forward', () => peer.got.includes('MOVE walk forward'));
@@ -254,5 +279,8 @@ t.test('SIGTERM sends STOP before the process exits', { skip: !built && 'run npm
   t.equal(await agent.exited, 0, 'clean exit');
   t.equal(stopSeenBeforeExit, true, 'STOP reached the controller before the process ended');
   t.same(peer.got, ['MOVE turn left', 'STOP']);
-  t.ok(agent.events.some((e) => e.type === 'safety' && e.kind === 'stop' && e.cause === 'stopping'), 'the stop is on the bus with its cause');
+  t.ok(
+    agent.events.some((e) => e.type === 'safety' && e.kind === 'stop' && e.cause === 'stopping'),
+    'the stop is on the bus with its cause',
+  );
 });

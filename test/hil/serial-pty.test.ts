@@ -56,18 +56,19 @@ t.test('lines are read; when the peer goes away and comes back, reading resumes'
   writePeer('after reconnect\n');
   await until('third line', () => lines.length >= 3);
   t.equal(lines[2], 'after reconnect');
-  t.ok(failures.some((m) => /serial: /.test(m)), `failures reported: ${failures.join(' | ')}`);
+  t.ok(
+    failures.some((m) => /serial: /.test(m)),
+    `failures reported: ${failures.join(' | ')}`,
+  );
 });
 
-t.test('NMEA fed into a pty by gpsd\'s gpsfake machinery is parsed into fixes', async (t) => {
+t.test("NMEA fed into a pty by gpsd's gpsfake machinery is parsed into fixes", async (t) => {
   const log = join(dir, 'track.log');
   writeFileSync(
     log,
-    [
-      '$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47',
-      '$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A',
-      '',
-    ].join('\r\n'),
+    ['$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47', '$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A', ''].join(
+      '\r\n',
+    ),
   );
   // gpsfake itself starts gpsd on the pty; its FakePTY class (same package) feeds a pty without gpsd,
   // so the robot's reader can be the one on the other end.
@@ -98,6 +99,12 @@ t.test('NMEA fed into a pty by gpsd\'s gpsfake machinery is parsed into fixes', 
   });
   t.teardown(() => sub.unsubscribe());
   await until('GGA and RMC', () => fixes.some((f) => f.type === 'GGA') && fixes.some((f) => f.type === 'RMC'));
-  t.match(fixes.find((f) => f.type === 'RMC'), { valid: true, speedKnots: 22.4 });
-  t.match(fixes.find((f) => f.type === 'GGA'), { quality: 1, satellites: 8 });
+  t.match(
+    fixes.find((f) => f.type === 'RMC'),
+    { valid: true, speedKnots: 22.4 },
+  );
+  t.match(
+    fixes.find((f) => f.type === 'GGA'),
+    { quality: 1, satellites: 8 },
+  );
 });

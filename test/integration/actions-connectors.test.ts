@@ -31,7 +31,11 @@ t.before(async () => {
   svc = await startService({ dbPath: ':memory:', jwtSecret: 's'.repeat(32), logger });
   const { apiKey, info } = svc.admin.createApiKey('robot');
   keyId = info.id;
-  cloud = createCloudClient({ addresses: { base_url: svc.url, ws_base_url: svc.wsUrl, asr_ws_url: svc.asrWsUrl, vlm_ws_url: svc.vlmWsUrl } as ResolvedAddresses, apiKey, retry: NO_RETRY });
+  cloud = createCloudClient({
+    addresses: { base_url: svc.url, ws_base_url: svc.wsUrl, asr_ws_url: svc.asrWsUrl, vlm_ws_url: svc.vlmWsUrl } as ResolvedAddresses,
+    apiKey,
+    retry: NO_RETRY,
+  });
 });
 t.teardown(() => svc.close());
 
@@ -43,13 +47,21 @@ function setup(name: string, connector: string, config: Record<string, unknown>)
   // Motion (serial move) passes a safety governor; its dead-man timer is out of the way of these tests.
   const governor = startGovernor({ deadman_seconds: 600 }, { bus });
   t.teardown(() => governor.stop());
-  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, cloud, plugins }, { safety: governor.actor });
-  const settled = () => firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && ['done', 'failed', 'interrupted'].includes(e.state))));
+  const handle = createActionHandle(
+    entry,
+    { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, cloud, plugins },
+    { safety: governor.actor },
+  );
+  const settled = () =>
+    firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && ['done', 'failed', 'interrupted'].includes(e.state))));
   t.teardown(() => handle.stop());
   return { handle, events, settled, bus };
 }
 
-const clips = (dir: string) => readdirSync(dir).sort().map((f) => ({ f, data: readFileSync(join(dir, f)) }));
+const clips = (dir: string) =>
+  readdirSync(dir)
+    .sort()
+    .map((f) => ({ f, data: readFileSync(join(dir, f)) }));
 
 t.test('local_tts: espeak-ng speech lands in the file speaker as WAV', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-audio-'));
@@ -97,7 +109,10 @@ t.test('speechlab_tts and speechb_tts: audio from the local service, played into
   t.equal(second.cost_cu, ttsCost('speechb', 'Hello from b.'.length));
   const charged = svc.admin.usage(keyId).filter((r) => r.kind === 'tts');
   t.equal(charged.length, 2, 'the service metered both syntheses');
-  t.ok(a.events.every((e) => e.state === 'done' || e.cost_cu === undefined), 'only the last event of a command carries its cost');
+  t.ok(
+    a.events.every((e) => e.state === 'done' || e.cost_cu === undefined),
+    'only the last event of a command carries its cost',
+  );
   const got = readdirSync(dir).sort();
   t.equal(got.length, 2);
   t.match(got[0], /\.raw$/, 'speechlab default pcm_22050 is raw PCM');
@@ -107,7 +122,14 @@ t.test('speechlab_tts and speechb_tts: audio from the local service, played into
 
 t.test('speechlab_tts without a service fails with a clear error', async (t) => {
   const bus = new AgentBus();
-  const entry: ActionConfig = { name: 'speak', llm_label: 'speak', connector: 'speechlab_tts', implementation: 'passthrough', config: { speaker: { binding: 'null' } }, exclude_from_prompt: false };
+  const entry: ActionConfig = {
+    name: 'speak',
+    llm_label: 'speak',
+    connector: 'speechlab_tts',
+    implementation: 'passthrough',
+    config: { speaker: { binding: 'null' } },
+    exclude_from_prompt: false,
+  };
   const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: tmpdir(), write: () => {}, plugins });
   const failed = firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && e.state === 'failed')));
   handle.dispatch({ sentence: 'hi' }, 'model');

@@ -11,11 +11,24 @@ import type { AgentEvent } from '../../src/cortex/events.js';
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 const ROOT = join(import.meta.dirname, '..', '..');
 const CONFIG = join(ROOT, 'config');
-const names = readdirSync(CONFIG).filter((f) => f.endsWith('.json5')).map((f) => f.slice(0, -'.json5'.length)).sort();
+const names = readdirSync(CONFIG)
+  .filter((f) => f.endsWith('.json5'))
+  .map((f) => f.slice(0, -'.json5'.length))
+  .sort();
 
-interface Hook { handler_type: string; handler_config: { function?: string; module_name?: string } }
-interface RawMode { lifecycle_hooks?: Hook[]; agent_inputs?: Array<{ type: string; config?: Record<string, unknown> }>; simulators?: unknown[] }
-interface RawConfig { global_lifecycle_hooks?: Hook[]; modes: Record<string, RawMode> }
+interface Hook {
+  handler_type: string;
+  handler_config: { function?: string; module_name?: string };
+}
+interface RawMode {
+  lifecycle_hooks?: Hook[];
+  agent_inputs?: Array<{ type: string; config?: Record<string, unknown> }>;
+  simulators?: unknown[];
+}
+interface RawConfig {
+  global_lifecycle_hooks?: Hook[];
+  modes: Record<string, RawMode>;
+}
 const raw = (name: string) => JSON5.parse(readFileSync(join(CONFIG, `${name}.json5`), 'utf8')) as RawConfig;
 
 t.test('the shipped configurations are the five documented ones', async (t) => {
@@ -28,12 +41,20 @@ t.test('cortexd check --all passes, warning only about the hosted placeholder ke
   t.equal(r.status, 0, r.stderr);
   for (const n of names) t.match(r.stdout, new RegExp(`ok: config/${n}\\.json5`));
   const warnings = r.stderr.split('\n').filter(Boolean);
-  t.same(warnings.map((l) => /config\/(\w+)\.json5: api_key: placeholder/.exec(l)?.[1]), ['conversation'], warnings.join('\n'));
+  t.same(
+    warnings.map((l) => /config\/(\w+)\.json5: api_key: placeholder/.exec(l)?.[1]),
+    ['conversation'],
+    warnings.join('\n'),
+  );
 });
 
 for (const name of names) {
   t.test(`${name}: graph --format json is a machine with every mode; its files exist`, async (t) => {
-    const out = execFileSync(process.execPath, [MAIN, 'graph', name, '--format', 'json'], { encoding: 'utf8', cwd: ROOT, env: { ...process.env, OM_API_KEY: '' } });
+    const out = execFileSync(process.execPath, [MAIN, 'graph', name, '--format', 'json'], {
+      encoding: 'utf8',
+      cwd: ROOT,
+      env: { ...process.env, OM_API_KEY: '' },
+    });
     const machine = JSON.parse(out) as { initial: string; states: Record<string, unknown> };
     const cfg = raw(name);
     t.same(Object.keys(machine.states).sort(), Object.keys(cfg.modes).sort());
@@ -52,7 +73,9 @@ for (const name of names) {
 
 t.test('default uses every hook type', async (t) => {
   const cfg = raw('default');
-  const types = new Set([...(cfg.global_lifecycle_hooks ?? []), ...Object.values(cfg.modes).flatMap((m) => m.lifecycle_hooks ?? [])].map((h) => h.handler_type));
+  const types = new Set(
+    [...(cfg.global_lifecycle_hooks ?? []), ...Object.values(cfg.modes).flatMap((m) => m.lifecycle_hooks ?? [])].map((h) => h.handler_type),
+  );
   t.same([...types].sort(), ['action', 'command', 'function', 'message']);
 });
 
@@ -89,31 +112,62 @@ t.test('the default agent: hooks in priority order on entry, keywords switch mod
   await agent.waitFor((e) => e.type === 'tick' && e.mode === 'idle', 10_000, 'a tick in idle');
   await typeLines(w.socket, ['hello']);
   t.match(await agent.waitFor((e) => e.type === 'mode.changed', 10_000, 'switch to conversation'), { from: 'idle', to: 'conversation', rule_index: 0 });
-  const switching = await agent.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.mode === 'conversation' && e.state === 'queued', 10_000, 'conversation greeting');
+  const switching = await agent.waitFor<Ev<'action'>>(
+    (e) => e.type === 'action' && e.mode === 'conversation' && e.state === 'queued',
+    10_000,
+    'conversation greeting',
+  );
   t.same(switching.value, { sentence: 'Switching from idle to conversation. What shall we talk about?' }, 'message placeholders are filled');
   t.match(journalLines()[1], /on_entry idle -> conversation \(keyword "hello"\)/);
 
   await agent.waitFor((e) => e.type === 'tick' && e.mode === 'conversation', 10_000, 'a tick in conversation');
   await typeLines(w.socket, ["let's explore"]);
   t.match(await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'explore', 10_000, 'switch to explore'), { from: 'conversation', rule_index: 7 });
-  const curious = await agent.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.mode === 'explore' && e.label === 'emotion' && e.state === 'done', 10_000, 'curious face');
+  const curious = await agent.waitFor<Ev<'action'>>(
+    (e) => e.type === 'action' && e.mode === 'explore' && e.label === 'emotion' && e.state === 'done',
+    10_000,
+    'curious face',
+  );
   t.same(curious.value, { emotion: 'curious' });
 
   // The replayed microphone says "turn left": recognised, and the model turns and says so.
   const heard = await agent.waitFor<Ev<'input'>>((e) => e.type === 'input' && e.input === 'SpeechlabASRInput' && e.final, 45_000, 'a transcript');
   t.equal(heard.text, 'turn left');
-  const answer = await agent.waitFor<Ev<'model.answer'>>((e) => e.type === 'model.answer' && e.mode === 'explore' && e.tool_calls.length > 0, 15_000, 'an answer');
-  t.same(answer.tool_calls, [{ name: 'move', arguments: { action: 'turn left' } }, { name: 'speak', arguments: { sentence: 'Okay, turn left.' } }]);
+  const answer = await agent.waitFor<Ev<'model.answer'>>(
+    (e) => e.type === 'model.answer' && e.mode === 'explore' && e.tool_calls.length > 0,
+    15_000,
+    'an answer',
+  );
+  t.same(answer.tool_calls, [
+    { name: 'move', arguments: { action: 'turn left' } },
+    { name: 'speak', arguments: { sentence: 'Okay, turn left.' } },
+  ]);
   await agent.waitFor((e) => e.type === 'action' && e.label === 'move' && e.state === 'done', 10_000, 'move done');
-  await agent.waitFor((e) => e.type === 'action' && e.label === 'speak' && e.state === 'done' && (e.value as { sentence?: string }).sentence === 'Okay, turn left.', 15_000, 'speak done');
-  t.ok(agent.events.some((e) => e.type === 'input' && e.input === 'LocalVLMInput'), 'the synthetic camera is described');
+  await agent.waitFor(
+    (e) => e.type === 'action' && e.label === 'speak' && e.state === 'done' && (e.value as { sentence?: string }).sentence === 'Okay, turn left.',
+    15_000,
+    'speak done',
+  );
+  t.ok(
+    agent.events.some((e) => e.type === 'input' && e.input === 'LocalVLMInput'),
+    'the synthetic camera is described',
+  );
   const clips = readdirSync(join(w.state, 'speech')).filter((f) => f.endsWith('.wav'));
   t.ok(clips.length >= 1, `espeak-ng clips in the state directory (${clips.join(', ')})`);
 
   agent.child.kill('SIGTERM');
   t.equal(await agent.exited, 0, 'exit 0 after SIGTERM');
-  t.ok(agent.events.some((e) => e.type === 'action' && e.mode === 'explore' && e.label === 'move' && e.state === 'done' && (e.value as { action?: string }).action === 'stand still'), "explore's on_exit action stopped the motors");
-  t.ok(agent.events.some((e) => e.type === 'action' && e.label === 'speak' && (e.value as { sentence?: string }).sentence === 'Goodbye, see you soon.'), 'the on_shutdown message was spoken');
+  t.ok(
+    agent.events.some(
+      (e) =>
+        e.type === 'action' && e.mode === 'explore' && e.label === 'move' && e.state === 'done' && (e.value as { action?: string }).action === 'stand still',
+    ),
+    "explore's on_exit action stopped the motors",
+  );
+  t.ok(
+    agent.events.some((e) => e.type === 'action' && e.label === 'speak' && (e.value as { sentence?: string }).sentence === 'Goodbye, see you soon.'),
+    'the on_shutdown message was spoken',
+  );
   // A greeting still being spoken when the test switches on is cancelled by leaving its mode (reported as cancelled); nothing may fail.
   const failed = agent.events.filter((e): e is Ev<'hook'> => e.type === 'hook' && !e.ok && !e.cancelled);
   t.same(failed, [], 'no hook failed');

@@ -31,7 +31,10 @@ t.test('camera failures are contained to their inputs and retried; the rest of t
           hertz: 5,
           agent_inputs: [
             // A device that is not there: the camera reopens it after its own backoff; each failure is on the bus.
-            { type: 'LocalVLMInput', config: { descriptor: 'Front', camera: { binding: 'opencv', device: '/dev/video-none', restart_initial_ms: 100, restart_max_ms: 400 } } },
+            {
+              type: 'LocalVLMInput',
+              config: { descriptor: 'Front', camera: { binding: 'opencv', device: '/dev/video-none', restart_initial_ms: 100, restart_max_ms: 400 } },
+            },
             // A file OpenCV cannot read: the input fails and the input actor restarts it after its backoff.
             { type: 'LocalVLMInput', config: { descriptor: 'Back', camera: { binding: 'file', file: broken } } },
             // The offline rule model answers what reads as speech: a "Voice" line.
@@ -46,7 +49,11 @@ t.test('camera failures are contained to their inputs and retried; the rest of t
   t.teardown(() => void agent.child.kill('SIGKILL'));
   const errors = () => agent.events.filter((e): e is ErrorEv => e.type === 'error' && e.source === 'input.LocalVLMInput');
   await agent.waitFor(() => errors().filter((e) => /reopened in \d+ ms/.test(e.message)).length >= 2, 20_000, 'the missing device reported and reopened twice');
-  await agent.waitFor(() => errors().filter((e) => /failed: .*restarting in \d+ ms/.test(e.message)).length >= 2, 20_000, 'the unreadable file: the input restarted twice');
+  await agent.waitFor(
+    () => errors().filter((e) => /failed: .*restarting in \d+ ms/.test(e.message)).length >= 2,
+    20_000,
+    'the unreadable file: the input restarted twice',
+  );
 
   const ticks = agent.events.filter((e) => e.type === 'tick').length;
   t.ok(ticks > 5, `the loop went on ticking: ${ticks} ticks meanwhile`);

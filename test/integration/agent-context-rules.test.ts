@@ -43,7 +43,13 @@ t.test('a battery below 20 % and not charging switches to the charging mode; plu
       cortex_llm: { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini', history_length: 0, skip_idle: true } },
       modes: { roam: mode('roam', [input]), charging: mode('charging', [input]) },
       transition_rules: [
-        { from_mode: 'roam', to_mode: 'charging', transition_type: 'context_aware', context_conditions: { battery_percent: { max: 20 }, battery_charging: false }, priority: 1 },
+        {
+          from_mode: 'roam',
+          to_mode: 'charging',
+          transition_type: 'context_aware',
+          context_conditions: { battery_percent: { max: 20 }, battery_charging: false },
+          priority: 1,
+        },
         { from_mode: 'charging', to_mode: 'roam', transition_type: 'context_aware', context_conditions: { battery_charging: true }, priority: 1 },
       ],
     }),
@@ -51,7 +57,10 @@ t.test('a battery below 20 % and not charging switches to the charging mode; plu
   const agent = startAgent(config, w.state, ['--for', '60s']);
   t.teardown(() => void agent.child.kill('SIGKILL'));
   await agent.waitFor((e) => e.type === 'tick' && e.mode === 'roam', 20_000, 'roaming');
-  t.notOk(agent.events.some((e) => e.type === 'mode.changed'), 'at 80 % nothing happens');
+  t.notOk(
+    agent.events.some((e) => e.type === 'mode.changed'),
+    'at 80 % nothing happens',
+  );
 
   battery(15, 'Discharging');
   const low = await agent.waitFor<Changed>((e) => e.type === 'mode.changed' && e.to === 'charging', 20_000, 'the switch to charging');
@@ -80,7 +89,9 @@ t.test('motion seen by the camera switches a calm mode to an alert mode', async 
       service: { base_url: 'embedded' },
       cortex_llm: { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini', history_length: 0 } },
       modes: { calm: mode('calm', [camera]), alert: mode('alert', [camera]) },
-      transition_rules: [{ from_mode: 'calm', to_mode: 'alert', transition_type: 'context_aware', context_conditions: { motion: ['slight', 'strong'] }, priority: 1 }],
+      transition_rules: [
+        { from_mode: 'calm', to_mode: 'alert', transition_type: 'context_aware', context_conditions: { motion: ['slight', 'strong'] }, priority: 1 },
+      ],
     }),
   );
   const agent = startAgent(config, w.state, ['--for', '60s']);
@@ -109,7 +120,9 @@ t.test('a context value set in WebSim reaches the rules: visitor = true switches
       service: { base_url: 'embedded' },
       cortex_llm: { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini', history_length: 0, skip_idle: true } },
       modes: { idle: withSim('idle'), greeting: withSim('greeting') },
-      transition_rules: [{ from_mode: 'idle', to_mode: 'greeting', transition_type: 'context_aware', context_conditions: { visitor: true, visitors: { min: 1 } }, priority: 1 }],
+      transition_rules: [
+        { from_mode: 'idle', to_mode: 'greeting', transition_type: 'context_aware', context_conditions: { visitor: true, visitors: { min: 1 } }, priority: 1 },
+      ],
     }),
   );
   const agent = startAgent(config, w.state, ['--for', '60s']);
@@ -130,7 +143,10 @@ t.test('a context value set in WebSim reaches the rules: visitor = true switches
   };
   t.same(await set(1, 'visitor', 'true'), { ok: true, reason: 'visitor = true' }, 'typed as a boolean');
   await agent.waitFor((e) => e.type === 'context' && e.source === 'websim', 10_000, 'the value on the bus');
-  t.notOk(agent.events.some((e) => e.type === 'mode.changed'), 'one condition of two is not enough');
+  t.notOk(
+    agent.events.some((e) => e.type === 'mode.changed'),
+    'one condition of two is not enough',
+  );
   t.same(await set(2, 'visitors', '2'), { ok: true, reason: 'visitors = 2' }, 'typed as a number');
   const changed = await agent.waitFor<Changed>((e) => e.type === 'mode.changed' && e.to === 'greeting', 20_000, 'the switch to greeting');
   t.match(changed, { from: 'idle', trigger: 'context_aware' });

@@ -49,7 +49,16 @@ t.test(`${RUNS} kills at random points of a switch storm`, async (t) => {
     const agent = startAgent(config, state);
     // Killed at a random moment: often in the middle of a switch, sometimes before the first tick.
     const killAt = 300 + random() * 3700;
-    const storm = runSwitchStorm({ port: websim, durationMs: 5000, minGapMs: 5, maxGapMs: 400, modes: STORM_MODES, phrases: STORM_PHRASES, random, stopped: () => agent.exitedAt() !== undefined }).catch(() => undefined);
+    const storm = runSwitchStorm({
+      port: websim,
+      durationMs: 5000,
+      minGapMs: 5,
+      maxGapMs: 400,
+      modes: STORM_MODES,
+      phrases: STORM_PHRASES,
+      random,
+      stopped: () => agent.exitedAt() !== undefined,
+    }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, killAt));
     agent.child.kill('SIGKILL');
     await agent.exited;
@@ -65,5 +74,8 @@ t.test(`${RUNS} kills at random points of a switch storm`, async (t) => {
   const started = await again.waitFor((e) => e.type === 'tick', 20_000, 'the first tick after the last kill');
   t.ok(started, 'the next start succeeds and its loop ticks');
   t.equal(await again.exited, 0);
-  t.notOk(again.events.some((e) => e.type === 'error' && e.source === 'mode_memory'), 'no mode memory warning at start');
+  t.notOk(
+    again.events.some((e) => e.type === 'error' && e.source === 'mode_memory'),
+    'no mode memory warning at start',
+  );
 });

@@ -89,12 +89,19 @@ t.test('1,000 manual mode switches with inputs, actions and 100 Hz loops: resour
   // Closed pipes and servers leave the list when libuv finishes closing them, so counts may shrink; one
   // leaked resource per switch would show up as +1000.
   const grown = Object.entries(after.resources).filter(([k, n]) => n > (before.resources[k] ?? 0) + 2);
-  t.same(grown, [], `no kind of active resource grew over 1,000 switches (before ${JSON.stringify(before.resources)}, after ${JSON.stringify(after.resources)})`);
+  t.same(
+    grown,
+    [],
+    `no kind of active resource grew over 1,000 switches (before ${JSON.stringify(before.resources)}, after ${JSON.stringify(after.resources)})`,
+  );
   // The tree of a running mode is the same after 1,000 switches (a tick in flight adds one `tick` actor).
   const kinds = (ids: string[]) => [...new Set(ids.filter((id) => id !== 'tick'))].sort();
   t.same(kinds(after.actors), kinds(before.actors), 'the same actors live in the tree');
   t.ok(after.actors.length <= before.actors.length + 1, `${after.actors.length} actors after, ${before.actors.length} before`);
-  t.ok(after.actors.includes('input:TextInput') && after.actors.includes('loop') && after.actors.includes('action:speak'), `the tree: ${after.actors.join(', ')}`);
+  t.ok(
+    after.actors.includes('input:TextInput') && after.actors.includes('loop') && after.actors.includes('action:speak'),
+    `the tree: ${after.actors.join(', ')}`,
+  );
   const grownMb = (after.heap - before.heap) / 1024 / 1024;
   t.ok(grownMb < 8, `heap grew ${grownMb.toFixed(2)} MB over 1,000 switches`);
   agent.stop('test over');

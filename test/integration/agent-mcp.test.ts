@@ -13,7 +13,12 @@ type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 const ROOT = join(import.meta.dirname, '..', '..');
 
 interface ChatBody {
-  messages: Array<{ role: string; content?: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }>;
+  messages: Array<{
+    role: string;
+    content?: string | null;
+    tool_call_id?: string;
+    tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+  }>;
   tools?: Array<{ function: { name: string } }>;
 }
 
@@ -28,7 +33,11 @@ async function recordingProxy(target: string, apiKey: string): Promise<{ server:
     req.setEncoding('utf8').on('data', (c: string) => (raw += c));
     req.on('end', () => {
       bodies.push(JSON.parse(raw) as ChatBody);
-      void fetch(`${target}${req.url!.replace(/^\/v1/, '')}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: raw })
+      void fetch(`${target}${req.url!.replace(/^\/v1/, '')}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+        body: raw,
+      })
         .then(async (r) => {
           res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
           res.end(Buffer.from(await r.arrayBuffer()));
@@ -74,7 +83,10 @@ t.test('mcp_tools: "use mcp_everything_echo with message=hello" calls the npm MC
   // (the second answer of the same tick comes back through the proxy after it recorded the request)
   await agent.waitFor((e) => e.type === 'model.answer' && e.tick === answer.tick && e !== answer, 15_000, 'the second round of the tick');
   const first = proxy.bodies.find((b) => b.messages.some((m) => m.role === 'user' && /use mcp_everything_echo/.test(m.content ?? '')));
-  t.ok(first?.tools?.some((x) => x.function.name === 'mcp_everything_echo'), 'the MCP tools are offered to the model');
+  t.ok(
+    first?.tools?.some((x) => x.function.name === 'mcp_everything_echo'),
+    'the MCP tools are offered to the model',
+  );
   const next = proxy.bodies.find((b) => b.messages.some((m) => m.role === 'tool'));
   t.ok(next, 'a second model round was asked');
   const assistant = next!.messages.find((m) => m.role === 'assistant' && m.tool_calls?.length);
@@ -88,5 +100,8 @@ t.test('mcp_tools: "use mcp_everything_echo with message=hello" calls the npm MC
 
   agent.child.kill('SIGTERM');
   t.equal(await agent.exited, 0, 'exit 0 after SIGTERM');
-  t.ok(agent.events.some((e) => e.type === 'mcp' && e.state === 'stopped'), 'the server was stopped');
+  t.ok(
+    agent.events.some((e) => e.type === 'mcp' && e.state === 'stopped'),
+    'the server was stopped',
+  );
 });

@@ -78,7 +78,8 @@ t.test('metrics of a real agent whose sockets are cut every 1.5 s', async (t) =>
   await agent.waitFor((e) => e.type === 'tick', 20_000, 'the first tick');
   await typeLines(w.socket, ['hello robot']);
   await agent.waitFor((e) => e.type === 'model.answer', 20_000, 'a model answer (chat CU)');
-  const reconnects = (kind: 'asr' | 'vlm') => agent.events.filter((e): e is StreamEv => e.type === 'stream' && e.kind === kind && e.state === 'streaming').length - 1;
+  const reconnects = (kind: 'asr' | 'vlm') =>
+    agent.events.filter((e): e is StreamEv => e.type === 'stream' && e.kind === kind && e.state === 'streaming').length - 1;
   await agent.waitFor(() => reconnects('asr') >= 3 && reconnects('vlm') >= 3, 40_000, 'three reconnects of each socket');
 
   const text = await scrape(port);
@@ -91,10 +92,17 @@ t.test('metrics of a real agent whose sockets are cut every 1.5 s', async (t) =>
   t.ok(Math.abs(opened.speechlab.opened - 1 - asrReconnects!) <= 1, `ASR: ${opened.speechlab.opened} sockets at the peer, ${asrReconnects} reconnects`);
   t.ok(Math.abs(opened.vlm.opened - 1 - vlmReconnects!) <= 1, `VLM: ${opened.vlm.opened} sockets at the peer, ${vlmReconnects} reconnects`);
   t.ok(/cortexd_socket_state\{socket="asr\/SpeechlabASRInput",state="(streaming|connecting)"\} 1/.test(text), 'the ASR socket state is one-hot');
-  t.not(sample(text, 'cortexd_audio_dropped_bytes_total', 'input="SpeechlabASRInput"'), undefined, 'dropped audio is counted (the ring holds a cut: 0 or more)');
+  t.not(
+    sample(text, 'cortexd_audio_dropped_bytes_total', 'input="SpeechlabASRInput"'),
+    undefined,
+    'dropped audio is counted (the ring holds a cut: 0 or more)',
+  );
   t.not(sample(text, 'cortexd_frames_dropped_total', 'input="VLMInput"'), undefined, 'dropped frames are counted');
   const sent = agent.events.filter((e): e is StreamEv => e.type === 'stream' && e.kind === 'vlm' && typeof e.frames_sent === 'number').at(-1)?.frames_sent ?? 0;
-  t.ok(proxy.stats().frames > 0 && sent > 0, `frames reached the peer (${proxy.stats().frames}) and the agent counted those it sent (${sent} at its last report)`);
+  t.ok(
+    proxy.stats().frames > 0 && sent > 0,
+    `frames reached the peer (${proxy.stats().frames}) and the agent counted those it sent (${sent} at its last report)`,
+  );
   t.ok((sample(text, 'cortexd_cu_spent_total', 'service="chat"') ?? 0) > 0, 'chat CU counted');
   t.ok((sample(text, 'cortexd_cu_spent_total', 'service="asr"') ?? 0) > 0, 'ASR CU counted');
   t.equal(agent.child.exitCode, null, 'the agent runs on');

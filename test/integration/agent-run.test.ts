@@ -28,40 +28,54 @@ function companion(socket: string, record: string, log: string): string {
   }`;
 }
 
-t.test('typed text reaches the model and a spoken answer comes out; a keyword switches mode with hooks in order; SIGTERM runs shutdown hooks and exits 0', async (t) => {
-  const w = workDir();
-  const log = w.file('hooks.log');
-  writeFileSync(log, '');
-  const config = w.file('agent.json5');
-  writeFileSync(config, companion(w.socket, recorderScript(w.dir), log));
-  const agent = startAgent(config, w.state, ['--for', '60s']);
-  t.teardown(() => void agent.child.kill('SIGKILL'));
+t.test(
+  'typed text reaches the model and a spoken answer comes out; a keyword switches mode with hooks in order; SIGTERM runs shutdown hooks and exits 0',
+  async (t) => {
+    const w = workDir();
+    const log = w.file('hooks.log');
+    writeFileSync(log, '');
+    const config = w.file('agent.json5');
+    writeFileSync(config, companion(w.socket, recorderScript(w.dir), log));
+    const agent = startAgent(config, w.state, ['--for', '60s']);
+    t.teardown(() => void agent.child.kill('SIGKILL'));
 
-  await agent.waitFor((e) => e.type === 'tick' && e.mode === 'idle', 10_000, 'first tick in idle');
-  await typeLines(w.socket, ["let's talk"]);
-  const changed = await agent.waitFor<Ev<'mode.changed'>>((e) => e.type === 'mode.changed', 10_000, 'mode.changed');
-  t.match(changed, { from: 'idle', to: 'conversation', trigger: 'input_triggered' });
-  t.notOk(agent.events.some((e) => e.type === 'model.answer'), 'the tick with the keyword ended before the model');
+    await agent.waitFor((e) => e.type === 'tick' && e.mode === 'idle', 10_000, 'first tick in idle');
+    await typeLines(w.socket, ["let's talk"]);
+    const changed = await agent.waitFor<Ev<'mode.changed'>>((e) => e.type === 'mode.changed', 10_000, 'mode.changed');
+    t.match(changed, { from: 'idle', to: 'conversation', trigger: 'input_triggered' });
+    t.notOk(
+      agent.events.some((e) => e.type === 'model.answer'),
+      'the tick with the keyword ended before the model',
+    );
 
-  await agent.waitFor((e) => e.type === 'tick' && e.mode === 'conversation', 10_000, 'tick in conversation');
-  await typeLines(w.socket, ['what is your name']);
-  const prompt = await agent.waitFor<Ev<'prompt'>>((e) => e.type === 'prompt', 10_000, 'prompt');
-  t.match(prompt.prompt, /INPUT: Voice\n\/\/ START\nwhat is your name\n\/\/ END/);
-  const answer = await agent.waitFor<Ev<'model.answer'>>((e) => e.type === 'model.answer', 10_000, 'model answer');
-  t.same(answer.tool_calls, [{ name: 'speak', arguments: { sentence: 'I am a robot running cortexd.' } }]);
-  const spoke = await agent.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.label === 'speak' && e.state === 'done', 10_000, 'speak done');
-  t.same(spoke.value, { sentence: 'I am a robot running cortexd.' });
-  const input = agent.events.find((e) => e.type === 'input') as Ev<'input'>;
-  t.match(input, { input: 'TextInput', text: "let's talk", final: true });
+    await agent.waitFor((e) => e.type === 'tick' && e.mode === 'conversation', 10_000, 'tick in conversation');
+    await typeLines(w.socket, ['what is your name']);
+    const prompt = await agent.waitFor<Ev<'prompt'>>((e) => e.type === 'prompt', 10_000, 'prompt');
+    t.match(prompt.prompt, /INPUT: Voice\n\/\/ START\nwhat is your name\n\/\/ END/);
+    const answer = await agent.waitFor<Ev<'model.answer'>>((e) => e.type === 'model.answer', 10_000, 'model answer');
+    t.same(answer.tool_calls, [{ name: 'speak', arguments: { sentence: 'I am a robot running cortexd.' } }]);
+    const spoke = await agent.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.label === 'speak' && e.state === 'done', 10_000, 'speak done');
+    t.same(spoke.value, { sentence: 'I am a robot running cortexd.' });
+    const input = agent.events.find((e) => e.type === 'input') as Ev<'input'>;
+    t.match(input, { input: 'TextInput', text: "let's talk", final: true });
 
-  agent.child.kill('SIGTERM');
-  t.equal(await agent.exited, 0, 'exit 0 after SIGTERM');
-  t.same(readFileSync(log, 'utf8').trim().split('\n'), ['startup', 'entry:idle', 'exit:idle', 'entry:conversation', 'entry2:conversation', 'exit:conversation', 'shutdown']);
-  t.ok(agent.events.some((e) => e.type === 'agent.stopping' && e.reason === 'SIGTERM'));
-  t.match(agent.events.at(-1), { type: 'agent.stopped', code: 0 });
-  const ticks = agent.events.filter((e) => e.type === 'tick') as Array<Ev<'tick'>>;
-  t.ok(ticks.filter((e) => e.called_model).length <= 2, 'idle ticks did not call the model');
-});
+    agent.child.kill('SIGTERM');
+    t.equal(await agent.exited, 0, 'exit 0 after SIGTERM');
+    t.same(readFileSync(log, 'utf8').trim().split('\n'), [
+      'startup',
+      'entry:idle',
+      'exit:idle',
+      'entry:conversation',
+      'entry2:conversation',
+      'exit:conversation',
+      'shutdown',
+    ]);
+    t.ok(agent.events.some((e) => e.type === 'agent.stopping' && e.reason === 'SIGTERM'));
+    t.match(agent.events.at(-1), { type: 'agent.stopped', code: 0 });
+    const ticks = agent.events.filter((e) => e.type === 'tick') as Array<Ev<'tick'>>;
+    t.ok(ticks.filter((e) => e.called_model).length <= 2, 'idle ticks did not call the model');
+  },
+);
 
 t.test('a start-up failure exits non-zero with one line', async (t) => {
   const w = workDir();

@@ -33,8 +33,12 @@ t.test('kill -9 in the middle of mode switching loses no saved mode: the restart
   const config = w.file('cycle.json5');
   const input = `agent_inputs: [{ type: "TextInput", config: { source: "socket", path: "${w.socket}" } }]`;
   const mode = (n: string) => `${n}: { display_name: "${n}", description: "d", system_prompt_base: "p", hertz: 50, ${input} }`;
-  const rule = (from: string, to: string) => `{ from_mode: "${from}", to_mode: "${to}", transition_type: "input_triggered", trigger_keywords: ["go ${to}"], priority: 1 }`;
-  writeFileSync(config, base(`default_mode: "a", modes: { ${mode('a')}, ${mode('b')}, ${mode('c')} }, transition_rules: [${rule('a', 'b')}, ${rule('b', 'c')}, ${rule('c', 'a')}]`));
+  const rule = (from: string, to: string) =>
+    `{ from_mode: "${from}", to_mode: "${to}", transition_type: "input_triggered", trigger_keywords: ["go ${to}"], priority: 1 }`;
+  writeFileSync(
+    config,
+    base(`default_mode: "a", modes: { ${mode('a')}, ${mode('b')}, ${mode('c')} }, transition_rules: [${rule('a', 'b')}, ${rule('b', 'c')}, ${rule('c', 'a')}]`),
+  );
   const next: Record<string, string> = { a: 'b', b: 'c', c: 'a' };
 
   const agent = startAgent(config, w.state);
@@ -60,5 +64,8 @@ t.test('kill -9 in the middle of mode switching loses no saved mode: the restart
   const started = await again.waitFor<Extract<AgentEvent, { type: 'agent.started' }>>((e) => e.type === 'agent.started', 10_000, 'agent.started');
   t.ok([lastSeen, next[lastSeen]].includes(started.mode), `restored ${started.mode}; last switch seen before the kill was to ${lastSeen}`);
   t.equal(await again.exited, 0);
-  t.notOk(again.events.some((e) => e.type === 'error' && e.source === 'mode_memory'), 'the memory file was intact');
+  t.notOk(
+    again.events.some((e) => e.type === 'error' && e.source === 'mode_memory'),
+    'the memory file was intact',
+  );
 });

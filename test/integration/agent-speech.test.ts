@@ -76,9 +76,17 @@ t.test('speech in -> transcript -> prompt -> speak tool call -> espeak-ng audio 
   const answer = await agent.waitFor<Ev<'model.answer'>>((e) => e.type === 'model.answer' && e.tool_calls.length > 0, 10_000, 'a model answer');
   t.same(answer.tool_calls, [{ name: 'speak', arguments: { sentence: 'Hello! Nice to meet you.' } }], 'the rule-based model asked to speak');
   // The answer streams: each sentence is its own speak command, synthesised while the one before plays.
-  const done = await agent.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.label === 'speak' && e.state !== 'queued' && e.state !== 'running', 20_000, 'speak finished');
+  const done = await agent.waitFor<Ev<'action'>>(
+    (e) => e.type === 'action' && e.label === 'speak' && e.state !== 'queued' && e.state !== 'running',
+    20_000,
+    'speak finished',
+  );
   t.match(done, { state: 'done', connector: 'local_tts', value: { sentence: 'Hello!' } });
-  const second = await agent.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.label === 'speak' && e.state === 'done' && e !== done, 20_000, 'the second sentence');
+  const second = await agent.waitFor<Ev<'action'>>(
+    (e) => e.type === 'action' && e.label === 'speak' && e.state === 'done' && e !== done,
+    20_000,
+    'the second sentence',
+  );
   t.match(second, { value: { sentence: 'Nice to meet you.' } });
   const turn = await agent.waitFor<Ev<'turn'>>((e) => e.type === 'turn', 20_000, 'the turn event');
   t.match(turn, { mode: 'listen', streamed: true, origin: 'speech_end', sentences: 2, spoken: 2, outcome: 'spoken' });
@@ -88,7 +96,9 @@ t.test('speech in -> transcript -> prompt -> speak tool call -> espeak-ng audio 
   t.ok(turn.stages_ms.final_transcript! <= turn.stages_ms.request_sent! && turn.stages_ms.request_sent! <= turn.stages_ms.playback_start!, 'stages in order');
 
   t.ok(existsSync(speech), 'the file speaker wrote its directory');
-  const clips = readdirSync(speech).filter((f) => f.endsWith('.wav')).sort();
+  const clips = readdirSync(speech)
+    .filter((f) => f.endsWith('.wav'))
+    .sort();
   t.ok(clips.length >= 2, `a WAV clip per sentence was written (${clips.join(', ')})`);
   const { rate, channels, samples } = wavSamples(readFileSync(join(speech, clips[0]!)));
   t.equal(channels, 1);

@@ -44,6 +44,9 @@ t.test('quick switches between a camera mode and idle never crash the agent', as
     while (runs.length) results.push(...(await Promise.all(runs.splice(0, 2).map(oneRun))));
     const crashed = results.filter((r) => r.fatal !== undefined || r.code !== 0);
     t.same(crashed, [], `20 runs at ${intervalMs} ms: every agent stopped cleanly on SIGTERM`);
-    t.ok(results.every((r) => r.changes >= 4), `every run at ${intervalMs} ms really switched modes`);
+    t.ok(
+      results.every((r) => r.changes >= 4),
+      `every run at ${intervalMs} ms really switched modes`,
+    );
   }
 });

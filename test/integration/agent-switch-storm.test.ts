@@ -28,7 +28,17 @@ t.test('30 s of switches (WebSim), keywords (typed) and timeouts (2-3 s modes) a
   t.teardown(() => void agent.child.kill('SIGKILL'));
   await agent.waitFor((e) => e.type === 'tick', 20_000, 'the first tick');
   const random = seededRandom(7);
-  const storm = (ms: number) => runSwitchStorm({ port: websim, durationMs: ms, minGapMs: 5, maxGapMs: 1000, modes: STORM_MODES, phrases: STORM_PHRASES, random, stopped: () => agent.exitedAt() !== undefined });
+  const storm = (ms: number) =>
+    runSwitchStorm({
+      port: websim,
+      durationMs: ms,
+      minGapMs: 5,
+      maxGapMs: 1000,
+      modes: STORM_MODES,
+      phrases: STORM_PHRASES,
+      random,
+      stopped: () => agent.exitedAt() !== undefined,
+    });
   /** In sleep (the one mode without a timeout) after 3 s there; the heap is the lowest of 10 readings over 2 s (the floor between two collections). */
   const sample = async () => {
     if (!(await settleIn(websim, 'sleep', 3000))) return undefined;

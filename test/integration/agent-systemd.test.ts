@@ -38,7 +38,10 @@ t.test('a running agent reports readiness, feeds the watchdog, serves metrics (t
   t.teardown(() => void agent.child.kill('SIGKILL'));
 
   const ready = await receiver.next((m) => m.includes('READY=1'), 20_000);
-  t.ok(agent.events.some((e) => e.type === 'tick'), 'READY=1 comes once the loop has ticked');
+  t.ok(
+    agent.events.some((e) => e.type === 'tick'),
+    'READY=1 comes once the loop has ticked',
+  );
   const ping = await receiver.next((m) => m.includes('WATCHDOG=1'), 5_000, ready.index);
   await receiver.next((m) => m.includes('WATCHDOG=1'), 5_000, ping.index + 1);
   t.pass('the watchdog is fed while the loop ticks');

@@ -20,7 +20,7 @@ t.test('--inspect sends inspection events to the given address; typed secrets ar
     ws.on('message', (data) => {
       const text = data.toString();
       received.push(text);
-      for (const w of [...waiters]) if (w[0](text)) (waiters.splice(waiters.indexOf(w), 1), w[1]());
+      for (const w of [...waiters]) if (w[0](text)) waiters.splice(waiters.indexOf(w), 1), w[1]();
     }),
   );
   const seen = (pred: (m: string) => boolean, what: string, ms = 10_000) =>
@@ -112,9 +112,15 @@ t.test('one tree: every input, action, stream and loop of each visited mode is a
     for (const name of names) t.ok(children.includes(name), `${name} is a child of mode:${mode}`);
   }
   const asr = childrenOf(modeActors.get('explore')!).find((a) => a.name === 'input:SpeechlabASRInput')!;
-  t.ok(childrenOf(asr).some((a) => a.name === 'stream:asr'), 'the recognition socket session is a child of its input: stream:asr');
+  t.ok(
+    childrenOf(asr).some((a) => a.name === 'stream:asr'),
+    'the recognition socket session is a child of its input: stream:asr',
+  );
   // Leaving a mode stops its actor and everything under it, before the next mode's inputs start.
-  for (const [left, next] of [['idle', 'conversation'], ['conversation', 'explore']] as const) {
+  for (const [left, next] of [
+    ['idle', 'conversation'],
+    ['conversation', 'explore'],
+  ] as const) {
     const nextInput = childrenOf(modeActors.get(next)!).find((a) => a.name === 'input:TextInput')!;
     const nextStarted = msgs.indexOf(nextInput);
     for (const child of [modeActors.get(left)!, ...childrenOf(modeActors.get(left)!)]) {

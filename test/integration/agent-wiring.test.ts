@@ -41,7 +41,15 @@ const scripted: LlmSpec = {
         const user = String(request.messages.findLast((x) => x.role === 'user')?.content ?? '');
         const place = /remember (\w+)/.exec(user)?.[1];
         if (place) return { toolCalls: [{ name: 'remember_location', arguments: { name: place, lat: 1.5, lon: 2.5 } }], model: 'scripted', latencyMs: 3 };
-        if (/say hi/.test(user)) return { toolCalls: [{ name: 'speak', arguments: { sentence: 'hi' } }, { name: 'fly', arguments: {} }], model: 'scripted', latencyMs: 2 };
+        if (/say hi/.test(user))
+          return {
+            toolCalls: [
+              { name: 'speak', arguments: { sentence: 'hi' } },
+              { name: 'fly', arguments: {} },
+            ],
+            model: 'scripted',
+            latencyMs: 2,
+          };
         if (/fail/.test(user)) throw new Error('model down');
         return { text: 'ok', toolCalls: [], model: 'scripted', latencyMs: 1 };
       },
@@ -59,7 +67,15 @@ const speak = { name: 'speak', llm_label: 'speak', connector: 'console' };
 function build(dir: string, modes: Record<string, Record<string, unknown>>, extra: Record<string, unknown> = {}) {
   const full: Record<string, unknown> = {};
   for (const [name, m] of Object.entries(modes)) {
-    full[name] = { display_name: name, description: 'd', system_prompt_base: `you are in ${name}`, hertz: 20, agent_inputs: textIn(dir, name), agent_actions: [speak], ...m };
+    full[name] = {
+      display_name: name,
+      description: 'd',
+      system_prompt_base: `you are in ${name}`,
+      hertz: 20,
+      agent_inputs: textIn(dir, name),
+      agent_actions: [speak],
+      ...m,
+    };
   }
   const config = AgentConfig.parse({
     version: 'v1.0.5',
@@ -86,7 +102,7 @@ async function run(t: Test, loaded: LoadedConfig, stateDir: string) {
   const waiters: Array<[(e: AgentEvent) => boolean, (e: AgentEvent) => void]> = [];
   agent.bus.events$.subscribe((e) => {
     events.push(e);
-    for (const w of [...waiters]) if (w[0](e)) (waiters.splice(waiters.indexOf(w), 1), w[1](e));
+    for (const w of [...waiters]) if (w[0](e)) waiters.splice(waiters.indexOf(w), 1), w[1](e);
   });
   const waitFor = <T extends AgentEvent>(pred: (e: AgentEvent) => boolean, what: string, ms = 5000): Promise<T> =>
     new Promise((resolve, reject) => {
@@ -107,7 +123,12 @@ async function run(t: Test, loaded: LoadedConfig, stateDir: string) {
 
 t.test('every hook run is a hook event on the bus, ok or failed, with its duration', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-wiring-'));
-  const hook = (hook_type: string, handler_type: string, handler_config: Record<string, unknown>, more = {}) => ({ hook_type, handler_type, handler_config, ...more });
+  const hook = (hook_type: string, handler_type: string, handler_config: Record<string, unknown>, more = {}) => ({
+    hook_type,
+    handler_type,
+    handler_config,
+    ...more,
+  });
   const loaded = build(
     dir,
     {
@@ -156,14 +177,27 @@ t.test('save_interactions: one JSON line per tick that called the model (prompt,
   await a.agent.done;
 
   const file = join(state, 'interactions', 'wiring.jsonl');
-  const records = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const records = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   t.equal(records.length, 2, 'two ticks of talk called the model; quiet saves nothing');
   const [hi, failed] = records;
   const prompt = a.events.find((e): e is Ev<'prompt'> => e.type === 'prompt' && e.mode === 'talk')!;
   t.match(hi, { mode: 'talk', tick: prompt.tick, prompt: prompt.prompt, at: /^\d{4}-\d\d-\d\dT/ });
   t.match(hi.prompt, /please say hi/);
-  t.same(hi.answer, { model: 'scripted', tool_calls: [{ name: 'speak', arguments: { sentence: 'hi' } }, { name: 'fly', arguments: {} }], latency_ms: 2 });
-  t.match(hi.actions, [{ label: 'speak', value: { sentence: 'hi' }, state: /queued|running/ }, { label: 'fly', state: 'dropped', error: 'unknown tool' }]);
+  t.same(hi.answer, {
+    model: 'scripted',
+    tool_calls: [
+      { name: 'speak', arguments: { sentence: 'hi' } },
+      { name: 'fly', arguments: {} },
+    ],
+    latency_ms: 2,
+  });
+  t.match(hi.actions, [
+    { label: 'speak', value: { sentence: 'hi' }, state: /queued|running/ },
+    { label: 'fly', state: 'dropped', error: 'unknown tool' },
+  ]);
   t.match(failed, { mode: 'talk', answer: { tool_calls: [], error: /model down/ }, actions: [] });
   t.match(failed.prompt, /now fail/);
 });
@@ -174,12 +208,18 @@ t.test('remember_locations: the mode gets remember_location as a tool and the kn
   const loaded = build(dir, { explore: { remember_locations: true }, plain: {} });
   const a = await run(t, loaded, state);
   await a.say('explore', 'remember kitchen');
-  const saved = await a.waitFor<Ev<'action'>>((e) => e.type === 'action' && e.label === 'remember_location' && (e.state === 'done' || e.state === 'failed'), 'remember_location');
+  const saved = await a.waitFor<Ev<'action'>>(
+    (e) => e.type === 'action' && e.label === 'remember_location' && (e.state === 'done' || e.state === 'failed'),
+    'remember_location',
+  );
   t.equal(saved.state, 'done', saved.error ?? '');
   const file = JSON.parse(readFileSync(join(state, 'locations.json'), 'utf8'));
   t.match(file.locations.kitchen, { lat: 1.5, lon: 2.5 });
   const first = made.at(-1)!.requests[0]!;
-  t.ok(first.tools.some((x) => x.function.name === 'remember_location'), 'offered as a tool');
+  t.ok(
+    first.tools.some((x) => x.function.name === 'remember_location'),
+    'offered as a tool',
+  );
   t.match(String(first.messages[0]!.content), /- remember_location: remember the place/, 'described among the actions');
   t.notMatch(String(first.messages[0]!.content), /Known places/, 'nothing saved yet');
 
@@ -232,7 +272,10 @@ t.test('every log line of a running mode names the mode; lines of a tick name th
   t.match(failed, { mode: 'm', tick: error.tick, level: 40 });
   const unknown = a.lines.find((l) => /unknown tool "fly"/.test(String(l.msg)));
   t.match(unknown, { mode: 'm', tick: Number });
-  t.ok(a.lines.some((l) => /on_entry hook action "wave" of mode "m" failed/.test(String(l.msg)) && l.mode === 'm' && l.hook === 'on_entry'), 'hook lines too');
+  t.ok(
+    a.lines.some((l) => /on_entry hook action "wave" of mode "m" failed/.test(String(l.msg)) && l.mode === 'm' && l.hook === 'on_entry'),
+    'hook lines too',
+  );
   t.ok(a.lines.length >= 3);
   for (const l of a.lines) t.equal(typeof l.mode, 'string', `"${String(l.msg)}" names the mode`);
   t.notOk(existsSync(join(dir, 'state', 'interactions')), 'no interactions without save_interactions');
@@ -254,9 +297,14 @@ t.test('text typed while a mode is entering (its on_entry hooks run) waits and r
   // The entry hook runs until the test has typed, so the text is certainly typed before the inputs start.
   const gate = join(dir, 'typed');
   const waitGate = `${process.execPath} -e "const fs=require('fs');const t=setInterval(()=>{if(fs.existsSync('${gate}')){clearInterval(t)}},10)"`;
-  const loaded = build(dir, { a: { lifecycle_hooks: [{ hook_type: 'on_entry', handler_type: 'command', handler_config: { command: waitGate }, timeout_seconds: 10 }] } });
+  const loaded = build(dir, {
+    a: { lifecycle_hooks: [{ hook_type: 'on_entry', handler_type: 'command', handler_config: { command: waitGate }, timeout_seconds: 10 }] },
+  });
   const a = await run(t, loaded, join(dir, 'state'));
-  t.notOk(a.events.some((e) => e.type === 'tick'), 'no tick yet: the entry hook is still running');
+  t.notOk(
+    a.events.some((e) => e.type === 'tick'),
+    'no tick yet: the entry hook is still running',
+  );
   t.ok(a.agent.pushText('hello while entering'), 'accepted although the inputs have not started');
   writeFileSync(gate, '');
   const heard = await a.waitFor<Ev<'input'>>((e) => e.type === 'input' && e.text === 'hello while entering', 'the typed text as input', 10_000);

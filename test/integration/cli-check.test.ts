@@ -20,7 +20,8 @@ requireBuild();
   /** Runs the built CLI with a controlled environment; returns exit code and output lines. */
   const cortexd = (...args: string[]) => {
     const env: NodeJS.ProcessEnv = { ...process.env, CORTEX_CONFIG_DIR: configDir, CORTEX_ENV_FILE: join(configDir, 'none.env'), NO_COLOR: '1' };
-    for (const k of ['OM_API_KEY', 'URID', 'CONFIG', 'CORTEX_DEBUG', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL']) delete env[k];
+    for (const k of ['OM_API_KEY', 'URID', 'CONFIG', 'CORTEX_DEBUG', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL'])
+      delete env[k];
     const r = spawnSync(process.execPath, [MAIN, ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 30_000 });
     const lines = (s: string) => s.split('\n').filter((l) => l !== '');
     return { code: r.status, stdout: r.stdout, stderr: r.stderr, out: lines(r.stdout), err: lines(r.stderr) };
@@ -29,8 +30,7 @@ requireBuild();
 
   const llm = llms.names()[0]!;
   /** Valid for the CLI: a known model, no inputs or actions, the embedded service. */
-  const cliValid = (extra: Record<string, unknown> = {}) =>
-    validConfig({ cortex_llm: { type: llm }, service: { base_url: 'embedded' }, ...extra });
+  const cliValid = (extra: Record<string, unknown> = {}) => validConfig({ cortex_llm: { type: llm }, service: { base_url: 'embedded' }, ...extra });
 
   writeConfig(configDir, 'good', cliValid());
   writeConfig(configDir, 'bad', cliValid({ modes: { guard: mode({ hertz: 'fast' }), rest: mode() }, default_mode: 'nowhere' }));
@@ -84,10 +84,19 @@ requireBuild();
   t.test('check --all checks every file of CORTEX_CONFIG_DIR and exits 2 if any is bad', async (t) => {
     const r = cortexd('check', '--all');
     t.equal(r.code, 2);
-    t.ok(r.out.some((l) => l.startsWith(`${join(configDir, 'bad.json5')}: modes.guard.hertz:`)), 'the bad file is reported');
+    t.ok(
+      r.out.some((l) => l.startsWith(`${join(configDir, 'bad.json5')}: modes.guard.hertz:`)),
+      'the bad file is reported',
+    );
     if (llm !== undefined) {
-      t.ok(r.out.some((l) => /^ok: .*good\.json5 \(2 modes\)$/.test(l)), 'the good file is ok');
-      t.ok(r.out.some((l) => /^ok: .*legacy_bot\.json5 \(1 mode, converted from single-mode\)$/.test(l)), 'the legacy file is ok');
+      t.ok(
+        r.out.some((l) => /^ok: .*good\.json5 \(2 modes\)$/.test(l)),
+        'the good file is ok',
+      );
+      t.ok(
+        r.out.some((l) => /^ok: .*legacy_bot\.json5 \(1 mode, converted from single-mode\)$/.test(l)),
+        'the legacy file is ok',
+      );
     }
     noStack(t, r);
     const empty = spawnSync(process.execPath, [MAIN, 'check', '--all'], { env: { ...process.env, CORTEX_CONFIG_DIR: tempDir(t) }, encoding: 'utf8' });

@@ -47,8 +47,16 @@ function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-load-'));
   const out = join(dir, 'trace.txt');
   try {
-    const run: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', CORTEX_LOAD_TRACE: out, CORTEX_STATE_DIR: join(dir, 'state'), CORTEX_ENV_FILE: join(dir, 'none.env'), ...env };
-    for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_CONFIG_DIR', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL']) delete run[k];
+    const run: NodeJS.ProcessEnv = {
+      ...process.env,
+      NODE_OPTIONS: '',
+      CORTEX_LOAD_TRACE: out,
+      CORTEX_STATE_DIR: join(dir, 'state'),
+      CORTEX_ENV_FILE: join(dir, 'none.env'),
+      ...env,
+    };
+    for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_CONFIG_DIR', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL'])
+      delete run[k];
     const r = spawnSync(process.execPath, [`--import=${TRACER}`, MAIN, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
     const lines = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
     const paths = lines.map((l) => {
@@ -68,7 +76,8 @@ function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
 }
 
 const heavyIn = (trace: Trace) => HEAVY.filter((p) => trace.packages.has(p));
-const pluginCode = (trace: Trace) => trace.files.filter((f) => /^dist\/(actors|devices)\//.test(f) || /^dist\/src\/(service|websim\/server|cortex\/llm|vision)\b/.test(f));
+const pluginCode = (trace: Trace) =>
+  trace.files.filter((f) => /^dist\/(actors|devices)\//.test(f) || /^dist\/src\/(service|websim\/server|cortex\/llm|vision)\b/.test(f));
 
 requireBuild();
 {
@@ -86,12 +95,26 @@ requireBuild();
     const r = traced(['--version']);
     t.equal(r.code, 0, r.stderr);
     t.equal(r.stdout.trim(), pkg.version);
-    t.same(Object.keys(pkg.dependencies).filter((p) => r.packages.has(p)), ['commander']);
+    t.same(
+      Object.keys(pkg.dependencies).filter((p) => r.packages.has(p)),
+      ['commander'],
+    );
     const core = ['dist/src/paths.js', 'dist/src/errors.js', 'dist/src/redact.js', 'dist/src/cloud/catalog.js'];
-    t.same(r.files.filter((f) => !f.startsWith('dist/src/cli/') && !core.includes(f)), [], 'the command registrations, paths, typed errors and the price table only');
+    t.same(
+      r.files.filter((f) => !f.startsWith('dist/src/cli/') && !core.includes(f)),
+      [],
+      'the command registrations, paths, typed errors and the price table only',
+    );
   });
 
-  for (const args of [['check', 'default'], ['check', '--all'], ['schema'], ['modes', 'default'], ['graph', 'default'], ['graph', 'default', '--format', 'dot']]) {
+  for (const args of [
+    ['check', 'default'],
+    ['check', '--all'],
+    ['schema'],
+    ['modes', 'default'],
+    ['graph', 'default'],
+    ['graph', 'default', '--format', 'dot'],
+  ]) {
     t.test(`cortexd ${args.join(' ')} loads no server stack and no plugin code`, async (t) => {
       const r = traced(args);
       t.equal(r.code, 0, r.stderr);

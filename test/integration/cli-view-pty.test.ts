@@ -23,7 +23,10 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   await run.waitFor(/WebSim: http:\/\/127\.0\.0\.1:\d+\//);
   await run.waitFor(/says "I'm resting now\. Say hello to chat\."/);
   const start = run.screen();
-  t.ok(start.includes(`${ESC}[36mcortexd: agent default starting in mode idle (Idle)${ESC}[0m`), 'the start line is cyan, as an escape sequence the terminal interprets');
+  t.ok(
+    start.includes(`${ESC}[36mcortexd: agent default starting in mode idle (Idle)${ESC}[0m`),
+    'the start line is cyan, as an escape sequence the terminal interprets',
+  );
   t.notMatch(start, /\\u001b/, 'no colour code is printed as text');
   const text = visible(start);
   t.match(text, new RegExp(`speech goes to WAV files in ${join(d.state, 'speech').replace(/[/.]/g, '\\$&')}; hear the newest: aplay`));
@@ -34,7 +37,10 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   let mark = run.screen().length;
   run.type('hello\r');
   await run.waitFor(/says "Switching from idle to conversation\. What shall we talk about\?"/, 20_000, mark);
-  t.match(visible(run.screen().slice(mark)), /heard \(TextInput\): hello\n.*mode idle \(Idle\) -> conversation \(Conversation\) \(input_triggered: keyword "hello"\)/);
+  t.match(
+    visible(run.screen().slice(mark)),
+    /heard \(TextInput\): hello\n.*mode idle \(Idle\) -> conversation \(Conversation\) \(input_triggered: keyword "hello"\)/,
+  );
 
   // In sleep, which has no speak action, an answer is shown as not spoken.
   mark = run.screen().length;
@@ -43,13 +49,20 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   mark = run.screen().length;
   run.type('what is your name\r');
   await run.waitFor(/not spoken: mode sleep has no speak action/, 20_000, mark);
-  t.match(visible(run.screen().slice(mark)), /model gen-4o-mini \d+ ms, \d+ CU: "I am a robot running cortexd\." \(not spoken: mode sleep has no speak action\)/);
+  t.match(
+    visible(run.screen().slice(mark)),
+    /model gen-4o-mini \d+ ms, \d+ CU: "I am a robot running cortexd\." \(not spoken: mode sleep has no speak action\)/,
+  );
 
   mark = run.screen().length;
   t.equal(await stop(run), 0);
   const end = visible(run.screen().slice(mark));
   t.match(end, /stopping \(SIGINT\)\.\.\./);
-  t.match(end, /not spoken \(mode sleep has no speak action\): on_shutdown message "Goodbye, see you soon\."/, 'the goodbye of a mode without speech says it was not spoken');
+  t.match(
+    end,
+    /not spoken \(mode sleep has no speak action\): on_shutdown message "Goodbye, see you soon\."/,
+    'the goodbye of a mode without speech says it was not spoken',
+  );
   t.notMatch(run.screen(), /\\u001b/, 'no escaped control character anywhere on the screen');
 
   // The next run starts in the remembered mode and says so, with the way to start fresh.
@@ -58,7 +71,12 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   await again.waitFor(/type a line/);
   const restored = visible(again.screen());
   t.match(restored, /starting in mode sleep \(Sleep\)/);
-  t.match(restored, new RegExp(`mode sleep was restored from the last run \\(mode memory\\); \`cortexd run --config ${d.config.replace(/[/.]/g, '\\$&')} --fresh\` starts in idle \\(Idle\\)`));
+  t.match(
+    restored,
+    new RegExp(
+      `mode sleep was restored from the last run \\(mode memory\\); \`cortexd run --config ${d.config.replace(/[/.]/g, '\\$&')} --fresh\` starts in idle \\(Idle\\)`,
+    ),
+  );
   t.equal(await stop(again), 0);
 
   const fresh = runInPty(['run', '--config', d.config, '--fresh'], { CORTEX_STATE_DIR: d.state });

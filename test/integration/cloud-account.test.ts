@@ -24,10 +24,19 @@ t.teardown(async () => {
 /** Runs `cortexd <args>` through the real command modules, capturing output and the exit code. */
 async function cli(args: string[], env: Record<string, string | undefined>) {
   const io: CliIo & { stdout: string[]; stderr: string[]; code: number } = {
-    stdout: [], stderr: [], code: 0, env,
-    out(l) { this.stdout.push(l); },
-    err(l) { this.stderr.push(l); },
-    setExitCode(c) { this.code = c; },
+    stdout: [],
+    stderr: [],
+    code: 0,
+    env,
+    out(l) {
+      this.stdout.push(l);
+    },
+    err(l) {
+      this.stderr.push(l);
+    },
+    setExitCode(c) {
+      this.code = c;
+    },
     retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 10_000, sleep: async () => undefined },
   };
   const program = new Command('cortexd').exitOverride().configureOutput({ writeOut: () => undefined, writeErr: (s) => io.stderr.push(s) });
@@ -51,14 +60,18 @@ t.test('client: balance, create, list, delete', async (t) => {
   t.notOk(JSON.stringify(listed).includes(created.api_key), 'listing never contains the secret');
   t.ok(listed.every((k) => k.deleted === false));
   t.match((await acc.deleteKey(created.api_key_info.id)).message, /./);
-  t.notOk((await acc.listKeys()).some((k) => k.id === created.api_key_info.id), 'deleted key no longer listed');
+  t.notOk(
+    (await acc.listKeys()).some((k) => k.id === created.api_key_info.id),
+    'deleted key no longer listed',
+  );
   await t.rejects(acc.deleteKey(created.api_key_info.id), { name: 'CloudNotFoundError', message: '404: API key not found' });
   await t.rejects(acc.deleteKey(''), { name: 'CloudValidationError' });
 });
 
 t.test('client: 401 User not found for a bad JWT, 403 at the plan key limit', async (t) => {
   await t.rejects(createAccountClient({ baseUrl: svc.url, jwt: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.bad' }).balance(), {
-    name: 'CloudAuthError', message: '401: User not found',
+    name: 'CloudAuthError',
+    message: '401: User not found',
   });
   svc.admin.createUser('full', 'starter');
   const acc = createAccountClient({ baseUrl: svc.url, jwt: await svc.admin.issueJwt('full') });

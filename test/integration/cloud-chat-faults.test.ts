@@ -10,16 +10,30 @@ const KEY = 'key_test_abcdefghijklmnop';
 const REQ = { model: 'gen-4o-mini', messages: [{ role: 'user' as const, content: 'hi' }] };
 
 const chunk = (delta: object, finish: string | null = null) => ({
-  id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gen-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }],
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'gen-4o-mini',
+  choices: [{ index: 0, delta, finish_reason: finish }],
 });
 const EVENTS = [
   chunk({ role: 'assistant', content: 'Gr' }),
   chunk({ content: 'üße 👋' }),
   chunk({}, 'stop'),
-  { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gen-4o-mini', choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } },
+  {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'gen-4o-mini',
+    choices: [],
+    usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+  },
 ];
 const COMPLETION = {
-  id: 'c1', object: 'chat.completion', created: 1, model: 'gen-4o-mini',
+  id: 'c1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gen-4o-mini',
   choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
   usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
 };
@@ -103,7 +117,10 @@ t.test('503 unreachable is retried up to the cap, then surfaced', async (t) => {
   await t.rejects(c.chat.create('provider_a', REQ), { name: 'CloudUnavailableError', reason: 'unreachable' });
   t.equal(countOf(PATH) - before, 4);
   t.equal(c.waits.length, 3);
-  t.ok(c.waits.every((w, i) => w <= Math.min(40, 10 * 2 ** i) && w >= Math.min(40, 10 * 2 ** i) / 2), `jittered capped waits ${c.waits}`);
+  t.ok(
+    c.waits.every((w, i) => w <= Math.min(40, 10 * 2 ** i) && w >= Math.min(40, 10 * 2 ** i) / 2),
+    `jittered capped waits ${c.waits}`,
+  );
 });
 
 t.test('connection reset before any byte is retried', async (t) => {
@@ -125,7 +142,10 @@ t.test('a stream dropped after its first byte is not retried', async (t) => {
   const c = client();
   const stream = await c.chat.stream('provider_a', REQ);
   const seen: string[] = [];
-  await t.rejects(stream.collect((s) => seen.push(s)), { name: 'CloudStreamError' });
+  await t.rejects(
+    stream.collect((s) => seen.push(s)),
+    { name: 'CloudStreamError' },
+  );
   t.same(seen, ['Gr'], 'the complete first event was delivered');
   t.equal(countOf(PATH) - before, 1);
   t.same(c.waits, []);

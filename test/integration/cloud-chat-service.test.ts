@@ -26,7 +26,10 @@ t.teardown(() => svc.close());
 
 function chat(opts: { apiKey?: string; catalogCheck?: boolean; retries?: number[] } = {}) {
   const retry: RetryOptions = {
-    maxRetries: 2, baseDelayMs: 5, maxDelayMs: 10, maxRetryAfterMs: 1000,
+    maxRetries: 2,
+    baseDelayMs: 5,
+    maxDelayMs: 10,
+    maxRetryAfterMs: 1000,
     sleep: async () => undefined,
     onRetry: ({ delayMs }) => void opts.retries?.push(delayMs),
   };
@@ -79,30 +82,47 @@ t.test('tools: a tool call comes back, whole and streamed', async (t) => {
   // the tool result goes back as a `tool` message and the conversation continues
   const next = await chat().create('provider_a', {
     ...req,
-    messages: [...req.messages, { role: 'assistant', content: null, tool_calls: res.choices[0]!.message.tool_calls! }, { role: 'tool', content: 'turned', tool_call_id: call!.id }],
+    messages: [
+      ...req.messages,
+      { role: 'assistant', content: null, tool_calls: res.choices[0]!.message.tool_calls! },
+      { role: 'tool', content: 'turned', tool_call_id: call!.id },
+    ],
   });
   t.equal(next.object, 'chat.completion');
 });
 
 t.test('error rows of chat completions, typed', async (t) => {
   const msgs = [{ role: 'user' as const, content: 'hi' }];
-  await t.rejects(chat({ apiKey: 'key_live_notarealkey000' }).create('provider_a', { model: 'gen-4o', messages: msgs }), { name: 'CloudAuthError', status: 401 });
+  await t.rejects(chat({ apiKey: 'key_live_notarealkey000' }).create('provider_a', { model: 'gen-4o', messages: msgs }), {
+    name: 'CloudAuthError',
+    status: 401,
+  });
   await t.rejects(chat({ catalogCheck: false }).create('provider_q', { model: 'gen-4o', messages: msgs }), {
-    name: 'CloudNotFoundError', message: '404: unsupported model provider: provider_q',
+    name: 'CloudNotFoundError',
+    message: '404: unsupported model provider: provider_q',
   });
   const expected = checkModel('provider_a', 'gk-4');
-  await t.rejects(chat({ catalogCheck: false }).create('provider_a', { model: 'gk-4', messages: msgs }), { name: 'CloudNotFoundError', message: `404: ${expected}` });
+  await t.rejects(chat({ catalogCheck: false }).create('provider_a', { model: 'gk-4', messages: msgs }), {
+    name: 'CloudNotFoundError',
+    message: `404: ${expected}`,
+  });
   await t.rejects(chat().create('provider_b', { model: 'deep-chat', messages: msgs }), {
-    name: 'CloudUnavailableError', message: '503: provider_b API key not configured', reason: 'key_not_configured',
+    name: 'CloudUnavailableError',
+    message: '503: provider_b API key not configured',
+    reason: 'key_not_configured',
   });
   const retries: number[] = [];
   await t.rejects(chat({ retries }).create('provider_d', { model: 'gk-4', messages: msgs }), {
-    name: 'CloudUnavailableError', message: '503: Failed to connect to provider_d server', reason: 'unreachable',
+    name: 'CloudUnavailableError',
+    message: '503: Failed to connect to provider_d server',
+    reason: 'unreachable',
   });
   t.equal(retries.length, 2, 'unreachable retried up to the cap');
   // The client never sends invalid JSON; the row is still mapped to the typed 400 when a body is broken.
   const raw = await fetch(`${svc.url}/api/core/provider_a/chat/completions`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":',
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{"model":',
   });
   const err = httpErrorFrom(raw.status, 'POST /api/core/provider_a/chat/completions', await raw.text());
   t.equal(err.name, 'CloudBadRequestError');
@@ -116,7 +136,12 @@ t.test('the openai npm client is a second, independent client of the same endpoi
   t.ok(res.choices[0]?.message.content);
   t.ok(res.usage && res.usage.total_tokens > 0);
 
-  const stream = await openai.chat.completions.create({ model: 'gen-4o', messages: [{ role: 'user', content: 'hello' }], stream: true, stream_options: { include_usage: true } });
+  const stream = await openai.chat.completions.create({
+    model: 'gen-4o',
+    messages: [{ role: 'user', content: 'hello' }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let text = '';
   let usage: OpenAI.CompletionUsage | undefined | null;
   for await (const c of stream) {

@@ -98,7 +98,10 @@ t.test('vision socket: a frame in, a reply out', async (t) => {
 
 t.test('401 at the upgrade is a fatal typed error with the server message, key redacted', async (t) => {
   await t.rejects(openSpeechlabAsr({ wsBaseUrl: svc.wsUrl, apiKey: '' }), {
-    name: 'CloudSocketAuthError', status: 401, fatal: true, serverMessage: /^Missing API key\. Please connect with \?api_key=/,
+    name: 'CloudSocketAuthError',
+    status: 401,
+    fatal: true,
+    serverMessage: /^Missing API key\. Please connect with \?api_key=/,
   });
   const bad = 'key_live_thisisnotavalidkey123';
   const err = await openVision({ vlmWsUrl: svc.vlmWsUrl, apiKey: bad }).catch((e: unknown) => e);

@@ -19,7 +19,9 @@ t.before(async () => {
   broken = await startService({
     dbPath: ':memory:',
     jwtSecret: 's'.repeat(32),
-    backends: { tts: { speechlab: { kind: 'upstream', baseUrl: 'http://127.0.0.1:9' }, speechb: { kind: 'upstream', baseUrl: 'http://127.0.0.1:9', apiKey: 'vendor' } } },
+    backends: {
+      tts: { speechlab: { kind: 'upstream', baseUrl: 'http://127.0.0.1:9' }, speechb: { kind: 'upstream', baseUrl: 'http://127.0.0.1:9', apiKey: 'vendor' } },
+    },
   });
   peer = await startCloudPeer();
   key = svc.admin.createApiKey('robot').apiKey;
@@ -32,7 +34,14 @@ t.teardown(async () => {
 });
 
 function tts(baseUrl: string, apiKey: string, extra: { auth?: 'x-api-key'; speechlabApiKey?: string; retries?: number[] } = {}) {
-  const retry: RetryOptions = { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2, maxRetryAfterMs: 100, sleep: async () => undefined, onRetry: ({ delayMs }) => void extra.retries?.push(delayMs) };
+  const retry: RetryOptions = {
+    maxRetries: 2,
+    baseDelayMs: 1,
+    maxDelayMs: 2,
+    maxRetryAfterMs: 100,
+    sleep: async () => undefined,
+    onRetry: ({ delayMs }) => void extra.retries?.push(delayMs),
+  };
   return new TtsClient({
     http: new CloudHttp({ baseUrl, retry }),
     apiKey,
@@ -93,19 +102,34 @@ t.test('speechb: base64 audio decoded', async (t) => {
 
 t.test('error rows of the speech endpoints', async (t) => {
   const c = tts(svc.url, key);
-  await t.rejects(c.speechlab({ input: 'x', response_format: 'flac_999' }), { name: 'CloudBadRequestError', message: '400: Missing or invalid JSON in request' });
+  await t.rejects(c.speechlab({ input: 'x', response_format: 'flac_999' }), {
+    name: 'CloudBadRequestError',
+    message: '400: Missing or invalid JSON in request',
+  });
   await t.rejects(c.speechlab({ input: 'x', speed: 3 }), { name: 'CloudValidationError', message: /speed/ }, 'speed range checked before sending');
   await t.rejects(c.speechlab({ input: '' }), { name: 'CloudValidationError' });
   await t.rejects(tts(svc.url, 'key_live_bogus0000000').speechlab({ input: 'x' }), { name: 'CloudAuthError', status: 401, message: /^401/ });
-  await t.rejects(tts(broken.url, brokenKey).speechlab({ input: 'x' }), { name: 'CloudUnavailableError', message: '503: speechlab API key not configured', reason: 'key_not_configured' });
+  await t.rejects(tts(broken.url, brokenKey).speechlab({ input: 'x' }), {
+    name: 'CloudUnavailableError',
+    message: '503: speechlab API key not configured',
+    reason: 'key_not_configured',
+  });
   await t.rejects(tts(broken.url, brokenKey).speechlabStream({ input: 'x' }), { name: 'CloudUnavailableError', reason: 'key_not_configured', message: /^503/ });
   const retries: number[] = [];
-  await t.rejects(tts(broken.url, brokenKey, { retries }).speechb({ text: 'x' }), { name: 'CloudUnavailableError', reason: 'unreachable', message: /^503: Failed to connect to speechb server/ });
+  await t.rejects(tts(broken.url, brokenKey, { retries }).speechb({ text: 'x' }), {
+    name: 'CloudUnavailableError',
+    reason: 'unreachable',
+    message: /^503: Failed to connect to speechb server/,
+  });
   t.equal(retries.length, 2, 'unreachable vendor retried to the cap');
   peer.route('POST', '/speechlab/tts', (_req, res) => sendJson(res, 500, { error: 'Failed to read response body' }));
   await t.rejects(tts(peer.url, key).speechlab({ input: 'x' }), { name: 'CloudServerError', message: '500: Failed to read response body' });
   peer.route('POST', '/speechlab/tts', (_req, res) => sendJson(res, 503, { error: 'Failed to connect to speechlab server', details: 'ECONNREFUSED' }));
-  await t.rejects(tts(peer.url, key).speechlab({ input: 'x' }), { name: 'CloudUnavailableError', details: 'ECONNREFUSED', message: '503: Failed to connect to speechlab server (ECONNREFUSED)' });
+  await t.rejects(tts(peer.url, key).speechlab({ input: 'x' }), {
+    name: 'CloudUnavailableError',
+    details: 'ECONNREFUSED',
+    message: '503: Failed to connect to speechlab server (ECONNREFUSED)',
+  });
   peer.route('POST', '/speechlab/tts', (_req, res) => sendJson(res, 200, { text: 'x', response: '***not base64***', format: 'mp3_44100_128' }));
   await t.rejects(tts(peer.url, key).speechlab({ input: 'x' }), { name: 'CloudProtocolError', message: /base64/ });
 });

@@ -40,7 +40,14 @@ function config(
     modes: {
       main: {
         agent_inputs: inputs.map((i) => ({ type: i.type, config: i.config ?? {} })),
-        agent_actions: actions.map((a) => ({ name: a.name, llm_label: a.name, implementation: 'passthrough', connector: a.connector, config: a.config ?? {}, exclude_from_prompt: false })),
+        agent_actions: actions.map((a) => ({
+          name: a.name,
+          llm_label: a.name,
+          implementation: 'passthrough',
+          connector: a.connector,
+          config: a.config ?? {},
+          exclude_from_prompt: false,
+        })),
         simulators: [],
         ...(llm ? { cortex_llm: llm } : {}),
       },
@@ -66,11 +73,20 @@ t.test("deviceNeeds asks each plugin's descriptor what its config block uses, an
   );
   t.same(real.microphone, { recorder: 'arecord', device: 'plughw:1,0', reason: 'modes.main.agent_inputs[0] (SpeechlabASRInput)' });
   t.same(real.camera, { device: 2, reason: 'modes.main.agent_inputs[1] (VLMInput)' });
-  t.same(real.serial, ['/dev/serial/by-id/gps', '/dev/ttyACM1', '/dev/ttyUSB0'], 'ports of inputs (serial_port wins over the default path) and of the move connector');
+  t.same(
+    real.serial,
+    ['/dev/serial/by-id/gps', '/dev/ttyACM1', '/dev/ttyUSB0'],
+    'ports of inputs (serial_port wins over the default path) and of the move connector',
+  );
   t.same(real.speaker, { reason: 'modes.main.agent_actions[0] (speak local_tts)' });
   t.same(real.network, [{ url: 'http://127.0.0.1:8080/v1', reason: 'modes.main.cortex_llm (MultiLLM)' }], "a MultiLLM member's local server");
 
-  const defaults = deviceNeeds(config([{ type: 'VLMInput' }, { type: 'SpeechbASRInput' }], [{ name: 'speak', connector: 'speechlab_tts', config: { speaker: { binding: 'player', player: 'paplay' } } }]));
+  const defaults = deviceNeeds(
+    config(
+      [{ type: 'VLMInput' }, { type: 'SpeechbASRInput' }],
+      [{ name: 'speak', connector: 'speechlab_tts', config: { speaker: { binding: 'player', player: 'paplay' } } }],
+    ),
+  );
   t.same(defaults.camera, { device: 0, reason: 'modes.main.agent_inputs[0] (VLMInput)' }, 'a camera block left out is the default OpenCV camera 0');
   t.same(defaults.microphone, { recorder: 'arecord', reason: 'modes.main.agent_inputs[1] (SpeechbASRInput)' }, 'and the default recorder');
   t.same(defaults.speaker, { player: 'paplay', reason: 'modes.main.agent_actions[0] (speak speechlab_tts)' });
@@ -92,7 +108,11 @@ t.test("deviceNeeds asks each plugin's descriptor what its config block uses, an
     ),
   );
   t.same(sim, { configured: true, serial: [] }, 'replay, synthetic and file cameras, the serial mock, console, websim and a null speaker use no hardware');
-  t.same(deviceNeeds(config([{ type: 'GoogleASRInput' }, { type: 'VLMInput', config: { camera: 'front' } }])), { configured: true, serial: [] }, 'an unknown type or a block its schema refuses contributes nothing (check fails them)');
+  t.same(
+    deviceNeeds(config([{ type: 'GoogleASRInput' }, { type: 'VLMInput', config: { camera: 'front' } }])),
+    { configured: true, serial: [] },
+    'an unknown type or a block its schema refuses contributes nothing (check fails them)',
+  );
 });
 
 t.test('microphone on this machine: fail when used, warn when not', { skip: hasSoundCard && 'this machine has a sound card' }, async (t) => {
@@ -115,7 +135,9 @@ t.test('microphone with a capture device that records is ok; a recorder missing 
   const r = await checkMicrophone({ ...none, microphone: { reason: 'x', device: 'plughw:1,0' } }, { env: { PATH: bin } });
   t.equal(r.status, 'ok', r.detail);
   t.match(r.detail, /arecord records from plughw:1,0/);
-  const busy = fakeBin(tmp(t), { arecord: 'case "$1" in -l) echo "card 1: USB";; *) echo "arecord: main:830: audio open error: Device or resource busy" >&2; exit 1;; esac' });
+  const busy = fakeBin(tmp(t), {
+    arecord: 'case "$1" in -l) echo "card 1: USB";; *) echo "arecord: main:830: audio open error: Device or resource busy" >&2; exit 1;; esac',
+  });
   const b = await checkMicrophone({ ...none, microphone: { reason: 'x' } }, { env: { PATH: busy } });
   t.equal(b.status, 'fail');
   t.match(b.detail, /Device or resource busy/);
@@ -161,10 +183,17 @@ t.test('serial: a pty pair from socat opens; a missing port fails', async (t) =>
     await new Promise((r) => setTimeout(r, 20));
   }
   const results = await checkSerial({ ...none, serial: [a, join(dir, 'ttyUSB9')] });
-  t.same(results.map((r) => r.status), ['ok', 'fail']);
+  t.same(
+    results.map((r) => r.status),
+    ['ok', 'fail'],
+  );
   t.match(results[1]!.detail, /does not exist/);
   t.match(results[1]!.fix, /dialout/);
-  t.same((await checkSerial(none)).map((r) => r.status), ['ok'], 'no ports named: nothing to fail');
+  t.same(
+    (await checkSerial(none)).map((r) => r.status),
+    ['ok'],
+    'no ports named: nothing to fail',
+  );
 });
 
 t.test('API key: embedded needs none; missing and placeholder keys fail with the fix', async (t) => {
@@ -202,7 +231,10 @@ t.test('addresses: a listening peer answers, a closed port fails quickly, embedd
   t.equal(byName[`reach ws://127.0.0.1:${closed}`]?.status, 'fail');
   t.match(byName[`reach ws://127.0.0.1:${closed}`]?.detail, /ECONNREFUSED/);
   const embedded = await checkAddresses(undefined, { CORTEX_BASE_URL: 'embedded' }, 1000);
-  t.same(embedded.results.map((r) => r.status), ['ok']);
+  t.same(
+    embedded.results.map((r) => r.status),
+    ['ok'],
+  );
   t.match(embedded.results[0]!.detail, /embedded/);
   const bad = await checkAddresses(undefined, { CORTEX_BASE_URL: 'ftp://x' }, 1000);
   t.equal(bad.results[0]!.status, 'fail');

@@ -41,7 +41,14 @@ function setup(t: Test): { dir: string; env: NodeJS.ProcessEnv; script: string }
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const script = join(dir, 'doctor.mts');
   writeFileSync(script, RUNNER);
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', CORTEX_STATE_DIR: join(dir, 'state'), CORTEX_SERVICE_ENV_FILE: join(dir, 'env'), CORTEX_CONFIG_DIR: join(dir, 'config'), CORTEX_ENV_FILE: join(dir, 'dotenv') };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_OPTIONS: '',
+    CORTEX_STATE_DIR: join(dir, 'state'),
+    CORTEX_SERVICE_ENV_FILE: join(dir, 'env'),
+    CORTEX_CONFIG_DIR: join(dir, 'config'),
+    CORTEX_ENV_FILE: join(dir, 'dotenv'),
+  };
   for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL', 'STATE_DIRECTORY']) delete env[k];
   return { dir, env, script };
 }

@@ -29,12 +29,20 @@ function emptyTree(t: { teardown: (fn: () => void) => void }): string {
 
 /** A parsed configuration (defaults filled) with a vision input whose camera has `binding`, and a text-only mode. */
 const camera = (binding: string): AgentConfig =>
-  AgentConfig.parse(validConfig({
-    modes: {
-      look: { display_name: 'Look', description: 'd', system_prompt_base: 'p', hertz: 1, agent_inputs: [{ type: 'VLMInput', config: { camera: { binding } } }] },
-      chat: { display_name: 'Chat', description: 'd', system_prompt_base: 'p', hertz: 1, agent_inputs: [{ type: 'TextInput', config: {} }] },
-    },
-  }));
+  AgentConfig.parse(
+    validConfig({
+      modes: {
+        look: {
+          display_name: 'Look',
+          description: 'd',
+          system_prompt_base: 'p',
+          hertz: 1,
+          agent_inputs: [{ type: 'VLMInput', config: { camera: { binding } } }],
+        },
+        chat: { display_name: 'Chat', description: 'd', system_prompt_base: 'p', hertz: 1, agent_inputs: [{ type: 'TextInput', config: {} }] },
+      },
+    }),
+  );
 
 t.test('on this machine every native module loads, OpenCV included', async (t) => {
   const report = await runNativeDoctor();
@@ -54,7 +62,11 @@ t.test('a tree without the native modules fails each one by name, with the comma
   t.match(byName['better-sqlite3'], { status: 'fail', detail: /does not load: Cannot find module 'better-sqlite3'/, fix: /npm rebuild better-sqlite3/ });
   t.match(byName['unix-dgram'], { status: 'fail', fix: /npm rebuild unix-dgram/ });
   t.match(byName['serial binding'], { status: 'fail', fix: /npm rebuild @serialport\/bindings-cpp/ });
-  t.match(byName.OpenCV, { status: 'fail', detail: /@u4\/opencv4nodejs is not installed; needed by modes\.look\.agent_inputs\[0\]/, fix: /bash scripts\/setup\.sh` without --no-opencv/ });
+  t.match(byName.OpenCV, {
+    status: 'fail',
+    detail: /@u4\/opencv4nodejs is not installed; needed by modes\.look\.agent_inputs\[0\]/,
+    fix: /bash scripts\/setup\.sh` without --no-opencv/,
+  });
   t.match(byName['service notify'], {
     status: 'fail',
     detail: /unix-dgram does not load .* NotifyAccess=main .* never sees READY=1/,
@@ -86,8 +98,15 @@ t.test('OpenCV is required only by a configuration that uses it', async (t) => {
 });
 
 t.test('which entries load OpenCV: cameras of any binding and local vision, nothing else', async (t) => {
-  t.same(openCvUsers(camera('opencv')).map((u) => u.path), ['modes.look.agent_inputs[0]']);
-  t.same(openCvUsers(camera('synthetic')).map((u) => u.path), ['modes.look.agent_inputs[0]'], 'a synthetic camera draws frames with OpenCV');
+  t.same(
+    openCvUsers(camera('opencv')).map((u) => u.path),
+    ['modes.look.agent_inputs[0]'],
+  );
+  t.same(
+    openCvUsers(camera('synthetic')).map((u) => u.path),
+    ['modes.look.agent_inputs[0]'],
+    'a synthetic camera draws frames with OpenCV',
+  );
   const shipped = await loadConfig({ file: join(repo, 'config/default.json5') });
   t.same(openCvUsers(shipped.config), [{ path: 'modes.explore.agent_inputs[1]', why: 'LocalVLMInput reads a camera (binding synthetic) through OpenCV' }]);
   const conversation = await loadConfig({ file: join(repo, 'config/conversation.json5') });
@@ -97,7 +116,13 @@ t.test('which entries load OpenCV: cameras of any binding and local vision, noth
   const plain = AgentConfig.parse(
     validConfig({
       modes: {
-        a: { display_name: 'A', description: 'd', system_prompt_base: 'p', hertz: 1, agent_inputs: [{ type: 'VLMInput' }, { type: 'OldCam', config: { camera_index: 1 } }] },
+        a: {
+          display_name: 'A',
+          description: 'd',
+          system_prompt_base: 'p',
+          hertz: 1,
+          agent_inputs: [{ type: 'VLMInput' }, { type: 'OldCam', config: { camera_index: 1 } }],
+        },
       },
       default_mode: 'a',
       transition_rules: [],
@@ -111,7 +136,10 @@ t.test('which entries load OpenCV: cameras of any binding and local vision, noth
 
   const warnings = openCvWarnings(shipped.config, { state: 'absent' });
   t.equal(warnings.length, 1);
-  t.match(warnings[0]!, { path: 'modes.explore.agent_inputs[1]', message: /is not installed; this entry will fail when it starts\. Fix: run `bash scripts\/setup\.sh` without --no-opencv/ });
+  t.match(warnings[0]!, {
+    path: 'modes.explore.agent_inputs[1]',
+    message: /is not installed; this entry will fail when it starts\. Fix: run `bash scripts\/setup\.sh` without --no-opencv/,
+  });
   t.same(openCvWarnings(shipped.config), [], 'no warning where the bindings are compiled');
 });
 
@@ -129,7 +157,10 @@ t.test('notify path: NotifyAccess from the unit and its drop-ins decides whether
   const bin = join(dir, 'bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'systemd-notify'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-  t.match(checkNotifyPath({ unitFile: unit, from, env: { PATH: bin } }), { status: 'warn', detail: /messages go through .*systemd-notify, which NotifyAccess=all/ });
+  t.match(checkNotifyPath({ unitFile: unit, from, env: { PATH: bin } }), {
+    status: 'warn',
+    detail: /messages go through .*systemd-notify, which NotifyAccess=all/,
+  });
   t.match(checkNotifyPath({ unitFile: unit, from, env: { PATH: join(dir, 'nothing') } }), { status: 'fail', detail: /not on PATH/ });
 
   t.match(checkNotifyPath({ unitFile: unit }), { status: 'ok', detail: /unix-dgram sends READY=1/ }, 'with unix-dgram any NotifyAccess but none works');

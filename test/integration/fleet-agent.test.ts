@@ -25,10 +25,18 @@ t.teardown(async () => {
 });
 
 /** Starts an agent whose fleet block is `fleet` (TLS with the test CA); the password comes from the environment. */
-function robot(t: { teardown: (fn: () => void) => void }, fleet: Record<string, unknown>, password: string, manualRules = false): { agent: AgentProcess; socket: string } {
+function robot(
+  t: { teardown: (fn: () => void) => void },
+  fleet: Record<string, unknown>,
+  password: string,
+  manualRules = false,
+): { agent: AgentProcess; socket: string } {
   const w = workDir();
   const file = w.file('robot.json5');
-  writeFileSync(file, agentConfig({ socket: w.socket, manualRules, fleet: { url: broker.tlsUrl, ca_file: broker.caFile, metrics_interval_seconds: 0.5, ...fleet } }));
+  writeFileSync(
+    file,
+    agentConfig({ socket: w.socket, manualRules, fleet: { url: broker.tlsUrl, ca_file: broker.caFile, metrics_interval_seconds: 0.5, ...fleet } }),
+  );
   const agent = startAgent(file, w.state, ['--for', '90s'], { CORTEX_MQTT_PASSWORD: password, CORTEX_LOG_LEVEL: 'info' });
   t.teardown(() => void agent.child.kill('SIGKILL'));
   return { agent, socket: w.socket };
@@ -41,7 +49,13 @@ t.test('a robot publishes its status and state, takes every command or says why 
   const online = await watcher.waitFor((m) => m.topic === 'cortexd/r1/status' && m.json?.status === 'online', 20_000, 'r1 online');
   t.match(online.json, { status: 'online', robot: 'r1', config: 'robot', version: /^\d+\.\d+\.\d+/ });
   const first = await watcher.waitFor((m) => m.topic === 'cortexd/r1/state', 10_000, 'r1 state');
-  t.match(state(first), { robot: 'r1', mode: 'idle', modes: ['idle', 'busy', 'sleep'], health: { ok: true, inputs: { TextInput: { state: 'ok' } }, actions: { speak: { state: 'ok' } } }, config_sha256: /^[0-9a-f]{64}$/ });
+  t.match(state(first), {
+    robot: 'r1',
+    mode: 'idle',
+    modes: ['idle', 'busy', 'sleep'],
+    health: { ok: true, inputs: { TextInput: { state: 'ok' } }, actions: { speak: { state: 'ok' } } },
+    config_sha256: /^[0-9a-f]{64}$/,
+  });
 
   const cli = { CORTEX_MQTT_URL: broker.tlsUrl!, CORTEX_MQTT_CA_FILE: broker.caFile! };
   const ls = await fleetCli(['ls', '--json'], cli);
@@ -51,8 +65,18 @@ t.test('a robot publishes its status and state, takes every command or says why 
   t.match(table.stdout, /r1\s*│\s*yes\s*│\s*idle\s*│\s*ok/);
   const watch = await fleetCli(['watch', 'r1', '--count', '2', '--json'], cli);
   t.equal(watch.code, 0, watch.stderr);
-  const lines = watch.stdout.trim().split('\n').map((l) => JSON.parse(l) as { robot: string; kind: string; message: Record<string, unknown> });
-  t.same(lines.map((l) => [l.robot, l.kind]).sort(), [['r1', 'state'], ['r1', 'status']], 'the retained status and state first');
+  const lines = watch.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { robot: string; kind: string; message: Record<string, unknown> });
+  t.same(
+    lines.map((l) => [l.robot, l.kind]).sort(),
+    [
+      ['r1', 'state'],
+      ['r1', 'status'],
+    ],
+    'the retained status and state first',
+  );
   const usage = await fleetCli(['ls'], { CORTEX_MQTT_URL: '' });
   t.equal(usage.code, 2);
   t.match(usage.stderr, /^cortexd: no broker: set CORTEX_MQTT_URL .* or pass --url\n$/);
@@ -79,7 +103,10 @@ t.test('a robot publishes its status and state, takes every command or says why 
   const answer = await watcher.waitFor((m) => m.topic === 'cortexd/r1/events' && m.json?.type === 'model.answer', 15_000, 'model.answer on events');
   t.same(answer.json?.tool_calls, [{ name: 'speak' }], 'the answer is reported without its arguments');
   t.notOk(answer.json && 'text' in answer.json, 'nor its text (share_transcripts is off)');
-  t.notOk(watcher.seen.some((m) => m.topic === 'cortexd/r1/events' && m.json?.type === 'input'), 'what the robot heard stays on the robot');
+  t.notOk(
+    watcher.seen.some((m) => m.topic === 'cortexd/r1/events' && m.json?.type === 'input'),
+    'what the robot heard stays on the robot',
+  );
 
   // context: drives context_aware rules (dock = "yes" sends idle to sleep).
   const ctx = await fleetCli(['context', 'r1', 'dock=yes'], cli);
@@ -115,9 +142,16 @@ t.test('a robot publishes its status and state, takes every command or says why 
   t.match((await replies(far.id, 1))[0], { ok: false, reason: /expires too far ahead: a command may live at most 300 s/ });
   await watcher.publishCommand('r1', JSON.stringify({ id: 'not-a-command-1', command: 'dance', expires_at: Date.now() + 1000 }));
   t.match((await replies('not-a-command-1', 1))[0], { ok: false, reason: /^invalid command: / });
-  t.notOk(agent.events.some((e) => e.type === 'input' && (e.text === 'late' || e.text === 'forever')), 'refused commands did nothing');
+  t.notOk(
+    agent.events.some((e) => e.type === 'input' && (e.text === 'late' || e.text === 'forever')),
+    'refused commands did nothing',
+  );
 
-  const metrics = await watcher.waitFor((m) => m.topic === 'cortexd/r1/metrics' && Number(m.json?.commands_refused) >= 5, 10_000, 'metrics counting the refusals');
+  const metrics = await watcher.waitFor(
+    (m) => m.topic === 'cortexd/r1/metrics' && Number(m.json?.commands_refused) >= 5,
+    10_000,
+    'metrics counting the refusals',
+  );
   t.match(metrics.json, { robot: 'r1', ticks: Number, model_calls: Number, commands_ok: Number, broker_reconnects: 0 });
 
   // Secrets: the robot's password is in no message, event or log line.
@@ -151,7 +185,10 @@ t.test('a wrong password is a clear error and the robot works on; a topic the AC
     await typeLines(r.socket, ['what is your name']);
     await r.agent.waitFor((e) => e.type === 'action' && e.label === 'speak' && e.state === 'done', 20_000, 'an answer spoken');
   }
-  t.notOk(watcher.seen.some((m) => m.topic.startsWith('cortexd/r2/')), 'nothing was published in r2 name with r1 credentials');
+  t.notOk(
+    watcher.seen.some((m) => m.topic.startsWith('cortexd/r2/')),
+    'nothing was published in r2 name with r1 credentials',
+  );
   for (const r of [wrong, denied]) {
     r.agent.child.kill('SIGTERM');
     t.equal(await r.agent.exited, 0, 'a normal stop');

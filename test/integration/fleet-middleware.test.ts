@@ -22,7 +22,9 @@ const fastRestart = { initialMs: 50, maxMs: 200, healthyMs: 60_000 };
 /** `p`, or a rejection naming `what` after `ms`. */
 function within<T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 let broker: Broker;
@@ -36,7 +38,15 @@ t.teardown(() => broker?.stop());
 
 /** The robot r1's own device topics (the shipped ACL: devices/<user>/#). */
 const input = (config: Record<string, unknown>, restart = fastRestart) =>
-  hostInput('MqttInput', (callbacks) => createMqttInput({ url: broker.tlsUrl, ca_file: broker.caFile, username: 'r1', password: USERS.r1, ...config }, { logger, stateDir: tmpdir(), signal: new AbortController().signal, ...callbacks }), restart);
+  hostInput(
+    'MqttInput',
+    (callbacks) =>
+      createMqttInput(
+        { url: broker.tlsUrl, ca_file: broker.caFile, username: 'r1', password: USERS.r1, ...config },
+        { logger, stateDir: tmpdir(), signal: new AbortController().signal, ...callbacks },
+      ),
+    restart,
+  );
 
 t.test('MqttInput: each message becomes a prompt line through the template; after a broker restart the input actor listens again', { skip }, async (t) => {
   // The broker logs each subscription: publish once the input's is in.
@@ -69,7 +79,10 @@ t.test('MqttInput: each message becomes a prompt line through the template; afte
 t.test('MqttInput: a refused password stops the input with the reason (no retries)', { skip }, async (t) => {
   const host = input({ topics: ['devices/r1/#'], password: 'wrong-password' });
   t.teardown(() => host.stop());
-  const stopped = await within(firstValueFrom(host.bus.events$.pipe(filter((e): e is Extract<AgentEvent, { type: 'error' }> => e.type === 'error'))), 'the refusal');
+  const stopped = await within(
+    firstValueFrom(host.bus.events$.pipe(filter((e): e is Extract<AgentEvent, { type: 'error' }> => e.type === 'error'))),
+    'the refusal',
+  );
   t.match(stopped.message, /^input MqttInput stopped: mqtts:\/\/127\.0\.0\.1:\d+ refused the connection of user "r1": not authorized/);
   t.notMatch(stopped.message, /wrong-password/);
   t.ok(host.ref().getSnapshot().hasTag('failed'), 'the input actor gave up');
@@ -77,10 +90,18 @@ t.test('MqttInput: a refused password stops the input with the reason (no retrie
 
 function action(name: 'move' | 'face' | 'speak', config: Record<string, unknown>) {
   const bus = new AgentBus();
-  const entry = actionEntry(name, 'mqtt', { url: broker.tlsUrl, ca_file: broker.caFile, username: 'r1', password: USERS.r1, ack_timeout_seconds: 5, ...config });
+  const entry = actionEntry(name, 'mqtt', {
+    url: broker.tlsUrl,
+    ca_file: broker.caFile,
+    username: 'r1',
+    password: USERS.r1,
+    ack_timeout_seconds: 5,
+    ...config,
+  });
   const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, plugins });
   t.teardown(() => handle.stop());
-  const settled = () => within(firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && ['done', 'failed'].includes(e.state)))), `${name} settled`);
+  const settled = () =>
+    within(firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && ['done', 'failed'].includes(e.state)))), `${name} settled`);
   return { handle, settled };
 }
 

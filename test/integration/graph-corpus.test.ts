@@ -14,8 +14,14 @@ import { renderSvg } from '../../src/modes/svg.js';
 
 const corpusDir = join(process.cwd(), '..', 'shared', 'reference', 'om1-configs');
 const files = [
-  ...(existsSync(corpusDir) ? readdirSync(corpusDir).filter((f) => f.endsWith('.json5')).map((f) => join(corpusDir, f)) : []),
-  ...readdirSync(configDir()).filter((f) => f.endsWith('.json5')).map((f) => join(configDir(), f)),
+  ...(existsSync(corpusDir)
+    ? readdirSync(corpusDir)
+        .filter((f) => f.endsWith('.json5'))
+        .map((f) => join(corpusDir, f))
+    : []),
+  ...readdirSync(configDir())
+    .filter((f) => f.endsWith('.json5'))
+    .map((f) => join(configDir(), f)),
 ];
 
 t.ok(files.length >= 30, `found ${files.length} configurations to draw`);
@@ -42,7 +48,11 @@ for (const file of files) {
       t.ok(text.length > 0, `${format} is not empty`);
       if (format === 'mermaid') {
         t.match(text, /^stateDiagram-v2\n/);
-        t.equal(text.split('\n').filter((l) => l.includes(' --> ') && !l.includes('[*]')).length, shown.length, 'one mermaid arrow per drawn edge ("*" rules once)');
+        t.equal(
+          text.split('\n').filter((l) => l.includes(' --> ') && !l.includes('[*]')).length,
+          shown.length,
+          'one mermaid arrow per drawn edge ("*" rules once)',
+        );
       }
       if (format === 'dot') t.equal((text.match(/ -> /g) ?? []).length, shown.length + 1, 'one dot edge per drawn edge plus the start');
       if (format === 'svg') {

@@ -72,12 +72,20 @@ t.test('after a SIGTERM the next start remembers the conversation; the file is t
   t.ok(existsSync(s.file), `the history is kept in ${s.file}`);
   const saved = JSON.parse(readFileSync(s.file, 'utf8')) as { version: number; exchanges: Array<{ prompt: string; answer: string }> };
   t.equal(saved.version, 1);
-  t.same(saved.exchanges.map((e) => typed(e.prompt)), ['alpha', 'bravo key_live_[REDACTED]'], 'both exchanges, the key redacted as in logs');
+  t.same(
+    saved.exchanges.map((e) => typed(e.prompt)),
+    ['alpha', 'bravo key_live_[REDACTED]'],
+    'both exchanges, the key redacted as in logs',
+  );
   t.match(saved.exchanges[0]!.answer, /You said alpha/);
   t.equal((await import('node:fs')).statSync(s.file).mode & 0o777, 0o600);
 
   const second = await s.session(['charlie']);
-  t.same(s.historyIn('charlie'), ['alpha', '[speak {"sentence":"You said alpha."}]', 'bravo key_live_[REDACTED]', '[speak {"sentence":"You said bravo key_live_[REDACTED]."}]'], 'restored and sent with the first request');
+  t.same(
+    s.historyIn('charlie'),
+    ['alpha', '[speak {"sentence":"You said alpha."}]', 'bravo key_live_[REDACTED]', '[speak {"sentence":"You said bravo key_live_[REDACTED]."}]'],
+    'restored and sent with the first request',
+  );
   second.child.kill('SIGTERM');
   t.equal(await second.exited, 0);
 });
@@ -94,12 +102,22 @@ t.test('kill -9 at any moment leaves the old history or the new one, never a tor
     const text = readFileSync(s.file, 'utf8');
     const saved = JSON.parse(text) as { version: number; exchanges: Array<{ prompt: string }> };
     t.equal(saved.version, 1, `round ${round}: the file parses after kill -9`);
-    t.ok(saved.exchanges.some((e) => typed(e.prompt) === `round${round}a`), `round ${round}: the answer before the kill is kept`);
+    t.ok(
+      saved.exchanges.some((e) => typed(e.prompt) === `round${round}a`),
+      `round ${round}: the answer before the kill is kept`,
+    );
   }
   const last = await s.session(['after']);
   const history = s.historyIn('after') ?? [];
-  t.ok(history.some((h) => /round3/.test(String(h))), `the last round is remembered (${history.filter((h, i) => i % 2 === 0).join(', ')})`);
-  t.same(readdirSync(join(s.file, '..')).filter((f) => f.endsWith('.tmp')), [], 'no temporary file is left after a start');
+  t.ok(
+    history.some((h) => /round3/.test(String(h))),
+    `the last round is remembered (${history.filter((h, i) => i % 2 === 0).join(', ')})`,
+  );
+  t.same(
+    readdirSync(join(s.file, '..')).filter((f) => f.endsWith('.tmp')),
+    [],
+    'no temporary file is left after a start',
+  );
   last.child.kill('SIGTERM');
   await last.exited;
 });

@@ -70,7 +70,9 @@ t.before(async () => {
   ctx = { logger, cloud: createCloudClient({ addresses, apiKey: key, retry: NO_RETRY }) };
   // The three model plugins, loaded through the registry as an agent loads them.
   plugins = await resolvePlugins(builtinPlugins, {
-    modes: Object.fromEntries(['CloudLLM', 'LocalLLM', 'MultiLLM'].map((type) => [type, { agent_inputs: [], agent_actions: [], simulators: [], cortex_llm: { type } }])),
+    modes: Object.fromEntries(
+      ['CloudLLM', 'LocalLLM', 'MultiLLM'].map((type) => [type, { agent_inputs: [], agent_actions: [], simulators: [], cortex_llm: { type } }]),
+    ),
   });
 });
 t.teardown(() => svc.close());
@@ -100,7 +102,10 @@ t.test('LocalLLM: posts to base_url/chat/completions without a key, parses tool 
   t.same(answer.toolCalls, [{ id: 'call_0', name: 'move', arguments: { action: 'sit' } }]);
   t.equal(answer.model, 'qwen2.5');
   t.equal(p.seen[0]!.auth, undefined, 'no Authorization header without api_key');
-  t.same(p.seen[0]!.body.tools!.map((x) => x.function.name), ['speak', 'move']);
+  t.same(
+    p.seen[0]!.body.tools!.map((x) => x.function.name),
+    ['speak', 'move'],
+  );
   const keyed = make('LocalLLM', { base_url: p.url, api_key: 'sk-local-123' });
   await keyed.ask(req('again'), never());
   t.equal(p.seen[1]!.auth, 'Bearer sk-local-123');
@@ -159,7 +164,13 @@ t.test('history: past exchanges are sent, older ones summarised by the same mode
   await llm.ask(req('stay'), never());
   t.same(
     p.seen.at(-1)!.body.messages.map((m) => `${m.role}:${m.content}`),
-    ['system:You are a dog.', 'system:Summary of the earlier conversation: They asked the dog to sit and to roll.', 'user:beg', 'assistant:ok beg', 'user:stay'],
+    [
+      'system:You are a dog.',
+      'system:Summary of the earlier conversation: They asked the dog to sit and to roll.',
+      'user:beg',
+      'assistant:ok beg',
+      'user:stay',
+    ],
   );
   llm.stop();
 });
@@ -175,7 +186,10 @@ t.test('history: a failing summary truncates instead', async (t) => {
   await llm.ask(req('c'), never());
   await llm.history!.idle();
   t.same(
-    p.seen.filter((x) => x.body.messages[0]!.content !== SUMMARY_INSTRUCTION).at(-1)!.body.messages.map((m) => m.content),
+    p.seen
+      .filter((x) => x.body.messages[0]!.content !== SUMMARY_INSTRUCTION)
+      .at(-1)!
+      .body.messages.map((m) => m.content),
     ['You are a dog.', 'b', 'fine', 'c'],
   );
 });

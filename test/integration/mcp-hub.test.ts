@@ -35,7 +35,9 @@ function hub(options: { retryMs?: number; callTimeoutMs?: number } = {}) {
   const h = {
     ...mcpHubOf(() => refs),
     async start(configs: McpServerConfig[]) {
-      const actors = configs.map((config) => createActor(mcpServerMachine, { input: { config, logger, bus, options, track: (p) => void closing.push(p) } }).start());
+      const actors = configs.map((config) =>
+        createActor(mcpServerMachine, { input: { config, logger, bus, options, track: (p) => void closing.push(p) } }).start(),
+      );
       refs = actors;
       await Promise.all(actors.map((a) => waitFor(a, (s) => s.matches('connected') || s.matches('backingOff'), { timeout: 20_000 })));
     },
@@ -45,7 +47,13 @@ function hub(options: { retryMs?: number; callTimeoutMs?: number } = {}) {
     },
   };
   const next = (state: McpEv['state'], n = 1) =>
-    firstValueFrom(bus.events$.pipe(filter((e): e is McpEv => e.type === 'mcp' && e.state === state), take(n), toArray()));
+    firstValueFrom(
+      bus.events$.pipe(
+        filter((e): e is McpEv => e.type === 'mcp' && e.state === state),
+        take(n),
+        toArray(),
+      ),
+    );
   return { h, bus, events, next };
 }
 
@@ -104,7 +112,13 @@ t.test('stdio: server-everything from npm, tools listed after connect and called
 t.test('a server that cannot start is reported and retried; the hub goes on without it', async (t) => {
   const { h, bus } = hub({ retryMs: 10 });
   const failuresOf = (server: string) =>
-    firstValueFrom(bus.events$.pipe(filter((e): e is McpEv => e.type === 'mcp' && e.state === 'failed' && e.server === server), take(2), toArray()));
+    firstValueFrom(
+      bus.events$.pipe(
+        filter((e): e is McpEv => e.type === 'mcp' && e.state === 'failed' && e.server === server),
+        take(2),
+        toArray(),
+      ),
+    );
   const missing = failuresOf('missing');
   const broken = failuresOf('broken');
   await h.start([stdio('broken', process.execPath, ['-e', 'process.exit(3)']), stdio('missing', '/nonexistent/mcp-server', [])]);
@@ -149,7 +163,13 @@ t.test('streamable http: an SDK server in this process; calls time out', async (
   const { h } = hub({ callTimeoutMs: 200 });
   t.teardown(() => h.stop());
   await h.start([{ name: 'calc', transport: 'http', url, args: [], env: {}, headers: {} }]);
-  t.same(h.tools().map((x) => x.function.name).sort(), ['mcp_calc_add', 'mcp_calc_slow']);
+  t.same(
+    h
+      .tools()
+      .map((x) => x.function.name)
+      .sort(),
+    ['mcp_calc_add', 'mcp_calc_slow'],
+  );
   t.equal(await h.call('mcp_calc_add', { a: 40, b: 2 }, never()), '42');
   await t.rejects(h.call('mcp_calc_slow', {}, never()), { name: 'McpCallError', message: /timed out/i });
   const ac = new AbortController();

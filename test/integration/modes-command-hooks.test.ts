@@ -16,7 +16,14 @@ const toB = [{ from_mode: 'a', to_mode: 'b', transition_type: 'input_triggered',
 function run(command: string, signal = new AbortController().signal) {
   const log = captureLogger();
   const cfg = config();
-  const p = runHandler({ hook: LifecycleHook.parse({ hook_type: 'on_entry', handler_type: 'command', handler_config: { command } }), vars, env: { config: cfg, clock: realClock, logger: log.logger, hooksDir: '/nonexistent' } }, signal);
+  const p = runHandler(
+    {
+      hook: LifecycleHook.parse({ hook_type: 'on_entry', handler_type: 'command', handler_config: { command } }),
+      vars,
+      env: { config: cfg, clock: realClock, logger: log.logger, hooksDir: '/nonexistent' },
+    },
+    signal,
+  );
   return { p, log };
 }
 
@@ -54,7 +61,11 @@ t.test('in the machine: a command entry hook that outlives its timeout is killed
   const marker = join(dir, 'started');
   const slow = `${process.execPath} -e 'require("fs").writeFileSync("${marker}", "1"); setInterval(() => {}, 1000)'`;
   const cfg = config({
-    modes: { a: mode(), b: mode({ lifecycle_hooks: [hook('on_entry', 'command', { command: slow }, { timeout_seconds: 2, on_failure: 'abort' })] }), c: mode() },
+    modes: {
+      a: mode(),
+      b: mode({ lifecycle_hooks: [hook('on_entry', 'command', { command: slow }, { timeout_seconds: 2, on_failure: 'abort' })] }),
+      c: mode(),
+    },
     transition_rules: toB,
   });
   const m = start(cfg);

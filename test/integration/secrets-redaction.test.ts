@@ -25,10 +25,20 @@ const config = {
     ...loaded.config.modes,
     idle: {
       ...idle,
-      mcp_servers: [{ name: 'tools', transport: 'sse' as const, url: `https://alice:${SECRETS[1]}@tools.example/sse`, args: ['--token', SECRETS[5]], env: {}, headers: {} }],
+      mcp_servers: [
+        { name: 'tools', transport: 'sse' as const, url: `https://alice:${SECRETS[1]}@tools.example/sse`, args: ['--token', SECRETS[5]], env: {}, headers: {} },
+      ],
       lifecycle_hooks: [
         ...idle.lifecycle_hooks,
-        { hook_type: 'on_entry' as const, handler_type: 'command' as const, handler_config: { command: `backup --password=${SECRETS[2]} --db-password ${SECRETS[3]}` }, async_execution: false, timeout_seconds: 5, on_failure: 'log' as const, priority: 0 },
+        {
+          hook_type: 'on_entry' as const,
+          handler_type: 'command' as const,
+          handler_config: { command: `backup --password=${SECRETS[2]} --db-password ${SECRETS[3]}` },
+          async_execution: false,
+          timeout_seconds: 5,
+          on_failure: 'log' as const,
+          priority: 0,
+        },
       ],
     },
   },
@@ -36,7 +46,18 @@ const config = {
 
 t.test('WebSim: /api/state (config and hooks panel) holds no secret', async (t) => {
   const bus = new AgentBus();
-  const agent: AgentControl = { bus, configName: 'default', config, currentMode: () => config.default_mode, switchMode: async () => ({ ok: true }), pushText: () => true, estop: () => {}, release: () => ({ ok: true }), safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }), media: { frame: async () => undefined, level: () => undefined } };
+  const agent: AgentControl = {
+    bus,
+    configName: 'default',
+    config,
+    currentMode: () => config.default_mode,
+    switchMode: async () => ({ ok: true }),
+    pushText: () => true,
+    estop: () => {},
+    release: () => ({ ok: true }),
+    safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }),
+    media: { frame: async () => undefined, level: () => undefined },
+  };
   const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger: pino({ level: 'silent' }) });
   await sim.start();
   t.teardown(() => sim.stop());
@@ -55,7 +76,10 @@ t.test('WebSim: /api/state (config and hooks panel) holds no secret', async (t) 
   const text = await res.text();
   const state = JSON.parse(text) as { state: { hooks: Array<{ handler_type: string; error?: string }> } };
   t.equal(state.state.hooks.length, 1, 'the hook run is on the panel');
-  t.match(state.state.hooks[0], { handler_type: 'command "backup --password=[REDACTED]"', error: /https:\/\/\[REDACTED\]@db\.example \(client_secret=\[REDACTED\]/ });
+  t.match(state.state.hooks[0], {
+    handler_type: 'command "backup --password=[REDACTED]"',
+    error: /https:\/\/\[REDACTED\]@db\.example \(client_secret=\[REDACTED\]/,
+  });
   t.same(leaked(text), [], 'no secret in /api/state');
   t.match(text, /"client_secret":"\[REDACTED\]"/, 'the field is still listed, blanked');
 });
@@ -76,11 +100,21 @@ t.test('the inspector and plain text follow the same rules', async (t) => {
   const seen = JSON.stringify(sanitizeForInspector({ context: { config, auth: { password: SECRETS[3], max_tokens: 512 } } }));
   // The inspector (actors/modes/inspect.ts) walks lists itself, so a value given as the argument after
   // a separate `--token` flag is blanked by redactDeep (logs, WebSim) but not yet there.
-  t.same(leaked(seen).filter((s) => s !== SECRETS[5]), [], 'no secret reaches the inspector');
+  t.same(
+    leaked(seen).filter((s) => s !== SECRETS[5]),
+    [],
+    'no secret reaches the inspector',
+  );
   t.match(seen, /"max_tokens":512/, 'token counts are not secrets');
   t.ok(SECRET_FIELDS.includes('client_secret') && SECRET_FIELDS.includes('DB_PASSWORD') && !SECRET_FIELDS.includes('prompt_tokens'));
-  t.equal(redact('mysql://root:pw@db:3306/x and git clone https://ghp_abc@github.com/o/r'), 'mysql://[REDACTED]@db:3306/x and git clone https://[REDACTED]@github.com/o/r');
-  t.equal(redact('run --api-key "a b" -p 1 --secret=x --name=bob PASSWORD=y user=z'), 'run --api-key [REDACTED] -p 1 --secret=[REDACTED] --name=bob PASSWORD=[REDACTED] user=z');
+  t.equal(
+    redact('mysql://root:pw@db:3306/x and git clone https://ghp_abc@github.com/o/r'),
+    'mysql://[REDACTED]@db:3306/x and git clone https://[REDACTED]@github.com/o/r',
+  );
+  t.equal(
+    redact('run --api-key "a b" -p 1 --secret=x --name=bob PASSWORD=y user=z'),
+    'run --api-key [REDACTED] -p 1 --secret=[REDACTED] --name=bob PASSWORD=[REDACTED] user=z',
+  );
   t.same(redactDeep({ args: ['--password', 'x', '--port', '80'] }), { args: ['--password', '[REDACTED]', '--port', '80'] });
   t.equal(redact(redact('--token=abc https://u:p@h')), redact('--token=abc https://u:p@h'), 'idempotent');
 });

@@ -36,7 +36,10 @@ async function serverClosedWithin(socket: Socket, ms: number): Promise<number> {
   const server = port(socket.remotePort!);
   const client = port(socket.localPort!);
   for (;;) {
-    const rows = readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map((l) => l.trim().split(/\s+/));
+    const rows = readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/));
     const row = rows.find((r) => r[1]?.endsWith(`:${server}`) && r[2]?.endsWith(`:${client}`));
     if (!row || ['04', '05', '06', '07', '09', '0B'].includes(row[3]!)) return Date.now() - t0;
     if (Date.now() - t0 > ms) throw new Error(`the service still holds the connection after ${ms} ms (state ${row[3]})`);
@@ -72,7 +75,9 @@ function rawWebSocket(url: string): Promise<Socket> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const s = tcpConnect(Number(u.port), u.hostname, () => {
-      s.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      s.write(
+        `GET ${u.pathname}${u.search} HTTP/1.1\r\nHost: ${u.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
     });
     let head = '';
     const onData = (d: Buffer): void => {
@@ -95,13 +100,20 @@ t.test('row 3: a socket client that sends tiny invalid frames and never reads is
   t.equal(attack.length, 14_000_000, 'the reported 14 MB of frames');
   for (const url of [`${svc.asrWsUrl}?api_key=${svc.keys.attacker}`, `${svc.vlmWsUrl}?api_key=${svc.keys.attacker}`]) {
     const s = await rawWebSocket(url);
-    const { result: closedAfter, peakMb, idleMb } = await memoryDuring(svc.pid, async () => {
+    const {
+      result: closedAfter,
+      peakMb,
+      idleMb,
+    } = await memoryDuring(svc.pid, async () => {
       // Never read: the client's socket stays paused while it writes, as in the report.
       s.write(attack, () => undefined);
       return serverClosedWithin(s, 30_000);
     });
     t.ok(closedAfter >= 0, `${new URL(url).pathname}: the server closed the connection after ${closedAfter} ms`);
-    t.ok(peakMb - idleMb < 60, `${new URL(url).pathname}: service peak RSS ${peakMb.toFixed(0)} MB (idle ${idleMb.toFixed(0)} MB): under idle + 60 MB (was +587 MB)`);
+    t.ok(
+      peakMb - idleMb < 60,
+      `${new URL(url).pathname}: service peak RSS ${peakMb.toFixed(0)} MB (idle ${idleMb.toFixed(0)} MB): under idle + 60 MB (was +587 MB)`,
+    );
     // The 1008 close frame waits behind replies the client never read, so the connection is cut
     // (reset) a second later: a client that reads now finds it ended.
     s.resume();
@@ -119,23 +131,45 @@ t.test('row 5: 300 connections sending 1 MB bodies they never finish', async (t)
   t.teardown(() => svc.stop());
   const port = Number(new URL(svc.url).port);
   // The attack runs in its own process, so the probe's latency is the service's, not the attacker's.
-  const spec = { port, closeWithinMs: 15_000, connections: [{ count: 300, headers: '' }, { count: 20, headers: `Authorization: Bearer ${svc.keys.attacker}\r\n` }] };
+  const spec = {
+    port,
+    closeWithinMs: 15_000,
+    connections: [
+      { count: 300, headers: '' },
+      { count: 20, headers: `Authorization: Bearer ${svc.keys.attacker}\r\n` },
+    ],
+  };
   const attack = () =>
     new Promise<Array<{ status: number; body: string; closedAfterMs: number }>>((resolve, reject) => {
       const child = spawn(process.execPath, [...process.execArgv, SLOW_BODIES, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-      child.on('exit', (code) => (code === 0 ? resolve((JSON.parse(out) as { answers: Array<{ status: number; body: string; closedAfterMs: number }> }).answers) : reject(new Error(`attacker exited ${code}`))));
+      child.on('exit', (code) =>
+        code === 0
+          ? resolve((JSON.parse(out) as { answers: Array<{ status: number; body: string; closedAfterMs: number }> }).answers)
+          : reject(new Error(`attacker exited ${code}`)),
+      );
     });
   const { result, latencies } = await probeDuring(svc.url, svc.keys.probe!, () => memoryDuring(svc.pid, attack));
   const answers = result.result;
   const unauth = answers.slice(0, 300);
   const authed = answers.slice(300);
-  t.same(answers.filter((a) => a.status === -1), [], `the service closed every connection (slowest after ${max(answers.map((a) => a.closedAfterMs))} ms; was still open after 320 s)`);
+  t.same(
+    answers.filter((a) => a.status === -1),
+    [],
+    `the service closed every connection (slowest after ${max(answers.map((a) => a.closedAfterMs))} ms; was still open after 320 s)`,
+  );
   const unauthAnswered = unauth.filter((a) => a.status === 401);
   t.ok(unauthAnswered.length > 0, `${unauthAnswered.length} of 300 read their 401 before the reset`);
-  t.same([...new Set(unauthAnswered.map((a) => a.body))], [JSON.stringify({ error: 'Missing API key. Send Authorization: Bearer <API_KEY> or x-api-key: <API_KEY>' })]);
-  t.same(unauth.filter((a) => a.status !== 0 && a.status !== 401), [], 'no unauthenticated body was waited for');
+  t.same(
+    [...new Set(unauthAnswered.map((a) => a.body))],
+    [JSON.stringify({ error: 'Missing API key. Send Authorization: Bearer <API_KEY> or x-api-key: <API_KEY>' })],
+  );
+  t.same(
+    unauth.filter((a) => a.status !== 0 && a.status !== 401),
+    [],
+    'no unauthenticated body was waited for',
+  );
   const timedOut = authed.filter((a) => a.status === 408);
   const busy = authed.filter((a) => a.status === 429);
   t.equal(timedOut.length, 8, "the key's 8 concurrent requests wait for their bodies, then get 408");
@@ -143,7 +177,10 @@ t.test('row 5: 300 connections sending 1 MB bodies they never finish', async (t)
   t.equal(busy.length, 12, 'the other 12 get 429 at once');
   t.same(JSON.parse(busy[0]!.body), { error: 'Too many concurrent requests for this API key: the limit is 8. Retry after the running ones finish.' });
   t.ok(max(latencies) < PROBE_BOUND_MS, `probe from another key: max ${max(latencies).toFixed(0)} ms over ${latencies.length} probes`);
-  t.ok(result.peakMb - result.idleMb < 80, `service peak RSS ${result.peakMb.toFixed(0)} MB (idle ${result.idleMb.toFixed(0)} MB): under idle + 80 MB (was +266 MB)`);
+  t.ok(
+    result.peakMb - result.idleMb < 80,
+    `service peak RSS ${result.peakMb.toFixed(0)} MB (idle ${result.idleMb.toFixed(0)} MB): under idle + 80 MB (was +266 MB)`,
+  );
 
   // Headers that never end are answered 408 and dropped too.
   let answer = '';
@@ -183,8 +220,15 @@ t.test('row 12: one key cannot open sessions or start recognizers without limit'
   await until(() => attackerMessages().some(isBusy) && attackerMessages().some((m) => typeof m.asr_reply === 'string'), 60_000);
   clearInterval(sampler);
   const all = attackerMessages();
-  t.ok(all.some((m) => typeof m.asr_reply === 'string'), "the attacker's utterances are decoded as recognizers come free");
+  t.ok(
+    all.some((m) => typeof m.asr_reply === 'string'),
+    "the attacker's utterances are decoded as recognizers come free",
+  );
   t.ok(all.some(isBusy), 'what cannot wait is refused with an error message');
-  t.same(all.filter((m) => typeof m.error === 'string' && !isBusy(m)), [], 'no other error');
+  t.same(
+    all.filter((m) => typeof m.error === 'string' && !isBusy(m)),
+    [],
+    'no other error',
+  );
   t.ok(most >= 1 && most <= 2, `at most 2 recognizer processes ran at once (saw ${most})`);
 });

@@ -30,7 +30,11 @@ t.test('row 1: 1 MiB chat messages of "voice" repeated freeze nothing', async (t
   const body = JSON.stringify({ model: 'gen-5-nano', messages: [{ role: 'user', content: 'voice'.repeat(209_000) }] });
   t.ok(body.length > 1_000_000 && body.length < 1024 * 1024, `the reported attack: ${body.length} bytes`);
   const chat = () =>
-    fetch(`${svc.url}/api/core/provider_a/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${svc.keys.attacker}`, 'content-type': 'application/json' }, body }).then(async (r) => ({
+    fetch(`${svc.url}/api/core/provider_a/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${svc.keys.attacker}`, 'content-type': 'application/json' },
+      body,
+    }).then(async (r) => ({
       status: r.status,
       body: (await r.json()) as { choices?: Array<{ message: { content: string } }> },
     }));
@@ -86,18 +90,22 @@ t.test('row 6: ten 5000-character wav_48000 syntheses at speed 0.5 at once', asy
   /** Sends one request and reads the answer as it arrives, keeping only its size, head and tail. */
   const tts = () =>
     new Promise<{ status: number; bytes: number; length: number; head: string; tail: string }>((resolve, reject) => {
-      const req = request(`${svc.url}/speechlab/tts`, { method: 'POST', headers: { 'x-api-key': svc.keys.attacker!, 'content-type': 'application/json' } }, (res) => {
-        let bytes = 0;
-        let head = '';
-        let tail = '';
-        res.on('data', (d: Buffer) => {
-          bytes += d.length;
-          if (head.length < 5200) head += d.toString('latin1').slice(0, 5200 - head.length);
-          tail = (tail + d.toString('latin1')).slice(-100);
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, length: Number(res.headers['content-length'] ?? -1), head, tail }));
-        res.on('error', reject);
-      });
+      const req = request(
+        `${svc.url}/speechlab/tts`,
+        { method: 'POST', headers: { 'x-api-key': svc.keys.attacker!, 'content-type': 'application/json' } },
+        (res) => {
+          let bytes = 0;
+          let head = '';
+          let tail = '';
+          res.on('data', (d: Buffer) => {
+            bytes += d.length;
+            if (head.length < 5200) head += d.toString('latin1').slice(0, 5200 - head.length);
+            tail = (tail + d.toString('latin1')).slice(-100);
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, length: Number(res.headers['content-length'] ?? -1), head, tail }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify({ input: text, response_format: 'wav_48000', speed: 0.5 }));
     });
@@ -108,7 +116,11 @@ t.test('row 6: ten 5000-character wav_48000 syntheses at speed 0.5 at once', asy
   const answers = result.result;
   const ok = answers.filter((a) => a.status === 200);
   t.ok(ok.length >= 1, `${ok.length} syntheses answered`);
-  t.same([...new Set(answers.map((a) => a.status))].sort(), ok.length === 10 ? [200] : [200, 429], 'the rest are refused at once with 429, not queued without end');
+  t.same(
+    [...new Set(answers.map((a) => a.status))].sort(),
+    ok.length === 10 ? [200] : [200, 429],
+    'the rest are refused at once with 429, not queued without end',
+  );
   for (const a of ok) {
     t.equal(a.bytes, a.length, 'the whole JSON body arrived, as long as announced');
     t.match(a.head, /^\{"text":"The quick brown fox[^"]*","response":"UklGR/, 'JSON with base64 WAV audio');
@@ -117,7 +129,10 @@ t.test('row 6: ten 5000-character wav_48000 syntheses at speed 0.5 at once', asy
   t.ok(ok[0]!.bytes > 20_000_000, `each answer is large (${(ok[0]!.bytes / 1e6).toFixed(0)} MB): it is streamed, not held`);
   t.ok(processes <= 4, `at most 2 syntheses (espeak-ng + ffmpeg each) at once: saw ${processes} processes`);
   t.ok(max(latencies) < PROBE_BOUND_MS, `probe from another key: max ${max(latencies).toFixed(0)} ms over ${latencies.length} probes`);
-  t.ok(result.peakMb - result.idleMb < 100, `service peak RSS ${result.peakMb.toFixed(0)} MB (idle ${result.idleMb.toFixed(0)} MB): under idle + 100 MB (was 1.84 GB)`);
+  t.ok(
+    result.peakMb - result.idleMb < 100,
+    `service peak RSS ${result.peakMb.toFixed(0)} MB (idle ${result.idleMb.toFixed(0)} MB): under idle + 100 MB (was 1.84 GB)`,
+  );
 });
 
 t.test('row 6: audio waiting for clients that do not read is bounded too', async (t) => {
@@ -125,15 +140,23 @@ t.test('row 6: audio waiting for clients that do not read is bounded too', async
   t.teardown(() => svc.stop());
   // A client that asks for minutes of audio and never reads it: more than socket buffers hold, so it waits on disk, counted.
   const stalled = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-    const req = request(`${svc.url}/speechlab/tts`, { method: 'POST', headers: { 'x-api-key': svc.keys.attacker!, 'content-type': 'application/json' } }, (res) => {
-      res.pause();
-      resolve(res);
-    });
+    const req = request(
+      `${svc.url}/speechlab/tts`,
+      { method: 'POST', headers: { 'x-api-key': svc.keys.attacker!, 'content-type': 'application/json' } },
+      (res) => {
+        res.pause();
+        resolve(res);
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ input: 'This audio waits for a client that never reads it. '.repeat(40), response_format: 'wav_48000', speed: 0.5 }));
   });
   t.equal(stalled.statusCode, 200);
-  const next = await fetch(`${svc.url}/speechlab/tts`, { method: 'POST', headers: { 'x-api-key': svc.keys.probe!, 'content-type': 'application/json' }, body: JSON.stringify({ input: 'hi' }) });
+  const next = await fetch(`${svc.url}/speechlab/tts`, {
+    method: 'POST',
+    headers: { 'x-api-key': svc.keys.probe!, 'content-type': 'application/json' },
+    body: JSON.stringify({ input: 'hi' }),
+  });
   t.equal(next.status, 503);
   t.match(await next.json(), { error: /^Service busy: \d+ MiB of synthesised audio is waiting for slow clients\. Retry later\.$/ });
   t.equal(next.headers.get('retry-after'), '1');

@@ -23,12 +23,21 @@ async function slowUpstream(delayMs: number, usage: (body: Record<string, unknow
         const base = { id: 'up', created: 1, model: body.model };
         if (body.stream) {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
-          res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'slow answer' }, finish_reason: 'stop' }] })}\n\n`);
+          res.write(
+            `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'slow answer' }, finish_reason: 'stop' }] })}\n\n`,
+          );
           res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: usage(body) })}\n\n`);
           res.end('data: [DONE]\n\n');
         } else {
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'slow answer' }, finish_reason: 'stop' }], usage: usage(body) }));
+          res.end(
+            JSON.stringify({
+              ...base,
+              object: 'chat.completion',
+              choices: [{ index: 0, message: { role: 'assistant', content: 'slow answer' }, finish_reason: 'stop' }],
+              usage: usage(body),
+            }),
+          );
         }
       }, delayMs);
     });
@@ -54,7 +63,12 @@ t.test('row 4: 40 simultaneous chats of a free account against a slow upstream',
   const request = { model: 'gen-5', messages: [{ role: 'user' as const, content }] };
   const bounds = chatBounds({ limits: DEFAULT_LIMITS } as ServiceContext, 'provider_a', request, false);
   const upstream = await slowUpstream(400, (body) => ({ prompt_tokens: bounds.promptTokens, completion_tokens: body.max_tokens, total_tokens: 0 }));
-  const svc = await startService({ dbPath: ':memory:', jwtSecret: 'm'.repeat(40), logger: silent, backends: { chat: { provider_a: { kind: 'upstream', baseUrl: upstream.baseUrl, apiKey: 'sk-up' } } } });
+  const svc = await startService({
+    dbPath: ':memory:',
+    jwtSecret: 'm'.repeat(40),
+    logger: silent,
+    backends: { chat: { provider_a: { kind: 'upstream', baseUrl: upstream.baseUrl, apiKey: 'sk-up' } } },
+  });
   t.teardown(async () => {
     await svc.close();
     await upstream.close();
@@ -74,17 +88,31 @@ t.test('row 4: 40 simultaneous chats of a free account against a slow upstream',
   t.equal(ok.length + refused.length, 40, 'each request is answered or refused with 402');
   t.equal(ok.length, Math.ceil(10_000 / reservationCu), 'admitted while the balance less open reservations was positive');
   t.equal(upstream.requests(), ok.length, 'refused requests never reach the upstream');
-  t.same(JSON.parse(refused[0]!.text), { error: 'Insufficient CU balance: the remaining compute units are reserved by requests in progress. Retry when they finish, or add prepaid credit.' });
+  t.same(JSON.parse(refused[0]!.text), {
+    error: 'Insufficient CU balance: the remaining compute units are reserved by requests in progress. Retry when they finish, or add prepaid credit.',
+  });
   const balance = svc.admin.balance('free-user').cu_balance;
-  t.ok(balance >= -reservationCu, `balance ${balance} CU: never below minus one request's reservation (${reservationCu.toFixed(1)} CU, the once-only allowance); was -46,012`);
+  t.ok(
+    balance >= -reservationCu,
+    `balance ${balance} CU: never below minus one request's reservation (${reservationCu.toFixed(1)} CU, the once-only allowance); was -46,012`,
+  );
   t.ok(balance < 0, 'the allowance was used (the last admitted request was not fully covered)');
   const after = await post(svc.url, keys[0]!, request);
-  t.same([after.status, JSON.parse(after.text)], [402, { error: 'Insufficient CU balance: the account has no compute units left. Add prepaid credit or wait for the next billing period.' }], 'once, not again');
+  t.same(
+    [after.status, JSON.parse(after.text)],
+    [402, { error: 'Insufficient CU balance: the account has no compute units left. Add prepaid credit or wait for the next billing period.' }],
+    'once, not again',
+  );
 });
 
 t.test('row 7: a null body and bogus upstream usage get exact answers; streams end and are charged', async (t) => {
   const upstream = await slowUpstream(10, () => ({ prompt_tokens: -1_000_000, completion_tokens: 5, total_tokens: -999_995 }));
-  const svc = await startService({ dbPath: ':memory:', jwtSecret: 'n'.repeat(40), logger: silent, backends: { chat: { provider_a: { kind: 'upstream', baseUrl: upstream.baseUrl, apiKey: 'sk-up' } } } });
+  const svc = await startService({
+    dbPath: ':memory:',
+    jwtSecret: 'n'.repeat(40),
+    logger: silent,
+    backends: { chat: { provider_a: { kind: 'upstream', baseUrl: upstream.baseUrl, apiKey: 'sk-up' } } },
+  });
   t.teardown(async () => {
     await svc.close();
     await upstream.close();
@@ -102,11 +130,19 @@ t.test('row 7: a null body and bogus upstream usage get exact answers; streams e
   const plain = await post(svc.url, apiKey, { model: 'gen-4o', messages });
   t.equal(plain.status, 200);
   const estimate = { prompt_tokens: 3, completion_tokens: 3 }; // "hello there": 11 characters; "slow answer": 11 characters
-  t.match(JSON.parse(plain.text), { choices: [{ message: { content: 'slow answer' } }], usage: { ...estimate, total_tokens: 6 } }, 'the answer carries the usage charged, not the upstream\'s');
+  t.match(
+    JSON.parse(plain.text),
+    { choices: [{ message: { content: 'slow answer' } }], usage: { ...estimate, total_tokens: 6 } },
+    "the answer carries the usage charged, not the upstream's",
+  );
   t.same(svc.admin.usage(info.id).at(-1), { kind: 'chat', item: 'provider_a/gen-4o', quantity_in: 3, quantity_out: 3, cost_micro: 3 * 42_500 + 3 * 170_000 });
 
   const streamed = await post(svc.url, apiKey, { model: 'gen-4o', messages, stream: true });
   t.equal(streamed.status, 200);
   t.match(streamed.text, /data: \[DONE\]\n\n$/, 'the stream ends (it never did)');
-  t.same(svc.admin.usage(info.id).at(-1), { kind: 'chat', item: 'provider_a/gen-4o', quantity_in: 3, quantity_out: 3, cost_micro: 3 * 42_500 + 3 * 170_000 }, 'and is charged the estimate');
+  t.same(
+    svc.admin.usage(info.id).at(-1),
+    { kind: 'chat', item: 'provider_a/gen-4o', quantity_in: 3, quantity_out: 3, cost_micro: 3 * 42_500 + 3 * 170_000 },
+    'and is charged the estimate',
+  );
 });

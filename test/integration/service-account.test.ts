@@ -59,7 +59,10 @@ t.test('account endpoints', async (t) => {
 
     const listed = await call(svc, 'GET', '/api/core/api_keys', { token });
     t.equal(listed.status, 200);
-    t.same(listed.body.api_keys.map((k: { id: string }) => k.id), [info.id]);
+    t.same(
+      listed.body.api_keys.map((k: { id: string }) => k.id),
+      [info.id],
+    );
     const text = JSON.stringify(listed.body);
     t.notOk(text.includes(apiKey.slice('key_live_'.length)), 'listing never contains the secret');
     t.notOk('hash' in listed.body.api_keys[0], 'nor the hash');
@@ -80,10 +83,14 @@ t.test('account endpoints', async (t) => {
     t.equal(refused.status, 401, 'deleted key refused at once');
     t.same(await refused.json(), { error: 'Invalid API key: key not recognised' });
     t.same((await call(svc, 'GET', '/api/core/api_keys', { token })).body, { api_keys: [] });
-    t.same(await call(svc, 'POST', '/api/core/api_keys/delete', { token, body: JSON.stringify({ id: info.id }) }), {
-      status: 404,
-      body: { error: 'API key not found' },
-    }, 'not undoable, not deletable twice');
+    t.same(
+      await call(svc, 'POST', '/api/core/api_keys/delete', { token, body: JSON.stringify({ id: info.id }) }),
+      {
+        status: 404,
+        body: { error: 'API key not found' },
+      },
+      'not undoable, not deletable twice',
+    );
   });
 
   t.test('delete errors', async (t) => {
@@ -136,7 +143,6 @@ t.test('unknown paths and oversized bodies use the error shape', async (t) => {
   const big = await call(svc, 'POST', '/api/core/api_keys/delete', { token, body: JSON.stringify({ id: 'x'.repeat(2000) }) });
   t.same(big, { status: 413, body: { error: 'Request body too large: the limit is 1000 bytes' } });
 });
-
 
 t.test('storage failures are the spec 500 rows', async (t) => {
   const { mkdtempSync, rmSync } = await import('node:fs');

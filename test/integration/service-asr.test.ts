@@ -17,7 +17,10 @@ t.test('recognition sockets', async (t) => {
     for (const url of [speechlab, `${svc.wsUrl}/api/core/v1/speechlab/asr`, svc.asrWsUrl, svc.vlmWsUrl]) {
       t.same(await refusedUpgrade(url), { status: 401, body: { error: 'Missing API key. Please connect with ?api_key=<API_KEY>' } });
       t.same(await refusedUpgrade(`${url}?api_key=key_live_nope`), { status: 401, body: { error: 'Invalid API key: malformed key' } });
-      t.same(await refusedUpgrade(`${url}?api_key=${apiKey.slice(0, -1)}${apiKey.endsWith('x') ? 'y' : 'x'}`), { status: 401, body: { error: 'Invalid API key: key not recognised' } });
+      t.same(await refusedUpgrade(`${url}?api_key=${apiKey.slice(0, -1)}${apiKey.endsWith('x') ? 'y' : 'x'}`), {
+        status: 401,
+        body: { error: 'Invalid API key: key not recognised' },
+      });
     }
     t.same(await refusedUpgrade(`${svc.wsUrl}/api/core/elsewhere?api_key=${apiKey}`), { status: 404, body: { error: 'Not found: /api/core/elsewhere' } });
   });

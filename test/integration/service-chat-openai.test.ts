@@ -8,7 +8,11 @@ import { chatCostMicro } from '../../src/service/metering.js';
 const tools = [
   {
     type: 'function' as const,
-    function: { name: 'speak', description: 'Say something', parameters: { type: 'object', properties: { sentence: { type: 'string' } }, required: ['sentence'] } },
+    function: {
+      name: 'speak',
+      description: 'Say something',
+      parameters: { type: 'object', properties: { sentence: { type: 'string' } }, required: ['sentence'] },
+    },
   },
   {
     type: 'function' as const,
@@ -32,12 +36,23 @@ t.test('openai client against the rule-based model', async (t) => {
     t.equal(r.choices[0]?.finish_reason, 'stop');
     t.ok(r.usage && r.usage.prompt_tokens > 0 && r.usage.completion_tokens > 0);
     const row = svc.admin.usage(info.id).at(-1)!;
-    t.equal(row.cost_micro, chatCostMicro({ input: 7000, output: 28000 }, r.usage!.prompt_tokens, r.usage!.completion_tokens), 'charged at the gen-4o-mini price');
+    t.equal(
+      row.cost_micro,
+      chatCostMicro({ input: 7000, output: 28000 }, r.usage!.prompt_tokens, r.usage!.completion_tokens),
+      'charged at the gen-4o-mini price',
+    );
   });
 
   t.test('speech in the prompt is answered with a speak tool call', async (t) => {
     const prompt = 'You are a robot.\n\nINPUT: Voice\n// START\nwhat is your name\n// END\n\nAVAILABLE ACTIONS: speak, move';
-    const r = await client.chat.completions.create({ model: 'gen-4o', messages: [{ role: 'system', content: 'be nice' }, { role: 'user', content: prompt }], tools });
+    const r = await client.chat.completions.create({
+      model: 'gen-4o',
+      messages: [
+        { role: 'system', content: 'be nice' },
+        { role: 'user', content: prompt },
+      ],
+      tools,
+    });
     const call = r.choices[0]?.message.tool_calls?.[0];
     t.equal(r.choices[0]?.finish_reason, 'tool_calls');
     t.equal(call?.type === 'function' && call.function.name, 'speak');
@@ -54,7 +69,11 @@ t.test('openai client against the rule-based model', async (t) => {
   });
 
   t.test('nothing heard: no tool calls (idle)', async (t) => {
-    const r = await client.chat.completions.create({ model: 'gen-4o', messages: [{ role: 'user', content: 'INPUT: Battery\n// START\n80%\n// END\nVision:\n\nnothing' }], tools });
+    const r = await client.chat.completions.create({
+      model: 'gen-4o',
+      messages: [{ role: 'user', content: 'INPUT: Battery\n// START\n80%\n// END\nVision:\n\nnothing' }],
+      tools,
+    });
     t.equal(r.choices[0]?.message.tool_calls, undefined);
     t.equal(r.choices[0]?.finish_reason, 'stop');
   });

@@ -56,7 +56,11 @@ t.test('chat completions', async (t) => {
     };
     await expect(await chat(svc, 'provider_a', hello), 401, 'Missing API key. Send Authorization: Bearer <API_KEY> or x-api-key: <API_KEY>');
     await expect(await chat(svc, 'provider_a', hello, { authorization: 'Bearer key_live_wrong' }), 401, 'Invalid API key: malformed key');
-    await expect(await chat(svc, 'provider_a', hello, { authorization: 'Bearer sk-other' }), 401, 'Invalid API key: key must start with key_live_ or key_test_');
+    await expect(
+      await chat(svc, 'provider_a', hello, { authorization: 'Bearer sk-other' }),
+      401,
+      'Invalid API key: key must start with key_live_ or key_test_',
+    );
     await expect(await chat(svc, 'provider_a', '{"model": ', auth), 400, 'Invalid JSON');
     await expect(await chat(svc, 'provider_z', hello, auth), 404, 'unsupported model provider: provider_z');
     await expect(
@@ -106,7 +110,10 @@ t.test('chat completions', async (t) => {
     t.match(res.headers.get('content-type'), /^text\/event-stream/);
     const text = await res.text();
     const events = text.split('\n\n').filter(Boolean);
-    t.ok(events.every((e) => e.startsWith('data: ')), 'every event is a data line');
+    t.ok(
+      events.every((e) => e.startsWith('data: ')),
+      'every event is a data line',
+    );
     t.equal(events.at(-1), 'data: [DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice(6)));
     t.equal(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), 'Upstream', 'content as the upstream sent it');
@@ -128,7 +135,11 @@ t.test('chat completions', async (t) => {
     t.equal(res.status, 402);
     t.match(await res.json(), { error: /^Insufficient CU balance/ });
     svc.admin.setCredits('poor', { prepaid: 1 });
-    t.equal((await chat(svc, 'provider_c', { ...hello, model: 'twin-2.5-flash' }, { authorization: `Bearer ${poor}` })).status, 200, 'prepaid credit admits again');
+    t.equal(
+      (await chat(svc, 'provider_c', { ...hello, model: 'twin-2.5-flash' }, { authorization: `Bearer ${poor}` })).status,
+      200,
+      'prepaid credit admits again',
+    );
   });
 
   t.test('concurrent requests from several keys charge the right keys', async (t) => {
@@ -137,13 +148,18 @@ t.test('chat completions', async (t) => {
     const rounds = [1, 2, 3];
     await Promise.all(
       keys.flatMap((k, i) =>
-        Array.from({ length: rounds[i]! }, () => chat(svc, 'provider_a', { ...hello, model: 'gen-5-nano' }, { authorization: `Bearer ${k.apiKey}` }).then((r) => r.text())),
+        Array.from({ length: rounds[i]! }, () =>
+          chat(svc, 'provider_a', { ...hello, model: 'gen-5-nano' }, { authorization: `Bearer ${k.apiKey}` }).then((r) => r.text()),
+        ),
       ),
     );
     keys.forEach((k, i) => {
       const ledger = svc.admin.usage(k.info.id);
       t.equal(ledger.length, rounds[i], `${k.user}: one ledger row per request`);
-      t.equal(ledger.reduce((s, r) => s + r.cost_micro, 0), rounds[i]! * (10 * 500 + 20 * 4000));
+      t.equal(
+        ledger.reduce((s, r) => s + r.cost_micro, 0),
+        rounds[i]! * (10 * 500 + 20 * 4000),
+      );
     });
   });
 });

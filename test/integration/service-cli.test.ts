@@ -36,7 +36,10 @@ t.test('cortexd cloud, token and key', async (t) => {
       }
     });
   });
-  t.match(out, /^url=http:\/\/127\.0\.0\.1:\d+\nws_url=ws:\/\/127\.0\.0\.1:\d+\nasr_ws_url=ws:\/\/127\.0\.0\.1:\d+\/asr\nvlm_ws_url=ws:\/\/127\.0\.0\.1:\d+\/vlm\n$/);
+  t.match(
+    out,
+    /^url=http:\/\/127\.0\.0\.1:\d+\nws_url=ws:\/\/127\.0\.0\.1:\d+\nasr_ws_url=ws:\/\/127\.0\.0\.1:\d+\/asr\nvlm_ws_url=ws:\/\/127\.0\.0\.1:\d+\/vlm\n$/,
+  );
   const balance = await fetch(`${url}/api/core/account/balance`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });
   t.match(await balance.json(), { plan: 'pro', monthly_total_cu: 1_000_000 });
   const keys = await fetch(`${url}/api/core/api_keys`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });

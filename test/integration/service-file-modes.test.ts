@@ -12,7 +12,10 @@ const fixture = fileURLToPath(new URL('../fixtures/service/cloud-cli.ts', import
 const mode = (path: string): string => `0${(statSync(path).mode & 0o777).toString(8)}`;
 
 /** `node <args>` under umask 000: files created without an explicit mode would be world-writable. */
-const openUmask = (args: string[]): [string, string[]] => ['sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, ...process.execArgv, fixture, ...args]];
+const openUmask = (args: string[]): [string, string[]] => [
+  'sh',
+  ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, ...process.execArgv, fixture, ...args],
+];
 
 /** Runs `cortexd cloud` on `state` until it has answered one metered chat (so the WAL holds data), then stops it. */
 async function serveOnce(t: Test, state: string): Promise<void> {
@@ -27,7 +30,7 @@ async function serveOnce(t: Test, state: string): Promise<void> {
     server.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const m = /vlm_ws_url=\S+\n/.test(out) && /^url=(\S+)$/m.exec(out);
-      if (m) (clearTimeout(timer), resolve(m[1]!));
+      if (m) clearTimeout(timer), resolve(m[1]!);
     });
   });
   const chat = await fetch(`${url}/api/core/provider_a/chat/completions`, {

@@ -33,13 +33,18 @@ t.test('speech synthesis', async (t) => {
   });
 
   t.test('speechlab JSON: pcm and wav formats at the requested rate', async (t) => {
-    const pcm = (await (await post(svc, '/speechlab/tts', { input: 'one two three', response_format: 'pcm_16000', speed: 1.5 }, key)).json()) as { response: string; format: string };
+    const pcm = (await (await post(svc, '/speechlab/tts', { input: 'one two three', response_format: 'pcm_16000', speed: 1.5 }, key)).json()) as {
+      response: string;
+      format: string;
+    };
     t.equal(pcm.format, 'pcm_16000');
     const raw = Buffer.from(pcm.response, 'base64');
     t.equal(raw.length % 2, 0);
     const seconds = raw.length / 32000;
     t.ok(seconds > 0.3 && seconds < 3, `plausible duration ${seconds}s`);
-    const wav = (await (await post(svc, '/speechlab/tts', { input: 'one', response_format: 'wav_22050' }, { authorization: `Bearer ${apiKey}` })).json()) as { response: string };
+    const wav = (await (await post(svc, '/speechlab/tts', { input: 'one', response_format: 'wav_22050' }, { authorization: `Bearer ${apiKey}` })).json()) as {
+      response: string;
+    };
     const w = Buffer.from(wav.response, 'base64');
     t.equal(w.subarray(0, 4).toString(), 'RIFF');
     t.equal(w.readUInt32LE(24), 22050, 'WAV header rate');

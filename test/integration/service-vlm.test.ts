@@ -13,7 +13,21 @@ function frame(filter?: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'svc-frame-'));
   try {
     const out = join(dir, 'f.jpg');
-    const args = ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=640x480:rate=1', ...(filter ? ['-vf', filter] : []), '-frames:v', '1', '-q:v', '5', out];
+    const args = [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=640x480:rate=1',
+      ...(filter ? ['-vf', filter] : []),
+      '-frames:v',
+      '1',
+      '-q:v',
+      '5',
+      out,
+    ];
     const r = spawnSync('ffmpeg', args);
     if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr}`);
     return readFileSync(out).toString('base64');

@@ -53,7 +53,11 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
 
   // `cortexd` goes on PATH in a directory of this test, not the machine's /usr/local/bin.
   const bin = join(tmp, 'bin');
-  const setup = await run('bash', ['scripts/setup.sh', '--no-run', '--no-opencv'], src, { ...shellEnv(), CORTEX_BIN_DIR: bin, PATH: `${bin}:${process.env.PATH}` });
+  const setup = await run('bash', ['scripts/setup.sh', '--no-run', '--no-opencv'], src, {
+    ...shellEnv(),
+    CORTEX_BIN_DIR: bin,
+    PATH: `${bin}:${process.env.PATH}`,
+  });
   if (setup.code !== 0) t.comment(setup.out.slice(-4000));
   t.equal(setup.code, 0, 'set-up exits 0');
   t.match(setup.out, /^setup: skipping OpenCV \(--no-opencv\)/m, 'set-up says that it skips OpenCV');
@@ -67,7 +71,10 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
   // A configuration that needs OpenCV is named, with the fix, before anything starts.
   const check = await run(process.execPath, ['dist/src/cli/main.js', 'check', 'default'], src, shellEnv());
   t.equal(check.code, 0, 'a warning, not an error: the file itself is valid');
-  t.match(check.out, /modes\.explore\.agent_inputs\[1\]: LocalVLMInput .* through OpenCV, but @u4\/opencv4nodejs is installed without its compiled bindings.* Fix: run `bash scripts\/setup\.sh` without --no-opencv/);
+  t.match(
+    check.out,
+    /modes\.explore\.agent_inputs\[1\]: LocalVLMInput .* through OpenCV, but @u4\/opencv4nodejs is installed without its compiled bindings.* Fix: run `bash scripts\/setup\.sh` without --no-opencv/,
+  );
 
   const root = join(tmp, 'root');
   const install = await run('bash', ['systemd/install.sh', '--prefix', root, '--source', src, '--node', process.execPath], src, shellEnv());
@@ -109,7 +116,11 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
   await typeLines(socket, ['hello']);
   const typed = await agent.waitFor<Ev<'input'>>((e) => e.type === 'input' && e.input === 'TextInput', 15_000, 'the typed line');
   t.equal(typed.text, 'hello');
-  const heard = await agent.waitFor<Ev<'input'>>((e) => e.type === 'input' && e.input === 'SpeechlabASRInput' && e.final, 60_000, 'a transcript of the recording');
+  const heard = await agent.waitFor<Ev<'input'>>(
+    (e) => e.type === 'input' && e.input === 'SpeechlabASRInput' && e.final,
+    60_000,
+    'a transcript of the recording',
+  );
   t.equal(heard.text, 'turn left', 'the embedded recogniser (pocketsphinx) heard the recording');
   const answer = await agent.waitFor<Ev<'model.answer'>>(
     (e) => e.type === 'model.answer' && e.tool_calls.some((c) => c.name === 'move'),
@@ -123,5 +134,8 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
 
   agent.child.kill('SIGTERM');
   t.equal(await agent.exited, 0, 'exit 0 after SIGTERM');
-  t.notOk(agent.events.some((e) => e.type === 'error'), `no error events: ${JSON.stringify(agent.events.filter((e) => e.type === 'error'))}`);
+  t.notOk(
+    agent.events.some((e) => e.type === 'error'),
+    `no error events: ${JSON.stringify(agent.events.filter((e) => e.type === 'error'))}`,
+  );
 });

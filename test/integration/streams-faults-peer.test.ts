@@ -84,7 +84,6 @@ class Peer {
   }
 }
 
-
 function start(peer: Peer, ringMs = 10_000) {
   const audio = new Subject<Buffer>();
   const stream = startAsrStream({
@@ -128,7 +127,10 @@ t.test('drops mid-utterance: every byte produced before, during and after arrive
   await peer.until(() => peer.received().length === all().length, 'all audio');
   t.ok(peer.received().equals(all()), `byte-exact over ${peer.connections.length} connections`);
   t.equal(peer.connections.length, 4);
-  t.ok(peer.connections.every((c) => c.first?.rate === 16000 && c.first.language_code === 'en'), 'each connection starts with rate and language');
+  t.ok(
+    peer.connections.every((c) => c.first?.rate === 16000 && c.first.language_code === 'en'),
+    'each connection starts with rate and language',
+  );
   t.equal(stream.pump.stats().droppedBytes, 0);
 });
 

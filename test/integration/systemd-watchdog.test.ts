@@ -71,7 +71,10 @@ t.test('READY=1, pings every WATCHDOG_USEC/2, none while the loop is blocked', a
   const end = await rx.next((m) => m === 'STATUS=unblocked', blockMs + 10000, start.index);
   const during = rx.messages.slice(start.index + 1, end.index).filter((m) => isPing(m.text));
   t.equal(during.length, 0, 'no WATCHDOG=1 while the event loop was blocked');
-  const before = rx.messages.slice(0, start.index).filter((m) => isPing(m.text)).at(-1)!;
+  const before = rx.messages
+    .slice(0, start.index)
+    .filter((m) => isPing(m.text))
+    .at(-1)!;
   const after = await rx.next(isPing, 5000, end.index);
   t.ok(
     after.at - before.at >= blockMs - 50,
@@ -95,7 +98,10 @@ t.test('a child that inherited WATCHDOG_PID of another process does not ping', a
   await new Promise((r) => setTimeout(r, 300));
   child.stdin.write('go\n');
   await rx.next((m) => m === 'STATUS=unblocked', 10000, ready.index);
-  t.notOk(rx.messages.some((m) => m.text === 'WATCHDOG=1'), 'no ping for a watchdog meant for another PID');
+  t.notOk(
+    rx.messages.some((m) => m.text === 'WATCHDOG=1'),
+    'no ping for a watchdog meant for another PID',
+  );
 });
 
 t.test('notifying and a running watchdog never keep a finished process alive', async (t) => {

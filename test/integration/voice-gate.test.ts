@@ -23,11 +23,27 @@ const RATE = 16000;
 function recording(): { pcm: Buffer; speechStart: number; speechEnd: number } {
   const dir = mkdtempSync(join(tmpdir(), 'voice-gate-'));
   execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', join(dir, 'raw.wav'), 'turn left']);
-  execFileSync('sox', [join(dir, 'raw.wav'), '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', '-t', 'raw', join(dir, 'speech.raw'), 'pad', '2', '2']);
+  execFileSync('sox', [
+    join(dir, 'raw.wav'),
+    '-r',
+    '16000',
+    '-c',
+    '1',
+    '-b',
+    '16',
+    '-e',
+    'signed-integer',
+    '-t',
+    'raw',
+    join(dir, 'speech.raw'),
+    'pad',
+    '2',
+    '2',
+  ]);
   const pcm = readFileSync(join(dir, 'speech.raw'));
   let first = -1;
   let last = -1;
-  for (let i = 0; i < pcm.length; i += 2) if (Math.abs(pcm.readInt16LE(i)) > 1000) (first < 0 && (first = i), (last = i));
+  for (let i = 0; i < pcm.length; i += 2) if (Math.abs(pcm.readInt16LE(i)) > 1000) first < 0 && (first = i), (last = i);
   return { pcm, speechStart: first, speechEnd: last };
 }
 
@@ -49,7 +65,10 @@ t.test('silence is held back; the speech goes out whole, with 300 ms before it a
   t.ok(at >= 0, 'what is sent is a piece of the recording, as it was');
   t.same(sent, rec.pcm.subarray(at, at + sent.length), 'one contiguous piece');
   t.ok(at <= rec.speechStart - 0.2 * RATE * 2, `it starts at least 200 ms before the speech (${(rec.speechStart - at) / 32} ms)`);
-  t.ok(at + sent.length >= rec.speechEnd + 0.5 * RATE * 2, `and ends at least 500 ms after it, for the recogniser's endpointing (${(at + sent.length - rec.speechEnd) / 32} ms)`);
+  t.ok(
+    at + sent.length >= rec.speechEnd + 0.5 * RATE * 2,
+    `and ends at least 500 ms after it, for the recogniser's endpointing (${(at + sent.length - rec.speechEnd) / 32} ms)`,
+  );
   t.ok(sent.length < rec.pcm.length * 0.65, `silence held back: ${sent.length} of ${rec.pcm.length} bytes sent`);
   t.equal(stats.passedBytes + stats.gatedBytes <= rec.pcm.length, true);
   t.ok(sent.length % 2 === 0);

@@ -60,7 +60,7 @@ async function client(url: string, headers: Record<string, string> = {}) {
   ws.on('message', (d) => {
     const m = JSON.parse(d.toString()) as ServerMessage;
     seen.push(m);
-    for (const w of [...waiters]) if (w.pred(m)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(m));
+    for (const w of [...waiters]) if (w.pred(m)) waiters.splice(waiters.indexOf(w), 1), w.resolve(m);
   });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -83,7 +83,19 @@ const secretConfig = {
   api_key: 'key_live_abcdefghijklmnopqrstuvwxyz012345',
   modes: {
     ...loaded.config.modes,
-    idle: { ...loaded.config.modes.idle!, mcp_servers: [{ name: 'tools', transport: 'sse' as const, url: 'http://localhost:1/sse', args: [], env: { SERVICE_PASS: 'hunter2hunter2' }, headers: { 'X-Custom': 'hunter3hunter3' } }] },
+    idle: {
+      ...loaded.config.modes.idle!,
+      mcp_servers: [
+        {
+          name: 'tools',
+          transport: 'sse' as const,
+          url: 'http://localhost:1/sse',
+          args: [],
+          env: { SERVICE_PASS: 'hunter2hunter2' },
+          headers: { 'X-Custom': 'hunter3hunter3' },
+        },
+      ],
+    },
   },
 } as Config;
 
@@ -100,18 +112,33 @@ t.test('a fresh socket gets a snapshot; events follow live, redacted; text and s
   const snap = await c.next((m) => m.type === 'snapshot');
   if (snap.type !== 'snapshot') throw new Error('unreachable');
   t.equal(snap.state.mode, 'idle');
-  t.same(snap.meta.modes.map((m) => m.name), ['idle', 'conversation', 'sleep', 'explore']);
+  t.same(
+    snap.meta.modes.map((m) => m.name),
+    ['idle', 'conversation', 'sleep', 'explore'],
+  );
   t.equal(snap.meta.allow_manual_switching, true);
   const sent = JSON.stringify(snap);
   t.notMatch(sent, /abcdefghijklmnop|hunter2|hunter3/, 'no secret of the config reaches the page');
 
-  const answer: AgentEvent = { type: 'model.answer', at: Date.now(), mode: 'idle', tick: 3, model: 'gen-4o-mini', text: 'hi', tool_calls: [{ name: 'speak', arguments: { sentence: 'my key is key_live_zzzzzzzzzzzzzzzzzzzz' } }], latency_ms: 42, cost_cu: 0.5 };
+  const answer: AgentEvent = {
+    type: 'model.answer',
+    at: Date.now(),
+    mode: 'idle',
+    tick: 3,
+    model: 'gen-4o-mini',
+    text: 'hi',
+    tool_calls: [{ name: 'speak', arguments: { sentence: 'my key is key_live_zzzzzzzzzzzzzzzzzzzz' } }],
+    latency_ms: 42,
+    cost_cu: 0.5,
+  };
   bus.emit(answer);
   const ev = await c.next((m) => m.type === 'event' && m.event.type === 'model.answer');
   t.notMatch(JSON.stringify(ev), /zzzzzzzz/, 'event strings are redacted');
   t.match(JSON.stringify(ev), /key_live_\[REDACTED\]/);
 
-  const state = (await (await fetch(`${url}api/state`)).json()) as { state: { counters: { model_calls: number; cu_spent: number }; answer: { latency_ms: number } } };
+  const state = (await (await fetch(`${url}api/state`)).json()) as {
+    state: { counters: { model_calls: number; cu_spent: number }; answer: { latency_ms: number } };
+  };
   t.equal(state.state.counters.model_calls, 1, 'the server keeps the state for the next snapshot');
   t.equal(state.state.answer.latency_ms, 42);
 
@@ -128,7 +155,11 @@ t.test('a fresh socket gets a snapshot; events follow live, redacted; text and s
 
   const late = await client(`${url.replace('http', 'ws')}events`);
   t.teardown(() => late.ws.close());
-  t.match(await late.next((m) => m.type === 'snapshot'), { state: { mode: 'sleep', lastTransition: { from: 'idle', to: 'sleep' } } }, 'a page opened later sees the switch');
+  t.match(
+    await late.next((m) => m.type === 'snapshot'),
+    { state: { mode: 'sleep', lastTransition: { from: 'idle', to: 'sleep' } } },
+    'a page opened later sees the switch',
+  );
 });
 
 t.test('media: a connected page gets the microphone level and news of a frame; /frame.jpg serves the frame, 204 without one', async (t) => {
@@ -208,7 +239,11 @@ t.test('a non-loopback host without a token never listens: the plugin handle ref
   delete process.env.CORTEX_WEBSIM_TOKEN;
   for (const host of ['0.0.0.0', '::', '192.168.1.10', 'robot.local']) {
     const handle = createWebSim({ host, port: 0 }, { agent, logger });
-    await t.rejects(handle.start(), { name: 'WebSimError', code: 'websim_unsafe_bind', message: new RegExp(`refuses to bind ${host.replace(/\./g, '\\.')}`) }, host);
+    await t.rejects(
+      handle.start(),
+      { name: 'WebSimError', code: 'websim_unsafe_bind', message: new RegExp(`refuses to bind ${host.replace(/\./g, '\\.')}`) },
+      host,
+    );
     await handle.stop();
   }
 });
@@ -253,7 +288,11 @@ t.test('with a token, every request and socket needs it (header, query then cook
   await t.rejects(client(`${ws}events`, { cookie: session, origin: 'http://evil.example' }), /HTTP 403/, 'another site cannot open the socket');
   // fetch() cannot set Host; node:http can, as a browser on a rebound DNS name would send it.
   const status = await new Promise<number>((resolve, reject) => {
-    const req = httpGet(`${url}api/state`, { headers: { 'x-websim-token': TOKEN, host: 'evil.example:8000' } }, (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+    const req = httpGet(
+      `${url}api/state`,
+      { headers: { 'x-websim-token': TOKEN, host: 'evil.example:8000' } },
+      (res) => (res.resume(), resolve(res.statusCode ?? 0)),
+    );
     req.on('error', reject);
   });
   t.equal(status, 403, 'a DNS-rebound Host is refused on a loopback bind');

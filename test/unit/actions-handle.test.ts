@@ -37,7 +37,15 @@ function gate() {
 
 const g = gate();
 // A registry of its own: the built-in plugins plus the gate as a connector of speak and move.
-const gated = (action: string) => ({ action, type: 'test_gate', description: 'test', schema: z.looseObject({}), needs: () => [], motion: false, create: g.create });
+const gated = (action: string) => ({
+  action,
+  type: 'test_gate',
+  description: 'test',
+  schema: z.looseObject({}),
+  needs: () => [],
+  motion: false,
+  create: g.create,
+});
 const registry = withPlugins(builtinPlugins, { connectors: [gated('speak'), gated('move')] });
 
 const entry = (name: string, connector = 'test_gate'): ActionConfig => ({
@@ -58,14 +66,24 @@ function setup(name: string, connector?: string) {
   const events: ActionEv[] = [];
   bus.events$.subscribe((e) => e.type === 'action' && events.push(e));
   const lines: string[] = [];
-  const handle = createActionHandle(entry(name, connector), { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: (l) => lines.push(l), plugins });
-  const next = (state: ActionEv['state']) =>
-    firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && e.state === state)));
+  const handle = createActionHandle(entry(name, connector), {
+    logger: pino({ level: 'silent' }),
+    bus,
+    mode: 'm',
+    stateDir: '/nonexistent',
+    write: (l) => lines.push(l),
+    plugins,
+  });
+  const next = (state: ActionEv['state']) => firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && e.state === state)));
   return { bus, events, handle, lines, next };
 }
 
 /** The ActionError state a promise rejects with, or 'resolved'. */
-const stateOf = (p: Promise<void>) => p.then(() => 'resolved', (e: { state?: string }) => e.state);
+const stateOf = (p: Promise<void>) =>
+  p.then(
+    () => 'resolved',
+    (e: { state?: string }) => e.state,
+  );
 
 const states = (events: ActionEv[]) => events.map((e) => `${e.state}:${JSON.stringify(e.value)}`);
 

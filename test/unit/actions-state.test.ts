@@ -25,7 +25,14 @@ t.test('remember_location saves the latest GPS fix under a name, atomically, in 
 
   const bus = new AgentBus();
   const lines: string[] = [];
-  const handle = createActionHandle(entry!, { logger: pino({ level: 'silent' }), bus, mode: 'explore', stateDir, write: (l) => lines.push(l), plugins: await allActionPlugins() });
+  const handle = createActionHandle(entry!, {
+    logger: pino({ level: 'silent' }),
+    bus,
+    mode: 'explore',
+    stateDir,
+    write: (l) => lines.push(l),
+    plugins: await allActionPlugins(),
+  });
   const settled = () => firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && (e.state === 'done' || e.state === 'failed'))));
 
   let result = settled();
@@ -81,9 +88,15 @@ t.test('interactions: one JSON line per tick, in order, secrets redacted', async
   const dir = tmp();
   const log = createInteractionLog(dir, 'companion');
   await Promise.all([log.append(record(1)), log.append(record(2, 'my key is key_live_abcdefghijklmnopqrstuvwx')), log.append(record(3))]);
-  const lines = readFileSync(log.path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(log.path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   t.equal(log.path, join(dir, 'interactions', 'companion.jsonl'));
-  t.same(lines.map((l) => l.tick), [1, 2, 3]);
+  t.same(
+    lines.map((l) => l.tick),
+    [1, 2, 3],
+  );
   t.same(lines[0].answer.tool_calls, [{ name: 'speak', arguments: { sentence: 'hi' } }]);
   t.match(lines[0].at, /^\d{4}-\d\d-\d\dT/);
   t.notMatch(lines[1].prompt, /abcdefghijklmnop/);
@@ -97,7 +110,11 @@ t.test('interactions: rotated by size, keeping N files, newest last line in the 
   for (let i = 10; i < 19; i++) await log.append(record(i));
   const files = readdirSync(join(dir, 'interactions')).sort();
   t.same(files, ['companion.1.jsonl', 'companion.2.jsonl', 'companion.jsonl']);
-  const ticks = (f: string) => readFileSync(join(dir, 'interactions', f), 'utf8').trim().split('\n').map((l) => JSON.parse(l).tick);
+  const ticks = (f: string) =>
+    readFileSync(join(dir, 'interactions', f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).tick);
   t.same(ticks('companion.2.jsonl'), [14, 15]);
   t.same(ticks('companion.1.jsonl'), [16, 17]);
   t.same(ticks('companion.jsonl'), [18]);

@@ -17,15 +17,30 @@ const bottom = () => 0;
 
 t.test('delays double from the initial value up to the cap; jitter only shortens them', async (t) => {
   const o = { initialMs: 100, maxMs: 1000 };
-  t.same([1, 2, 3, 4, 5, 6, 20].map((n) => backoffDelay(n, o, top)), [100, 200, 400, 800, 1000, 1000, 1000]);
-  t.same([1, 4, 7].map((n) => backoffDelay(n, o, bottom)), [50, 400, 500], 'equal jitter keeps at least half');
-  t.same([1, 4].map((n) => backoffDelay(n, { ...o, jitter: 0 }, bottom)), [100, 800], 'no jitter');
+  t.same(
+    [1, 2, 3, 4, 5, 6, 20].map((n) => backoffDelay(n, o, top)),
+    [100, 200, 400, 800, 1000, 1000, 1000],
+  );
+  t.same(
+    [1, 4, 7].map((n) => backoffDelay(n, o, bottom)),
+    [50, 400, 500],
+    'equal jitter keeps at least half',
+  );
+  t.same(
+    [1, 4].map((n) => backoffDelay(n, { ...o, jitter: 0 }, bottom)),
+    [100, 800],
+    'no jitter',
+  );
   t.equal(backoffDelay(3, { ...o, factor: 3, jitter: 0 }), 900);
   for (let i = 0; i < 1000; i++) {
     const d = backoffDelay(1 + (i % 12), o);
     if (d < 0 || d > 1000) t.fail(`out of range: ${d}`);
   }
-  t.equal(backoffDelay(1, o, () => 7), 100, 'a broken random source cannot push past the cap');
+  t.equal(
+    backoffDelay(1, o, () => 7),
+    100,
+    'a broken random source cannot push past the cap',
+  );
 });
 
 t.test('Backoff counts failures and resets', async (t) => {
@@ -37,7 +52,14 @@ t.test('Backoff counts failures and resets', async (t) => {
   t.equal(b.fail(), 10, 'after a success the next failure starts over');
 });
 
-const opts = reconnectOptions({ backoff: { initialMs: 100, maxMs: 1000, jitter: 0 }, healthyAfterMs: 1000, breakerThreshold: 3, breakerInitialMs: 500, breakerMaxMs: 4000, minCycleMs: 200 });
+const opts = reconnectOptions({
+  backoff: { initialMs: 100, maxMs: 1000, jitter: 0 },
+  healthyAfterMs: 1000,
+  breakerThreshold: 3,
+  breakerInitialMs: 500,
+  breakerMaxMs: 4000,
+  minCycleMs: 200,
+});
 
 /** Opens a connection at `at` and lets it close at `closeAt` (healthy by a message when `message`). */
 function session(s: ReconnectState, at: number, closeAt: number, message = false) {
@@ -67,7 +89,10 @@ t.test('a drop every 1.5 s never grows the delay', async (t) => {
     delays.push(plan.delayMs);
     s = plan.state;
   }
-  t.ok(delays.every((d) => d === 0), 'all at once');
+  t.ok(
+    delays.every((d) => d === 0),
+    'all at once',
+  );
   t.equal(s.attempt, 1);
 });
 
@@ -79,8 +104,14 @@ t.test('connect failures back off exponentially to the cap and never trip the br
     plans.push(plan);
     s = plan.state;
   }
-  t.same(plans.map((p) => p.delayMs), [100, 200, 400, 800, 1000, 1000, 1000, 1000]);
-  t.same(plans.map((p) => p.attempt), [2, 3, 4, 5, 6, 7, 8, 9]);
+  t.same(
+    plans.map((p) => p.delayMs),
+    [100, 200, 400, 800, 1000, 1000, 1000, 1000],
+  );
+  t.same(
+    plans.map((p) => p.attempt),
+    [2, 3, 4, 5, 6, 7, 8, 9],
+  );
   t.ok(plans.every((p) => p.kind === 'backoff' && !p.quickFailure));
 });
 
@@ -92,8 +123,15 @@ t.test('quick failures open the breaker, whose probes wait a few growing seconds
     plans.push(plan);
     s = plan.state;
   }
-  t.same(plans.map((p) => p.kind), ['backoff', 'backoff', 'breaker', 'breaker', 'breaker', 'breaker', 'breaker']);
-  t.same(plans.map((p) => p.delayMs), [100, 200, 500, 1000, 2000, 4000, 4000], 'breaker waits grow to their cap (4 s here), never a minute');
+  t.same(
+    plans.map((p) => p.kind),
+    ['backoff', 'backoff', 'breaker', 'breaker', 'breaker', 'breaker', 'breaker'],
+  );
+  t.same(
+    plans.map((p) => p.delayMs),
+    [100, 200, 500, 1000, 2000, 4000, 4000],
+    'breaker waits grow to their cap (4 s here), never a minute',
+  );
   t.ok(plans.every((p) => p.quickFailure));
   const healed = session(s, 100_000, 100_300, true);
   t.match(healed, { kind: 'reconnect', delayMs: 0, attempt: 1 });

@@ -11,7 +11,7 @@ function view(color = false, facts = {}) {
   return { v, lines, text: () => lines.map((l) => l.replace(/^(\x1b\[2m)?\d\d:\d\d:\d\d(\x1b\[0m)? /, '')) };
 }
 
-t.test('a newline or escape inside a transcript is shown escaped; the view\'s own colours are real escape sequences', async (t) => {
+t.test("a newline or escape inside a transcript is shown escaped; the view's own colours are real escape sequences", async (t) => {
   const { v, lines, text } = view(true);
   v.render({ type: 'input', at: 0, mode: 'idle', input: 'TextInput', text: 'hello\nworld \x1b[31mred', final: true });
   t.equal(text()[0], '\x1b[32mheard (TextInput):\x1b[0m hello\\nworld \\u001b[31mred');
@@ -21,7 +21,10 @@ t.test('a newline or escape inside a transcript is shown escaped; the view\'s ow
 t.test('a warning repeated every tick is one line; it is counted when it comes back after the window, and at stop', async (t) => {
   const { v, text } = view(false);
   const sink = v.logDestination();
-  for (let i = 0; i < 20; i++) sink.write(`${JSON.stringify({ level: 40, time: 1000 + i * 1000, mode: 'explore', msg: `history summary failed, ${i % 3} exchange(s) dropped: empty summary` })}\n`);
+  for (let i = 0; i < 20; i++)
+    sink.write(
+      `${JSON.stringify({ level: 40, time: 1000 + i * 1000, mode: 'explore', msg: `history summary failed, ${i % 3} exchange(s) dropped: empty summary` })}\n`,
+    );
   t.same(text(), ['warning (explore): history summary failed, 0 exchange(s) dropped: empty summary']);
   sink.write(`${JSON.stringify({ level: 40, time: 1000 + 301_000, msg: 'history summary failed, 1 exchange(s) dropped: empty summary' })}\n`);
   t.match(text()[1], /^warning: history summary failed, 1 exchange\(s\) dropped: empty summary \(and 19 more like it before\)$/);
@@ -31,7 +34,14 @@ t.test('a warning repeated every tick is one line; it is counted when it comes b
 
 t.test('a reconnect storm: the first loss and recovery at once, then one summary per 30 s; a failure always', async (t) => {
   const { v, text } = view(false);
-  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({ type: 'stream', at, kind: 'asr', input: 'SpeechlabASRInput', state, ...extra });
+  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({
+    type: 'stream',
+    at,
+    kind: 'asr',
+    input: 'SpeechlabASRInput',
+    state,
+    ...extra,
+  });
   v.render(s(0, 'connecting', { attempt: 1 }));
   v.render(s(100, 'streaming'));
   for (let i = 0; i < 40; i++) {
@@ -52,7 +62,14 @@ t.test('a reconnect storm: the first loss and recovery at once, then one summary
 
 t.test('one lost connection: said at once, and that it streams again', async (t) => {
   const { v, text } = view(false);
-  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({ type: 'stream', at, kind: 'vlm', input: 'VLMInput', state, ...extra });
+  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({
+    type: 'stream',
+    at,
+    kind: 'vlm',
+    input: 'VLMInput',
+    state,
+    ...extra,
+  });
   v.render(s(0, 'streaming'));
   v.render(s(10_000, 'connecting', { reason: 'socket closed (1006)' }));
   v.render(s(10_020, 'streaming'));
@@ -70,8 +87,27 @@ t.test('what the robot says, answers it cannot say, cancelled hooks, partials an
   const events: AgentEvent[] = [
     { type: 'action', at: 0, mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'queued', value: { sentence: 'Hello!' } },
     { type: 'action', at: 0, mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'running', value: { sentence: 'Hello!' } },
-    { type: 'action', at: 0, mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'interrupted', value: { sentence: 'Hello!' }, error: 'action stopped' },
-    { type: 'hook', at: 0, mode: 'conversation', hook_type: 'on_entry', handler_type: 'message "Hi"', ok: false, error: 'cancelled: its mode was left', cancelled: true },
+    {
+      type: 'action',
+      at: 0,
+      mode: 'idle',
+      label: 'speak',
+      name: 'speak',
+      connector: 'local_tts',
+      state: 'interrupted',
+      value: { sentence: 'Hello!' },
+      error: 'action stopped',
+    },
+    {
+      type: 'hook',
+      at: 0,
+      mode: 'conversation',
+      hook_type: 'on_entry',
+      handler_type: 'message "Hi"',
+      ok: false,
+      error: 'cancelled: its mode was left',
+      cancelled: true,
+    },
     { type: 'model.answer', at: 0, mode: 'sleep', tick: 1, model: 'm', text: 'I am Pip.', tool_calls: [], latency_ms: 5, cost_cu: 3 },
     { type: 'mode.changed', at: 0, from: 'idle', to: 'sleep', trigger: 'manual', reason: 'manual: from WebSim' },
     { type: 'stream', at: 0, kind: 'asr', input: 'SpeechlabASRInput', state: 'streaming' },
@@ -98,7 +134,13 @@ t.test('the start lines: the restored mode with the --fresh command, where speec
   const loaded = await loadConfig({ name: 'default' });
   const facts = speechFacts(loaded.config);
   t.same(facts.speakingModes, ['idle', 'conversation', 'explore']);
-  const { v, text } = view(false, { ...facts, defaultMode: 'idle', restoredMode: 'sleep', freshCommand: 'cortexd run default --fresh', displayNames: { idle: 'Idle', sleep: 'Sleep' } });
+  const { v, text } = view(false, {
+    ...facts,
+    defaultMode: 'idle',
+    restoredMode: 'sleep',
+    freshCommand: 'cortexd run default --fresh',
+    displayNames: { idle: 'Idle', sleep: 'Sleep' },
+  });
   v.render({ type: 'agent.started', at: 0, config: 'default', mode: 'sleep' });
   v.render({ type: 'simulator.ready', at: 0, simulator: 'WebSim', url: 'http://127.0.0.1:8000/' });
   const [start, restored, speech, typed, websim] = text();

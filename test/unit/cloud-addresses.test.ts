@@ -24,7 +24,12 @@ t.test('embedded spreads from base_url and is bound once the service runs', asyn
   t.same(a, { base_url: EMBEDDED, ws_base_url: EMBEDDED, asr_ws_url: EMBEDDED, vlm_ws_url: EMBEDDED });
   t.ok(needsEmbedded(a));
   t.throws(() => requireResolved(a), ConfigError);
-  const r = bindEmbedded(a, { url: 'http://127.0.0.1:5000', wsUrl: 'ws://127.0.0.1:5000', asrWsUrl: 'ws://127.0.0.1:5000/asr', vlmWsUrl: 'ws://127.0.0.1:5000/vlm' });
+  const r = bindEmbedded(a, {
+    url: 'http://127.0.0.1:5000',
+    wsUrl: 'ws://127.0.0.1:5000',
+    asrWsUrl: 'ws://127.0.0.1:5000/asr',
+    vlmWsUrl: 'ws://127.0.0.1:5000/vlm',
+  });
   t.equal(r.base_url, 'http://127.0.0.1:5000');
   t.equal(r.vlm_ws_url, 'ws://127.0.0.1:5000/vlm');
   const mixed = readAddresses({ base_url: EMBEDDED, vlm_ws_url: 'wss://vision.example' }, {});
@@ -42,7 +47,10 @@ t.test('bad values: every problem listed, with where it came from', async (t) =>
     throw new Error('no error');
   })();
   t.ok(err instanceof ConfigError);
-  t.same(err.issues.map((i) => i.path), ['service.base_url', 'service.asr_ws_url', 'CORTEX_VLM_WS_URL']);
+  t.same(
+    err.issues.map((i) => i.path),
+    ['service.base_url', 'service.asr_ws_url', 'CORTEX_VLM_WS_URL'],
+  );
   t.match(err.issues[0]?.message, /scheme ws is not allowed here \(expected http or https/);
   t.match(err.issues[1]?.message, /not a URL/);
   t.notMatch(err.message, 'key_live_abc', 'no secret in the message');

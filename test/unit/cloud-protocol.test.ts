@@ -11,8 +11,7 @@ import {
   VlmClientMessageSchema,
 } from '../../src/cloud/protocol.js';
 
-const paths = (r: { success: boolean; error?: { issues: Array<{ path: PropertyKey[] }> } }) =>
-  r.error?.issues.map((i) => i.path.join('.')) ?? [];
+const paths = (r: { success: boolean; error?: { issues: Array<{ path: PropertyKey[] }> } }) => r.error?.issues.map((i) => i.path.join('.')) ?? [];
 
 t.test('chat request ranges and roles are enforced', async (t) => {
   const ok = ChatCompletionRequestSchema.safeParse({
@@ -47,7 +46,11 @@ t.test('chat request ranges and roles are enforced', async (t) => {
 
 t.test('stream chunk with usage and empty choices parses', async (t) => {
   const r = ChatCompletionChunkSchema.safeParse({
-    id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [],
+    id: 'x',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [],
     usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
   });
   t.ok(r.success);

@@ -22,18 +22,28 @@ function client(steps: Step[], extra: Partial<RetryOptions> = {}) {
   const f = scripted(steps);
   const waits: number[] = [];
   const retry: RetryOptions = {
-    maxRetries: 3, baseDelayMs: 100, maxDelayMs: 1000, maxRetryAfterMs: 30_000,
+    maxRetries: 3,
+    baseDelayMs: 100,
+    maxDelayMs: 1000,
+    maxRetryAfterMs: 30_000,
     sleep: async (ms) => void waits.push(ms),
     random: () => 1,
     ...extra,
   };
   const http = new CloudHttp({ baseUrl: 'http://h.test/', fetch: f.impl, retry });
-  const call = () => http.json({ method: 'POST', path: '/api/core/api_keys/delete', body: { id: 'k' }, credential: { kind: 'bearer', token: 'eyJa.eyJb.c' } }, DeleteKeyResponseSchema);
+  const call = () =>
+    http.json(
+      { method: 'POST', path: '/api/core/api_keys/delete', body: { id: 'k' }, credential: { kind: 'bearer', token: 'eyJa.eyJb.c' } },
+      DeleteKeyResponseSchema,
+    );
   return { call, calls: f.calls, waits };
 }
 
 t.test('429 with Retry-After waits exactly what the server asked, then succeeds', async (t) => {
-  const c = client([{ status: 429, body: { error: 'slow down' }, headers: { 'retry-after': '2' } }, { status: 200, body: { message: 'deleted' } }]);
+  const c = client([
+    { status: 429, body: { error: 'slow down' }, headers: { 'retry-after': '2' } },
+    { status: 200, body: { message: 'deleted' } },
+  ]);
   t.same(await c.call(), { message: 'deleted' });
   t.same(c.waits, [2000]);
   t.equal(c.calls.length, 2);
@@ -80,7 +90,10 @@ t.test('never retried: 400, 401, 403, 404, 500, 503 key not configured', async (
     [503, 'provider_a API key not configured', 'CloudUnavailableError'],
   ];
   for (const [status, error, name] of cases) {
-    const c = client([{ status, body: { error } }, { status: 200, body: { message: 'ok' } }]);
+    const c = client([
+      { status, body: { error } },
+      { status: 200, body: { message: 'ok' } },
+    ]);
     await t.rejects(c.call(), { name, status, serverMessage: error, message: `${status}: ${error}`, endpoint: 'POST /api/core/api_keys/delete' });
     t.equal(c.calls.length, 1, `${status} sent once`);
   }

@@ -4,11 +4,19 @@ import { CloudProtocolError, CloudStreamError } from '../../src/cloud/errors.js'
 import { collectChatStream, parseChatStream, type ChatStreamEvent } from '../../src/cloud/sse.js';
 
 const chunk = (delta: object, finish: string | null = null, extra: object = {}) => ({
-  id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1700000000, model: 'gen-4o',
-  choices: [{ index: 0, delta, finish_reason: finish }], ...extra,
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1700000000,
+  model: 'gen-4o',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+  ...extra,
 });
 const usageChunk = {
-  id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1700000000, model: 'gen-4o', choices: [],
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1700000000,
+  model: 'gen-4o',
+  choices: [],
   usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
 };
 
@@ -52,7 +60,12 @@ t.test('same result for every split, including mid-line and mid-UTF-8', async (t
   const len = new TextEncoder().encode(BODY).length;
   const emoji = new TextEncoder().encode(BODY.slice(0, BODY.indexOf('🤖'))).length;
   const splits: number[][] = [
-    [1], [5], [6], [emoji + 1], [emoji + 2, emoji + 3], [BODY.indexOf('\n\n') + 1],
+    [1],
+    [5],
+    [6],
+    [emoji + 1],
+    [emoji + 2, emoji + 3],
+    [BODY.indexOf('\n\n') + 1],
     Array.from({ length: len }, (_, k) => k), // one byte at a time
     Array.from({ length: 40 }, (_, k) => Math.floor((k * len) / 40) + 3),
   ];
@@ -65,7 +78,10 @@ t.test('same result for every split, including mid-line and mid-UTF-8', async (t
 t.test('events arrive in order with usage last', async (t) => {
   const evs = await all(parseChatStream(split(BODY, [17, 99]), 'POST /x'));
   t.equal(evs.at(-1)?.kind, 'usage');
-  t.same(evs.filter((e) => e.kind === 'delta' && e.content).map((e) => (e as { content: string }).content), ['Héllo ', 'wörld 🤖']);
+  t.same(
+    evs.filter((e) => e.kind === 'delta' && e.content).map((e) => (e as { content: string }).content),
+    ['Héllo ', 'wörld 🤖'],
+  );
 });
 
 t.test('a body that ends before [DONE] is a stream error', async (t) => {

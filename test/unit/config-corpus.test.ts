@@ -19,7 +19,11 @@ const EXPECTED_PROBLEMS: Record<string, string[]> = {
 };
 
 t.ok(existsSync(CORPUS), `corpus directory ${CORPUS} exists`);
-const files = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith('.json5')).sort() : [];
+const files = existsSync(CORPUS)
+  ? readdirSync(CORPUS)
+      .filter((f) => f.endsWith('.json5'))
+      .sort()
+  : [];
 t.equal(files.length, EXPECTED_FILES, `the corpus has ${EXPECTED_FILES} configurations`);
 for (const name of Object.keys(EXPECTED_PROBLEMS)) t.ok(files.includes(name), `${name} is in the corpus`);
 
@@ -56,7 +60,11 @@ t.test('without plugin resolution, only the listed files have problems', async (
       t.notOk(EXPECTED_PROBLEMS[name], `${name} loads`);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      t.same(err.issues.map((i) => `${i.path}: ${i.message}`), EXPECTED_PROBLEMS[name] ?? [], name);
+      t.same(
+        err.issues.map((i) => `${i.path}: ${i.message}`),
+        EXPECTED_PROBLEMS[name] ?? [],
+        name,
+      );
     }
   }
 });

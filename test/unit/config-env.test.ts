@@ -40,7 +40,10 @@ t.test('values stay strings: a substituted number field is reported, not coerced
 });
 
 t.test('an unset variable without default in a required field is an error naming it and the path', async (t) => {
-  const r = await loadObject(t, validConfig({ system_governance: 'Laws: ${LAWS}', modes: { guard: mode({ system_prompt_base: '${P1}${P2}' }), rest: mode() } }));
+  const r = await loadObject(
+    t,
+    validConfig({ system_governance: 'Laws: ${LAWS}', modes: { guard: mode({ system_prompt_base: '${P1}${P2}' }), rest: mode() } }),
+  );
   t.notOk(r.ok);
   if (r.ok) return;
   t.same(r.lines.sort(), [
@@ -66,18 +69,26 @@ t.test('an unset variable in an optional field is a warning and the field is lef
 });
 
 t.test('an unset variable inside a list removes the whole list property', async (t) => {
-  const optional = await loadObject(t, validConfig({
-    modes: { guard: mode({ mcp_servers: [{ name: 'fs', transport: 'stdio', command: 'srv', args: ['--root', '${ROOT}'] }] }), rest: mode() },
-  }));
+  const optional = await loadObject(
+    t,
+    validConfig({
+      modes: { guard: mode({ mcp_servers: [{ name: 'fs', transport: 'stdio', command: 'srv', args: ['--root', '${ROOT}'] }] }), rest: mode() },
+    }),
+  );
   t.ok(optional.ok);
   if (optional.ok) {
     t.same(optional.loaded.config.modes.guard!.mcp_servers[0]!.args, [], 'not ["--root"]: the list goes whole');
     t.match(optional.warnings.join('\n'), /modes\.guard\.mcp_servers\[0\]\.args: environment variable ROOT not set/);
   }
-  const required = await loadObject(t, validConfig({
-    transition_rules: [{ from_mode: 'guard', to_mode: 'rest', transition_type: 'input_triggered', trigger_keywords: ['rest', '${WORD}'], priority: 1 }],
-  }));
-  t.same(!required.ok && required.lines, ['transition_rules[0].trigger_keywords: environment variable WORD is not set and has no default (write ${WORD:-default} or set it)']);
+  const required = await loadObject(
+    t,
+    validConfig({
+      transition_rules: [{ from_mode: 'guard', to_mode: 'rest', transition_type: 'input_triggered', trigger_keywords: ['rest', '${WORD}'], priority: 1 }],
+    }),
+  );
+  t.same(!required.ok && required.lines, [
+    'transition_rules[0].trigger_keywords: environment variable WORD is not set and has no default (write ${WORD:-default} or set it)',
+  ]);
 });
 
 t.test('an unset required field of a legacy file is named at the path the file uses', async (t) => {
@@ -87,10 +98,13 @@ t.test('an unset required field of a legacy file is named at the path the file u
 });
 
 t.test('unterminated ${ and malformed names are errors at their path; other fields still checked', async (t) => {
-  const r = await loadObject(t, validConfig({
-    system_governance: 'abc ${OOPS',
-    modes: { guard: mode({ description: '${1BAD}' }), rest: mode({ hertz: 'fast' }) },
-  }));
+  const r = await loadObject(
+    t,
+    validConfig({
+      system_governance: 'abc ${OOPS',
+      modes: { guard: mode({ description: '${1BAD}' }), rest: mode({ hertz: 'fast' }) },
+    }),
+  );
   t.notOk(r.ok);
   if (r.ok) return;
   t.same(r.lines.sort(), [
@@ -108,7 +122,11 @@ t.test('the environment: .env beside the project (or CORTEX_ENV_FILE) under the 
   t.equal(env.FROM_FILE, 'file');
   t.equal(env.BOTH, 'process', 'the process environment wins');
   t.equal(env.ONLY_PROCESS, 'p');
-  t.same(configEnvironment({ CORTEX_ENV_FILE: join(dir, 'missing.env'), X: '1' }), { CORTEX_ENV_FILE: join(dir, 'missing.env'), X: '1' }, 'a missing file is no error');
+  t.same(
+    configEnvironment({ CORTEX_ENV_FILE: join(dir, 'missing.env'), X: '1' }),
+    { CORTEX_ENV_FILE: join(dir, 'missing.env'), X: '1' },
+    'a missing file is no error',
+  );
 
   // loadConfig without an env option reads the same way from process.env.
   const before = { CORTEX_ENV_FILE: process.env.CORTEX_ENV_FILE, OM_API_KEY: process.env.OM_API_KEY };
@@ -124,7 +142,7 @@ t.test('the environment: .env beside the project (or CORTEX_ENV_FILE) under the 
   t.equal(loaded.apiKey, 'key_test_fromdotenv', 'OM_API_KEY may come from .env');
 });
 
-t.test('CONFIG_DIR and STATE_DIR are built in: the file\'s directory and the state directory, unless the environment sets them', async (t) => {
+t.test("CONFIG_DIR and STATE_DIR are built in: the file's directory and the state directory, unless the environment sets them", async (t) => {
   const { mkdtempSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');

@@ -2,71 +2,110 @@
 import t from 'tap';
 import { loadObject, mode, validConfig } from '../helpers/config-fixtures.js';
 
-const rule = (extra: Record<string, unknown> = {}) => ({ from_mode: 'guard', to_mode: 'rest', transition_type: 'input_triggered', trigger_keywords: ['rest'], priority: 1, ...extra });
+const rule = (extra: Record<string, unknown> = {}) => ({
+  from_mode: 'guard',
+  to_mode: 'rest',
+  transition_type: 'input_triggered',
+  trigger_keywords: ['rest'],
+  priority: 1,
+  ...extra,
+});
 const withGuard = (extra: Record<string, unknown>) => validConfig({ modes: { guard: mode(extra), rest: mode() } });
 
 t.test('lifecycle hooks: enums, defaults, and the handler_config field each handler needs', async (t) => {
-  const ok = await loadObject(t, withGuard({
-    lifecycle_hooks: [
-      { hook_type: 'on_entry', handler_type: 'message', handler_config: { message: 'hi' } },
-      { hook_type: 'on_exit', handler_type: 'command', handler_config: { command: 'echo bye' }, priority: 3, async_execution: true, timeout_seconds: 1.5, on_failure: 'abort' },
-      { hook_type: 'on_timeout', handler_type: 'function', handler_config: { function: 'mod.fn' } },
-      { hook_type: 'on_entry', handler_type: 'action', handler_config: { action_type: 'speak', action_config: { text: 'x' } } },
-    ],
-  }));
+  const ok = await loadObject(
+    t,
+    withGuard({
+      lifecycle_hooks: [
+        { hook_type: 'on_entry', handler_type: 'message', handler_config: { message: 'hi' } },
+        {
+          hook_type: 'on_exit',
+          handler_type: 'command',
+          handler_config: { command: 'echo bye' },
+          priority: 3,
+          async_execution: true,
+          timeout_seconds: 1.5,
+          on_failure: 'abort',
+        },
+        { hook_type: 'on_timeout', handler_type: 'function', handler_config: { function: 'mod.fn' } },
+        { hook_type: 'on_entry', handler_type: 'action', handler_config: { action_type: 'speak', action_config: { text: 'x' } } },
+      ],
+    }),
+  );
   t.ok(ok.ok);
   if (ok.ok) {
     const [first, second] = ok.loaded.config.modes.guard!.lifecycle_hooks;
-    t.same({ p: first!.priority, a: first!.async_execution, to: first!.timeout_seconds, f: first!.on_failure }, { p: 0, a: false, to: 5, f: 'log' }, 'defaults');
+    t.same(
+      { p: first!.priority, a: first!.async_execution, to: first!.timeout_seconds, f: first!.on_failure },
+      { p: 0, a: false, to: 5, f: 'log' },
+      'defaults',
+    );
     t.same({ p: second!.priority, a: second!.async_execution, to: second!.timeout_seconds, f: second!.on_failure }, { p: 3, a: true, to: 1.5, f: 'abort' });
   }
-  const bad = await loadObject(t, withGuard({
-    lifecycle_hooks: [
-      { hook_type: 'on_entry', handler_type: 'message', handler_config: {} },
-      { hook_type: 'on_entry', handler_type: 'command', handler_config: { message: 'not a command' } },
-      { hook_type: 'on_entry', handler_type: 'function', handler_config: { function: '' } },
-      { hook_type: 'on_entry', handler_type: 'action', handler_config: {} },
-      { hook_type: 'on_boot', handler_type: 'message', handler_config: { message: 'x' } },
-      { hook_type: 'on_entry', handler_type: 'email', handler_config: { message: 'x' } },
-      { hook_type: 'on_entry', handler_type: 'message', handler_config: { message: 'x' }, on_failure: 'retry', priority: 1.5 },
-    ],
-  }));
+  const bad = await loadObject(
+    t,
+    withGuard({
+      lifecycle_hooks: [
+        { hook_type: 'on_entry', handler_type: 'message', handler_config: {} },
+        { hook_type: 'on_entry', handler_type: 'command', handler_config: { message: 'not a command' } },
+        { hook_type: 'on_entry', handler_type: 'function', handler_config: { function: '' } },
+        { hook_type: 'on_entry', handler_type: 'action', handler_config: {} },
+        { hook_type: 'on_boot', handler_type: 'message', handler_config: { message: 'x' } },
+        { hook_type: 'on_entry', handler_type: 'email', handler_config: { message: 'x' } },
+        { hook_type: 'on_entry', handler_type: 'message', handler_config: { message: 'x' }, on_failure: 'retry', priority: 1.5 },
+      ],
+    }),
+  );
   t.notOk(bad.ok);
   if (bad.ok) return;
   const at = 'modes.guard.lifecycle_hooks';
-  t.same(bad.lines.sort(), [
-    `${at}[0].handler_config.message: a message handler needs handler_config.message (a non-empty string)`,
-    `${at}[1].handler_config.command: a command handler needs handler_config.command (a non-empty string)`,
-    `${at}[2].handler_config.function: a function handler needs handler_config.function (a non-empty string)`,
-    `${at}[3].handler_config.action: a action handler needs handler_config.action (a non-empty string)`,
-    `${at}[4].hook_type: expected one of "on_startup", "on_shutdown", "on_entry", "on_exit", "on_timeout", got "on_boot"`,
-    `${at}[5].handler_type: expected one of "message", "command", "function", "action", got "email"`,
-    `${at}[6].on_failure: expected one of "log", "ignore", "abort", got "retry"`,
-    `${at}[6].priority: expected an integer, got 1.5`,
-  ].sort());
+  t.same(
+    bad.lines.sort(),
+    [
+      `${at}[0].handler_config.message: a message handler needs handler_config.message (a non-empty string)`,
+      `${at}[1].handler_config.command: a command handler needs handler_config.command (a non-empty string)`,
+      `${at}[2].handler_config.function: a function handler needs handler_config.function (a non-empty string)`,
+      `${at}[3].handler_config.action: a action handler needs handler_config.action (a non-empty string)`,
+      `${at}[4].hook_type: expected one of "on_startup", "on_shutdown", "on_entry", "on_exit", "on_timeout", got "on_boot"`,
+      `${at}[5].handler_type: expected one of "message", "command", "function", "action", got "email"`,
+      `${at}[6].on_failure: expected one of "log", "ignore", "abort", got "retry"`,
+      `${at}[6].priority: expected an integer, got 1.5`,
+    ].sort(),
+  );
 });
 
 t.test('global hooks: only on_startup and on_shutdown', async (t) => {
-  const ok = await loadObject(t, validConfig({
-    global_lifecycle_hooks: [
-      { hook_type: 'on_startup', handler_type: 'message', handler_config: { message: 'up' } },
-      { hook_type: 'on_shutdown', handler_type: 'command', handler_config: { command: 'true' } },
-    ],
-  }));
+  const ok = await loadObject(
+    t,
+    validConfig({
+      global_lifecycle_hooks: [
+        { hook_type: 'on_startup', handler_type: 'message', handler_config: { message: 'up' } },
+        { hook_type: 'on_shutdown', handler_type: 'command', handler_config: { command: 'true' } },
+      ],
+    }),
+  );
   t.ok(ok.ok);
-  const bad = await loadObject(t, validConfig({ global_lifecycle_hooks: [{ hook_type: 'on_entry', handler_type: 'message', handler_config: { message: 'x' } }] }));
-  t.same(!bad.ok && bad.lines, ["global_lifecycle_hooks[0].hook_type: global hooks run at start and stop only (on_startup, on_shutdown); put on_entry hooks in a mode's lifecycle_hooks"]);
+  const bad = await loadObject(
+    t,
+    validConfig({ global_lifecycle_hooks: [{ hook_type: 'on_entry', handler_type: 'message', handler_config: { message: 'x' } }] }),
+  );
+  t.same(!bad.ok && bad.lines, [
+    "global_lifecycle_hooks[0].hook_type: global hooks run at start and stop only (on_startup, on_shutdown); put on_entry hooks in a mode's lifecycle_hooks",
+  ]);
 });
 
 t.test('transition rules: "*" as source, defaults, and what each type needs', async (t) => {
-  const ok = await loadObject(t, validConfig({
-    transition_rules: [
-      rule({ from_mode: '*', cooldown_seconds: 2.5 }),
-      { from_mode: 'rest', to_mode: 'guard', transition_type: 'time_based', timeout_seconds: 60, priority: 0 },
-      { from_mode: 'rest', to_mode: 'guard', transition_type: 'context_aware', context_conditions: { battery: { min: 20 } }, priority: 2 },
-      { from_mode: '*', to_mode: 'guard', transition_type: 'manual', priority: 0 },
-    ],
-  }));
+  const ok = await loadObject(
+    t,
+    validConfig({
+      transition_rules: [
+        rule({ from_mode: '*', cooldown_seconds: 2.5 }),
+        { from_mode: 'rest', to_mode: 'guard', transition_type: 'time_based', timeout_seconds: 60, priority: 0 },
+        { from_mode: 'rest', to_mode: 'guard', transition_type: 'context_aware', context_conditions: { battery: { min: 20 } }, priority: 2 },
+        { from_mode: '*', to_mode: 'guard', transition_type: 'manual', priority: 0 },
+      ],
+    }),
+  );
   t.ok(ok.ok);
   if (ok.ok) {
     const rules = ok.loaded.config.transition_rules;
@@ -74,33 +113,50 @@ t.test('transition rules: "*" as source, defaults, and what each type needs', as
     t.equal(rules[0]!.cooldown_seconds, 2.5);
     t.same(rules[1]!.trigger_keywords, [], 'keywords default to none for other types');
   }
-  const bad = await loadObject(t, validConfig({
-    transition_rules: [
-      rule({ trigger_keywords: [] }),
-      rule({ trigger_keywords: ['ok', ''] }),
-      rule({ transition_type: 'context_aware', trigger_keywords: [] }),
-      rule({ transition_type: 'teleport' }),
-      rule({ priority: 'high', cooldown_seconds: -1 }),
-    ],
-  }));
+  const bad = await loadObject(
+    t,
+    validConfig({
+      transition_rules: [
+        rule({ trigger_keywords: [] }),
+        rule({ trigger_keywords: ['ok', ''] }),
+        rule({ transition_type: 'context_aware', trigger_keywords: [] }),
+        rule({ transition_type: 'teleport' }),
+        rule({ priority: 'high', cooldown_seconds: -1 }),
+      ],
+    }),
+  );
   t.notOk(bad.ok);
   if (bad.ok) return;
-  t.same(bad.lines.sort(), [
-    'transition_rules[0].trigger_keywords: an input_triggered rule needs at least one keyword',
-    'transition_rules[1].trigger_keywords[1]: a keyword cannot be empty, got ""',
-    'transition_rules[2].context_conditions: a context_aware rule needs context_conditions',
-    'transition_rules[3].transition_type: expected one of "input_triggered", "time_based", "context_aware", "manual", got "teleport"',
-    'transition_rules[4].cooldown_seconds: too small: expected number to be >=0, got -1',
-    'transition_rules[4].priority: expected a number, got "high"',
-  ].sort());
+  t.same(
+    bad.lines.sort(),
+    [
+      'transition_rules[0].trigger_keywords: an input_triggered rule needs at least one keyword',
+      'transition_rules[1].trigger_keywords[1]: a keyword cannot be empty, got ""',
+      'transition_rules[2].context_conditions: a context_aware rule needs context_conditions',
+      'transition_rules[3].transition_type: expected one of "input_triggered", "time_based", "context_aware", "manual", got "teleport"',
+      'transition_rules[4].cooldown_seconds: too small: expected number to be >=0, got -1',
+      'transition_rules[4].priority: expected a number, got "high"',
+    ].sort(),
+  );
 });
 
 t.test('context conditions: values, lists and operator objects; unknown operators refused', async (t) => {
-  const ctx = (conditions: unknown) => validConfig({ transition_rules: [rule({ transition_type: 'context_aware', trigger_keywords: [], context_conditions: conditions })] });
-  const ok = await loadObject(t, ctx({
-    location: 'kitchen', battery: { min: 10, max: 90 }, people: 2, docked: false, tag: null,
-    zone: ['a', 'b'], label: { contains: 'cat' }, mood: { one_of: ['happy', 'calm'] }, state: { not: 'charging' },
-  }));
+  const ctx = (conditions: unknown) =>
+    validConfig({ transition_rules: [rule({ transition_type: 'context_aware', trigger_keywords: [], context_conditions: conditions })] });
+  const ok = await loadObject(
+    t,
+    ctx({
+      location: 'kitchen',
+      battery: { min: 10, max: 90 },
+      people: 2,
+      docked: false,
+      tag: null,
+      zone: ['a', 'b'],
+      label: { contains: 'cat' },
+      mood: { one_of: ['happy', 'calm'] },
+      state: { not: 'charging' },
+    }),
+  );
   t.ok(ok.ok);
   if (ok.ok) t.same(ok.loaded.config.transition_rules[0]!.context_conditions!.battery, { min: 10, max: 90 });
   const bad = await loadObject(t, ctx({ battery: { above: 10 }, empty: {}, level: { min: 'low' } }));
@@ -118,47 +174,68 @@ t.test('context conditions: values, lists and operator objects; unknown operator
 });
 
 t.test('MCP servers: url required for sse and http, command for stdio, defaults', async (t) => {
-  const ok = await loadObject(t, withGuard({
-    mcp_servers: [
-      { name: 'fs', transport: 'stdio', command: 'mcp-fs' },
-      { name: 'web', transport: 'sse', url: 'http://127.0.0.1:3001/sse', headers: { 'X-Robot': 'spot' } },
-      { name: 'api', transport: 'http', url: 'https://tools.example/mcp' },
-    ],
-  }));
+  const ok = await loadObject(
+    t,
+    withGuard({
+      mcp_servers: [
+        { name: 'fs', transport: 'stdio', command: 'mcp-fs' },
+        { name: 'web', transport: 'sse', url: 'http://127.0.0.1:3001/sse', headers: { 'X-Robot': 'spot' } },
+        { name: 'api', transport: 'http', url: 'https://tools.example/mcp' },
+      ],
+    }),
+  );
   t.ok(ok.ok);
   if (ok.ok) {
     const fs = ok.loaded.config.modes.guard!.mcp_servers[0]!;
     t.same({ args: fs.args, env: fs.env, headers: fs.headers }, { args: [], env: {}, headers: {} });
   }
-  const bad = await loadObject(t, withGuard({
-    mcp_servers: [
-      { name: 'a', transport: 'sse' },
-      { name: 'b', transport: 'http', url: 'not a url' },
-      { name: 'c', transport: 'stdio' },
-      { name: 'd', transport: 'websocket', url: 'ws://x' },
-      { name: 'a', transport: 'stdio', command: 'x' },
-    ],
-  }));
+  const bad = await loadObject(
+    t,
+    withGuard({
+      mcp_servers: [
+        { name: 'a', transport: 'sse' },
+        { name: 'b', transport: 'http', url: 'not a url' },
+        { name: 'c', transport: 'stdio' },
+        { name: 'd', transport: 'websocket', url: 'ws://x' },
+        { name: 'a', transport: 'stdio', command: 'x' },
+      ],
+    }),
+  );
   t.notOk(bad.ok);
   if (bad.ok) return;
   const at = 'modes.guard.mcp_servers';
-  t.same(bad.lines.sort(), [
-    `${at}[0].url: url is required for transport sse`,
-    `${at}[1].url: not a URL: "not a url"`,
-    `${at}[2].command: a stdio tool server needs command`,
-    `${at}[3].transport: expected one of "stdio", "sse", "http", got "websocket"`,
-  ].sort(), 'schema problems first; the duplicate name is a cross-check of a parsed file');
-  const dup = await loadObject(t, withGuard({ mcp_servers: [{ name: 'a', transport: 'stdio', command: 'x' }, { name: 'a', transport: 'stdio', command: 'y' }] }));
+  t.same(
+    bad.lines.sort(),
+    [
+      `${at}[0].url: url is required for transport sse`,
+      `${at}[1].url: not a URL: "not a url"`,
+      `${at}[2].command: a stdio tool server needs command`,
+      `${at}[3].transport: expected one of "stdio", "sse", "http", got "websocket"`,
+    ].sort(),
+    'schema problems first; the duplicate name is a cross-check of a parsed file',
+  );
+  const dup = await loadObject(
+    t,
+    withGuard({
+      mcp_servers: [
+        { name: 'a', transport: 'stdio', command: 'x' },
+        { name: 'a', transport: 'stdio', command: 'y' },
+      ],
+    }),
+  );
   t.same(!dup.ok && dup.lines, [`${at}[1].name: duplicate tool server name "a"`]);
 });
 
 t.test('actions: implementation defaults to passthrough, exclude_from_prompt to false; required fields', async (t) => {
-  const ok = await loadObject(t, withGuard({
-    agent_actions: [
-      { name: 'speak', llm_label: 'speak', connector: 'tts' },
-      { name: 'move', llm_label: 'move', connector: 'ros', implementation: 'custom', exclude_from_prompt: true, config: { speed: 1 } },
-    ],
-  }));
+  const ok = await loadObject(
+    t,
+    withGuard({
+      agent_actions: [
+        { name: 'speak', llm_label: 'speak', connector: 'tts' },
+        { name: 'move', llm_label: 'move', connector: 'ros', implementation: 'custom', exclude_from_prompt: true, config: { speed: 1 } },
+      ],
+    }),
+  );
   t.ok(ok.ok);
   if (ok.ok) {
     const [a, b] = ok.loaded.config.modes.guard!.agent_actions;
@@ -173,45 +250,62 @@ t.test('actions: implementation defaults to passthrough, exclude_from_prompt to 
 });
 
 t.test('cross-checks: default_mode and rule modes exist (own keys only), labels unique', async (t) => {
-  const r = await loadObject(t, validConfig({
-    default_mode: 'patrol',
-    modes: {
-      guard: mode({ agent_actions: [{ name: 'speak', llm_label: 'say', connector: 'a' }, { name: 'speak2', llm_label: 'say', connector: 'b' }] }),
-      rest: mode(),
-    },
-    transition_rules: [rule({ from_mode: 'nowhere' }), rule({ to_mode: 'toString' }), rule({ from_mode: '*', to_mode: 'constructor' })],
-  }));
+  const r = await loadObject(
+    t,
+    validConfig({
+      default_mode: 'patrol',
+      modes: {
+        guard: mode({
+          agent_actions: [
+            { name: 'speak', llm_label: 'say', connector: 'a' },
+            { name: 'speak2', llm_label: 'say', connector: 'b' },
+          ],
+        }),
+        rest: mode(),
+      },
+      transition_rules: [rule({ from_mode: 'nowhere' }), rule({ to_mode: 'toString' }), rule({ from_mode: '*', to_mode: 'constructor' })],
+    }),
+  );
   t.notOk(r.ok);
   if (r.ok) return;
   const known = 'known modes: "guard", "rest"';
-  t.same(r.lines.sort(), [
-    `default_mode: "patrol" is not a mode; ${known}`,
-    'modes.guard.agent_actions[1].llm_label: "say" is already used by agent_actions[0]; the model could not tell them apart',
-    `transition_rules[0].from_mode: "nowhere" is not a mode ("*" means any mode); ${known}`,
-    `transition_rules[1].to_mode: "toString" is not a mode; ${known}`,
-    `transition_rules[2].to_mode: "constructor" is not a mode; ${known}`,
-  ].sort());
+  t.same(
+    r.lines.sort(),
+    [
+      `default_mode: "patrol" is not a mode; ${known}`,
+      'modes.guard.agent_actions[1].llm_label: "say" is already used by agent_actions[0]; the model could not tell them apart',
+      `transition_rules[0].from_mode: "nowhere" is not a mode ("*" means any mode); ${known}`,
+      `transition_rules[1].to_mode: "toString" is not a mode; ${known}`,
+      `transition_rules[2].to_mode: "constructor" is not a mode; ${known}`,
+    ].sort(),
+  );
   t.ok(r.issues.every((i) => i.kind === 'reference'));
   const ctor = await loadObject(t, validConfig({ default_mode: 'constructor' }));
   t.match(!ctor.ok && ctor.lines, [/^default_mode: "constructor" is not a mode/]);
 });
 
 t.test('cross-checks: manual rules need manual switching; time_based rules need a timeout', async (t) => {
-  const r = await loadObject(t, validConfig({
-    allow_manual_switching: false,
-    transition_rules: [
-      { from_mode: '*', to_mode: 'rest', transition_type: 'manual', priority: 0 },
-      { from_mode: 'guard', to_mode: 'rest', transition_type: 'time_based', priority: 0 },
-    ],
-  }));
+  const r = await loadObject(
+    t,
+    validConfig({
+      allow_manual_switching: false,
+      transition_rules: [
+        { from_mode: '*', to_mode: 'rest', transition_type: 'manual', priority: 0 },
+        { from_mode: 'guard', to_mode: 'rest', transition_type: 'time_based', priority: 0 },
+      ],
+    }),
+  );
   t.same(!r.ok && r.lines.sort(), [
     'transition_rules[0].transition_type: a manual rule needs allow_manual_switching: true',
     'transition_rules[1].timeout_seconds: a time_based rule needs timeout_seconds here or in mode "guard"',
   ]);
-  const fromMode = await loadObject(t, validConfig({
-    modes: { guard: mode({ timeout_seconds: 10 }), rest: mode() },
-    transition_rules: [{ from_mode: 'guard', to_mode: 'rest', transition_type: 'time_based', priority: 0 }],
-  }));
+  const fromMode = await loadObject(
+    t,
+    validConfig({
+      modes: { guard: mode({ timeout_seconds: 10 }), rest: mode() },
+      transition_rules: [{ from_mode: 'guard', to_mode: 'rest', transition_type: 'time_based', priority: 0 }],
+    }),
+  );
   t.ok(fromMode.ok, "the mode's timeout_seconds is enough");
 });
 

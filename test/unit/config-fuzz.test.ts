@@ -91,7 +91,11 @@ const wrongFor = (kind: string) =>
       : kind === 'boolean'
         ? fc.oneof(fc.constantFrom('yes', 'true', 'false'), fc.integer(), fc.constant(null), hugeString)
         : kind === 'enum'
-          ? fc.oneof(fc.string({ minLength: 1 }).filter((s) => !/^on_|^(message|command|function|action|input_triggered|time_based|context_aware|manual)$/.test(s)), hugeString, fc.integer())
+          ? fc.oneof(
+              fc.string({ minLength: 1 }).filter((s) => !/^on_|^(message|command|function|action|input_triggered|time_based|context_aware|manual)$/.test(s)),
+              hugeString,
+              fc.integer(),
+            )
           : fc.oneof(fc.string(), fc.integer(), fc.constant({ not: 'a list' }), hugeString);
 
 const DEEP = 10_000;
@@ -112,29 +116,41 @@ const mutations: fc.Arbitrary<Mutation> = fc.oneof(
     return { what: `truncated at ${cut}`, text: text.slice(0, cut) };
   }),
   fc.constantFrom('} x', ',,', '}}', ' @', ' /* open comment').map((junk) => ({ what: `junk after the object: ${junk}`, text: json(base()) + junk })),
-  fc.constantFrom<Path>(['modes', 'guard', 'hertz'], ['transition_rules', 0, 'transition_type'], ['global_lifecycle_hooks', 0, 'hook_type']).chain((path) =>
-    hugeString.map((s) => ({ what: `huge string at ${path.join('.')}`, text: json(setAt(base(), path, s)) })),
-  ),
-  fc.constantFrom<[Path, string]>(
-    [['modes', 'guard', 'hertz'], deepArrays],
-    [['modes', 'guard', 'agent_inputs'], deepObjects],
-    [['extra_nested'], deepArrays],
-    [['extra_nested'], deepObjects],
-    [['modes', 'guard', 'vibe'], deepObjects],
-  ).map(([path, deep]) => ({ what: `${DEEP} levels at ${path.join('.')}`, text: json(setAt(base(), path, '__DEEP__')).replace('"__DEEP__"', deep) })),
-  fc.tuple(fc.constantFrom<Path>(['system_governance'], ['modes', 'guard', 'system_prompt_base'], ['name'], ['modes', 'rest', 'description']), fc.string().filter((s) => !s.includes('}') && !s.includes('$'))).map(([path, tail]) => ({
-    what: `unterminated \${ at ${path.join('.')}`,
-    text: json(setAt(base(), path, `before \${${tail}`)),
-  })),
-  fc.tuple(fc.constantFrom<Path>(['system_governance'], ['api_key'], ['modes', 'guard', 'system_prompt_base']), fc.stringMatching(/^[A-Z][A-Z0-9_]{0,12}$/)).map(([path, v]) => ({
-    what: `unset variable at ${path.join('.')}`,
-    text: json(setAt(base(), path, `\${CORTEX_FUZZ_UNSET_${v}}`)),
-  })),
+  fc
+    .constantFrom<Path>(['modes', 'guard', 'hertz'], ['transition_rules', 0, 'transition_type'], ['global_lifecycle_hooks', 0, 'hook_type'])
+    .chain((path) => hugeString.map((s) => ({ what: `huge string at ${path.join('.')}`, text: json(setAt(base(), path, s)) }))),
+  fc
+    .constantFrom<[Path, string]>(
+      [['modes', 'guard', 'hertz'], deepArrays],
+      [['modes', 'guard', 'agent_inputs'], deepObjects],
+      [['extra_nested'], deepArrays],
+      [['extra_nested'], deepObjects],
+      [['modes', 'guard', 'vibe'], deepObjects],
+    )
+    .map(([path, deep]) => ({ what: `${DEEP} levels at ${path.join('.')}`, text: json(setAt(base(), path, '__DEEP__')).replace('"__DEEP__"', deep) })),
+  fc
+    .tuple(
+      fc.constantFrom<Path>(['system_governance'], ['modes', 'guard', 'system_prompt_base'], ['name'], ['modes', 'rest', 'description']),
+      fc.string().filter((s) => !s.includes('}') && !s.includes('$')),
+    )
+    .map(([path, tail]) => ({
+      what: `unterminated \${ at ${path.join('.')}`,
+      text: json(setAt(base(), path, `before \${${tail}`)),
+    })),
+  fc
+    .tuple(fc.constantFrom<Path>(['system_governance'], ['api_key'], ['modes', 'guard', 'system_prompt_base']), fc.stringMatching(/^[A-Z][A-Z0-9_]{0,12}$/))
+    .map(([path, v]) => ({
+      what: `unset variable at ${path.join('.')}`,
+      text: json(setAt(base(), path, `\${CORTEX_FUZZ_UNSET_${v}}`)),
+    })),
   fc.tuple(fc.oneof(fc.integer({ min: 2, max: 999 }), fc.constant(0)), fc.nat(99), fc.nat(99)).map(([major, minor, patch]) => ({
     what: `version v${major}.${minor}.${patch}`,
     text: json(setAt(base(), ['version'], `v${major}.${minor}.${patch}`)),
   })),
-  fc.string({ minLength: 1 }).filter((s) => s !== 'guard' && s !== 'rest').map((m) => ({ what: `default_mode ${JSON.stringify(m)}`, text: json(setAt(base(), ['default_mode'], m)) })),
+  fc
+    .string({ minLength: 1 })
+    .filter((s) => s !== 'guard' && s !== 'rest')
+    .map((m) => ({ what: `default_mode ${JSON.stringify(m)}`, text: json(setAt(base(), ['default_mode'], m)) })),
 );
 
 /** Runs checkOne with stdout and stderr captured; no tap output happens while captured. */
@@ -153,7 +169,10 @@ async function runCheck(file: string): Promise<{ code: number; out: string[]; er
     process.stdout.write = stdoutWrite;
     process.stderr.write = stderrWrite;
   }
-  const out = outChunks.join('').split('\n').filter((l) => l !== '');
+  const out = outChunks
+    .join('')
+    .split('\n')
+    .filter((l) => l !== '');
   return { code, out, err: errChunks.join(''), ms: Date.now() - started };
 }
 
@@ -175,28 +194,30 @@ t.test(`${RUNS} mutations: exit 2, clear lines, no stack trace, no hang`, async 
   let n = 0;
   const failures: string[] = [];
   const kinds = new Map<string, number>();
-  await fc.assert(
-    fc.asyncProperty(mutations, async (m) => {
-      const file = writeFile(`case${n++ % 8}`, m.text);
-      const r = await runCheck(file);
-      const kind = m.what.split(' ')[0]!;
-      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-      const problems: string[] = [];
-      if (r.code !== 2) problems.push(`exit ${r.code}`);
-      if (!r.out.some((l) => /^\S.*: .+/.test(l))) problems.push('no "file: path: message" line');
-      if (r.out.some((l) => !/^\S.*: .+/.test(l))) problems.push('a stdout line that is not a problem line');
-      if ([...r.out, r.err].some((l) => l.includes('    at '))) problems.push('stack trace');
-      if (r.ms > HANG_MS) problems.push(`took ${r.ms} ms`);
-      if (problems.length > 0) {
-        failures.push(`${m.what}: ${problems.join(', ')}\n  stdout: ${r.out.join(' | ').slice(0, 400)}\n  stderr: ${r.err.slice(0, 400)}`);
-        return false;
-      }
-      return true;
-    }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true },
-  ).catch((err: unknown) => {
-    t.fail(`${failures.join('\n')}\n${String(err).split('\n').slice(0, 3).join('\n')}`);
-  });
+  await fc
+    .assert(
+      fc.asyncProperty(mutations, async (m) => {
+        const file = writeFile(`case${n++ % 8}`, m.text);
+        const r = await runCheck(file);
+        const kind = m.what.split(' ')[0]!;
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+        const problems: string[] = [];
+        if (r.code !== 2) problems.push(`exit ${r.code}`);
+        if (!r.out.some((l) => /^\S.*: .+/.test(l))) problems.push('no "file: path: message" line');
+        if (r.out.some((l) => !/^\S.*: .+/.test(l))) problems.push('a stdout line that is not a problem line');
+        if ([...r.out, r.err].some((l) => l.includes('    at '))) problems.push('stack trace');
+        if (r.ms > HANG_MS) problems.push(`took ${r.ms} ms`);
+        if (problems.length > 0) {
+          failures.push(`${m.what}: ${problems.join(', ')}\n  stdout: ${r.out.join(' | ').slice(0, 400)}\n  stderr: ${r.err.slice(0, 400)}`);
+          return false;
+        }
+        return true;
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    )
+    .catch((err: unknown) => {
+      t.fail(`${failures.join('\n')}\n${String(err).split('\n').slice(0, 3).join('\n')}`);
+    });
   t.equal(n, RUNS, `${RUNS} cases ran`);
   t.same(failures, []);
   t.ok(kinds.size >= 9, `the mutations cover many kinds: ${[...kinds.keys()].join('; ')}`);

@@ -21,7 +21,9 @@ t.test('a file without modes is one mode named after name, default, switching an
   t.equal(m.save_interactions, true);
   t.equal(m.remember_locations, false);
   t.same(m.agent_inputs, [{ type: 'SomeInput', config: {} }]);
-  t.same(m.agent_actions, [{ name: 'speak', llm_label: 'speak', connector: 'some_tts', implementation: 'passthrough', config: {}, exclude_from_prompt: false }]);
+  t.same(m.agent_actions, [
+    { name: 'speak', llm_label: 'speak', connector: 'some_tts', implementation: 'passthrough', config: {}, exclude_from_prompt: false },
+  ]);
   t.same(m.cortex_llm, { type: 'SomeLLM', config: {} });
   t.same(r.warnings, []);
 });

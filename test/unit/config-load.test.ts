@@ -59,7 +59,12 @@ t.test('a missing file, a directory and a non-object top level are one clear pro
   t.same(!missing.ok && missing.lines, ['file not found']);
   const isDir = await tryLoad(dir);
   t.same(!isDir.ok && isDir.lines, ['is a directory, not a file']);
-  for (const [text, got] of [['[1, 2]', 'a list'], ['42', '42'], ['null', 'null'], ['"x"', '"x"']] as const) {
+  for (const [text, got] of [
+    ['[1, 2]', 'a list'],
+    ['42', '42'],
+    ['null', 'null'],
+    ['"x"', '"x"'],
+  ] as const) {
     const r = await tryLoad(writeConfig(dir, 'top', text));
     t.same(!r.ok && r.lines, [`the top level must be an object, got ${got}`], text);
   }
@@ -198,14 +203,20 @@ t.test('plugin types resolve through the registries; unknown ones list the known
   const r = await loadObject(t, cfg, { plugins: true });
   t.notOk(r.ok);
   if (r.ok) return;
-  t.ok(r.issues.every((i) => i.kind === 'unknown_type'), 'every problem is an unknown type');
-  t.same(r.lines.sort(), [
-    `cortex_llm.type: unknown llm type "NoSuchLLM"; known: ${knownList(llms.names())}`,
-    `modes.guard.agent_actions[0].name: unknown action type "no_such_action"; known: ${knownList(actions.names())}`,
-    `modes.guard.agent_inputs[0].type: unknown input type "NoSuchInput"; known: ${knownList(inputs.names())}`,
-    `modes.guard.simulators[0].type: unknown simulator type "NoSuchSim"; known: ${knownList(simulators.names())}`,
-    `modes.rest.cortex_llm.type: unknown llm type "AlsoNoSuchLLM"; known: ${knownList(llms.names())}`,
-  ].sort());
+  t.ok(
+    r.issues.every((i) => i.kind === 'unknown_type'),
+    'every problem is an unknown type',
+  );
+  t.same(
+    r.lines.sort(),
+    [
+      `cortex_llm.type: unknown llm type "NoSuchLLM"; known: ${knownList(llms.names())}`,
+      `modes.guard.agent_actions[0].name: unknown action type "no_such_action"; known: ${knownList(actions.names())}`,
+      `modes.guard.agent_inputs[0].type: unknown input type "NoSuchInput"; known: ${knownList(inputs.names())}`,
+      `modes.guard.simulators[0].type: unknown simulator type "NoSuchSim"; known: ${knownList(simulators.names())}`,
+      `modes.rest.cortex_llm.type: unknown llm type "AlsoNoSuchLLM"; known: ${knownList(llms.names())}`,
+    ].sort(),
+  );
   const plain = await loadObject(t, cfg, { plugins: false });
   t.ok(plain.ok, 'the same file is valid when plugin types are not resolved');
 });

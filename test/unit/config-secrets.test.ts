@@ -77,6 +77,7 @@ t.test('conceal: whole, quoted, JSON-escaped and cut-short echoes', async (t) =>
 });
 
 t.test('plugin type names made of words are shown; random tokens are not', async (t) => {
-  for (const name of ['UnitreeGo2LidarLocalization', 'UnitreeGo2FrontierExploration', 'SpeechlabASRInput2Channels']) t.notOk(looksLikeSecret(name), `${name} is shown`);
+  for (const name of ['UnitreeGo2LidarLocalization', 'UnitreeGo2FrontierExploration', 'SpeechlabASRInput2Channels'])
+    t.notOk(looksLikeSecret(name), `${name} is shown`);
   for (const token of ['Zq9Xk2Lp7Qw3Er5Ty8Ui1Op4', 'a8F3kL9qZ2mN7xP4vB6wR1tY', `tok_${'Ab3'.repeat(8)}`]) t.ok(looksLikeSecret(token), `${token} is concealed`);
 });

@@ -18,7 +18,10 @@ t.test('a newer minor or patch of v1 loads with exactly one warning', async (t) 
     const r = await loadObject(t, validConfig({ version }));
     t.ok(r.ok, version);
     t.equal(r.warnings.length, 1, `${version}: one warning`);
-    t.match(r.warnings[0], new RegExp(`version: version ${version.replace(/\./g, '\\.')} is newer than this runtime knows \\(${READS}\\); loading it as v1\\.0\\.5`));
+    t.match(
+      r.warnings[0],
+      new RegExp(`version: version ${version.replace(/\./g, '\\.')} is newer than this runtime knows \\(${READS}\\); loading it as v1\\.0\\.5`),
+    );
   }
 });
 
@@ -73,9 +76,15 @@ t.test('URID from the file or the URID variable; a bad one is an error at URID',
   t.equal(none.ok && none.loaded.urid, undefined);
 
   const bad = await loadObject(t, validConfig({ URID: 'om1_qwertyui' }));
-  t.same(!bad.ok && bad.lines, ['URID: not a valid URID "om1_qwertyui": expected a two-letter prefix and 12 letters or digits (14 characters), for example "OM1A2B3C4D5E6F"']);
+  t.same(!bad.ok && bad.lines, [
+    'URID: not a valid URID "om1_qwertyui": expected a two-letter prefix and 12 letters or digits (14 characters), for example "OM1A2B3C4D5E6F"',
+  ]);
   const badEnv = await loadObject(t, validConfig(), { env: { URID: 'short' } });
-  t.match(!badEnv.ok && badEnv.lines, [/^URID \(from the URID variable\): not a valid URID the value of \$\{URID\} \(not shown\)/], 'a value from a variable is never echoed');
+  t.match(
+    !badEnv.ok && badEnv.lines,
+    [/^URID \(from the URID variable\): not a valid URID the value of \$\{URID\} \(not shown\)/],
+    'a value from a variable is never echoed',
+  );
   const notString = await loadObject(t, validConfig({ URID: 12345678901234 }));
   t.same(!notString.ok && notString.lines, ['URID: expected a string, got 12345678901234'], 'one problem, not two');
 });

@@ -9,7 +9,8 @@ import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
 import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';
 import { toolsForMode } from '../../src/cortex/tools.js';
 
-const entry = (name: string, label: string) => ({ name, llm_label: label, connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false }) as ActionConfig;
+const entry = (name: string, label: string) =>
+  ({ name, llm_label: label, connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false }) as ActionConfig;
 const mode = { system_prompt_base: 'be nice', agent_actions: [entry('speak', 'speak'), entry('face', 'emotion')] } as unknown as ModeConfig;
 const config = { system_governance: 'laws', system_prompt_examples: '', system_prompt_base: '' } as unknown as AgentConfig;
 
@@ -92,13 +93,29 @@ t.test('keyword rules see the final texts first; a transition ends the tick befo
 
 t.test('tool calls go to the actions by label; unknown tools are logged and dropped; plain text is spoken', async (t) => {
   const a = setup(
-    [{ text: 'hello!', toolCalls: [{ name: 'emotion', arguments: { emotion: 'joy' } }, { name: 'fly', arguments: {} }], model: 'fake', latencyMs: 3 }],
+    [
+      {
+        text: 'hello!',
+        toolCalls: [
+          { name: 'emotion', arguments: { emotion: 'joy' } },
+          { name: 'fly', arguments: {} },
+        ],
+        model: 'fake',
+        latencyMs: 3,
+      },
+    ],
     { inputs: [input(['hi'])] },
   );
   await runTick(a.deps, req, signal);
-  t.same(a.dispatched, [['emotion', { emotion: 'joy' }], ['speak', { sentence: 'hello!' }]]);
+  t.same(a.dispatched, [
+    ['emotion', { emotion: 'joy' }],
+    ['speak', { sentence: 'hello!' }],
+  ]);
   t.ok(a.events.some((e) => e.type === 'error' && /unknown tool "fly"/.test(e.message)));
-  t.same(a.asked[0]!.tools.map((x) => x.function.name), ['speak', 'emotion']);
+  t.same(
+    a.asked[0]!.tools.map((x) => x.function.name),
+    ['speak', 'emotion'],
+  );
   t.match(a.asked[0]!.messages[1]!.content, /INPUT: Voice\n\/\/ START\nhi\n\/\/ END/);
   t.ok(a.events.some((e) => e.type === 'prompt' && e.tick === 4));
   t.ok(a.events.some((e) => e.type === 'model.answer' && e.latency_ms === 3));
@@ -117,9 +134,15 @@ t.test('MCP tool results are fed back to the model, for at most maxToolRounds ro
   t.equal(a.asked.length, 3, 'three rounds, not four');
   t.equal(calls.length, 3);
   const second = a.asked[1]!.messages;
-  t.same(second.slice(-2).map((m) => m.role), ['assistant', 'tool']);
+  t.same(
+    second.slice(-2).map((m) => m.role),
+    ['assistant', 'tool'],
+  );
   t.equal((second.at(-1) as { content: string }).content, 'file contents');
-  t.ok(a.asked[0]!.tools.some((x) => x.function.name === 'mcp_fs_read'), 'MCP tools are offered');
+  t.ok(
+    a.asked[0]!.tools.some((x) => x.function.name === 'mcp_fs_read'),
+    'MCP tools are offered',
+  );
 });
 
 t.test('a failing model is reported, not thrown', async (t) => {

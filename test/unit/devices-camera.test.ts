@@ -12,7 +12,10 @@ t.test('synthetic camera: size, count, increasing sequence and capture times', a
   const cam = createCamera({ binding: 'synthetic', width: 160, height: 120, fps: 200, frames: 5 });
   const frames = await lastValueFrom(cam.frames().pipe(toArray()));
   t.equal(frames.length, 5);
-  t.same(frames.map((f) => [f.mat.cols, f.mat.rows]), Array(5).fill([160, 120]));
+  t.same(
+    frames.map((f) => [f.mat.cols, f.mat.rows]),
+    Array(5).fill([160, 120]),
+  );
   t.ok(frames.every((f, i) => i === 0 || (f.seq > frames[i - 1]!.seq && f.capturedAt >= frames[i - 1]!.capturedAt)));
 });
 
@@ -27,7 +30,10 @@ t.test('file camera: reads a video written by OpenCV, once and looped', async (t
   t.same([once[0]!.mat.cols, once[0]!.mat.rows], [160, 120]);
   const looped = await lastValueFrom(createCamera({ binding: 'file', file, fps: 500 }).frames().pipe(take(14), toArray()));
   t.equal(looped.length, 14, 'looping goes past the end');
-  t.same(looped.map((f) => f.seq), [...Array(14).keys()]);
+  t.same(
+    looped.map((f) => f.seq),
+    [...Array(14).keys()],
+  );
 });
 
 t.test('a missing video file or camera is a typed DeviceError', async (t) => {

@@ -20,8 +20,16 @@ t.test('real-time replay follows the clock: 100 ms of 16 kHz audio is 3200 bytes
     replayPcm(audio, { rate: 16000, loop: false, realtime: true, periodMs: 20, scheduler: ts }).subscribe((b) => got.push({ at: ts.now(), n: b.length }));
     flush();
   });
-  t.same(got.slice(0, 3), [{ at: 20, n: 640 }, { at: 40, n: 640 }, { at: 60, n: 640 }]);
-  t.equal(got.reduce((s, g) => s + g.n, 0), 32000, 'every byte, once');
+  t.same(got.slice(0, 3), [
+    { at: 20, n: 640 },
+    { at: 40, n: 640 },
+    { at: 60, n: 640 },
+  ]);
+  t.equal(
+    got.reduce((s, g) => s + g.n, 0),
+    32000,
+    'every byte, once',
+  );
   t.equal(got.at(-1)!.at, 1000, 'one second of audio took one second');
 });
 
@@ -43,7 +51,10 @@ t.test('replay of a WAV file strips the header; a wrong rate is refused', async 
   t.same(Buffer.concat(await lastValueFrom(mic.pcm().pipe(toArray()))), pcm);
   const wrong = createReplayMicrophone({ binding: 'replay', file: wav, rate: 8000, loop: false, realtime: false, period_ms: 20 });
   await t.rejects(lastValueFrom(wrong.pcm()), { name: 'DeviceError', message: /16000 Hz but .* 8000 Hz/ });
-  await t.rejects(lastValueFrom(createMicrophone({ binding: 'replay', file: join(dir, 'none.wav') }).pcm()), { name: 'DeviceError', code: 'microphone_failed' });
+  await t.rejects(lastValueFrom(createMicrophone({ binding: 'replay', file: join(dir, 'none.wav') }).pcm()), {
+    name: 'DeviceError',
+    code: 'microphone_failed',
+  });
 });
 
 t.test('WAV parser skips extra chunks and accepts streamed (size 0) data chunks', async (t) => {
@@ -75,17 +86,24 @@ t.test('a recorder that fails (string errors) restarts with growing delays and r
   });
   t.equal(runs, 4);
   t.same(out, [4]);
-  t.same(seen, [
-    '0:microphone: arecord has exited with error code 1.',
-    '100:microphone: arecord has exited with error code 2.',
-    '300:microphone: arecord has exited with error code 3.',
-  ], 'delays 100, 200 ms (exponential)');
+  t.same(
+    seen,
+    [
+      '0:microphone: arecord has exited with error code 1.',
+      '100:microphone: arecord has exited with error code 2.',
+      '300:microphone: arecord has exited with error code 3.',
+    ],
+    'delays 100, 200 ms (exponential)',
+  );
 });
 
 t.test('restarts are bounded by max_restarts; then the stream errors with a typed error', async (t) => {
   const failures = new Subject<DeviceError>();
   const once = () => new Observable<Buffer>((s) => s.error('boom'));
-  await t.rejects(firstValueFrom(withRestarts('microphone', once, { initialMs: 1, maxMs: 1, maxRestarts: 2 }, failures)), { name: 'DeviceError', message: 'microphone: gave up restarting: boom' });
+  await t.rejects(firstValueFrom(withRestarts('microphone', once, { initialMs: 1, maxMs: 1, maxRestarts: 2 }, failures)), {
+    name: 'DeviceError',
+    message: 'microphone: gave up restarting: boom',
+  });
 });
 
 t.test('config is validated before anything starts', async (t) => {

@@ -9,7 +9,6 @@ import { waitFor } from '../helpers/wait.js';
 /** The mock binding behind a port opened by the `mock` binding. */
 const mock = (port: unknown) => (port as SerialPortMock).port!;
 
-
 t.test('reads CRLF and LF lines, and writes', async (t) => {
   SerialPortMock.binding.createPort('/dev/MOCK0', { record: true });
   const serial = createSerialLine({ binding: 'mock', path: '/dev/MOCK0' });

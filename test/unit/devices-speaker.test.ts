@@ -60,7 +60,10 @@ t.test('file sink: a new speaker numbers on after the clips there, and only the 
 });
 
 t.test('player commands read stdin with the right format flags', async (t) => {
-  t.same(playerCommand('aplay', pcm(1, 22050), 'plughw:1,0'), { cmd: 'aplay', args: ['-D', 'plughw:1,0', '-q', '-t', 'raw', '-f', 'S16_LE', '-c', '1', '-r', '22050', '-'] });
+  t.same(playerCommand('aplay', pcm(1, 22050), 'plughw:1,0'), {
+    cmd: 'aplay',
+    args: ['-D', 'plughw:1,0', '-q', '-t', 'raw', '-f', 'S16_LE', '-c', '1', '-r', '22050', '-'],
+  });
   t.same(playerCommand('paplay', { data: Buffer.alloc(0), format: 'wav' }).args, []);
   t.match(playerCommand('ffplay', { data: Buffer.alloc(0), format: 'mp3' }).args, ['-nodisp', '-autoexit']);
   t.throws(() => playerCommand('aplay', { data: Buffer.alloc(0), format: 'mp3' }), { name: 'DeviceError', code: 'speaker_format' });

@@ -35,14 +35,35 @@ t.test('the environment wins over the block; credentials leave the URL; enabled:
   const dir = tempDir(t);
   const ca = join(dir, 'ca.pem');
   writeFileSync(ca, 'PEM');
-  const block = { url: 'mqtts://user1:pw-in-url@file-broker:8883', robot_id: 'from-file', topic_prefix: 'lab/robots', ca_file: 'ca.pem', share_transcripts: true, metrics_interval_seconds: 0.5 };
+  const block = {
+    url: 'mqtts://user1:pw-in-url@file-broker:8883',
+    robot_id: 'from-file',
+    topic_prefix: 'lab/robots',
+    ca_file: 'ca.pem',
+    share_transcripts: true,
+    metrics_interval_seconds: 0.5,
+  };
   const file = await tryLoad(writeConfig(dir, 'robot', validConfig({ fleet: block })), { env: {} });
   t.ok(file.ok, file.ok ? '' : file.lines.join('\n'));
   if (file.ok) {
-    t.match(file.loaded.fleet, { url: 'mqtts://file-broker:8883', username: 'user1', password: 'pw-in-url', robotId: 'from-file', prefix: 'lab/robots', shareTranscripts: true, metricsIntervalMs: 500 });
+    t.match(file.loaded.fleet, {
+      url: 'mqtts://file-broker:8883',
+      username: 'user1',
+      password: 'pw-in-url',
+      robotId: 'from-file',
+      prefix: 'lab/robots',
+      shareTranscripts: true,
+      metricsIntervalMs: 500,
+    });
     t.equal(file.loaded.fleet?.caFile, ca, 'a relative CA file is relative to the configuration');
   }
-  const env = { CORTEX_MQTT_URL: 'mqtt://env-broker:1884', CORTEX_MQTT_USERNAME: 'op', CORTEX_MQTT_PASSWORD: 'env-secret', CORTEX_MQTT_ROBOT_ID: 'r-env', CORTEX_MQTT_CA_FILE: ca };
+  const env = {
+    CORTEX_MQTT_URL: 'mqtt://env-broker:1884',
+    CORTEX_MQTT_USERNAME: 'op',
+    CORTEX_MQTT_PASSWORD: 'env-secret',
+    CORTEX_MQTT_ROBOT_ID: 'r-env',
+    CORTEX_MQTT_CA_FILE: ca,
+  };
   const both = await loadObject(t, validConfig({ fleet: { ...block, ca_file: undefined } }), { env });
   t.ok(both.ok, both.ok ? '' : both.lines.join('\n'));
   if (both.ok) t.match(both.loaded.fleet, { url: 'mqtt://env-broker:1884', username: 'op', password: 'env-secret', robotId: 'r-env', caFile: ca });

@@ -69,7 +69,13 @@ const seed = {
 
 t.test('the state follows the bus: mode, health of inputs, actions, streams and tool servers, battery and position', async (t) => {
   const s = new StateReducer(seed);
-  t.match(s.current, { mode: 'idle', mode_since: 100, modes: ['idle', 'sleep'], health: { ok: true, inputs: { TextInput: { state: 'ok' } }, actions: { speak: { state: 'ok' } } }, estop: { available: true, engaged: false } });
+  t.match(s.current, {
+    mode: 'idle',
+    mode_since: 100,
+    modes: ['idle', 'sleep'],
+    health: { ok: true, inputs: { TextInput: { state: 'ok' } }, actions: { speak: { state: 'ok' } } },
+    estop: { available: true, engaged: false },
+  });
   const at = (n: number) => n;
   const apply = (e: AgentEvent) => s.apply(e);
   t.ok(apply({ type: 'stream', at: at(200), kind: 'asr', input: 'SpeechlabASRInput', state: 'backingOff', reason: 'server closed 1006' }));
@@ -77,8 +83,13 @@ t.test('the state follows the bus: mode, health of inputs, actions, streams and 
   t.equal(s.current.updated_at, 200);
   t.ok(apply({ type: 'stream', at: at(300), kind: 'asr', input: 'SpeechlabASRInput', state: 'streaming' }));
   t.equal(s.current.health.ok, true);
-  t.notOk(apply({ type: 'tick', at: at(310), mode: 'idle', n: 1, late_skipped: 0, lateness_ms: 0, called_model: false }), 'a tick changes nothing a reader sees');
-  t.ok(apply({ type: 'action', at: at(400), mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'failed', error: 'espeak-ng: not found' }));
+  t.notOk(
+    apply({ type: 'tick', at: at(310), mode: 'idle', n: 1, late_skipped: 0, lateness_ms: 0, called_model: false }),
+    'a tick changes nothing a reader sees',
+  );
+  t.ok(
+    apply({ type: 'action', at: at(400), mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'failed', error: 'espeak-ng: not found' }),
+  );
   t.match(healthSummary(s.current), /action speak failed/);
   t.ok(apply({ type: 'action', at: at(410), mode: 'idle', label: 'speak', name: 'speak', connector: 'local_tts', state: 'done' }));
   t.ok(apply({ type: 'error', at: at(500), source: 'input.TextInput', message: 'input TextInput failed: EADDRINUSE; restarting in 1000 ms' }));
@@ -87,7 +98,14 @@ t.test('the state follows the bus: mode, health of inputs, actions, streams and 
   t.equal(s.current.health.inputs.TextInput?.state, 'failed');
   t.ok(apply({ type: 'input', at: at(520), mode: 'idle', input: 'TextInput', text: 'hi', final: true }));
   t.equal(s.current.health.inputs.TextInput?.state, 'ok', 'a message means it works again');
-  t.ok(apply({ type: 'context', at: at(600), source: 'input.BatteryInput', values: { battery_percent: 42, battery_status: 'Discharging', battery_charging: false, battery_low: false } }));
+  t.ok(
+    apply({
+      type: 'context',
+      at: at(600),
+      source: 'input.BatteryInput',
+      values: { battery_percent: 42, battery_status: 'Discharging', battery_charging: false, battery_low: false },
+    }),
+  );
   t.same(s.current.battery, { percent: 42, status: 'Discharging', charging: false, low: false });
   t.ok(apply({ type: 'context', at: at(610), source: 'input.GpsInput', values: { gps_fix: true, latitude: 48.1, longitude: 11.5, altitude_m: 520 } }));
   t.same(s.current.position, { lat: 48.1, lon: 11.5, altitude_m: 520 });
@@ -97,8 +115,25 @@ t.test('the state follows the bus: mode, health of inputs, actions, streams and 
 });
 
 t.test('the events topic: what operators care about, transcripts only when shared, secrets never', async (t) => {
-  const answer: AgentEvent = { type: 'model.answer', at: 1, mode: 'idle', tick: 1, model: 'CloudLLM', text: 'I heard you say your PIN', tool_calls: [{ name: 'speak', arguments: { sentence: 'private' } }], latency_ms: 12 };
-  t.same(operatorEvent(answer, false), { type: 'model.answer', at: 1, mode: 'idle', tick: 1, model: 'CloudLLM', tool_calls: [{ name: 'speak' }], latency_ms: 12 });
+  const answer: AgentEvent = {
+    type: 'model.answer',
+    at: 1,
+    mode: 'idle',
+    tick: 1,
+    model: 'CloudLLM',
+    text: 'I heard you say your PIN',
+    tool_calls: [{ name: 'speak', arguments: { sentence: 'private' } }],
+    latency_ms: 12,
+  };
+  t.same(operatorEvent(answer, false), {
+    type: 'model.answer',
+    at: 1,
+    mode: 'idle',
+    tick: 1,
+    model: 'CloudLLM',
+    tool_calls: [{ name: 'speak' }],
+    latency_ms: 12,
+  });
   t.same(operatorEvent(answer, true), answer);
   const heard: AgentEvent = { type: 'input', at: 1, mode: 'idle', input: 'TextInput', text: 'my secret plans', final: true };
   t.equal(operatorEvent(heard, false), undefined);
@@ -107,10 +142,17 @@ t.test('the events topic: what operators care about, transcripts only when share
   t.equal(operatorEvent({ type: 'tick', at: 1, mode: 'idle', n: 1, late_skipped: 0, lateness_ms: 0, called_model: true }, true), undefined);
   t.equal(operatorEvent({ type: 'action', at: 1, mode: 'm', label: 'speak', name: 'speak', connector: 'c', state: 'done' }, true), undefined);
   t.ok(operatorEvent({ type: 'action', at: 1, mode: 'm', label: 'speak', name: 'speak', connector: 'c', state: 'failed', error: 'x' }, false));
-  const err = operatorEvent({ type: 'error', at: 1, source: 'mcp', message: 'connect https://bob:hunter2@tools.lan failed with Bearer abcdefghijklmnop' }, false);
+  const err = operatorEvent(
+    { type: 'error', at: 1, source: 'mcp', message: 'connect https://bob:hunter2@tools.lan failed with Bearer abcdefghijklmnop' },
+    false,
+  );
   t.notMatch(JSON.stringify(err), /hunter2|abcdefghijklmnop/);
   const budget = new EventBudget(2, 3, 0);
-  t.same([0, 0, 0, 0].map(() => budget.take(0)), [true, true, true, false], 'a burst of 3, then nothing');
+  t.same(
+    [0, 0, 0, 0].map(() => budget.take(0)),
+    [true, true, true, false],
+    'a burst of 3, then nothing',
+  );
   t.equal(budget.dropped, 1);
   t.ok(budget.take(500), 'refilled at 2 per second');
 });
@@ -146,8 +188,14 @@ t.test('commands through the control surface: estop latches with source fleet, r
   t.equal(calls.at(-1), `estop fleet: fleet command ${e.id}`, 'without a reason the command names itself');
   t.same(await executeCommand(cmd({ command: 'switch', mode: 'idle' }), { control: base }), { ok: false, reason: 'already in mode idle' });
   t.same(await executeCommand(cmd({ command: 'say', text: 'hi' }), { control: base }), { ok: false, reason: 'mode idle has no input that takes typed text' });
-  t.same(await executeCommand(cmd({ command: 'context', values: { a: 1 } }), { control: base }), { ok: false, reason: 'context values cannot be set on this agent' });
-  t.match(await executeCommand(cmd({ command: 'reload', config: '{}' }), { control: base }), { ok: false, reason: /only available to an agent run by `cortexd run`/ });
+  t.same(await executeCommand(cmd({ command: 'context', values: { a: 1 } }), { control: base }), {
+    ok: false,
+    reason: 'context values cannot be set on this agent',
+  });
+  t.match(await executeCommand(cmd({ command: 'reload', config: '{}' }), { control: base }), {
+    ok: false,
+    reason: /only available to an agent run by `cortexd run`/,
+  });
   const throwing: FleetControl = {
     ...base,
     estop: () => {

@@ -28,7 +28,15 @@ t.test('system message: mode base, governance, examples, then the actions not ex
 t.test('each input is one block; a buffer prefixed with its descriptor is not labelled twice', async (t) => {
   t.equal(inputSection({ descriptor: 'Voice', text: 'Voice: hello there' }), 'INPUT: Voice\n// START\nhello there\n// END');
   t.equal(inputSection({ descriptor: 'Vision', text: 'a person smiles' }), 'INPUT: Vision\n// START\na person smiles\n// END');
-  const p = fuse(config, mode, [{ descriptor: 'Vision', text: 'a cat' }, { descriptor: 'Voice', text: 'Voice: hi' }], []);
+  const p = fuse(
+    config,
+    mode,
+    [
+      { descriptor: 'Vision', text: 'a cat' },
+      { descriptor: 'Voice', text: 'Voice: hi' },
+    ],
+    [],
+  );
   t.match(p.user, /AVAILABLE INPUTS:\nINPUT: Vision\n\/\/ START\na cat\n\/\/ END\nINPUT: Voice\n\/\/ START\nhi\n\/\/ END/);
   t.match(p.user, /What will you do\?/);
   const empty = fuse(config, mode, [{ descriptor: 'Voice', text: '   ' }], []);
@@ -40,7 +48,10 @@ t.test('the offline rule model hears typed text labelled as voice, and nothing f
   t.equal(heardUtterance(lastUserText({ messages: typed.messages })), 'what is your name');
   const tools = [{ type: 'function' as const, function: { name: 'speak', parameters: { type: 'object', properties: { sentence: { type: 'string' } } } } }];
   const answer = ruleAnswer({ messages: typed.messages, tools });
-  t.same(answer.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), [['speak', { sentence: 'I am a robot running cortexd.' }]]);
+  t.same(
+    answer.toolCalls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
+    [['speak', { sentence: 'I am a robot running cortexd.' }]],
+  );
   const vision = fuse(config, mode, [{ descriptor: 'Vision', text: 'a person giving a speech' }], []);
   t.equal(heardUtterance(lastUserText({ messages: vision.messages })), undefined, 'vision is not speech');
   t.same(ruleAnswer({ messages: vision.messages, tools }).toolCalls, [], 'so the model idles');

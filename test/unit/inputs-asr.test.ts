@@ -13,7 +13,6 @@ import { CloudSocketAuthError } from '../../src/cloud/errors.js';
 import { createLogger } from '../../src/log.js';
 import { FakeLink } from '../../src/testing/fake-link.js';
 
-
 const dir = mkdtempSync(join(tmpdir(), 'inputs-asr-'));
 const pcm = Buffer.alloc(16000 * 2 * 0.35); // 350 ms at 16 kHz: three full 100 ms chunks and a tail
 for (let i = 0; i < pcm.length; i++) pcm[i] = (i * 7) & 0xff;
@@ -30,13 +29,15 @@ function makeInput(opts: { speaking?: BehaviorSubject<boolean>; connect?: () => 
     vad: { enabled: false },
   });
   let plugin: AsrInput | undefined;
-  const host = hostInput('SpeechlabASRInput', (callbacks) =>
-    (plugin = new AsrInput('SpeechlabASRInput', config, {
-      connect: opts.connect ?? (async () => link),
-      microphone: createMicrophone(config.microphone),
-      ...(opts.speaking ? { speaker: { playing$: opts.speaking, stop: () => undefined } } : {}),
-      ctx: callbacks,
-    })),
+  const host = hostInput(
+    'SpeechlabASRInput',
+    (callbacks) =>
+      (plugin = new AsrInput('SpeechlabASRInput', config, {
+        connect: opts.connect ?? (async () => link),
+        microphone: createMicrophone(config.microphone),
+        ...(opts.speaking ? { speaker: { playing$: opts.speaking, stop: () => undefined } } : {}),
+        ctx: callbacks,
+      })),
   );
   return { host, link, input: () => plugin! };
 }
@@ -53,12 +54,20 @@ t.test('the microphone reaches the socket byte-exact; transcripts become message
   const { host, link, input } = makeInput();
   await until(() => Buffer.concat(link.audio).length === pcm.length, 'all audio at the socket');
   t.same(Buffer.concat(link.audio), pcm, 'every byte, in order');
-  t.ok(host.ref().getSnapshot().children['stream:asr'], 'the socket session is the input actor\'s child stream:asr');
+  t.ok(host.ref().getSnapshot().children['stream:asr'], "the socket session is the input actor's child stream:asr");
   link.say({ type: 'partial', asr_reply: 'hello', clientId: 'c', time: 1 });
   link.say({ asr_reply: 'hello robot', clientId: 'c', time: 2 });
   link.say({ asr_reply: 'turn left', clientId: 'c', time: 3 });
   await until(() => host.messages.length === 3, 'three messages');
-  t.same(host.messages.map((m) => [m.text, m.final]), [['hello', false], ['hello robot', true], ['turn left', true]], 'a partial does not wake the loop, a final does');
+  t.same(
+    host.messages.map((m) => [m.text, m.final]),
+    [
+      ['hello', false],
+      ['hello robot', true],
+      ['turn left', true],
+    ],
+    'a partial does not wake the loop, a final does',
+  );
   const text = input().formattedLatestBuffer();
   t.equal(text, 'Voice: hello robot turn left', 'finals only, one line');
   t.equal(heardUtterance(`Inputs:\n${text}`), 'hello robot turn left', 'the offline rule model reads it as speech');
@@ -75,7 +84,10 @@ t.test('while the speaker plays, the socket gets silence of the same length', as
   const speaking = new BehaviorSubject(true);
   const { host, link } = makeInput({ speaking });
   await until(() => Buffer.concat(link.audio).length === pcm.length, 'all audio at the socket');
-  t.ok(Buffer.concat(link.audio).every((b) => b === 0), 'muted');
+  t.ok(
+    Buffer.concat(link.audio).every((b) => b === 0),
+    'muted',
+  );
   host.stop();
 });
 
@@ -98,7 +110,10 @@ t.test('poll returns the next transcript event; a 401 stops the input with the s
   await until(() => denied.host.ref().getSnapshot().hasTag('failed'), 'the input to stop');
   const error = denied.host.events.find((e) => e.type === 'error');
   t.match(error, { source: 'input.SpeechlabASRInput', message: /recognition stopped: .*Invalid API key: revoked/ });
-  t.ok(denied.host.events.some((e) => e.type === 'stream' && e.kind === 'asr' && e.state === 'failed' && /revoked/.test(e.reason ?? '')), 'the failure is a stream event with the server\'s reason');
+  t.ok(
+    denied.host.events.some((e) => e.type === 'stream' && e.kind === 'asr' && e.state === 'failed' && /revoked/.test(e.reason ?? '')),
+    "the failure is a stream event with the server's reason",
+  );
   t.equal(attempts, 1, 'a refused key is not retried');
   t.equal(denied.input().formattedLatestBuffer(), 'Voice: not available (stopped)', 'the prompt says the voice is gone, once');
   t.equal(denied.input().formattedLatestBuffer(), undefined);
@@ -117,7 +132,13 @@ t.test('the buffer keeps at most buffer_size finals; the oldest go first and are
 
 t.test('configs: defaults, the older interrupt name, and a clear error without the hosted service', async (t) => {
   const lab = SpeechlabASRInputSchema.parse({});
-  t.match(lab, { language: 'auto', chunk_ms: 100, ring_ms: 10_000, microphone: { binding: 'recorder', rate: 16000 }, vad: { enabled: true, pre_roll_ms: 300, hangover_ms: 800 } });
+  t.match(lab, {
+    language: 'auto',
+    chunk_ms: 100,
+    ring_ms: 10_000,
+    microphone: { binding: 'recorder', rate: 16000 },
+    vad: { enabled: true, pre_roll_ms: 300, hangover_ms: 800 },
+  });
   t.equal(SpeechbASRInputSchema.parse({}).language, 'en-US');
   t.equal(SpeechlabASRInputSchema.parse({ enable_tts_interrupt: true }).enable_tts_interrupt, true);
   t.notOk(SpeechlabASRInputSchema.safeParse({ microphone: { binding: 'replay' } }).success, 'replay needs a file');

@@ -16,7 +16,6 @@ function fakeSysfs(files: Record<string, Record<string, string>>): string {
   return root;
 }
 
-
 t.test('finds the battery among supplies; reports on change only; low battery is final', async (t) => {
   const root = fakeSysfs({
     AC: { type: 'Mains', online: '0' },

@@ -49,7 +49,13 @@ t.test('GpsInput: fix, position, altitude, speed and course from GGA and RMC; ba
   const config = GpsInputSchema.parse({ binding: 'mock', path: '/dev/MOCKG0' });
   const serial = createSerialLine(serialConfigOf(config));
   const input = new GpsInput(config, serial);
-  const got = firstValueFrom(input.listen().pipe(tap((r) => input.rawToText(r)), take(2), toArray()));
+  const got = firstValueFrom(
+    input.listen().pipe(
+      tap((r) => input.rawToText(r)),
+      take(2),
+      toArray(),
+    ),
+  );
   const broken = GGA.slice(0, -2) + '00';
   mock(await waitFor(() => serial.port())).emitData(`${broken}\r\nnoise\r\n${GGA}\r\n${RMC}\r\n`);
   const raws = await got;

@@ -31,7 +31,14 @@ function importsOf(file: string, text: string): Import[] {
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node)) {
       const clause = node.importClause;
-      const typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      const typeOnly =
+        !!clause &&
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            !!clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
       add(node.moduleSpecifier, node, false, typeOnly);
     } else if (ts.isExportDeclaration(node)) {
       add(node.moduleSpecifier, node, false, node.isTypeOnly);
@@ -111,7 +118,10 @@ t.test('plugin descriptors and schemas load zod and each other only (no plugin c
   const allowed = (target: string) => target === 'zod' || inLayer(target, 'src/plugins') || target === 'src/errors.js' || target === 'src/cloud/catalog.js';
   const wrong: string[] = [];
   const files = sources('src/plugins');
-  t.ok(files.some((f) => f.startsWith('src/plugins/schemas/')), 'schema modules exist');
+  t.ok(
+    files.some((f) => f.startsWith('src/plugins/schemas/')),
+    'schema modules exist',
+  );
   for (const file of files) {
     for (const i of importsOf(join(ROOT, file), readFileSync(join(ROOT, file), 'utf8'))) if (!i.typeOnly && !allowed(i.target)) wrong.push(where(file, i));
   }

@@ -11,11 +11,18 @@ t.test('keeps the last N exchanges; older ones stay verbatim until N of them are
   h.record('p3', 'a3');
   await h.idle();
   t.equal(asked.length, 0, 'one exchange waiting is not a batch yet');
-  t.same(h.messages().map((m) => m.content), ['p1', 'a1', 'p2', 'a2', 'p3', 'a3'], 'and it is still sent verbatim');
+  t.same(
+    h.messages().map((m) => m.content),
+    ['p1', 'a1', 'p2', 'a2', 'p3', 'a3'],
+    'and it is still sent verbatim',
+  );
   h.record('p4', 'a4');
   await h.idle();
   t.same(asked, ['Prompt: p1\nRobot: a1\n\nPrompt: p2\nRobot: a2'], 'two waiting: one summary of both');
-  t.same(h.messages().map((m) => m.content), ['Summary of the earlier conversation: S1', 'p3', 'a3', 'p4', 'a4']);
+  t.same(
+    h.messages().map((m) => m.content),
+    ['Summary of the earlier conversation: S1', 'p3', 'a3', 'p4', 'a4'],
+  );
   h.record('p5', 'a5');
   h.record('p6', 'a6');
   await h.idle();
@@ -50,7 +57,11 @@ t.test('messages() never waits for a summary; the batch in flight is still sent 
   h.record('p2', 'a2'); // p1 -> summary in flight
   h.record('p3', 'a3'); // p2 waits
   h.record('p4', 'a4'); // p3 waits
-  t.same(h.messages().map((m) => m.content), ['p1', 'a1', 'p2', 'a2', 'p3', 'a3', 'p4', 'a4'], 'a tick sees everything at once');
+  t.same(
+    h.messages().map((m) => m.content),
+    ['p1', 'a1', 'p2', 'a2', 'p3', 'a3', 'p4', 'a4'],
+    'a tick sees everything at once',
+  );
   t.equal(asked.length, 1, 'one summary at a time');
   release('one');
   await new Promise((r) => setImmediate(r));
@@ -61,7 +72,10 @@ t.test('messages() never waits for a summary; the batch in flight is still sent 
   release('three');
   await h.idle();
   t.equal(h.summary, 'three');
-  t.same(h.messages().map((m) => m.content), ['Summary of the earlier conversation: three', 'p4', 'a4']);
+  t.same(
+    h.messages().map((m) => m.content),
+    ['Summary of the earlier conversation: three', 'p4', 'a4'],
+  );
 });
 
 t.test('a failing or missing summariser truncates; stop() aborts the summary in flight', async (t) => {
@@ -98,14 +112,20 @@ t.test('history goes after the system messages; answers are remembered with thei
     ],
     h,
   );
-  t.same(out.map((m) => m.content), ['sys', 'hi', 'hello [move {"action":"sit"}]', 'now']);
+  t.same(
+    out.map((m) => m.content),
+    ['sys', 'hi', 'hello [move {"action":"sit"}]', 'now'],
+  );
   t.equal(answerText({ toolCalls: [] }), '(no answer)');
 });
 
 t.test('withTimeout tells its own timeout from the caller abort', async (t) => {
-  await t.rejects(withTimeout('m', 10, new AbortController().signal, (s) => new Promise((_r, j) => s.addEventListener('abort', () => j(new Error('x'))))), {
-    name: 'LlmTimeoutError',
-  });
+  await t.rejects(
+    withTimeout('m', 10, new AbortController().signal, (s) => new Promise((_r, j) => s.addEventListener('abort', () => j(new Error('x'))))),
+    {
+      name: 'LlmTimeoutError',
+    },
+  );
   const ac = new AbortController();
   const p = withTimeout('m', 10_000, ac.signal, (s) => new Promise((_r, j) => s.addEventListener('abort', () => j(s.reason))));
   ac.abort(new Error('owner'));

@@ -66,7 +66,7 @@ t.test('random JSON values split at random points parse as JSON.parse does (fuzz
       const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
       const fragments: string[] = [];
       let at = 0;
-      for (const c of points) (fragments.push(text.slice(at, c)), (at = c));
+      for (const c of points) fragments.push(text.slice(at, c)), (at = c);
       fragments.push(text.slice(at));
       const p = parseIncrementally(fragments);
       return !p.error && JSON.stringify(p.value) === JSON.stringify(JSON.parse(text));

@@ -28,7 +28,17 @@ function fakeCloud() {
 }
 
 const ctx = (cloud: CloudClient) => ({ logger: pino({ level: 'silent' }), cloud });
-const ask = (llm: LlmPlugin, text: string) => llm.ask({ messages: [{ role: 'system', content: 's' }, { role: 'user', content: text }], tools: [] }, new AbortController().signal);
+const ask = (llm: LlmPlugin, text: string) =>
+  llm.ask(
+    {
+      messages: [
+        { role: 'system', content: 's' },
+        { role: 'user', content: text },
+      ],
+      tools: [],
+    },
+    new AbortController().signal,
+  );
 
 for (const [name, make] of [
   ['CloudLLM', (c: CloudClient) => createCloudLlm({ history_length: 1, stream: false }, ctx(c))],

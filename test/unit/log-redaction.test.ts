@@ -48,7 +48,11 @@ t.test('fields of the merging object, nested and under secret names', async (t) 
 
 t.test('bound fields: base, child and grandchild bindings', async (t) => {
   const lines: string[] = [];
-  const logger = createLogger({ pretty: false, base: { token: 'base-opaque-token', u: URL_WITH_KEY }, destination: { write: (s: string) => void lines.push(s) } });
+  const logger = createLogger({
+    pretty: false,
+    base: { token: 'base-opaque-token', u: URL_WITH_KEY },
+    destination: { write: (s: string) => void lines.push(s) },
+  });
   const child = logger.child({ url: URL_WITH_KEY, api_key: 'child-opaque-key', mode: 'guard' });
   const grandchild = child.child({ jwt: JWT, auth: `Bearer ${KEY}` });
   logger.info('root');

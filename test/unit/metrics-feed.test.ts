@@ -117,7 +117,17 @@ t.test('a real ASR stream cut and reconnected, forwarded to the bus: socket stat
 t.test('frames dropped, from vision stream events', async (t) => {
   const { metrics, emit } = rig();
   emit({ type: 'stream', kind: 'vlm', input: 'VLMInput', state: 'streaming', frames_sent: 10, frames_dropped: 2 });
-  emit({ type: 'stream', kind: 'vlm', input: 'VLMInput', state: 'backingOff', attempt: 2, delay_ms: 500, reason: 'socket closed (1006)', frames_sent: 12, frames_dropped: 5 });
+  emit({
+    type: 'stream',
+    kind: 'vlm',
+    input: 'VLMInput',
+    state: 'backingOff',
+    attempt: 2,
+    delay_ms: 500,
+    reason: 'socket closed (1006)',
+    frames_sent: 12,
+    frames_dropped: 5,
+  });
   const text = await metrics.scrape();
   t.equal(sample(text, 'cortexd_frames_dropped_total{input="VLMInput"}'), 5);
   t.equal(sample(text, 'cortexd_socket_state{socket="vlm/VLMInput",state="backing_off"}'), 1);
@@ -128,10 +138,18 @@ t.test('forwardStreamEvents copies only the stream fields', async (t) => {
   const out: unknown[] = [];
   const listeners = new Map<string, (e: unknown) => void>();
   const actor = { on: (type: string, fn: (e: unknown) => void) => (listeners.set(type, fn), { unsubscribe: () => listeners.delete(type) }) };
-  const sub = forwardStreamEvents(actor, 'vlm', 'VLMInput', (e) => out.push(e), () => 42);
+  const sub = forwardStreamEvents(
+    actor,
+    'vlm',
+    'VLMInput',
+    (e) => out.push(e),
+    () => 42,
+  );
   listeners.get('vlm.state')!({ type: 'vlm.state', state: 'backingOff', attempt: 3, delay_ms: 2000, reason: 'x', breaker: true, connections: 4, secret: 'no' });
   listeners.get('vlm.stats')!({ type: 'vlm.stats', state: 'nonsense' });
-  t.same(out, [{ type: 'stream', at: 42, kind: 'vlm', input: 'VLMInput', state: 'backingOff', attempt: 3, delay_ms: 2000, connections: 4, reason: 'x', breaker: true }]);
+  t.same(out, [
+    { type: 'stream', at: 42, kind: 'vlm', input: 'VLMInput', state: 'backingOff', attempt: 3, delay_ms: 2000, connections: 4, reason: 'x', breaker: true },
+  ]);
   sub.unsubscribe();
   t.equal(listeners.size, 0);
 });
@@ -139,7 +157,20 @@ t.test('forwardStreamEvents copies only the stream fields', async (t) => {
 t.test('turn latency by stage, from turn events, the origin stage left out', async (t) => {
   const { metrics, emit, sub } = rig();
   const turn = (stages: Record<string, number>) =>
-    emit({ type: 'turn', mode: 'talk', tick: 1, model: 'm', streamed: true, origin: 'speech_end', origin_at: 1, stages_ms: stages, sentences: 3, spoken: 3, gaps_ms: [], outcome: 'spoken' });
+    emit({
+      type: 'turn',
+      mode: 'talk',
+      tick: 1,
+      model: 'm',
+      streamed: true,
+      origin: 'speech_end',
+      origin_at: 1,
+      stages_ms: stages,
+      sentences: 3,
+      spoken: 3,
+      gaps_ms: [],
+      outcome: 'spoken',
+    });
   turn({ speech_end: 0, final_transcript: 700, request_sent: 710, first_token: 1000, first_sentence: 1200, first_audio_byte: 1300, playback_start: 1301 });
   turn({ speech_end: 0, final_transcript: 900, request_sent: 905, first_token: 1300, playback_start: 1700, first_action: 1400 });
   const text = await metrics.scrape();

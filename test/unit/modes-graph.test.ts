@@ -17,7 +17,10 @@ const cfg = config({
 
 t.test('edges: "*" expands to every other mode; labels carry type, priority, cooldown, keywords, timeouts', async (t) => {
   const edges = modeEdges(cfg);
-  t.same(edges.map((e) => `${e.from}>${e.to}#${e.ruleIndex}`), ['idle>talk#0', 'talk>idle#1', 'odd name>idle#1', 'talk>odd name#2', 'idle>odd name#3']);
+  t.same(
+    edges.map((e) => `${e.from}>${e.to}#${e.ruleIndex}`),
+    ['idle>talk#0', 'talk>idle#1', 'odd name>idle#1', 'talk>odd name#2', 'idle>odd name#3'],
+  );
   t.equal(edges[0]!.label, 'input_triggered p3 cd5s: "talk", "tell me"');
   t.equal(edges[1]!.label, 'time_based p1: after 300s');
   t.equal(edges[3]!.label, 'context_aware p2: battery <= 20');
@@ -26,9 +29,16 @@ t.test('edges: "*" expands to every other mode; labels carry type, priority, coo
 
 t.test('drawn edges: a "*" rule is one edge from "any mode", labelled once', async (t) => {
   const edges = drawnEdges(cfg);
-  t.same(edges.map((e) => `${e.from}>${e.to}#${e.ruleIndex}`), ['idle>talk#0', `${ANY_MODE}>idle#1`, 'talk>odd name#2', 'idle>odd name#3']);
+  t.same(
+    edges.map((e) => `${e.from}>${e.to}#${e.ruleIndex}`),
+    ['idle>talk#0', `${ANY_MODE}>idle#1`, 'talk>odd name#2', 'idle>odd name#3'],
+  );
   t.same(legendLines(cfg)[1], '#1 any mode → idle: time_based p1: after 300s');
-  const star = config({ modes: { a: mode(), b: mode() }, default_mode: 'a', transition_rules: [{ from_mode: '*', to_mode: 'a', transition_type: 'time_based', priority: 1 }] });
+  const star = config({
+    modes: { a: mode(), b: mode() },
+    default_mode: 'a',
+    transition_rules: [{ from_mode: '*', to_mode: 'a', transition_type: 'time_based', priority: 1 }],
+  });
   t.equal(drawnEdges(star)[0]!.label, "time_based p1: at each mode's timeout");
 });
 

@@ -15,7 +15,10 @@ const calls = ((globalThis as { __hookCalls?: unknown[] }).__hookCalls ??= []);
 
 const vars: HookVars = { hook_type: 'on_entry', mode_name: 'talk', from_mode: 'idle', to_mode: 'talk', reason: 'keyword "chat"' };
 const speakAction = { name: 'speak', llm_label: 'speak', connector: 'tts' };
-const cfg = config({ default_mode: 'talk', modes: { talk: mode({ agent_actions: [speakAction, { name: 'Wave Arm', llm_label: 'wave', connector: 'arm' }] }), idle: mode() } });
+const cfg = config({
+  default_mode: 'talk',
+  modes: { talk: mode({ agent_actions: [speakAction, { name: 'Wave Arm', llm_label: 'wave', connector: 'arm' }] }), idle: mode() },
+});
 
 function env(extra: Partial<HookEnv> = {}) {
   const log = captureLogger();
@@ -27,14 +30,24 @@ const signal = () => new AbortController().signal;
 t.test('message: placeholders filled, spoken through speak when the mode has a speak action', async (t) => {
   const spoken: Array<[string, string]> = [];
   const { env: e } = env({ speak: (text, _s, m) => void spoken.push([text, m]) });
-  await runHandler({ hook: parse({ handler_type: 'message', handler_config: { message: 'From {from_mode} to {to_mode} in {mode_name} because {reason} {unknown}' } }), vars, env: e }, signal());
+  await runHandler(
+    {
+      hook: parse({ handler_type: 'message', handler_config: { message: 'From {from_mode} to {to_mode} in {mode_name} because {reason} {unknown}' } }),
+      vars,
+      env: e,
+    },
+    signal(),
+  );
   t.same(spoken, [['From idle to talk in talk because keyword "chat" {unknown}', 'talk']]);
 });
 
 t.test('message: logged when the mode has no speak action', async (t) => {
   const spoken: string[] = [];
   const { env: e, log } = env({ speak: (text) => void spoken.push(text) });
-  await runHandler({ hook: parse({ handler_type: 'message', handler_config: { message: 'Now in {mode_name}' } }), vars: { ...vars, mode_name: 'idle' }, env: e }, signal());
+  await runHandler(
+    { hook: parse({ handler_type: 'message', handler_config: { message: 'Now in {mode_name}' } }), vars: { ...vars, mode_name: 'idle' }, env: e },
+    signal(),
+  );
   t.same(spoken, []);
   t.ok(log.messages().includes('Now in idle'));
 });
@@ -42,7 +55,10 @@ t.test('message: logged when the mode has no speak action', async (t) => {
 t.test('function: module_name + function, or module.function; sync and async; called with the hook context', async (t) => {
   calls.length = 0;
   const { env: e } = env();
-  await runHandler({ hook: parse({ handler_type: 'function', handler_config: { module_name: 'recorder', function: 'record', args: { x: 1 } } }), vars, env: e }, signal());
+  await runHandler(
+    { hook: parse({ handler_type: 'function', handler_config: { module_name: 'recorder', function: 'record', args: { x: 1 } } }), vars, env: e },
+    signal(),
+  );
   await runHandler({ hook: parse({ handler_type: 'function', handler_config: { function: 'recorder.recordAsync' } }), vars, env: e }, signal());
   t.same(calls, [
     { fn: 'record', hook_type: 'on_entry', mode_name: 'talk', from_mode: 'idle', to_mode: 'talk', args: { x: 1 } },
@@ -92,8 +108,14 @@ t.test('action: dispatched by llm_label or name with value (or action_config); u
   const run = (handler_config: Record<string, unknown>) => runHandler({ hook: parse({ handler_type: 'action', handler_config }), vars, env: e }, signal());
   await run({ action: 'wave', value: 'twice' });
   await run({ action_type: 'Wave Arm', action_config: { n: 2 } });
-  t.same(sent, [['wave', 'twice'], ['wave', { n: 2 }]]);
+  t.same(sent, [
+    ['wave', 'twice'],
+    ['wave', { n: 2 }],
+  ]);
   await t.rejects(run({ action: 'dance' }), /mode "talk" has no action "dance" \(actions: speak, wave\)/);
   const { env: bare } = env();
-  await t.rejects(runHandler({ hook: parse({ handler_type: 'action', handler_config: { action: 'wave' } }), vars, env: bare }, signal()), /no action dispatcher/);
+  await t.rejects(
+    runHandler({ hook: parse({ handler_type: 'action', handler_config: { action: 'wave' } }), vars, env: bare }, signal()),
+    /no action dispatcher/,
+  );
 });

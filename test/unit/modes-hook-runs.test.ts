@@ -87,7 +87,9 @@ t.test('shutdown hooks are reported too: on_exit done, an on_shutdown hook that 
 t.test('lines logged by hooks carry the mode and the hook event', async (t) => {
   let m: ReturnType<typeof start> | undefined;
   const cfg = config({
-    modes: { a: mode({ agent_actions: [note], lifecycle_hooks: [act('on_entry', 'fail-logged'), hook('on_entry', 'message', { message: 'hello {mode_name}' })] }) },
+    modes: {
+      a: mode({ agent_actions: [note], lifecycle_hooks: [act('on_entry', 'fail-logged'), hook('on_entry', 'message', { message: 'hello {mode_name}' })] }),
+    },
   });
   m = start(cfg, { dispatchAction: dispatcher(() => m!.clock) });
   await m.active('a');

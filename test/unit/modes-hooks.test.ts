@@ -37,7 +37,9 @@ const toB = [{ from_mode: 'a', to_mode: 'b', transition_type: 'input_triggered',
 t.test('a switch runs exit hooks of the old mode, then changes state, then entry hooks of the new mode', async (t) => {
   const timeline: string[] = [];
   const { dispatch } = recorder(timeline);
-  const m = start(config({ modes: modes({ a: [act('on_exit', 'bye-a')], b: [act('on_entry', 'hello-b')] }), transition_rules: toB }), { dispatchAction: dispatch });
+  const m = start(config({ modes: modes({ a: [act('on_exit', 'bye-a')], b: [act('on_entry', 'hello-b')] }), transition_rules: toB }), {
+    dispatchAction: dispatch,
+  });
   m.actor.on('mode.changed', (e) => void timeline.push(`changed:${e.from}->${e.to}`));
   await m.active('a');
   m.actor.send({ type: 'input.text', text: 'go' });
@@ -81,7 +83,9 @@ t.test('a synchronous hook is bounded by its timeout, then the next hook runs', 
 t.test('an async hook is started and the event goes on; it is still cancelled at its timeout', async (t) => {
   const timeline: string[] = [];
   const { dispatch, aborted } = recorder(timeline);
-  const cfg = config({ modes: modes({ a: [act('on_entry', 'hang-async', { priority: 2, async_execution: true, timeout_seconds: 4 }), act('on_entry', 'next', { priority: 1 })] }) });
+  const cfg = config({
+    modes: modes({ a: [act('on_entry', 'hang-async', { priority: 2, async_execution: true, timeout_seconds: 4 }), act('on_entry', 'next', { priority: 1 })] }),
+  });
   const m = start(cfg, { dispatchAction: dispatch });
   await m.active('a');
   t.same(timeline, ['a:hang-async', 'a:next'], 'the next hook did not wait');
@@ -98,7 +102,12 @@ t.test('on_failure: log reports and goes on, ignore goes on silently, abort stop
   const { dispatch } = recorder(timeline);
   const cfg = config({
     modes: modes({
-      a: [act('on_exit', 'fail-log', { priority: 9 }), act('on_exit', 'fail-ignore', { priority: 8, on_failure: 'ignore' }), act('on_exit', 'fail-abort', { priority: 7, on_failure: 'abort' }), act('on_exit', 'never', { priority: 6 })],
+      a: [
+        act('on_exit', 'fail-log', { priority: 9 }),
+        act('on_exit', 'fail-ignore', { priority: 8, on_failure: 'ignore' }),
+        act('on_exit', 'fail-abort', { priority: 7, on_failure: 'abort' }),
+        act('on_exit', 'never', { priority: 6 }),
+      ],
     }),
     transition_rules: toB,
   });
@@ -108,11 +117,24 @@ t.test('on_failure: log reports and goes on, ignore goes on silently, abort stop
   await m.active('b');
   t.same(timeline, ['a:fail-log', 'a:fail-ignore', 'a:fail-abort'], 'abort stopped the remaining exit hooks');
   t.equal(m.current(), 'b', 'an aborted on_exit does not cancel the switch');
-  t.same(m.of('hook.failed').map((f) => f.on_failure), ['log', 'abort'], 'ignore emits no failure');
+  t.same(
+    m.of('hook.failed').map((f) => f.on_failure),
+    ['log', 'abort'],
+    'ignore emits no failure',
+  );
   const warnings = m.log.lines.filter((l) => l.level === 40).map((l) => String(l.msg));
-  t.ok(warnings.some((w) => w.includes('fail-log failed')), 'log: logged as a warning');
-  t.notOk(m.log.lines.some((l) => (l.level as number) >= 40 && String(l.msg).includes('fail-ignore')), 'ignore: nothing above debug');
-  t.ok(m.log.lines.some((l) => l.level === 50 && String(l.msg).includes('fail-abort')), 'abort: logged as an error');
+  t.ok(
+    warnings.some((w) => w.includes('fail-log failed')),
+    'log: logged as a warning',
+  );
+  t.notOk(
+    m.log.lines.some((l) => (l.level as number) >= 40 && String(l.msg).includes('fail-ignore')),
+    'ignore: nothing above debug',
+  );
+  t.ok(
+    m.log.lines.some((l) => l.level === 50 && String(l.msg).includes('fail-abort')),
+    'abort: logged as an error',
+  );
   m.actor.stop();
 });
 
@@ -120,7 +142,10 @@ t.test('an on_entry abort cancels the switch: back to the previous mode, whose e
   const timeline: string[] = [];
   const { dispatch } = recorder(timeline);
   const cfg = config({
-    modes: modes({ a: [act('on_entry', 'enter-a'), act('on_exit', 'exit-a')], b: [act('on_entry', 'fail-b', { on_failure: 'abort' }), act('on_entry', 'never-b')] }),
+    modes: modes({
+      a: [act('on_entry', 'enter-a'), act('on_exit', 'exit-a')],
+      b: [act('on_entry', 'fail-b', { on_failure: 'abort' }), act('on_entry', 'never-b')],
+    }),
     transition_rules: toB,
   });
   const m = start(cfg, { dispatchAction: dispatch });
@@ -130,7 +155,10 @@ t.test('an on_entry abort cancels the switch: back to the previous mode, whose e
   await m.active('a');
   t.same(timeline, ['a:enter-a', 'a:exit-a', 'b:fail-b', 'a:enter-a']);
   t.match(m.of('mode.aborted')[0], { from: 'a', to: 'b', reason: /on_entry hook action "note" failed: fail-b failed/ });
-  t.match(m.of('mode.changed').map((c) => `${c.from}->${c.to}:${c.trigger}`), ['a->b:input_triggered', 'b->a:rollback']);
+  t.match(
+    m.of('mode.changed').map((c) => `${c.from}->${c.to}:${c.trigger}`),
+    ['a->b:input_triggered', 'b->a:rollback'],
+  );
   t.equal(m.current(), 'a');
   m.actor.stop();
 });

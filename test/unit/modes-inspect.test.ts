@@ -57,7 +57,9 @@ t.test('a promise actor whose input holds the configuration shows no secret and 
   const sent: unknown[] = [];
   const inspector = createInspector({ start() {}, stop() {}, send: (e: unknown) => void sent.push(e) }, inspectorOptions({ autoStart: true }));
   const secretConfig = { api_key: 'key_live_abcdefghijkl', service: { base_url: 'http://x/?api_key=zzzsecretzzz' }, clip: Buffer.alloc(64) };
-  const machine = setup({ actors: { work: fromPromise(async ({ input }: { input: { config: typeof secretConfig } }) => ({ echoed: input.config.api_key })) } }).createMachine({
+  const machine = setup({
+    actors: { work: fromPromise(async ({ input }: { input: { config: typeof secretConfig } }) => ({ echoed: input.config.api_key })) },
+  }).createMachine({
     initial: 'run',
     states: { run: { invoke: { src: 'work', input: () => ({ config: secretConfig }), onDone: 'done' } }, done: { type: 'final' } },
   });

@@ -26,7 +26,10 @@ t.test('after a restart the agent resumes in the saved mode, with previous mode 
 
   const saved = JSON.parse(readFileSync(path, 'utf8'));
   t.match(saved, { version: 1, config: 'test_agent', current: 'c', previous: 'b' });
-  t.same(saved.transitions.map((x: { from: string; to: string }) => `${x.from}->${x.to}`), ['a->b', 'b->c']);
+  t.same(
+    saved.transitions.map((x: { from: string; to: string }) => `${x.from}->${x.to}`),
+    ['a->b', 'b->c'],
+  );
   t.notOk(readFileSync(path, 'utf8').includes('supersecret'), 'no secrets in the file');
   t.equal(statSync(path).mode & 0o777, 0o600);
   t.same(readdirSync(join(path, '..')), ['test_agent.json'], 'no temporary file left behind');

@@ -115,7 +115,10 @@ t.test('manual switching: allowed, refused when disabled, refused for unknown or
   m.actor.send({ type: 'mode.switch', mode: 'nope' });
   m.actor.send({ type: 'mode.switch', mode: 'a' });
   await m.flush();
-  t.match(m.of('mode.refused'), [{ requested: 'nope', reason: /unknown mode "nope"/ }, { requested: 'a', reason: /already in mode/ }]);
+  t.match(m.of('mode.refused'), [
+    { requested: 'nope', reason: /unknown mode "nope"/ },
+    { requested: 'a', reason: /already in mode/ },
+  ]);
   m.actor.send({ type: 'mode.switch', mode: 'c', reason: 'operator' });
   await m.active('c');
   t.match(m.of('mode.changed')[0], { trigger: 'manual', rule_index: null, reason: 'manual: operator' });

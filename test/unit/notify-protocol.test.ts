@@ -96,7 +96,10 @@ t.test('an unhealthy runtime skips pings', async (t) => {
   t.teardown(() => w.stop());
   await new Promise((r) => setTimeout(r, 150));
   t.ok(w.skippedPings >= 2, `skipped ${w.skippedPings}`);
-  t.notOk(rx.messages.some((m) => m.text === 'WATCHDOG=1'), 'no ping while unhealthy');
+  t.notOk(
+    rx.messages.some((m) => m.text === 'WATCHDOG=1'),
+    'no ping while unhealthy',
+  );
   healthy = true;
   await rx.next((m) => m === 'WATCHDOG=1');
 });

@@ -44,7 +44,10 @@ t.test('odd byte counts: a split sample is carried to the next buffer, not lost'
   t.same(chunker.push(Buffer.from([1, 2, 3])), []);
   const [a, ...rest] = chunker.push(Buffer.from([4, 5, 6, 7, 8, 9]));
   t.same([...a!], [1, 2, 3, 4]);
-  t.same(rest.map((b) => [...b]), [[5, 6, 7, 8]]);
+  t.same(
+    rest.map((b) => [...b]),
+    [[5, 6, 7, 8]],
+  );
   t.equal(chunker.pending, 1);
   t.equal(chunker.bytesIn, chunker.bytesOut + chunker.pending, 'accounting invariant');
   t.same([...chunker.flush()], [9]);
@@ -53,7 +56,10 @@ t.test('odd byte counts: a split sample is carried to the next buffer, not lost'
 
 t.test('no tail is emitted when flushOnComplete is false', async (t) => {
   const out = await lastValueFrom(from([Buffer.alloc(3300)]).pipe(chunkPcm({ rate: 16000, flushOnComplete: false }), toArray()));
-  t.same(out.map((b) => b.length), [3200]);
+  t.same(
+    out.map((b) => b.length),
+    [3200],
+  );
 });
 
 t.test('ASR framing: rate and language in the first message of each subscription only', async (t) => {
@@ -66,10 +72,7 @@ t.test('ASR framing: rate and language in the first message of each subscription
   const second: unknown[] = [];
   src.pipe(frameAsr({ rate: 16000 })).subscribe((m) => second.push(m));
   src.next(Buffer.from('ef'));
-  t.same(first, [
-    { audio: Buffer.from('ab').toString('base64'), rate: 16000, language_code: 'en' },
-    { audio: Buffer.from('cd').toString('base64') },
-  ]);
+  t.same(first, [{ audio: Buffer.from('ab').toString('base64'), rate: 16000, language_code: 'en' }, { audio: Buffer.from('cd').toString('base64') }]);
   t.same(second, [{ audio: Buffer.from('ef').toString('base64'), rate: 16000, language_code: 'auto' }], 'a reconnect starts over; auto by default');
   t.notOk('rate' in (first[1] as object));
 });

@@ -47,7 +47,19 @@ t.test('latestWins counts drops and releases replaced items', async (t) => {
   const stats = { processed: 0, dropped: 0 };
   const released: number[] = [];
   const out: number[] = [];
-  src.pipe(latestWins((x: number) => gate.pipe(take(1), map(() => x)), stats, (x) => released.push(x))).subscribe((x) => out.push(x));
+  src
+    .pipe(
+      latestWins(
+        (x: number) =>
+          gate.pipe(
+            take(1),
+            map(() => x),
+          ),
+        stats,
+        (x) => released.push(x),
+      ),
+    )
+    .subscribe((x) => out.push(x));
   for (let i = 0; i < 100; i++) src.next(i);
   t.same(stats, { processed: 1, dropped: 98 }, 'one running, one waiting, the rest replaced');
   t.equal(released.length, 98);
@@ -77,7 +89,10 @@ t.test('JPEG: quality changes the size, async equals sync, the vision message is
   const three = [0, 1, 2].map((seq) => ({ mat: mat.copy(), capturedAt: frame.capturedAt, seq }));
   const out = await lastValueFrom(from(three).pipe(encodeJpegLatest(70), toArray()));
   t.ok(out.length >= 1 && out.length <= 3);
-  t.ok(three.every((f) => f.mat.empty), 'every frame given to the encoder is released');
+  t.ok(
+    three.every((f) => f.mat.empty),
+    'every frame given to the encoder is released',
+  );
 });
 
 t.test('every frame a camera emits is released by the pipeline: sampled out, held back, replaced or encoded', async (t) => {
@@ -97,7 +112,11 @@ t.test('every frame a camera emits is released by the pipeline: sampled out, hel
   );
   t.equal(seen.length, 60, 'the camera produced every frame');
   t.ok(encoded.length > 0, 'some frames were encoded');
-  t.same(seen.filter((f) => !f.mat.empty).map((f) => f.seq), [], 'no frame still holds its pixels');
+  t.same(
+    seen.filter((f) => !f.mat.empty).map((f) => f.seq),
+    [],
+    'no frame still holds its pixels',
+  );
 });
 
 t.test('consumeFrame releases the frame when its work is cancelled', async (t) => {

@@ -9,7 +9,9 @@ import { actionEntry } from '../helpers/plugins.js';
 /** The built-in registry with each loader counted by `kind:name` (the code is still loaded for real). */
 function counted(): { registry: PluginRegistry; loaded: string[] } {
   const loaded: string[] = [];
-  const wrap = <F>(name: string, load: () => Promise<F>) => () => (loaded.push(name), load());
+  const wrap =
+    <F>(name: string, load: () => Promise<F>) =>
+    () => (loaded.push(name), load());
   const l = builtinPlugins.loaders;
   const map = <F>(kind: string, r: Record<string, () => Promise<F>>) => Object.fromEntries(Object.entries(r).map(([n, f]) => [n, wrap(`${kind}:${n}`, f)]));
   const loaders: PluginLoaders = {
@@ -21,7 +23,15 @@ function counted(): { registry: PluginRegistry; loaded: string[] } {
   return { registry: pluginRegistry(builtinPlugins.descriptors, loaders), loaded };
 }
 
-const mode = (m: Partial<{ agent_inputs: Array<{ type: string }>; agent_actions: Array<{ name: string; connector: string }>; simulators: Array<{ type: string }>; cortex_llm: { type: string }; remember_locations: boolean }>) => ({
+const mode = (
+  m: Partial<{
+    agent_inputs: Array<{ type: string }>;
+    agent_actions: Array<{ name: string; connector: string }>;
+    simulators: Array<{ type: string }>;
+    cortex_llm: { type: string };
+    remember_locations: boolean;
+  }>,
+) => ({
   agent_inputs: [],
   agent_actions: [],
   simulators: [],
@@ -30,7 +40,17 @@ const mode = (m: Partial<{ agent_inputs: Array<{ type: string }>; agent_actions:
 
 t.test('the built-in registry pairs every descriptor with a loader that yields a factory', async (t) => {
   const d = builtinPlugins.descriptors;
-  t.same(d.inputs.names(), ['BatteryInput', 'GpsInput', 'LocalVLMInput', 'MqttInput', 'SerialReader', 'SpeechbASRInput', 'SpeechlabASRInput', 'TextInput', 'VLMInput']);
+  t.same(d.inputs.names(), [
+    'BatteryInput',
+    'GpsInput',
+    'LocalVLMInput',
+    'MqttInput',
+    'SerialReader',
+    'SpeechbASRInput',
+    'SpeechlabASRInput',
+    'TextInput',
+    'VLMInput',
+  ]);
   t.same(d.llms.names(), ['CloudLLM', 'LocalLLM', 'MultiLLM']);
   t.same(d.simulators.names(), ['WebSim']);
   t.same(Object.fromEntries(d.actions.all().map((a) => [a.type, a.connectors.names()])), {
@@ -41,7 +61,8 @@ t.test('the built-in registry pairs every descriptor with a loader that yields a
   });
   for (const [name, load] of Object.entries(builtinPlugins.loaders.inputs)) t.type(await load(), 'function', `input ${name}`);
   for (const [name, load] of Object.entries(builtinPlugins.loaders.llms)) t.type(await load(), 'function', `llm ${name}`);
-  for (const [action, r] of Object.entries(builtinPlugins.loaders.connectors)) for (const [name, load] of Object.entries(r)) t.type(await load(), 'function', `${action} ${name}`);
+  for (const [action, r] of Object.entries(builtinPlugins.loaders.connectors))
+    for (const [name, load] of Object.entries(r)) t.type(await load(), 'function', `${action} ${name}`);
   t.type(await builtinPlugins.loaders.simulators.WebSim!(), 'function');
 });
 
@@ -53,7 +74,12 @@ t.test('a registry whose descriptors and loaders disagree is refused, naming bot
 });
 
 t.test('only the move connectors that drive a controller (serial line, MQTT topic) are marked as motion', async (t) => {
-  const motion = descriptors.actions.all().flatMap((a) => a.connectors.all().filter((c) => c.motion).map((c) => `${a.type}:${c.type}`));
+  const motion = descriptors.actions.all().flatMap((a) =>
+    a.connectors
+      .all()
+      .filter((c) => c.motion)
+      .map((c) => `${a.type}:${c.type}`),
+  );
   t.same(motion, ['move:serial', 'move:mqtt']);
 });
 
@@ -75,11 +101,21 @@ t.test('resolvePlugins loads exactly the plugins the default configuration uses'
   t.type(plugins.input('TextInput').create, 'function');
   t.type(plugins.connector('speak', 'local_tts').create, 'function');
   t.equal(plugins.action('move').queue, 'latest');
-  t.throws(() => plugins.input('VLMInput'), { name: 'PluginError', code: 'plugin_not_loaded', message: /input type "VLMInput" is not loaded.*\(loaded: LocalVLMInput, SpeechlabASRInput, TextInput\)/ });
+  t.throws(() => plugins.input('VLMInput'), {
+    name: 'PluginError',
+    code: 'plugin_not_loaded',
+    message: /input type "VLMInput" is not loaded.*\(loaded: LocalVLMInput, SpeechlabASRInput, TextInput\)/,
+  });
   t.throws(() => plugins.input('NoSuchInput'), { code: 'plugin_unknown', message: /unknown input type "NoSuchInput"; known: BatteryInput, GpsInput, / });
   t.throws(() => plugins.llm('GPT'), { code: 'plugin_unknown', message: /unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM/ });
-  t.throws(() => plugins.connector('move', 'serial'), { code: 'plugin_not_loaded', message: /connector "serial" of action "move" is not loaded.*\(loaded: console\)/ });
-  t.throws(() => plugins.connector('move', 'teleport'), { code: 'plugin_unknown', message: /action move: unknown connector type "teleport"; known: console, mqtt, serial/ });
+  t.throws(() => plugins.connector('move', 'serial'), {
+    code: 'plugin_not_loaded',
+    message: /connector "serial" of action "move" is not loaded.*\(loaded: console\)/,
+  });
+  t.throws(() => plugins.connector('move', 'teleport'), {
+    code: 'plugin_unknown',
+    message: /action move: unknown connector type "teleport"; known: console, mqtt, serial/,
+  });
   t.throws(() => plugins.action('fly'), { code: 'plugin_unknown', message: /unknown action type "fly"; known: face, move, remember_location, speak/ });
   t.throws(() => plugins.simulator('Gazebo'), { code: 'plugin_unknown', message: /unknown simulator type "Gazebo"; known: WebSim/ });
 });
@@ -95,7 +131,9 @@ t.test('unknown names are refused together, before anything loads', async (t) =>
   const { registry, loaded } = counted();
   const err = await resolvePlugins(registry, {
     cortex_llm: { type: 'GPT' },
-    modes: { a: mode({ agent_inputs: [{ type: 'TextInput' }, { type: 'Radar' }], agent_actions: [actionEntry('fly', 'console'), actionEntry('move', 'warp')] }) },
+    modes: {
+      a: mode({ agent_inputs: [{ type: 'TextInput' }, { type: 'Radar' }], agent_actions: [actionEntry('fly', 'console'), actionEntry('move', 'warp')] }),
+    },
   }).catch((e: unknown) => e);
   t.ok(err instanceof PluginError);
   t.equal((err as PluginError).code, 'plugin_unknown');
@@ -131,11 +169,17 @@ t.test('plugins load in parallel, and a loader that fails names its plugin', asy
   });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 10_000)));
-  const result = await Promise.race([resolvePlugins(slow, { modes: { a: mode({ agent_inputs: [{ type: 'A' }, { type: 'B' }] }) } }).then(() => 'resolved'), timeout]);
+  const result = await Promise.race([
+    resolvePlugins(slow, { modes: { a: mode({ agent_inputs: [{ type: 'A' }, { type: 'B' }] }) } }).then(() => 'resolved'),
+    timeout,
+  ]);
   clearTimeout(timer);
   t.equal(result, 'resolved', 'both loaders ran at once');
 
-  const broken = pluginRegistry(registry.descriptors, { ...registry.loaders, inputs: { ...registry.loaders.inputs, A: () => Promise.reject(new Error('libopencv.so.410: cannot open shared object file')) } });
+  const broken = pluginRegistry(registry.descriptors, {
+    ...registry.loaders,
+    inputs: { ...registry.loaders.inputs, A: () => Promise.reject(new Error('libopencv.so.410: cannot open shared object file')) },
+  });
   await t.rejects(resolvePlugins(broken, { modes: { a: mode({ agent_inputs: [{ type: 'A' }] }) } }), {
     name: 'PluginError',
     code: 'plugin_load_failed',
@@ -145,10 +189,24 @@ t.test('plugins load in parallel, and a loader that fails names its plugin', asy
 
 t.test('withPlugins adds plugins to a new registry and refuses to replace one', async (t) => {
   const create = () => ({ name: 'beep', run: async () => {}, stop: async () => {} });
-  const registry = withPlugins(builtinPlugins, { connectors: [{ action: 'speak', type: 'beep', description: 'beeps', schema: descriptors.actions.get('speak')!.schema, needs: () => [], motion: false, create }] });
+  const registry = withPlugins(builtinPlugins, {
+    connectors: [
+      { action: 'speak', type: 'beep', description: 'beeps', schema: descriptors.actions.get('speak')!.schema, needs: () => [], motion: false, create },
+    ],
+  });
   t.same(registry.descriptors.actions.get('speak')!.connectors.names(), ['beep', 'console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts']);
-  t.same(builtinPlugins.descriptors.actions.get('speak')!.connectors.names(), ['console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts'], 'the built-in registry is unchanged');
+  t.same(
+    builtinPlugins.descriptors.actions.get('speak')!.connectors.names(),
+    ['console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts'],
+    'the built-in registry is unchanged',
+  );
   const plugins = await resolvePlugins(registry, { modes: { a: mode({ agent_actions: [actionEntry('speak', 'beep')] }) } });
   t.equal(plugins.connector('speak', 'beep').create, create);
-  t.throws(() => withPlugins(builtinPlugins, { llms: [{ type: 'CloudLLM', description: 'x', schema: descriptors.llms.get('CloudLLM')!.schema, needs: () => [], create: () => ({}) as never }] }), /duplicate llm plugin type: CloudLLM/);
+  t.throws(
+    () =>
+      withPlugins(builtinPlugins, {
+        llms: [{ type: 'CloudLLM', description: 'x', schema: descriptors.llms.get('CloudLLM')!.schema, needs: () => [], create: () => ({}) as never }],
+      }),
+    /duplicate llm plugin type: CloudLLM/,
+  );
 });

@@ -13,7 +13,14 @@ const config = (safety: unknown, modeSafety?: unknown) =>
     api_key: '',
     system_governance: '',
     modes: {
-      a: { display_name: 'a', description: 'a', system_prompt_base: 'a', hertz: 1, agent_actions: [{ name: 'move', llm_label: 'legs', connector: 'console' }], ...(modeSafety ? { safety: modeSafety } : {}) },
+      a: {
+        display_name: 'a',
+        description: 'a',
+        system_prompt_base: 'a',
+        hertz: 1,
+        agent_actions: [{ name: 'move', llm_label: 'legs', connector: 'console' }],
+        ...(modeSafety ? { safety: modeSafety } : {}),
+      },
       b: { display_name: 'b', description: 'b', system_prompt_base: 'b', hertz: 1, agent_actions: [{ name: 'face', llm_label: 'face', connector: 'console' }] },
     },
     safety,
@@ -37,5 +44,8 @@ t.test('the block is strict and checks its ranges', async (t) => {
   t.throws(() => config({ dead_man_seconds: 2 }), /dead_man_seconds/);
   t.throws(() => config({ geofence: { polygon: [{ latitude: 1, longitude: 2 }] } }));
   t.throws(() => config({}, { estop_serial: { path: '/dev/x' } }), /estop_serial/, 'e-stop sources are global only');
-  t.ok(config({ geofence: { center: { latitude: 48.1, longitude: 11.5 }, radius_m: 30 }, estop_serial: { path: '/dev/ttyUSB0' } }).safety?.estop_serial?.sentence === 'ESTOP');
+  t.ok(
+    config({ geofence: { center: { latitude: 48.1, longitude: 11.5 }, radius_m: 30 }, estop_serial: { path: '/dev/ttyUSB0' } }).safety?.estop_serial
+      ?.sentence === 'ESTOP',
+  );
 });

@@ -24,7 +24,9 @@ const recorder: ConnectorFactory = () => ({
   stop: async () => {},
   halt: async () => void wire.push('STOP'),
 });
-const registry = withPlugins(builtinPlugins, { connectors: [{ action: 'move', type: 'wire', description: 'w', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }] });
+const registry = withPlugins(builtinPlugins, {
+  connectors: [{ action: 'move', type: 'wire', description: 'w', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }],
+});
 const entry: ActionConfig = { name: 'move', llm_label: 'move', connector: 'wire', implementation: 'passthrough', config: {}, exclude_from_prompt: false };
 const plugins = await resolvePlugins(registry, { modes: { m: { agent_inputs: [], simulators: [], agent_actions: [entry] } } });
 const settle = async () => {
@@ -39,7 +41,11 @@ function rig(t: Test, safety: Record<string, unknown>, modeSafety: Record<string
   const events: AgentEvent[] = [];
   bus.events$.subscribe((e) => events.push(e));
   const governor = startGovernor(safety as never, { clock, bus, modes: { m: modeSafety } });
-  const handle = createActionHandle(entry, { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: () => {}, plugins }, { safety: governor.actor });
+  const handle = createActionHandle(
+    entry,
+    { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: () => {}, plugins },
+    { safety: governor.actor },
+  );
   t.teardown(async () => {
     await handle.stop();
     governor.stop();
@@ -125,7 +131,15 @@ t.test('the geofence: motion stops when the robot leaves it, only the return val
   t.equal((await r.go('walk back')).state, 'done', 'the return value is accepted outside');
 
   t.ok(distanceM({ lat: 48, lon: 11 }, { lat: 48.001, lon: 11 }) > 100);
-  const square = { kind: 'polygon' as const, corners: [{ lat: 0, lon: 0 }, { lat: 0, lon: 1 }, { lat: 1, lon: 1 }, { lat: 1, lon: 0 }] };
+  const square = {
+    kind: 'polygon' as const,
+    corners: [
+      { lat: 0, lon: 0 },
+      { lat: 0, lon: 1 },
+      { lat: 1, lon: 1 },
+      { lat: 1, lon: 0 },
+    ],
+  };
   t.notOk(outsideFence(square, { fix: true, lat: 0.5, lon: 0.5 }));
   t.ok(outsideFence(square, { fix: true, lat: 1.5, lon: 0.5 }));
   t.ok(outsideFence(square, { fix: false, lat: 0.5, lon: 0.5 }));
@@ -156,11 +170,17 @@ t.test('when the agent stops, motion stops and only the stop value passes; a lat
   const events: AgentEvent[] = [];
   bus.events$.subscribe((e) => events.push(e));
   const policy = resolvePolicy({ modes: { m: {} }, safety: SafetyConfig.parse({ estop_socket: { enabled: false } }) } as never);
-  const restored = createActor(governorMachine, { input: { policy, bus, logger: pino({ level: 'silent' }), now: Date.now, mode: 'm', latch: { source: 'socket', reason: 'before the crash', at: 1 } } });
+  const restored = createActor(governorMachine, {
+    input: { policy, bus, logger: pino({ level: 'silent' }), now: Date.now, mode: 'm', latch: { source: 'socket', reason: 'before the crash', at: 1 } },
+  });
   restored.start();
   t.teardown(() => restored.stop());
   t.match(events[0], { type: 'safety', kind: 'estop', restored: true, source: 'socket' });
-  const handle = createActionHandle(entry, { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: () => {}, plugins }, { safety: restored });
+  const handle = createActionHandle(
+    entry,
+    { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: () => {}, plugins },
+    { safety: restored },
+  );
   t.teardown(() => handle.stop());
   await settle();
   t.same(wire, ['STOP'], 'the stop command goes out as soon as the motion action starts');

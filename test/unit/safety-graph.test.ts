@@ -20,7 +20,10 @@ t.test('Mermaid shows the four regions, the latch, the dead-man timer and what e
 t.test('JSON nests the states with tags and transitions; DOT renders to SVG with Graphviz', async (t) => {
   const json = JSON.parse(await renderSafetyGraph('json'));
   t.match(json, { id: 'safety', type: 'parallel', states: { estop: { initial: 'safety.estop.boot', states: { latched: { tags: ['estopped'] } } } } });
-  t.match(json.states.motion.states.moving.states.fed.transitions, [{ on: 'motion.fed', target: ['safety.motion.moving.fed'] }, { on: 'after deadman / deadmanExpired' }]);
+  t.match(json.states.motion.states.moving.states.fed.transitions, [
+    { on: 'motion.fed', target: ['safety.motion.moving.fed'] },
+    { on: 'after deadman / deadmanExpired' },
+  ]);
   t.ok(json.everywhere.includes('safety.request / decideRequest'));
   const dot = await renderSafetyGraph('dot');
   t.match(dot, /subgraph "cluster_safety\.estop"/);

@@ -44,8 +44,17 @@ const recorder: ConnectorFactory = (config) => {
     },
   };
 };
-const registry = withPlugins(builtinPlugins, { connectors: [{ action: 'move', type: 'wire', description: 'recording wire', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }] });
-const entry = (mode: string): ActionConfig => ({ name: 'move', llm_label: 'move', connector: 'wire', implementation: 'passthrough', config: { mode }, exclude_from_prompt: false });
+const registry = withPlugins(builtinPlugins, {
+  connectors: [{ action: 'move', type: 'wire', description: 'recording wire', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }],
+});
+const entry = (mode: string): ActionConfig => ({
+  name: 'move',
+  llm_label: 'move',
+  connector: 'wire',
+  implementation: 'passthrough',
+  config: { mode },
+  exclude_from_prompt: false,
+});
 const plugins = await resolvePlugins(registry, { modes: { a: { agent_inputs: [], simulators: [], agent_actions: [entry('a')] } } });
 
 const RATE = { commands: 3, per_seconds: 1 };
@@ -78,7 +87,10 @@ const callArb: fc.Arbitrary<LlmToolCall> = fc.oneof(
 
 type Step = { kind: 'tick'; mode: 'a' | 'b'; calls: LlmToolCall[] } | { kind: 'estop' } | { kind: 'release' } | { kind: 'advance'; ms: number };
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('tick' as const), mode: fc.constantFrom('a' as const, 'b' as const), calls: fc.array(callArb, { maxLength: 5 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ kind: fc.constant('tick' as const), mode: fc.constantFrom('a' as const, 'b' as const), calls: fc.array(callArb, { maxLength: 5 }) }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'estop' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'release' as const }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 1500 }) }) },
@@ -95,9 +107,15 @@ async function runSequence(steps: Step[]): Promise<WireLine[]> {
   const bus = new AgentBus();
   const logger = pino({ level: 'silent' });
   // Long timers: the properties are about what is refused, not about the stops the timers send.
-  const governor = startGovernor({ rate_limit: RATE, deadman_seconds: 3600, max_continuous_seconds: 3600, model_stall_seconds: 3600 }, { clock, bus, mode: 'a', modes: { a: { allowed_values: ALLOWED_A }, b: { motion: false } } });
+  const governor = startGovernor(
+    { rate_limit: RATE, deadman_seconds: 3600, max_continuous_seconds: 3600, model_stall_seconds: 3600 },
+    { clock, bus, mode: 'a', modes: { a: { allowed_values: ALLOWED_A }, b: { motion: false } } },
+  );
   const deps = (mode: string) => ({ logger, bus, mode, stateDir: '/nonexistent', write: () => {}, plugins });
-  const handles = { a: createActionHandle(entry('a'), deps('a'), { safety: governor.actor }), b: createActionHandle(entry('b'), deps('b'), { safety: governor.actor }) };
+  const handles = {
+    a: createActionHandle(entry('a'), deps('a'), { safety: governor.actor }),
+    b: createActionHandle(entry('b'), deps('b'), { safety: governor.actor }),
+  };
   let seq = 0;
   try {
     for (const step of steps) {
@@ -178,7 +196,14 @@ t.test('the recording wire and the tick path are live: allowed commands do reach
     { kind: 'tick', mode: 'a', calls: [{ name: 'move', arguments: { action: 'turn right' } }] },
     { kind: 'release' },
     { kind: 'advance', ms: 2000 },
-    { kind: 'tick', mode: 'a', calls: [{ name: 'move', arguments: { action: 'walk forward' } }, { name: 'move', arguments: { action: 'dance' } }] },
+    {
+      kind: 'tick',
+      mode: 'a',
+      calls: [
+        { name: 'move', arguments: { action: 'walk forward' } },
+        { name: 'move', arguments: { action: 'dance' } },
+      ],
+    },
   ]);
   t.same(
     lines.map((w) => w.line),

@@ -15,7 +15,13 @@ t.test('charges take the monthly allowance first, then prepaid, and may leave a 
   const k = keys.create(u.id, { plan: 'free', limit: 2 }).info;
   accounts.setCredits(u.id, { monthlyUnused: 10, prepaid: 5 });
   accounts.charge({ keyId: k.id, userId: u.id, kind: 'chat', item: 'x', quantityIn: 1, costMicro: 12_000_000 });
-  t.match(accounts.balance(u.id), { plan: 'free', cu_balance: 3, monthly_unused_cu: 0, monthly_total_cu: 10000, current_period_end: '2026-04-01T00:00:00.000Z' });
+  t.match(accounts.balance(u.id), {
+    plan: 'free',
+    cu_balance: 3,
+    monthly_unused_cu: 0,
+    monthly_total_cu: 10000,
+    current_period_end: '2026-04-01T00:00:00.000Z',
+  });
   accounts.charge({ keyId: k.id, userId: u.id, kind: 'chat', item: 'x', quantityIn: 1, costMicro: 4_500_000 });
   t.equal(accounts.balance(u.id)?.cu_balance, -2, 'overdraft of the last admitted request');
   t.ok(accounts.availableMicro(u.id) <= 0);

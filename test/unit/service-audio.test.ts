@@ -20,7 +20,10 @@ t.test('rms', async (t) => {
 t.test('VAD: one utterance with pre-roll, ended by 500 ms of silence', async (t) => {
   const vad = new EnergyVad({ rate: 16000 });
   const events = vad.push(Buffer.concat([silence(500, 16000), tone(1000, 16000, 3000), silence(600, 16000)]));
-  t.same(events.map((e) => e.type), ['start', 'end']);
+  t.same(
+    events.map((e) => e.type),
+    ['start', 'end'],
+  );
   const end = events[1] as { pcm: Buffer };
   const ms = end.pcm.length / 32;
   t.ok(ms >= 1000 + 200 && ms <= 1000 + 200 + 600, `utterance of ${ms} ms includes pre-roll and the closing silence`);
@@ -42,7 +45,10 @@ t.test('VAD: speech events grow while speaking; quiet noise never starts', async
   const vad = new EnergyVad({ rate: 16000 });
   t.same(vad.push(tone(1000, 16000, 100)), [], 'below threshold');
   const ev = vad.push(tone(200, 16000, 3000));
-  t.same(ev.map((e) => e.type), ['start', 'speech']);
+  t.same(
+    ev.map((e) => e.type),
+    ['start', 'speech'],
+  );
   const more = vad.push(tone(200, 16000, 3000));
   t.ok(more[0]?.type === 'speech' && more[0].speechMs > (ev[1] as { speechMs: number }).speechMs);
   t.ok(vad.flush(), 'flush returns the open utterance');

@@ -91,16 +91,31 @@ t.test('image headers: sizes of JPEG and PNG without decoding; junk is a reason,
     if (typeof r === 'string' || (r.width >= 0 && r.height > 0)) answered++;
   }
   t.equal(answered, 2000, '2000 random headers: each a reason or a size, none a crash');
-  t.equal(oversize({ format: 'jpeg', width: 8000, height: 8000 }, 4096, 8 * 1024 * 1024), '8000x8000 is larger than the limit (at most 4096 pixels a side and 8388608 pixels in all)');
+  t.equal(
+    oversize({ format: 'jpeg', width: 8000, height: 8000 }, 4096, 8 * 1024 * 1024),
+    '8000x8000 is larger than the limit (at most 4096 pixels a side and 8388608 pixels in all)',
+  );
   t.equal(oversize({ format: 'jpeg', width: 3840, height: 2160 }, 4096, 8 * 1024 * 1024), undefined);
-  t.equal(oversize({ format: 'jpeg', width: 4096, height: 4096 }, 4096, 8 * 1024 * 1024), '4096x4096 is larger than the limit (at most 4096 pixels a side and 8388608 pixels in all)', 'the pixel limit counts too');
-  t.same([640, 1280, 1281, 2560, 3840, 4096].map((w) => reductionFor({ format: 'jpeg', width: w, height: 480 })), [1, 1, 2, 2, 4, 4]);
+  t.equal(
+    oversize({ format: 'jpeg', width: 4096, height: 4096 }, 4096, 8 * 1024 * 1024),
+    '4096x4096 is larger than the limit (at most 4096 pixels a side and 8388608 pixels in all)',
+    'the pixel limit counts too',
+  );
+  t.same(
+    [640, 1280, 1281, 2560, 3840, 4096].map((w) => reductionFor({ format: 'jpeg', width: w, height: 480 })),
+    [1, 1, 2, 2, 4, 4],
+  );
   t.equal(reductionFor({ format: 'png', width: 4000, height: 480 }), 1, 'PNG has no reduced decoding');
 });
 
 t.test('a vision worker inherits loader flags only, never a script or a debugger port', async (t) => {
   const { workerExecArgv } = await import('../../src/service/vision-pool.js');
   t.same(workerExecArgv(['--input-type=module', '-e', 'startService()', '--inspect=9229']), []);
-  t.same(workerExecArgv(['--import=file:///x/loader.mjs', '--enable-source-maps', '--require', './r.cjs', '--max-old-space-size=64']), ['--import=file:///x/loader.mjs', '--enable-source-maps', '--require', './r.cjs']);
+  t.same(workerExecArgv(['--import=file:///x/loader.mjs', '--enable-source-maps', '--require', './r.cjs', '--max-old-space-size=64']), [
+    '--import=file:///x/loader.mjs',
+    '--enable-source-maps',
+    '--require',
+    './r.cjs',
+  ]);
   t.same(workerExecArgv(['--import', 'tsx', '--eval', 'x']), ['--import', 'tsx']);
 });

@@ -71,7 +71,10 @@ t.test('each pattern of the rule model against 1 MiB adversarial inputs', async 
 
 t.test('a whole 1 MiB request through the model answers at once, with a bounded utterance', async (t) => {
   const speak: ToolDefinition = { type: 'function', function: { name: 'speak', parameters: { type: 'object', properties: { text: { type: 'string' } } } } };
-  const move: ToolDefinition = { type: 'function', function: { name: 'move', parameters: { type: 'object', properties: { action: { enum: ['move forward', 'move back'] } } } } };
+  const move: ToolDefinition = {
+    type: 'function',
+    function: { name: 'move', parameters: { type: 'object', properties: { action: { enum: ['move forward', 'move back'] } } } },
+  };
   for (const [label, input] of Object.entries(ADVERSARIAL)) {
     let answer: ReturnType<typeof ruleAnswer> | undefined;
     const ms = timed(() => (answer = ruleAnswer({ messages: [{ role: 'user', content: input }], tools: [speak, move] })));

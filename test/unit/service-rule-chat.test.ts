@@ -6,9 +6,15 @@ import type { ToolDefinition } from '../../src/cloud/protocol.js';
 const speak: ToolDefinition = { type: 'function', function: { name: 'speak', parameters: { type: 'object', properties: { sentence: { type: 'string' } } } } };
 const move: ToolDefinition = {
   type: 'function',
-  function: { name: 'move', parameters: { type: 'object', properties: { action: { type: 'string', enum: ['stand still', 'turn left', 'turn right', 'move forwards', 'move back'] } } } },
+  function: {
+    name: 'move',
+    parameters: { type: 'object', properties: { action: { type: 'string', enum: ['stand still', 'turn left', 'turn right', 'move forwards', 'move back'] } } },
+  },
 };
-const face: ToolDefinition = { type: 'function', function: { name: 'face', parameters: { type: 'object', properties: { emotion: { enum: ['happy', 'sad', 'neutral'] } } } } };
+const face: ToolDefinition = {
+  type: 'function',
+  function: { name: 'face', parameters: { type: 'object', properties: { emotion: { enum: ['happy', 'sad', 'neutral'] } } } },
+};
 const weather: ToolDefinition = {
   type: 'function',
   function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } } } },
@@ -63,7 +69,11 @@ t.test('explicit tool use with JSON, key=value or text', async (t) => {
 t.test('after tool results the request is answered, not repeated: the results are spoken', async (t) => {
   const messages = [
     { role: 'user' as const, content: 'Voice: use get_weather with city=Oslo' },
-    { role: 'assistant' as const, content: null, tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+    {
+      role: 'assistant' as const,
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+    },
     { role: 'tool' as const, tool_call_id: 'c1', content: 'Sunny, 21 C' },
   ];
   const a = ruleAnswer({ messages, tools: [speak, weather] });

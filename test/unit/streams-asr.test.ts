@@ -46,7 +46,8 @@ function setup_(connectImpl?: (n: number) => Promise<StreamLink>, extra: Partial
     timing: { ...timing, ...extra },
   });
   const events: Ev[] = [];
-  for (const type of ['asr.partial', 'asr.final', 'asr.info', 'asr.error', 'asr.state', 'asr.stats', 'asr.failed', 'asr.closed']) stream.actor.on(type, (e) => events.push(e as never));
+  for (const type of ['asr.partial', 'asr.final', 'asr.info', 'asr.error', 'asr.state', 'asr.stats', 'asr.failed', 'asr.closed'])
+    stream.actor.on(type, (e) => events.push(e as never));
   const states = () => events.filter((e) => e.type === 'asr.state');
   return { clock, links, audio, stream, events, states, calls: () => calls };
 }
@@ -60,11 +61,14 @@ t.test('transcripts become asr.partial / asr.final; info keeps the same socket',
   links[0]!.server({ type: 'message', message: { type: 'partial', asr_reply: 'hel', clientId: 'c', time: 1 } });
   links[0]!.server({ type: 'message', message: { type: 'info', message: 'Recognition session restarted', clientId: 'c' } });
   links[0]!.server({ type: 'message', message: { asr_reply: 'hello robot', clientId: 'c', time: 2 } });
-  t.same(events.filter((e) => e.type !== 'asr.state').map((e) => [e.type, e.text ?? e.message]), [
-    ['asr.partial', 'hel'],
-    ['asr.info', 'Recognition session restarted'],
-    ['asr.final', 'hello robot'],
-  ]);
+  t.same(
+    events.filter((e) => e.type !== 'asr.state').map((e) => [e.type, e.text ?? e.message]),
+    [
+      ['asr.partial', 'hel'],
+      ['asr.info', 'Recognition session restarted'],
+      ['asr.final', 'hello robot'],
+    ],
+  );
   t.equal(links.length, 1, 'no reconnect on info');
   stream.stop();
 });
@@ -77,7 +81,10 @@ t.test('a healthy connection that drops reconnects at once (attempt 1); audio wa
   links[0]!.server({ type: 'close', code: 1006, reason: '' });
   audio.next(Buffer.from([2, 2]));
   audio.next(Buffer.from([3, 3]));
-  t.notOk(states().some((e) => e.state === 'backingOff'), 'no wait at all');
+  t.notOk(
+    states().some((e) => e.state === 'backingOff'),
+    'no wait at all',
+  );
   t.match(states().at(-1), { state: 'connecting', attempt: 1, reason: /reconnecting at once: socket closed \(1006\)/ });
   await tick();
   t.equal(links.length, 2, 'reconnected without the clock moving');
@@ -100,7 +107,11 @@ t.test('a socket cut every 1.5 s, 20 times: every drop reconnects at once, nothi
   await tick();
   t.equal(links.length, 21);
   t.notOk(states().some((e) => e.state === 'backingOff'));
-  t.ok(states().filter((e) => e.state === 'connecting').every((e) => e.attempt === 1));
+  t.ok(
+    states()
+      .filter((e) => e.state === 'connecting')
+      .every((e) => e.attempt === 1),
+  );
   t.equal(stream.actor.getSnapshot().context.connections, 21);
   stream.stop();
 });
@@ -137,7 +148,10 @@ t.test('401 at connect is fatal: one attempt, failed with the server text', asyn
   await tick();
   t.equal(calls(), 1, 'the server is not hammered');
   t.equal(stream.actor.getSnapshot().value, 'failed');
-  t.match(events.find((e) => e.type === 'asr.failed'), { reason: /Invalid API key: unknown key/ });
+  t.match(
+    events.find((e) => e.type === 'asr.failed'),
+    { reason: /Invalid API key: unknown key/ },
+  );
   t.match(states().at(-1), { state: 'failed', reason: /Invalid API key: unknown key/ });
 });
 
@@ -148,8 +162,14 @@ t.test('a policy-violation close (1008) is fatal', async (t) => {
   links[0]!.server({ type: 'close', code: 1008, reason: 'balance exhausted' });
   await tick();
   t.equal(stream.actor.getSnapshot().value, 'failed');
-  t.match(events.find((e) => e.type === 'asr.error'), { message: /balance exhausted/ });
-  t.match(events.find((e) => e.type === 'asr.failed'), { reason: /policy violation: balance exhausted/ });
+  t.match(
+    events.find((e) => e.type === 'asr.error'),
+    { message: /balance exhausted/ },
+  );
+  t.match(
+    events.find((e) => e.type === 'asr.failed'),
+    { reason: /policy violation: balance exhausted/ },
+  );
 });
 
 t.test('connections that die before they are healthy back off, then open the breaker, which probes after a few seconds and says so', async (t) => {
@@ -161,10 +181,22 @@ t.test('connections that die before they are healthy back off, then open the bre
     clock.increment(states().at(-1)!.delay_ms as number);
   }
   const backoffs = states().filter((e) => e.state === 'backingOff');
-  t.same(backoffs.map((e) => e.delay_ms), [100, 200, 2000, 4000, 8000], 'backoff, then breaker waits of seconds, never a minute');
-  t.same(backoffs.map((e) => e.attempt), [2, 3, 4, 5, 6]);
-  t.same(backoffs.map((e) => Boolean(e.breaker)), [false, false, true, true, true]);
-  t.match(backoffs[2], { reason: /socket closed \(1011 restart\); 3 connections in a row closed before they were healthy: breaker open, probing again in 2\.0 s/ });
+  t.same(
+    backoffs.map((e) => e.delay_ms),
+    [100, 200, 2000, 4000, 8000],
+    'backoff, then breaker waits of seconds, never a minute',
+  );
+  t.same(
+    backoffs.map((e) => e.attempt),
+    [2, 3, 4, 5, 6],
+  );
+  t.same(
+    backoffs.map((e) => Boolean(e.breaker)),
+    [false, false, true, true, true],
+  );
+  t.match(backoffs[2], {
+    reason: /socket closed \(1011 restart\); 3 connections in a row closed before they were healthy: breaker open, probing again in 2\.0 s/,
+  });
   await tick();
   hello(links[5]!); // the probe is healthy: the breaker closes
   clock.increment(10);
@@ -181,7 +213,10 @@ t.test('connect failures back off to the cap and keep trying; they never trip th
   }
   await tick();
   const backoffs = states().filter((e) => e.state === 'backingOff');
-  t.same(backoffs.map((e) => e.delay_ms), [100, 200, 400, 800, 1000, 1000, 1000, 1000]);
+  t.same(
+    backoffs.map((e) => e.delay_ms),
+    [100, 200, 400, 800, 1000, 1000, 1000, 1000],
+  );
   t.ok(backoffs.every((e) => !e.breaker && /connect failed: ECONNREFUSED/.test(String(e.reason))));
   t.equal(calls(), 9);
   t.ok(stream.actor.getSnapshot().hasTag('streaming'));
@@ -192,7 +227,10 @@ t.test('connect timeout backs off and retries', async (t) => {
   const { clock, stream, states, calls } = setup_((n) => (n === 1 ? new Promise(() => {}) : Promise.resolve(new FakeLink())));
   await tick();
   clock.increment(500);
-  t.match(states().find((e) => e.state === 'backingOff'), { reason: /no connection within 500 ms/, delay_ms: 100, attempt: 2 });
+  t.match(
+    states().find((e) => e.state === 'backingOff'),
+    { reason: /no connection within 500 ms/, delay_ms: 100, attempt: 2 },
+  );
   clock.increment(100);
   await tick();
   t.equal(calls(), 2);
@@ -252,7 +290,13 @@ t.test('echo suppression mutes audio while the speaker plays; with interruption 
   muted.stop();
   const link2 = new FakeLink();
   const audio2 = new Subject<Buffer>();
-  const open = startAsrStream({ connect: async () => link2, audio$: audio2, rate: 16000, speaker: { playing$, stop: () => stopped++ }, allowInterruption: true });
+  const open = startAsrStream({
+    connect: async () => link2,
+    audio$: audio2,
+    rate: 16000,
+    speaker: { playing$, stop: () => stopped++ },
+    allowInterruption: true,
+  });
   await tick();
   audio2.next(Buffer.from([9, 9]));
   t.same(link2.audio.at(-1), Buffer.from([9, 9]), 'heard while speaking');

@@ -9,7 +9,6 @@ import type { EncodedFrame, Frame } from '../../src/pipelines/jpeg.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
 import { FakeLink as FakeVisionLink } from '../../src/testing/fake-link.js';
 
-
 /** Frame sequence numbers (the first 4 bytes of each test frame) with their timestamps. */
 const seqs = (l: FakeVisionLink) => l.frames.map((f) => ({ seq: f.jpeg.readUInt32BE(0), ts: f.ts }));
 
@@ -74,10 +73,18 @@ t.test('a busy socket gets the newest frame when it drains, never a queue', asyn
   frames.next(frame(1, 1000));
   link.buffered = 50_000; // frame 1 still being written
   for (let i = 2; i <= 30; i++) frames.next(frame(i, 1000 + i));
-  t.same(seqs(link).map((s) => s.seq), [1], 'nothing sent while the socket is busy');
+  t.same(
+    seqs(link).map((s) => s.seq),
+    [1],
+    'nothing sent while the socket is busy',
+  );
   link.buffered = 0;
   scheduler.flush(); // the waiting frame re-checks the socket's buffer every 10 ms
-  t.same(seqs(link).map((s) => s.seq), [1, 30], 'the newest frame, once');
+  t.same(
+    seqs(link).map((s) => s.seq),
+    [1, 30],
+    'the newest frame, once',
+  );
   t.equal(stream.stats().replaced, 28);
   stream.stop();
 });
@@ -92,11 +99,17 @@ t.test('frames are not kept across a reconnect; sending resumes on the new socke
   await tick();
   t.equal(links.length, 2);
   frames.next(frame(6, 6000));
-  t.same(seqs(links[1]!).map((s) => s.seq), [6]);
+  t.same(
+    seqs(links[1]!).map((s) => s.seq),
+    [6],
+  );
   t.equal(stream.stats().sent, 1);
   t.equal(stream.stats().skippedDisconnected, 1, 'the frame seen while down was skipped before encoding');
   clock.increment(1000);
-  t.match(events.filter((e) => e.type === 'vlm.stats'), [{ state: 'streaming', frames_sent: 1, frames_dropped: 1 }]);
+  t.match(
+    events.filter((e) => e.type === 'vlm.stats'),
+    [{ state: 'streaming', frames_sent: 1, frames_dropped: 1 }],
+  );
   clock.increment(3000);
   t.equal(events.filter((e) => e.type === 'vlm.stats').length, 1, 'no stats event while nothing changes');
   stream.stop();
@@ -112,7 +125,10 @@ t.test('401 at connect stops the stream with the server text; no retry', async (
   await tick();
   t.equal(calls(), 1);
   t.equal(stream.actor.getSnapshot().value, 'failed');
-  t.match(events.find((e) => e.type === 'vlm.failed'), { reason: /Invalid API key: revoked/ });
+  t.match(
+    events.find((e) => e.type === 'vlm.failed'),
+    { reason: /Invalid API key: revoked/ },
+  );
 });
 
 t.test('FrameSender without a socket drops and counts; vlmEvents ignores unknown messages', async (t) => {

@@ -40,8 +40,20 @@ t.test('labels with spaces become valid tool names and still find their action',
   const actions = [entry('move', 'external movement controller')];
   const [tool] = toolsForMode(actions, []);
   t.equal(tool!.function.name, 'external_movement_controller');
-  t.equal(actionForTool(actions.map((e) => ({ entry: e })), 'external_movement_controller')?.entry.llm_label, 'external movement controller');
-  t.equal(actionForTool(actions.map((e) => ({ entry: e })), 'nope'), undefined);
+  t.equal(
+    actionForTool(
+      actions.map((e) => ({ entry: e })),
+      'external_movement_controller',
+    )?.entry.llm_label,
+    'external movement controller',
+  );
+  t.equal(
+    actionForTool(
+      actions.map((e) => ({ entry: e })),
+      'nope',
+    ),
+    undefined,
+  );
   t.equal(toolName('x'.repeat(80)).length, 64);
 });
 

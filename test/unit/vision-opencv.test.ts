@@ -16,7 +16,10 @@ t.test('loads once, without Info lines on stdout, and encodes a JPEG', async (t)
   } finally {
     process.stdout.write = original;
   }
-  t.notOk(written.some((line) => line.includes('Info:')), 'no Info: lines printed');
+  t.notOk(
+    written.some((line) => line.includes('Info:')),
+    'no Info: lines printed',
+  );
   t.equal(await loadOpenCV(), cv, 'the same namespace on every call');
   t.equal(openCvIfLoaded(), cv);
   const mat = new cv.Mat(48, 64, cv.CV_8UC3, [10, 200, 30]);
@@ -24,10 +27,10 @@ t.test('loads once, without Info lines on stdout, and encodes a JPEG', async (t)
   t.same([...jpeg.subarray(0, 2)], [0xff, 0xd8], 'JPEG start-of-image marker');
 });
 
-t.test('the binding\'s external memory tracker is off: it aborts V8 when a GC frees a Mat', async (t) => {
+t.test("the binding's external memory tracker is off: it aborts V8 when a GC frees a Mat", async (t) => {
   const cv = await loadOpenCV();
   const binding = cv as unknown as { isCustomMatAllocatorEnabled(): boolean };
-  t.equal(binding.isCustomMatAllocatorEnabled(), false, 'Mats use OpenCV\'s own allocator');
+  t.equal(binding.isCustomMatAllocatorEnabled(), false, "Mats use OpenCV's own allocator");
 });
 
 t.test('releaseMat frees the pixels at once, even while an async call reads them, and twice is harmless', async (t) => {
@@ -42,7 +45,7 @@ t.test('releaseMat frees the pixels at once, even while an async call reads them
   releaseMat(undefined);
 });
 
-t.test('the analyser leaves the caller\'s frame alone and keeps one small frame for motion', async (t) => {
+t.test("the analyser leaves the caller's frame alone and keeps one small frame for motion", async (t) => {
   const cv = await loadOpenCV();
   const analyser = await VisionAnalyser.create();
   const a = new cv.Mat(240, 320, cv.CV_8UC3, [20, 20, 20]);

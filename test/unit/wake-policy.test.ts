@@ -50,10 +50,25 @@ t.test('GPS: the fix or a move of at least wake_distance_m', async (t) => {
 });
 
 // A tick with real input plugins fed through their RawToText, and a model that records its prompts.
-const speak = { name: 'speak', llm_label: 'speak', connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false } as ActionConfig;
+const speak = {
+  name: 'speak',
+  llm_label: 'speak',
+  connector: 'console',
+  implementation: 'passthrough',
+  config: {},
+  exclude_from_prompt: false,
+} as ActionConfig;
 const mode = { system_prompt_base: 'explore', agent_actions: [speak] } as unknown as ModeConfig;
 const config = { system_governance: '', system_prompt_examples: '', system_prompt_base: '' } as unknown as AgentConfig;
-const handle: ActionHandle = { entry: speak, dispatch: () => {}, run: async () => {}, interrupt: () => {}, queueLength: 0, busy$: new BehaviorSubject(false), stop: async () => {} };
+const handle: ActionHandle = {
+  entry: speak,
+  dispatch: () => {},
+  run: async () => {},
+  interrupt: () => {},
+  queueLength: 0,
+  busy$: new BehaviorSubject(false),
+  stop: async () => {},
+};
 
 function ticker(inputs: TickInput[]) {
   const asked: LlmRequest[] = [];
@@ -73,7 +88,8 @@ function ticker(inputs: TickInput[]) {
     wake: new WakeGate(),
   };
   let seq = 0;
-  const tick = async () => (await runTick(deps, { seq: ++seq, slot: seq, dueAt: 0, startedAt: 0, latenessMs: 0, skipped: 0, wake: false }, new AbortController().signal)).calledModel;
+  const tick = async () =>
+    (await runTick(deps, { seq: ++seq, slot: seq, dueAt: 0, startedAt: 0, latenessMs: 0, skipped: 0, wake: false }, new AbortController().signal)).calledModel;
   return { tick, asked };
 }
 
@@ -88,7 +104,18 @@ function vision(wake: Record<string, unknown> = {}) {
 }
 
 /** One frame per tick, as the default's explore mode sees them: mostly slight motion whose percentage wobbles. */
-const FRAMES: Array<[number, number | undefined]> = [[0, undefined], [0, 0.02], [0, 0.04], [0, 0.02], [0, 0.04], [1, 0.03], [1, 0.04], [1, 0.2], [1, 0.25], [0, 0.02]];
+const FRAMES: Array<[number, number | undefined]> = [
+  [0, undefined],
+  [0, 0.02],
+  [0, 0.04],
+  [0, 0.02],
+  [0, 0.04],
+  [1, 0.03],
+  [1, 0.04],
+  [1, 0.2],
+  [1, 0.25],
+  [0, 0.02],
+];
 
 t.test('a tick calls the model when a vision input changed meaningfully, not on every new frame', async (t) => {
   const v = vision();
@@ -143,7 +170,13 @@ t.test('battery readings call the model only across a bucket or on a status chan
   const battery = new BatteryInput(BatteryInputSchema.parse({ path: '/nonexistent' }));
   const { tick } = ticker([{ plugin: battery, finals: [] }]);
   const called: boolean[] = [];
-  for (const [percent, status] of [[78, 'Discharging'], [74, 'Discharging'], [70, 'Discharging'], [69, 'Discharging'], [69, 'Charging']] as const) {
+  for (const [percent, status] of [
+    [78, 'Discharging'],
+    [74, 'Discharging'],
+    [70, 'Discharging'],
+    [69, 'Discharging'],
+    [69, 'Charging'],
+  ] as const) {
     battery.rawToText({ device: 'BAT0', percent, status, at: Date.now() });
     called.push(await tick());
   }

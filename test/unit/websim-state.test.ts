@@ -31,7 +31,14 @@ t.test('an action moves queued -> running -> done in one entry; a second command
 });
 
 t.test('the action log keeps the newest entries only', async (t) => {
-  const events = Array.from({ length: MAX_ACTIONS + 5 }, (_, i) => ({ type: 'action', mode: 'm', label: `a${i}`, name: 'move', connector: 'c', state: 'queued' }));
+  const events = Array.from({ length: MAX_ACTIONS + 5 }, (_, i) => ({
+    type: 'action',
+    mode: 'm',
+    label: `a${i}`,
+    name: 'move',
+    connector: 'c',
+    state: 'queued',
+  }));
   const s = run(events);
   t.equal(s.actions.length, MAX_ACTIONS);
   t.equal(s.actions[0]!.label, `a${MAX_ACTIONS + 4}`);
@@ -58,7 +65,15 @@ t.test('counters: ticks, skipped late ticks, model calls and errors, CU spent', 
     { type: 'model.error', mode: 'idle', tick: 5, error: 'HTTP 500' },
   ]);
   t.same(s.counters, { ticks: 2, late_ticks: 2, model_calls: 3, model_errors: 1, cu_spent: 0.25, cu_speech: 0, cu_recognition: 0 });
-  t.same(s.calls.map((c) => [c.tick, c.ok, c.latency_ms, c.summary]), [[5, false, 0, 'HTTP 500'], [4, true, 80, 'speak "ok"'], [1, true, 120, 'nothing to do']], 'the timeline keeps every call, newest first');
+  t.same(
+    s.calls.map((c) => [c.tick, c.ok, c.latency_ms, c.summary]),
+    [
+      [5, false, 0, 'HTTP 500'],
+      [4, true, 80, 'speak "ok"'],
+      [1, true, 120, 'nothing to do'],
+    ],
+    'the timeline keeps every call, newest first',
+  );
   t.match(s.answer, { text: 'ok', latency_ms: 80, tool_calls: [{ name: 'speak' }] });
   t.match(s.modelError, { error: 'HTTP 500' });
 });
@@ -119,7 +134,11 @@ t.test('a stream entry keeps its counters, the reason and a history of state cha
   ]);
   const st = s.streams['asr:SpeechlabASRInput']!;
   t.match(st, { state: 'backingOff', attempt: 2, delay_ms: 1000, breaker: true, reason: 'connection refused', connections: 1, sent_bytes: 64000, cost_cu: 3 });
-  t.same(st.history.map((h) => h.state), ['backingOff', 'connecting', 'streaming', 'connecting'], 'counter updates are not state changes');
+  t.same(
+    st.history.map((h) => h.state),
+    ['backingOff', 'connecting', 'streaming', 'connecting'],
+    'counter updates are not state changes',
+  );
   t.equal(s.counters.cu_recognition, 3);
   s = run([{ ...base, state: 'streaming', cost_cu: 0.5 }], s);
   t.equal(s.streams['asr:SpeechlabASRInput']!.delay_ms, undefined, 'the wait belongs to backingOff only');
@@ -127,6 +146,16 @@ t.test('a stream entry keeps its counters, the reason and a history of state cha
 });
 
 t.test('a hook cut short by a mode switch is cancelled, not failed', async (t) => {
-  const s = run([{ type: 'hook', mode: 'conversation', hook_type: 'on_entry', handler_type: 'message "hi"', ok: false, error: 'cancelled: its mode was left', cancelled: true }]);
+  const s = run([
+    {
+      type: 'hook',
+      mode: 'conversation',
+      hook_type: 'on_entry',
+      handler_type: 'message "hi"',
+      ok: false,
+      error: 'cancelled: its mode was left',
+      cancelled: true,
+    },
+  ]);
   t.match(s.hooks[0], { ok: false, cancelled: true });
 });

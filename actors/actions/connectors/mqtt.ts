@@ -81,9 +81,13 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
               throw new MqttCommandError(`mqtt ${action}: ${(err as Error).message}`);
             }),
             new Promise<never>((_, reject) => {
-              timer = setTimeout(() => reject(new MqttCommandError(`mqtt ${action}: no acknowledgement from ${session.label} within ${o.ack_timeout_seconds} s`)), Math.max(0, deadline - Date.now()));
+              timer = setTimeout(
+                () => reject(new MqttCommandError(`mqtt ${action}: no acknowledgement from ${session.label} within ${o.ack_timeout_seconds} s`)),
+                Math.max(0, deadline - Date.now()),
+              );
               onAbort = () => {
-                if (sendStop && session.connected) void session.publish(o.topic, JSON.stringify({ action, stop: true, id, at: Date.now() }), { qos: o.qos }).catch(() => undefined);
+                if (sendStop && session.connected)
+                  void session.publish(o.topic, JSON.stringify({ action, stop: true, id, at: Date.now() }), { qos: o.qos }).catch(() => undefined);
                 reject(signal.reason);
               };
               signal.addEventListener('abort', onAbort, { once: true });

@@ -20,7 +20,12 @@ export function clipFromFormat(audio: Buffer, format: string | undefined): Audio
 }
 
 /** espeak-ng to a WAV in memory; the child is killed when `signal` aborts. `onFirstByte` hears the first audio byte. */
-export function espeak(text: string, options: { command: string; voice: string; speed: number }, signal: AbortSignal, onFirstByte?: () => void): Promise<Buffer> {
+export function espeak(
+  text: string,
+  options: { command: string; voice: string; speed: number },
+  signal: AbortSignal,
+  onFirstByte?: () => void,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted();
     const child = spawn(options.command, ['-v', options.voice, '-s', String(options.speed), '--stdout', '--', text], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -97,7 +102,12 @@ interface PreparedSpeech {
  * sentence aborts its synthesis; nothing of it is played. Marks: the first audio byte of each
  * synthesis (`tts_first_byte`), the start and end of its playback.
  */
-function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(type: string, schema: S, synth: Synth<z.output<S>>, price?: (sentence: string) => number): ConnectorFactory {
+function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(
+  type: string,
+  schema: S,
+  synth: Synth<z.output<S>>,
+  price?: (sentence: string) => number,
+): ConnectorFactory {
   return (config, ctx): ActionConnector => {
     const options = schema.parse(config ?? {});
     const speaker = createSpeaker(options.speaker);
@@ -189,8 +199,7 @@ export const createSpeechbTtsConnector = speakingConnector(
   (sentence) => ttsCost('speechb', [...sentence].length),
 );
 
-export const createLocalTtsConnector = speakingConnector(
-  'local_tts',
-  LocalTtsOptions,
-  async (sentence, o, _ctx, signal, firstByte) => ({ data: await espeak(sentence, o, signal, firstByte), format: 'wav' }),
-);
+export const createLocalTtsConnector = speakingConnector('local_tts', LocalTtsOptions, async (sentence, o, _ctx, signal, firstByte) => ({
+  data: await espeak(sentence, o, signal, firstByte),
+  format: 'wav',
+}));

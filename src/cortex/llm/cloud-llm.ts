@@ -9,8 +9,14 @@ import { assemble } from './stream.js';
 export { CloudLlmOptions };
 
 /** Turns the first choice of a completion into text and parsed tool calls; unparsable arguments are kept as text. */
-export function answerFromCompletion(res: Pick<ChatCompletionResponse, 'choices' | 'model'> & { usage?: ChatCompletionResponse['usage'] | undefined }, startedAt: number, now: number): LlmAnswer {
-  const message = res.choices[0]?.message as { content?: string | null; tool_calls?: Array<{ id?: string; function: { name: string; arguments: string } }> } | undefined;
+export function answerFromCompletion(
+  res: Pick<ChatCompletionResponse, 'choices' | 'model'> & { usage?: ChatCompletionResponse['usage'] | undefined },
+  startedAt: number,
+  now: number,
+): LlmAnswer {
+  const message = res.choices[0]?.message as
+    | { content?: string | null; tool_calls?: Array<{ id?: string; function: { name: string; arguments: string } }> }
+    | undefined;
   const toolCalls: LlmToolCall[] = (message?.tool_calls ?? []).map((c) => {
     let args: unknown = c.function.arguments;
     try {
@@ -53,7 +59,12 @@ export const createCloudLlm: LlmFactory = (config, ctx) => {
         answer = answerFromCompletion(await ctx.cloud.chat.create(options.provider, body, { signal }), startedAt, Date.now());
       }
       const cost = answer.usage
-        ? chatCost({ provider: options.provider, model: options.model, promptTokens: answer.usage.prompt_tokens, completionTokens: answer.usage.completion_tokens })
+        ? chatCost({
+            provider: options.provider,
+            model: options.model,
+            promptTokens: answer.usage.prompt_tokens,
+            completionTokens: answer.usage.completion_tokens,
+          })
         : undefined;
       return cost === undefined ? answer : { ...answer, costCu: cost };
     },

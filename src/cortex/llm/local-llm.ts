@@ -24,7 +24,9 @@ const LocalCompletionSchema = z.looseObject({
       z.looseObject({
         message: z.looseObject({
           content: z.string().nullable().optional(),
-          tool_calls: z.array(ToolCallSchema.or(z.looseObject({ id: z.string().optional(), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))).optional(),
+          tool_calls: z
+            .array(ToolCallSchema.or(z.looseObject({ id: z.string().optional(), function: z.looseObject({ name: z.string(), arguments: z.string() }) })))
+            .optional(),
         }),
       }),
     )
@@ -71,7 +73,8 @@ export const createLocalLlm: LlmFactory = (config, ctx) => {
           throw new CloudProtocolError('POST /chat/completions', `expected an event stream or JSON, got ${type || 'no content type'}`);
         }
         const parsed = LocalCompletionSchema.safeParse(data);
-        if (!parsed.success) throw new CloudProtocolError('POST /chat/completions', `unexpected response shape: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+        if (!parsed.success)
+          throw new CloudProtocolError('POST /chat/completions', `unexpected response shape: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
         return fromLocal(parsed.data, startedAt);
       }
       observer?.requestSent?.(startedAt);

@@ -46,7 +46,10 @@ export const SpeechlabTtsOptions = z.looseObject({
   voice: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   /** `pcm_<rate>`, `wav_<rate>` or `mp3_<rate>_<kbps>`; default raw PCM so aplay can play it (MP3 needs ffplay). */
-  response_format: z.string().regex(/^(pcm|wav)_\d+$|^mp3_\d+_\d+$/, 'pcm_<rate>, wav_<rate> or mp3_<rate>_<kbps>').default('pcm_22050'),
+  response_format: z
+    .string()
+    .regex(/^(pcm|wav)_\d+$|^mp3_\d+_\d+$/, 'pcm_<rate>, wav_<rate> or mp3_<rate>_<kbps>')
+    .default('pcm_22050'),
   speed: z.number().min(0.5).max(2).optional(),
   speaker: SpeakerField,
 });

@@ -129,4 +129,3 @@ export const SpeakerConfigSchema = z.discriminatedUnion('binding', [
   z.strictObject({ binding: z.literal('null'), realtime: z.boolean().default(true) }),
 ]);
 export type SpeakerConfig = z.input<typeof SpeakerConfigSchema>;
-

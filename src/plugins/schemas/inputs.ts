@@ -24,19 +24,21 @@ const VisionWakeFields = {
 
 // TextInput.
 
-export const TextInputOptions = z.looseObject({
-  /** Where lines come from: the process's stdin, a FIFO at `path`, or a unix socket served at `path`. */
-  source: z.enum(['stdin', 'fifo', 'socket']).default('stdin'),
-  path: z.string().min(1).optional(),
-  /** Label of this input in the prompt. */
-  descriptor: z.string().default('Typed text'),
-  /** Most lines kept between two ticks; older ones are dropped (and counted) first. */
-  buffer_size: z.number().int().positive().max(1000).default(20),
-  /** Longest line kept, in characters; longer lines are cut. */
-  max_line_length: z.number().int().positive().default(2000),
-}).superRefine((o, ctx) => {
-  if (o.source !== 'stdin' && !o.path) ctx.addIssue({ code: 'custom', path: ['path'], message: `source ${o.source} needs a path` });
-});
+export const TextInputOptions = z
+  .looseObject({
+    /** Where lines come from: the process's stdin, a FIFO at `path`, or a unix socket served at `path`. */
+    source: z.enum(['stdin', 'fifo', 'socket']).default('stdin'),
+    path: z.string().min(1).optional(),
+    /** Label of this input in the prompt. */
+    descriptor: z.string().default('Typed text'),
+    /** Most lines kept between two ticks; older ones are dropped (and counted) first. */
+    buffer_size: z.number().int().positive().max(1000).default(20),
+    /** Longest line kept, in characters; longer lines are cut. */
+    max_line_length: z.number().int().positive().default(2000),
+  })
+  .superRefine((o, ctx) => {
+    if (o.source !== 'stdin' && !o.path) ctx.addIssue({ code: 'custom', path: ['path'], message: `source ${o.source} needs a path` });
+  });
 export type TextInputOptions = z.infer<typeof TextInputOptions>;
 
 // SpeechlabASRInput, SpeechbASRInput.

@@ -20,4 +20,3 @@ export const WebSimOptions = z.looseObject({
     .describe(`access token (or ${TOKEN_ENV}); required when host is not loopback`),
 });
 export type WebSimOptions = z.infer<typeof WebSimOptions>;
-

@@ -114,9 +114,7 @@ function rulesBackend(): ChatBackend {
       const chunks: ChatCompletionChunk[] = [{ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] }];
       for (const piece of (a.content ?? '').match(/\S+\s*/g) ?? [])
         chunks.push({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
-      a.toolCalls.forEach((t, index) =>
-        chunks.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, ...t }] }, finish_reason: null }] }),
-      );
+      a.toolCalls.forEach((t, index) => chunks.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index, ...t }] }, finish_reason: null }] }));
       chunks.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: a.toolCalls.length ? 'tool_calls' : 'stop' }] });
       chunks.push({ ...base, choices: [], usage });
       return (async function* () {

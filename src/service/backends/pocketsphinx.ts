@@ -50,7 +50,14 @@ export class PocketsphinxRecognizer {
         child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d.slice(0, 2000)));
         child.on('error', (e) => reject(e));
         child.on('close', (code) => {
-          if (code === 0) resolve(out.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
+          if (code === 0)
+            resolve(
+              out
+                .split('\n')
+                .map((l) => l.trim())
+                .filter(Boolean)
+                .join(' '),
+            );
           else reject(new Error(`pocketsphinx exited with ${code}${err ? `: ${err.trim().split('\n').pop()}` : ''}`));
         });
       });

@@ -177,7 +177,11 @@ export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools'
     const said = `${TOOL_RESULT_REPLY}${results.join('; ')}`;
     const speakTool = offered(tools, SPEAK_TOOLS);
     if (!speakTool) return { content: said, toolCalls: [], rules: ['tool_result'] };
-    const call: ToolCall = { id: 'call_0_result', type: 'function', function: { name: speakTool.function.name, arguments: JSON.stringify(textArgs(speakTool, said)) } };
+    const call: ToolCall = {
+      id: 'call_0_result',
+      type: 'function',
+      function: { name: speakTool.function.name, arguments: JSON.stringify(textArgs(speakTool, said)) },
+    };
     return { content: null, toolCalls: [call], rules: ['tool_result'] };
   }
   const heard = heardUtterance(lastUserText(req));

@@ -61,7 +61,13 @@ let voices: Set<string> | undefined;
 function espeakVoices(): Set<string> {
   if (voices) return voices;
   const out = spawnSync('espeak-ng', ['--voices'], { encoding: 'utf8' }).stdout ?? '';
-  voices = new Set(out.split('\n').slice(1).map((l) => l.trim().split(/\s+/)[1]?.toLowerCase()).filter((v): v is string => !!v));
+  voices = new Set(
+    out
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/)[1]?.toLowerCase())
+      .filter((v): v is string => !!v),
+  );
   return voices;
 }
 
@@ -128,7 +134,11 @@ async function upstream(vendor: string, baseUrl: string, key: string | undefined
     });
   } catch (err) {
     if (signal.aborted) throw err;
-    throw new BackendError(503, `Failed to connect to ${vendor} server`, err instanceof Error ? (err.cause as Error | undefined)?.message ?? err.message : String(err));
+    throw new BackendError(
+      503,
+      `Failed to connect to ${vendor} server`,
+      err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err),
+    );
   }
   if (!res.ok || !res.body) {
     const text = await res.text().catch(() => '');

@@ -101,8 +101,7 @@ export class EnergyVad {
       }
     }
     this.rest = Buffer.from(buf);
-    if (grew && this.inSpeech)
-      events.push({ type: 'speech', pcm: Buffer.concat(this.utterance), speechMs: this.utterance.length * this.frameMs });
+    if (grew && this.inSpeech) events.push({ type: 'speech', pcm: Buffer.concat(this.utterance), speechMs: this.utterance.length * this.frameMs });
     return events;
   }
 

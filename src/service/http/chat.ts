@@ -31,8 +31,7 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
     const provider = req.params.provider;
     if (!isProvider(provider)) return sendError(reply, 404, `unsupported model provider: ${provider}`);
     const model = (body as { model?: unknown }).model;
-    if (typeof model === 'string' && !modelSupported(provider, model))
-      return sendError(reply, 404, unsupportedModelMessage(provider, model));
+    if (typeof model === 'string' && !modelSupported(provider, model)) return sendError(reply, 404, unsupportedModelMessage(provider, model));
     const parsed = ChatCompletionRequestSchema.safeParse(body);
     if (!parsed.success) return sendError(reply, 400, `Invalid request: ${zodSummary(parsed.error.issues)}`);
     const cfg = chatBackendFor(provider, ctx.backends);
@@ -52,11 +51,17 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
     try {
       if (request.stream) return await streamCompletion(ctx, reply, key, provider, request, backend, abort.signal, reservation, bounds);
       const completion = await backend.complete(request, abort.signal);
-      const usage = chargedUsage(ctx, bounds, completion.usage, () => ({
-        prompt_tokens: estimatePromptTokens(request),
-        completion_tokens: estimateTokens(String(completion.choices?.[0]?.message?.content ?? '')),
-        total_tokens: 0,
-      }), { provider, model: request.model });
+      const usage = chargedUsage(
+        ctx,
+        bounds,
+        completion.usage,
+        () => ({
+          prompt_tokens: estimatePromptTokens(request),
+          completion_tokens: estimateTokens(String(completion.choices?.[0]?.message?.content ?? '')),
+          total_tokens: 0,
+        }),
+        { provider, model: request.model },
+      );
       settleChat(ctx, reservation, key, provider, request.model, usage);
       // The usage in the answer is the one charged.
       return reply.send({ ...completion, usage });
@@ -132,11 +137,17 @@ async function streamCompletion(
   } finally {
     raw.end();
     try {
-      const charged = chargedUsage(ctx, bounds, usage, () => ({
-        prompt_tokens: estimatePromptTokens(request),
-        completion_tokens: streamedChars === 0 ? 0 : Math.max(1, Math.ceil(streamedChars / 4)),
-        total_tokens: 0,
-      }), { provider, model: request.model });
+      const charged = chargedUsage(
+        ctx,
+        bounds,
+        usage,
+        () => ({
+          prompt_tokens: estimatePromptTokens(request),
+          completion_tokens: streamedChars === 0 ? 0 : Math.max(1, Math.ceil(streamedChars / 4)),
+          total_tokens: 0,
+        }),
+        { provider, model: request.model },
+      );
       settleChat(ctx, reservation, key, provider, request.model, charged);
     } catch (err) {
       ctx.logger.error({ err, provider }, 'charging a streamed completion failed');

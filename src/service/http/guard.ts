@@ -12,8 +12,7 @@ const JWT_ROUTES = new Set<string>([PATHS.balance, PATHS.listKeys, PATHS.createK
 
 export const bodyTooLarge = (limit: number): string => `Request body too large: the limit is ${limit} bytes`;
 export const bodyTimeout = (ms: number): string => `Request timeout: the body was not received within ${ms} ms`;
-export const keyBusy = (limit: number): string =>
-  `Too many concurrent requests for this API key: the limit is ${limit}. Retry after the running ones finish.`;
+export const keyBusy = (limit: number): string => `Too many concurrent requests for this API key: the limit is ${limit}. Retry after the running ones finish.`;
 
 /**
  * An answer sent before the body was read ends the connection: the unread rest of the body is never

@@ -50,7 +50,8 @@ export function mountEstop(send: Send): (state: SimState) => void {
     const e = safety.estop;
     bar.dataset.latched = String(e !== null);
     if (e) status.textContent = `LATCHED by ${e.source}: ${e.reason}. Motion is refused until a person releases it.`;
-    else if (safety.last) status.textContent = `Motion allowed. Last safety ${safety.last.kind}${safety.last.cause ? ` (${safety.last.cause})` : ''}: ${safety.last.reason}`;
+    else if (safety.last)
+      status.textContent = `Motion allowed. Last safety ${safety.last.kind}${safety.last.cause ? ` (${safety.last.cause})` : ''}: ${safety.last.reason}`;
     else status.textContent = 'Motion allowed.';
     form.hidden = e === null;
   };

@@ -27,7 +27,10 @@ export const FACES: Record<string, FaceShape> = {
     mouth: 'M80 138 Q100 130 125 136',
     eye: [8, 8],
     brows: ['M55 66 L85 60', 'M115 56 L145 50'],
-    extras: [['circle', { cx: '165', cy: '35', r: '12', fill: '#e5e7eb', stroke: '#9ca3af' }], ['circle', { cx: '150', cy: '58', r: '5', fill: '#e5e7eb', stroke: '#9ca3af' }]],
+    extras: [
+      ['circle', { cx: '165', cy: '35', r: '12', fill: '#e5e7eb', stroke: '#9ca3af' }],
+      ['circle', { cx: '150', cy: '58', r: '5', fill: '#e5e7eb', stroke: '#9ca3af' }],
+    ],
   },
   confused: {
     skin: '#fde68a',
@@ -37,7 +40,12 @@ export const FACES: Record<string, FaceShape> = {
     extras: [['text', { x: '160', y: '55', 'font-size': '34', fill: '#6b7280', 'font-family': 'sans-serif' }]],
   },
   sad: { skin: '#bfdbfe', mouth: 'M65 148 Q100 118 135 148', eye: [8, 8], brows: ['M55 60 L85 52', 'M115 52 L145 60'] },
-  surprised: { skin: '#fde68a', mouth: 'M100 140 m-14 0 a14 18 0 1 0 28 0 a14 18 0 1 0 -28 0', eye: [11, 11], brows: ['M55 52 Q70 40 85 50', 'M115 50 Q130 40 145 52'] },
+  surprised: {
+    skin: '#fde68a',
+    mouth: 'M100 140 m-14 0 a14 18 0 1 0 28 0 a14 18 0 1 0 -28 0',
+    eye: [11, 11],
+    brows: ['M55 52 Q70 40 85 50', 'M115 50 Q130 40 145 52'],
+  },
   curious: { skin: '#fde68a', mouth: 'M75 135 Q100 148 125 132', eye: [9, 11], brows: ['M55 62 L85 62', 'M115 52 Q130 44 145 54'] },
 };
 
@@ -59,7 +67,16 @@ export function drawFace(container: HTMLElement, emotion: string | null): void {
   }
   for (const d of shape.brows) if (d) svg.append(el('path', { d, fill: 'none', stroke: '#78350f', 'stroke-width': '4', 'stroke-linecap': 'round' }));
   const closed = shape.mouth.endsWith('Z') || shape.mouth.includes(' a');
-  svg.append(el('path', { d: shape.mouth, fill: closed ? '#7f1d1d' : 'none', stroke: '#7f1d1d', 'stroke-width': '5', 'stroke-linecap': 'round', 'stroke-linejoin': 'round' }));
+  svg.append(
+    el('path', {
+      d: shape.mouth,
+      fill: closed ? '#7f1d1d' : 'none',
+      stroke: '#7f1d1d',
+      'stroke-width': '5',
+      'stroke-linecap': 'round',
+      'stroke-linejoin': 'round',
+    }),
+  );
   if (emotion === 'sad') svg.append(el('path', { d: 'M62 100 q-4 10 0 14 q4 -4 0 -14', fill: '#60a5fa' }));
   for (const [tag, attrs] of shape.extras ?? []) {
     const extra = el(tag, attrs);

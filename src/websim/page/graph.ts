@@ -30,7 +30,8 @@ export async function loadGraph(container: HTMLElement): Promise<DrawnGraph> {
   for (const s of Array.from(root.querySelectorAll('script, foreignObject'))) s.remove();
   const svg = document.importNode(root, true) as unknown as SVGSVGElement;
   // The zoom sizes the drawing from its viewBox (page/zoom.ts).
-  if (!svg.getAttribute('viewBox')) svg.setAttribute('viewBox', `0 0 ${parseFloat(svg.getAttribute('width') ?? '800')} ${parseFloat(svg.getAttribute('height') ?? '400')}`);
+  if (!svg.getAttribute('viewBox'))
+    svg.setAttribute('viewBox', `0 0 ${parseFloat(svg.getAttribute('width') ?? '800')} ${parseFloat(svg.getAttribute('height') ?? '400')}`);
   svg.removeAttribute('width');
   svg.removeAttribute('height');
   container.replaceChildren(svg);

@@ -12,7 +12,10 @@ let shownFrameAt: number | null = null;
  * frame, asked about once a second while a page is open); the meter's bar and peak mark follow the
  * level. Without a camera or microphone in the current mode, the panel says so.
  */
-export function renderMedia(media: MediaStatus, els: { img: HTMLImageElement; badge: HTMLElement; cameraNote: HTMLElement; meter: HTMLElement; micNote: HTMLElement }): void {
+export function renderMedia(
+  media: MediaStatus,
+  els: { img: HTMLImageElement; badge: HTMLElement; cameraNote: HTMLElement; meter: HTMLElement; micNote: HTMLElement },
+): void {
   const { frame, level } = media;
   if (frame) {
     if (frame.at !== shownFrameAt) {

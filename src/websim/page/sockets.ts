@@ -27,7 +27,8 @@ function facts(st: StreamEntry): string {
 /** What the session does now, in words: streaming since when, the next try and the breaker, or why it failed. */
 function now(st: StreamEntry): string {
   if (st.state === 'streaming') return st.streaming_since !== undefined ? `streaming since ${clock(st.streaming_since)}` : 'streaming';
-  if (st.state === 'backingOff') return `waiting${st.delay_ms !== undefined ? ` ${(st.delay_ms / 1000).toFixed(1)} s` : ''} before the next try${st.breaker ? ' (breaker open: the server keeps failing quickly)' : ''}`;
+  if (st.state === 'backingOff')
+    return `waiting${st.delay_ms !== undefined ? ` ${(st.delay_ms / 1000).toFixed(1)} s` : ''} before the next try${st.breaker ? ' (breaker open: the server keeps failing quickly)' : ''}`;
   return st.state;
 }
 
@@ -37,7 +38,12 @@ export function renderStreams(box: HTMLElement, s: SimState): void {
     const item = h(
       'div',
       'stream',
-      h('div', null, h('span', 'name', `${st.kind.toUpperCase()} · ${st.input} `), h('span', `state state-${st.state === 'streaming' ? 'done' : st.state === 'failed' ? 'failed' : 'queued'}`, st.state)),
+      h(
+        'div',
+        null,
+        h('span', 'name', `${st.kind.toUpperCase()} · ${st.input} `),
+        h('span', `state state-${st.state === 'streaming' ? 'done' : st.state === 'failed' ? 'failed' : 'queued'}`, st.state),
+      ),
       h('div', null, now(st)),
     );
     item.dataset.stream = `${st.kind}:${st.input}`;
@@ -57,7 +63,11 @@ export function renderStreams(box: HTMLElement, s: SimState): void {
     items.push(item);
   }
   for (const [name, m] of Object.entries(s.mcp)) {
-    const item = h('div', 'stream', h('div', null, h('span', 'name', `MCP · ${name} `), h('span', `state state-${m.state === 'failed' ? 'failed' : 'done'}`, m.state)));
+    const item = h(
+      'div',
+      'stream',
+      h('div', null, h('span', 'name', `MCP · ${name} `), h('span', `state state-${m.state === 'failed' ? 'failed' : 'done'}`, m.state)),
+    );
     if (m.detail) item.append(h('div', m.state === 'failed' ? 'bad' : 'facts', m.detail));
     items.push(item);
   }

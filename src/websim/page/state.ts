@@ -118,7 +118,16 @@ export interface SimState {
   /** The latest text of each input, by input name. */
   inputs: Record<string, { at: number; text: string; final: boolean; mode: string }>;
   prompt: { at: number; tick: number; mode: string; text: string } | null;
-  answer: { at: number; tick: number; mode: string; model: string; text?: string; tool_calls: Array<{ name: string; arguments: unknown }>; latency_ms: number; cost_cu?: number } | null;
+  answer: {
+    at: number;
+    tick: number;
+    mode: string;
+    model: string;
+    text?: string;
+    tool_calls: Array<{ name: string; arguments: unknown }>;
+    latency_ms: number;
+    cost_cu?: number;
+  } | null;
   modelError: { at: number; error: string } | null;
   /** Newest first, at most MAX_ACTIONS. */
   actions: ActionEntry[];
@@ -254,7 +263,8 @@ function applyStream(prev: StreamEntry | undefined, e: SimEvent): StreamEntry {
   if (typeof e.detail === 'string') entry.detail = e.detail;
   if (state === 'streaming' && prev?.state !== 'streaming') entry.streaming_since = e.at;
   // Counter updates repeat the state; only changes enter the history.
-  if (prev?.state !== state) entry.history = [{ at: e.at, state, ...(reason !== undefined ? { reason } : {}) }, ...(prev?.history ?? [])].slice(0, MAX_STREAM_HISTORY);
+  if (prev?.state !== state)
+    entry.history = [{ at: e.at, state, ...(reason !== undefined ? { reason } : {}) }, ...(prev?.history ?? [])].slice(0, MAX_STREAM_HISTORY);
   return entry;
 }
 
@@ -305,19 +315,44 @@ export function reduce(s: SimState, e: SimEvent): SimState {
       return { ...s, prompt: { at: e.at, tick: num(e.tick), mode: str(e.mode), text: str(e.prompt) } };
     case 'model.answer': {
       const calls = Array.isArray(e.tool_calls) ? (e.tool_calls as Array<{ name: string; arguments: unknown }>) : [];
-      const answer: NonNullable<SimState['answer']> = { at: e.at, tick: num(e.tick), mode: str(e.mode), model: str(e.model), tool_calls: calls, latency_ms: num(e.latency_ms) };
+      const answer: NonNullable<SimState['answer']> = {
+        at: e.at,
+        tick: num(e.tick),
+        mode: str(e.mode),
+        model: str(e.model),
+        tool_calls: calls,
+        latency_ms: num(e.latency_ms),
+      };
       if (typeof e.text === 'string') answer.text = e.text;
       if (typeof e.cost_cu === 'number') answer.cost_cu = e.cost_cu;
       const c = s.counters;
-      const call: ModelCall = { at: e.at, mode: answer.mode, tick: answer.tick, model: answer.model, latency_ms: answer.latency_ms, ok: true, summary: summaryOf(e) };
+      const call: ModelCall = {
+        at: e.at,
+        mode: answer.mode,
+        tick: answer.tick,
+        model: answer.model,
+        latency_ms: answer.latency_ms,
+        ok: true,
+        summary: summaryOf(e),
+      };
       if (answer.cost_cu !== undefined) call.cost_cu = answer.cost_cu;
-      return { ...s, answer, calls: [call, ...s.calls].slice(0, MAX_CALLS), counters: { ...c, model_calls: c.model_calls + 1, cu_spent: c.cu_spent + num(e.cost_cu) } };
+      return {
+        ...s,
+        answer,
+        calls: [call, ...s.calls].slice(0, MAX_CALLS),
+        counters: { ...c, model_calls: c.model_calls + 1, cu_spent: c.cu_spent + num(e.cost_cu) },
+      };
     }
     case 'model.error': {
       const c = s.counters;
       // A failed call has no latency on the bus; it is drawn as a mark at the time it failed.
       const call: ModelCall = { at: e.at, mode: str(e.mode), tick: num(e.tick), model: str(e.model, 'model'), latency_ms: 0, ok: false, summary: str(e.error) };
-      return { ...s, modelError: { at: e.at, error: str(e.error) }, calls: [call, ...s.calls].slice(0, MAX_CALLS), counters: { ...c, model_calls: c.model_calls + 1, model_errors: c.model_errors + 1 } };
+      return {
+        ...s,
+        modelError: { at: e.at, error: str(e.error) },
+        calls: [call, ...s.calls].slice(0, MAX_CALLS),
+        counters: { ...c, model_calls: c.model_calls + 1, model_errors: c.model_errors + 1 },
+      };
     }
     case 'action': {
       const a: ActionEntry = { at: e.at, mode: str(e.mode), label: str(e.label), name: str(e.name), connector: str(e.connector), state: str(e.state) };

@@ -37,14 +37,29 @@ export function renderTimeline(box: HTMLElement, s: SimState, now: number): void
   for (let sec = 0; sec <= WINDOW_MS / 1000; sec += 10) {
     const at = t0 + sec * 1000;
     svg.append(el('line', { x1: x(at), x2: x(at), y1: TOP - 4, y2: height, class: 'axis' }));
-    svg.append(el('text', { x: x(at), y: 11, 'text-anchor': 'middle', class: 'tick-label' }, sec === WINDOW_MS / 1000 ? 'now' : `-${WINDOW_MS / 1000 - sec} s`));
+    svg.append(
+      el('text', { x: x(at), y: 11, 'text-anchor': 'middle', class: 'tick-label' }, sec === WINDOW_MS / 1000 ? 'now' : `-${WINDOW_MS / 1000 - sec} s`),
+    );
   }
   rows.forEach((row, i) => svg.append(el('text', { x: 4, y: TOP + i * ROW + 15, class: 'row-label' }, row === 'model' ? 'model calls' : row)));
   for (const c of s.calls) {
     if (c.at < t0) continue;
     const start = c.at - c.latency_ms;
-    const bar = el('rect', { x: x(start), y: TOP + 4, width: Math.max(3, x(c.at) - x(start)), height: ROW - 8, rx: 2, class: `bar-model${c.ok ? '' : ' failed'}` });
-    bar.append(el('title', {}, `${new Date(c.at).toLocaleTimeString()} · ${c.mode} tick ${c.tick} · ${c.model} · ${c.ok ? `${c.latency_ms} ms` : 'failed'}${c.cost_cu !== undefined ? ` · ${c.cost_cu} CU` : ''} · ${c.summary}`));
+    const bar = el('rect', {
+      x: x(start),
+      y: TOP + 4,
+      width: Math.max(3, x(c.at) - x(start)),
+      height: ROW - 8,
+      rx: 2,
+      class: `bar-model${c.ok ? '' : ' failed'}`,
+    });
+    bar.append(
+      el(
+        'title',
+        {},
+        `${new Date(c.at).toLocaleTimeString()} · ${c.mode} tick ${c.tick} · ${c.model} · ${c.ok ? `${c.latency_ms} ms` : 'failed'}${c.cost_cu !== undefined ? ` · ${c.cost_cu} CU` : ''} · ${c.summary}`,
+      ),
+    );
     svg.append(bar);
   }
   for (const a of recent) {
@@ -52,7 +67,14 @@ export function renderTimeline(box: HTMLElement, s: SimState, now: number): void
     if (row < 0) continue;
     const start = a.started_at ?? a.queued_at ?? a.at;
     const end = a.ended_at ?? now;
-    const bar = el('rect', { x: x(start), y: TOP + (row + 1) * ROW + 4, width: Math.max(3, x(end) - x(start)), height: ROW - 8, rx: 2, class: `bar-action ${a.state}` });
+    const bar = el('rect', {
+      x: x(start),
+      y: TOP + (row + 1) * ROW + 4,
+      width: Math.max(3, x(end) - x(start)),
+      height: ROW - 8,
+      rx: 2,
+      class: `bar-action ${a.state}`,
+    });
     bar.append(el('title', {}, `${a.label} ${a.state}: ${actionText(a.value)} (${seconds(end - start)})${a.error ? ` — ${a.error}` : ''}`));
     svg.append(bar);
   }
