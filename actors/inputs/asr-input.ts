@@ -66,6 +66,8 @@ export class AsrInput extends BufferedInput<AsrRaw> {
   private readonly session: AsrSession;
   private readonly events$ = new Subject<AsrRaw>();
   private lastUtteranceAt: number | undefined;
+  /** Whether the socket streamed since the input started (the first connecting is not an outage). */
+  private streamedOnce = false;
   /** End of the last speech frame the robot's detector heard, ms since the epoch. */
   private lastSpeechAt: number | undefined;
   /** The turn marks of the finals not yet taken by a tick. */
@@ -165,9 +167,11 @@ export class AsrInput extends BufferedInput<AsrRaw> {
       this.deps.ctx?.publishContext?.({ last_utterance_at: at });
     } else if (e.type === 'asr.error') this.logger?.warn({ input: this.type, message: e.message }, 'recognition error');
     else if (e.type === 'asr.state') {
+      // The first connection after start is not an outage: the prompt hears of one only once the
+      // socket streamed and went down, or when it never came up (backing off, failed).
       const health = healthOf(String(e.state));
-      if (health) this.unavailable(health);
-      else this.available();
+      if (!health) (this.streamedOnce = true), this.available();
+      else if (this.streamedOnce || health !== 'connecting') this.unavailable(health);
     } else if (e.type === 'asr.failed') {
       this.unavailable('stopped');
       this.events$.error(new StreamStoppedError('asr_failed', `${this.type}: recognition stopped: ${String(e.reason)}`));

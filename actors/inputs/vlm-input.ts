@@ -45,6 +45,8 @@ export class VlmInput extends BufferedInput<VisionRaw> {
   private readonly replies$ = new Subject<VisionRaw>();
   /** The last context published (faces, motion), so only changes are sent. */
   private published = '';
+  /** Whether the socket streamed since the input started (the first connecting is not an outage). */
+  private streamedOnce = false;
 
   constructor(
     private readonly config: VLMInputConfig,
@@ -98,9 +100,11 @@ export class VlmInput extends BufferedInput<VisionRaw> {
       }
     } else if (e.type === 'vlm.error') this.logger?.warn({ input: this.type, message: e.message }, 'vision error');
     else if (e.type === 'vlm.state') {
+      // The first connection after start is not an outage: the prompt hears of one only once the
+      // socket streamed and went down, or when it never came up (backing off, failed).
       const health = healthOf(String(e.state));
-      if (health) this.unavailable(health);
-      else this.available();
+      if (!health) (this.streamedOnce = true), this.available();
+      else if (this.streamedOnce || health !== 'connecting') this.unavailable(health);
     } else if (e.type === 'vlm.failed') {
       this.unavailable('stopped');
       this.replies$.error(new StreamStoppedError('vlm_failed', `VLMInput: vision stopped: ${String(e.reason)}`));
