@@ -135,10 +135,26 @@ function fault(enqueue: Enqueue, c: GovernorContext, key: string, reason: string
   halt(enqueue, c, cause, `${key}: ${reason}`);
 }
 
+/**
+ * The fields of a followed bus event that the governor reads: a prompt or an answer is only "the
+ * model was asked / answered", so its text (what the robot heard, secrets, media) never becomes an
+ * event of the governor, where `--inspect` would show it.
+ */
+function slim(e: AgentEvent): AgentEvent {
+  switch (e.type) {
+    case 'prompt':
+      return { type: 'prompt', at: e.at, mode: e.mode, tick: e.tick, prompt: '' };
+    case 'model.answer':
+      return { type: 'model.answer', at: e.at, mode: e.mode, tick: e.tick, model: e.model, tool_calls: [], latency_ms: e.latency_ms };
+    default:
+      return e;
+  }
+}
+
 /** Relays the followed bus events to the governor. */
 const busWatch = fromCallback<EventObject, { bus: AgentBus }>(({ input, sendBack }) => {
   const sub = input.bus.events$.subscribe((event) => {
-    if (followed(event)) sendBack({ type: 'safety.bus', event });
+    if (followed(event)) sendBack({ type: 'safety.bus', event: slim(event) });
   });
   return () => sub.unsubscribe();
 });
