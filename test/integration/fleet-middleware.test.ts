@@ -1,4 +1,5 @@
 // The MQTT middleware against mosquitto: MqttInput in the real input actor (template, restart after a broker restart, a refused password) and the mqtt connector in the real action actor.
+import { startGovernor } from '../helpers/governor.js';
 import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { actionEntry, allActionPlugins } from '../helpers/plugins.js';
 import { USERS, Watcher, fleetBroker } from '../helpers/fleet.js';
 
 type ActionEv = Extract<AgentEvent, { type: 'action' }>;
-const skip = haveMosquitto() ? false : 'mosquitto, mosquitto_passwd and openssl are needed (the tests package set)';
+if (!haveMosquitto()) throw new Error('mosquitto, mosquitto_passwd and openssl are missing (bash scripts/setup.sh --tests installs them)');
 const logger = pino({ level: 'silent' });
 const fastRestart = { initialMs: 50, maxMs: 200, healthyMs: 60_000 };
 
@@ -30,7 +31,6 @@ function within<T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> {
 let broker: Broker;
 let plugins: Plugins;
 t.before(async () => {
-  if (skip) return;
   broker = await fleetBroker({ tls: true });
   plugins = await allActionPlugins();
 });
@@ -48,7 +48,7 @@ const input = (config: Record<string, unknown>, restart = fastRestart) =>
     restart,
   );
 
-t.test('MqttInput: each message becomes a prompt line through the template; after a broker restart the input actor listens again', { skip }, async (t) => {
+t.test('MqttInput: each message becomes a prompt line through the template; after a broker restart the input actor listens again', async (t) => {
   // The broker logs each subscription: publish once the input's is in.
   const subscribed = (from: number) => broker.waitLog(/Received SUBSCRIBE from cortexd-in-[0-9a-f]+\n\d+: \s*devices\/r1\/sensors\/\+ \(QoS 0\)/, 15_000, from);
   let mark = broker.log().length;
@@ -76,7 +76,7 @@ t.test('MqttInput: each message becomes a prompt line through the template; afte
   t.match(await next, { text: ' reads  (devices/r1/sensors/t2)'.trim() });
 });
 
-t.test('MqttInput: a refused password stops the input with the reason (no retries)', { skip }, async (t) => {
+t.test('MqttInput: a refused password stops the input with the reason (no retries)', async (t) => {
   const host = input({ topics: ['devices/r1/#'], password: 'wrong-password' });
   t.teardown(() => host.stop());
   const stopped = await within(
@@ -98,14 +98,21 @@ function action(name: 'move' | 'face' | 'speak', config: Record<string, unknown>
     ack_timeout_seconds: 5,
     ...config,
   });
-  const handle = createActionHandle(entry, { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, plugins });
+  // Motion (move) passes a safety governor, as in an agent; its dead-man timer is out of the way here.
+  const governor = startGovernor({ deadman_seconds: 600 }, { bus });
+  t.teardown(() => governor.stop());
+  const handle = createActionHandle(
+    entry,
+    { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, plugins },
+    { safety: governor.actor },
+  );
   t.teardown(() => handle.stop());
   const settled = () =>
     within(firstValueFrom(bus.events$.pipe(filter((e): e is ActionEv => e.type === 'action' && ['done', 'failed'].includes(e.state)))), `${name} settled`);
-  return { handle, settled };
+  return { handle, settled, governor };
 }
 
-t.test('mqtt connector: each command is one JSON message on its topic; a topic the ACL denies fails the command with the reason', { skip }, async (t) => {
+t.test('mqtt connector: each command is one JSON message on its topic; a topic the ACL denies fails the command with the reason', async (t) => {
   const device = await Watcher.start(broker.tlsUrl!, { caFile: broker.caFile!, username: 'r1', password: USERS.r1, filter: 'devices/r1/#' });
   t.teardown(() => device.close());
   const move = action('move', { topic: 'devices/r1/motors' });
@@ -114,6 +121,14 @@ t.test('mqtt connector: each command is one JSON message on its topic; a topic t
   t.equal((await done).state, 'done', 'done once the broker acknowledged it');
   const got = await device.waitFor((m) => m.topic === 'devices/r1/motors', 10_000, 'the move command');
   t.match(got.json, { action: 'move', value: { action: 'turn left' }, id: /^[0-9a-f-]{36}$/, at: Number });
+  // The e-stop reaches an MQTT-driven robot: the governor's halt publishes the stop; later motion is refused.
+  move.governor.actor.send({ type: 'safety.estop', reason: 'test', source: 'test' });
+  const stop = await device.waitFor((m) => m.topic === 'devices/r1/motors' && (m.json as { stop?: boolean } | undefined)?.stop === true, 10_000, 'the stop');
+  t.match(stop.json, { action: 'move', stop: true, at: Number });
+  done = move.settled();
+  move.handle.dispatch({ action: 'walk forward' }, 'model');
+  t.match(await done, { state: 'failed', error: /emergency stop/i }, 'motion is refused while latched');
+  move.governor.actor.send({ type: 'safety.release', source: 'test' });
 
   const face = action('face', { topic: 'devices/r1/face', qos: 0 });
   done = face.settled();

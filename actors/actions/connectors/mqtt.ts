@@ -66,9 +66,12 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
       }
     };
 
+    /** Whether the last thing published was a stop (a halt right after a halt publishes nothing more). */
+    let halted = false;
     return {
       name: 'mqtt',
       async run(value, signal) {
+        halted = false;
         const deadline = Date.now() + ackMs;
         await connected(deadline, signal);
         const id = randomUUID();
@@ -99,6 +102,23 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
         }
       },
       stop: () => session.stop(undefined, 1000),
+      // move (a motion connector): the safety governor's stop is `{action, stop: true}` on the same
+      // topic, published without waiting for the broker; the device must stop on it (README, "MQTT connector").
+      ...(sendStop
+        ? {
+            async halt() {
+              if (halted) return;
+              halted = true;
+              if (!session.connected) {
+                ctx.logger.error(`mqtt ${action}: cannot send the stop: not connected to ${session.label}; the device's own watchdog must stop it`);
+                return;
+              }
+              void session.publish(o.topic, JSON.stringify({ action, stop: true, at: Date.now() }), { qos: o.qos }).catch((err: unknown) => {
+                ctx.logger.error(`mqtt ${action}: the stop was not delivered: ${(err as Error).message}`);
+              });
+            },
+          }
+        : {}),
     };
   };
 }
