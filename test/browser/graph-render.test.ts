@@ -1,11 +1,12 @@
 // `cortexd graph` as a person sees it in Chromium: the 6-mode, 23-rule corpus chart fits 1,600 px at a readable size; Mermaid output parses and renders with the real Mermaid library.
+import { requireBuild, requireFile } from '../helpers/requires.js';
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { MAIN, built } from '../helpers/agent-process.js';
+import { MAIN } from '../helpers/agent-process.js';
 
 // The callbacks of page.evaluate run in Chromium, where these exist (the test tsconfig has no DOM library).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -23,13 +24,10 @@ const MERMAID_JS = (() => {
     return undefined;
   }
 })();
-const skip = !built
-  ? 'run npm run build first'
-  : !existsSync(CHROMIUM)
-    ? 'no /usr/bin/chromium'
-    : !existsSync(SIX_MODES)
-      ? 'the reference corpus is not at ../shared'
-      : false;
+requireBuild();
+requireFile(CHROMIUM, 'apt-get install chromium; bash scripts/setup.sh --tests installs it');
+requireFile(SIX_MODES, 'the reference corpus belongs at ../shared beside the checkout');
+if (!MERMAID_JS) throw new Error('mermaid (a devDependency) is not installed: run npm ci');
 
 const graph = (args: string[]) => execFileSync(process.execPath, [MAIN, 'graph', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
 
@@ -60,7 +58,7 @@ async function render(svg: string, width: number, shot: string) {
   return m;
 }
 
-t.test('the 6-mode, 23-rule corpus chart fits 1,600 px wide, every label readable, "*" labelled once', { skip }, async (t) => {
+t.test('the 6-mode, 23-rule corpus chart fits 1,600 px wide, every label readable, "*" labelled once', async (t) => {
   for (const [name, env] of [
     ['graphviz', {}],
     ['elkjs', { CORTEX_DOT: '/nonexistent/dot' }],
@@ -83,7 +81,7 @@ t.test('the 6-mode, 23-rule corpus chart fits 1,600 px wide, every label readabl
   }
 });
 
-t.test('the default chart fits with its full rule labels', { skip }, async (t) => {
+t.test('the default chart fits with its full rule labels', async (t) => {
   const m = await render(graph(['default', '--format', 'svg']), 1600, 'graph-default.png');
   t.ok(m.width <= 1600, `${Math.round(m.width)} px wide`);
   t.ok(
@@ -93,48 +91,44 @@ t.test('the default chart fits with its full rule labels', { skip }, async (t) =
   t.ok(m.smallest >= 11);
 });
 
-t.test(
-  'Mermaid output parses and renders with the real Mermaid library, for every configuration that loads',
-  { skip: skip || (!MERMAID_JS ? 'mermaid (a devDependency) is not installed' : false) },
-  async (t) => {
-    const p = await page(1600);
-    await p.setContent('<!doctype html><html><body><div id="out"></div></body></html>');
-    await p.addScriptTag({ path: MERMAID_JS! });
-    await p.evaluate(() => (window as unknown as { mermaid: { initialize(o: object): void } }).mermaid.initialize({ startOnLoad: false }));
-    const files = [
-      ...readdirSync(CORPUS)
-        .filter((f) => f.endsWith('.json5'))
-        .map((f) => join(CORPUS, f)),
-      join(ROOT, 'config', 'default.json5'),
-    ];
-    let parsed = 0;
-    for (const file of files) {
-      let text: string;
-      try {
-        text = graph(['--config', file, '--format', 'mermaid']);
-      } catch {
-        continue; // a file that does not load (its problem is tested elsewhere)
-      }
-      const result = await p.evaluate(async (src) => {
-        try {
-          await (window as unknown as { mermaid: { parse(s: string): Promise<unknown> } }).mermaid.parse(src);
-          return 'ok';
-        } catch (err) {
-          return String((err as Error).message ?? err);
-        }
-      }, text);
-      t.equal(result, 'ok', `${file.split('/').pop()} parses`);
-      parsed++;
+t.test('Mermaid output parses and renders with the real Mermaid library, for every configuration that loads', async (t) => {
+  const p = await page(1600);
+  await p.setContent('<!doctype html><html><body><div id="out"></div></body></html>');
+  await p.addScriptTag({ path: MERMAID_JS! });
+  await p.evaluate(() => (window as unknown as { mermaid: { initialize(o: object): void } }).mermaid.initialize({ startOnLoad: false }));
+  const files = [
+    ...readdirSync(CORPUS)
+      .filter((f) => f.endsWith('.json5'))
+      .map((f) => join(CORPUS, f)),
+    join(ROOT, 'config', 'default.json5'),
+  ];
+  let parsed = 0;
+  for (const file of files) {
+    let text: string;
+    try {
+      text = graph(['--config', file, '--format', 'mermaid']);
+    } catch {
+      continue; // a file that does not load (its problem is tested elsewhere)
     }
-    t.ok(parsed >= 30, `${parsed} configurations parsed`);
-    const six = graph(['--config', SIX_MODES, '--format', 'mermaid']);
-    const drawn = await p.evaluate(async (src) => {
-      const { svg } = await (window as unknown as { mermaid: { render(id: string, s: string): Promise<{ svg: string }> } }).mermaid.render('six', src);
-      document.getElementById('out')!.innerHTML = svg;
-      return document.querySelectorAll('#out g.node, #out g.stateGroup, #out [id*="state-"]').length;
-    }, six);
-    t.ok(drawn >= 6, 'Mermaid drew the modes');
-    await p.screenshot({ path: join(OUT, 'mermaid-six-modes.png'), fullPage: true });
-    await p.close();
-  },
-);
+    const result = await p.evaluate(async (src) => {
+      try {
+        await (window as unknown as { mermaid: { parse(s: string): Promise<unknown> } }).mermaid.parse(src);
+        return 'ok';
+      } catch (err) {
+        return String((err as Error).message ?? err);
+      }
+    }, text);
+    t.equal(result, 'ok', `${file.split('/').pop()} parses`);
+    parsed++;
+  }
+  t.ok(parsed >= 30, `${parsed} configurations parsed`);
+  const six = graph(['--config', SIX_MODES, '--format', 'mermaid']);
+  const drawn = await p.evaluate(async (src) => {
+    const { svg } = await (window as unknown as { mermaid: { render(id: string, s: string): Promise<{ svg: string }> } }).mermaid.render('six', src);
+    document.getElementById('out')!.innerHTML = svg;
+    return document.querySelectorAll('#out g.node, #out g.stateGroup, #out [id*="state-"]').length;
+  }, six);
+  t.ok(drawn >= 6, 'Mermaid drew the modes');
+  await p.screenshot({ path: join(OUT, 'mermaid-six-modes.png'), fullPage: true });
+  await p.close();
+});

@@ -1,17 +1,19 @@
 // WebSim's e-stop in Debian's Chromium against the real default agent: the big button latches, motion is refused, release needs the token typed.
+import { requireBuild, requireFile } from '../helpers/requires.js';
 import t from 'tap';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import JSON5 from 'json5';
 import { chromium, type Browser } from 'playwright-core';
-import { built, startAgent, workDir } from '../helpers/agent-process.js';
+import { startAgent, workDir } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
-const pageBuilt = existsSync(join(ROOT, 'dist', 'websim', 'estop.js'));
-const skip = !built || !pageBuilt ? 'run npm run build first' : !existsSync(CHROMIUM) ? 'no /usr/bin/chromium' : false;
+requireBuild({ page: true });
+requireFile(join(ROOT, 'dist', 'websim', 'estop.js'), 'run npm run build');
+requireFile(CHROMIUM, 'apt-get install chromium; bash scripts/setup.sh --tests installs it');
 const OUT = join(ROOT, 'test-output');
 const TOKEN = 'estop-test-token-0123456789abcdef';
 
@@ -39,7 +41,7 @@ function defaultConfig(dir: string, port: number): string {
 let browser: Browser | undefined;
 t.teardown(() => browser?.close());
 
-t.test('the e-stop button latches, later motion is refused, a wrong token does not release, the right one does', { skip }, async (t) => {
+t.test('the e-stop button latches, later motion is refused, a wrong token does not release, the right one does', async (t) => {
   const w = workDir();
   const port = await freePort();
   const agent = startAgent(defaultConfig(w.dir, port), w.state, ['--for', '120s'], { CORTEX_WEBSIM_TOKEN: TOKEN });

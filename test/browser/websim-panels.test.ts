@@ -1,11 +1,12 @@
 // WebSim's operator panels in Chromium against the real default agent: camera frame, microphone level, conversation, timeline, sockets (also in a reconnect storm, with the terminal beside it), chart zoom and pan.
+import { requireBuild, requireCommands, requireFile } from '../helpers/requires.js';
 import t from 'tap';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { built, startAgent, type AgentProcess } from '../helpers/agent-process.js';
+import { startAgent, type AgentProcess } from '../helpers/agent-process.js';
 import { defaultAgentDir, webSimClient } from '../helpers/default-agent.js';
-import { hasScript, runInPty, visible } from '../helpers/pty.js';
+import { runInPty, visible } from '../helpers/pty.js';
 import { startService } from '../../src/service/index.js';
 import { startFaultProxy } from '../../src/testing/fault-proxy.js';
 import { createLogger } from '../../src/log.js';
@@ -17,7 +18,9 @@ declare const document: any, window: any;
 const ROOT = join(import.meta.dirname, '..', '..');
 const CHROMIUM = '/usr/bin/chromium';
 const OUT = join(ROOT, 'test-output');
-const skip = !built || !existsSync(join(ROOT, 'dist', 'websim', 'app.js')) ? 'run npm run build first' : !existsSync(CHROMIUM) ? 'no /usr/bin/chromium' : false;
+requireBuild({ page: true });
+requireFile(CHROMIUM, 'apt-get install chromium; bash scripts/setup.sh --tests installs it');
+requireCommands(['script']);
 
 let browser: Browser | undefined;
 t.teardown(() => browser?.close());
@@ -41,7 +44,7 @@ async function openPage(port: number, alive: () => boolean): Promise<Page> {
 
 const width = (page: Page) => page.locator('#graph > svg').evaluate((e) => (e as { getBoundingClientRect(): { width: number } }).getBoundingClientRect().width);
 
-t.test('explore on the page: the camera frame, the microphone level, the conversation, the timeline and the sockets', { skip }, async (t) => {
+t.test('explore on the page: the camera frame, the microphone level, the conversation, the timeline and the sockets', async (t) => {
   const d = await defaultAgentDir();
   const agent: AgentProcess = startAgent(d.config, d.state, ['--for', '150s']);
   t.teardown(() => void agent.child.kill('SIGKILL'));
@@ -110,58 +113,54 @@ t.test('explore on the page: the camera frame, the microphone level, the convers
   t.equal(await agent.exited, 0);
 });
 
-t.test(
-  'a reconnect storm: the terminal prints a line or two, the sockets panel shows the state changes',
-  { skip: skip || (!hasScript ? 'util-linux script is not installed' : false) },
-  async (t) => {
-    const d = await defaultAgentDir();
-    const svc = await startService({ port: 0, dbPath: join(d.dir, 'cloud.sqlite'), logger: createLogger({ level: 'silent' }), jwtSecret: 's'.repeat(32) });
-    t.teardown(() => svc.close());
-    const apiKey = svc.admin.createApiKey('robot').apiKey;
-    // Every recognition socket is dropped 1.5 s after it opens.
-    const proxy = await startFaultProxy({ target: svc.url, script: { cutAfterMs: 1500, sockets: ['speechlab'] } });
-    t.teardown(() => proxy.close());
-    const text = readFileSync(d.config, 'utf8').replace(
-      /service: \{[^}]*\}/,
-      `service: { base_url: "${proxy.url}", ws_base_url: "${proxy.wsUrl}", asr_ws_url: "${proxy.wsUrl}/asr", vlm_ws_url: "${proxy.wsUrl}/vlm" }`,
-    );
-    writeFileSync(d.config, text);
+t.test('a reconnect storm: the terminal prints a line or two, the sockets panel shows the state changes', async (t) => {
+  const d = await defaultAgentDir();
+  const svc = await startService({ port: 0, dbPath: join(d.dir, 'cloud.sqlite'), logger: createLogger({ level: 'silent' }), jwtSecret: 's'.repeat(32) });
+  t.teardown(() => svc.close());
+  const apiKey = svc.admin.createApiKey('robot').apiKey;
+  // Every recognition socket is dropped 1.5 s after it opens.
+  const proxy = await startFaultProxy({ target: svc.url, script: { cutAfterMs: 1500, sockets: ['speechlab'] } });
+  t.teardown(() => proxy.close());
+  const text = readFileSync(d.config, 'utf8').replace(
+    /service: \{[^}]*\}/,
+    `service: { base_url: "${proxy.url}", ws_base_url: "${proxy.wsUrl}", asr_ws_url: "${proxy.wsUrl}/asr", vlm_ws_url: "${proxy.wsUrl}/vlm" }`,
+  );
+  writeFileSync(d.config, text);
 
-    const run = runInPty(['run', '--config', d.config], { CORTEX_STATE_DIR: d.state, OM_API_KEY: apiKey });
-    t.teardown(() => void run.child.kill('SIGKILL'));
-    await run.waitFor(/type a line/);
-    const sim = await webSimClient(d.port);
-    t.teardown(() => sim.close());
-    // A switch asked while idle's entry hooks run is refused: ask again until it happens.
-    for (let i = 0; ; i++) {
-      const mark = run.screen().length;
-      sim.switchMode('explore');
-      try {
-        await run.waitFor(/-> explore \(Explore\)/, 3000, mark);
-        break;
-      } catch (err) {
-        if (i >= 10) throw err;
-      }
+  const run = runInPty(['run', '--config', d.config], { CORTEX_STATE_DIR: d.state, OM_API_KEY: apiKey });
+  t.teardown(() => void run.child.kill('SIGKILL'));
+  await run.waitFor(/type a line/);
+  const sim = await webSimClient(d.port);
+  t.teardown(() => sim.close());
+  // A switch asked while idle's entry hooks run is refused: ask again until it happens.
+  for (let i = 0; ; i++) {
+    const mark = run.screen().length;
+    sim.switchMode('explore');
+    try {
+      await run.waitFor(/-> explore \(Explore\)/, 3000, mark);
+      break;
+    } catch (err) {
+      if (i >= 10) throw err;
     }
-    await run.waitFor(/speech recognition socket \(SpeechlabASRInput\) connected/, 30_000);
-    await proxy.until(() => proxy.stats().sockets.speechlab.cut >= 8, 'eight cuts of the recognition socket', 60_000);
+  }
+  await run.waitFor(/speech recognition socket \(SpeechlabASRInput\) connected/, 30_000);
+  await proxy.until(() => proxy.stats().sockets.speechlab.cut >= 8, 'eight cuts of the recognition socket', 60_000);
 
-    const page = await openPage(d.port, () => true);
-    const stream = page.locator('#streams [data-stream="asr:SpeechlabASRInput"]');
-    await stream.waitFor({ timeout: 10_000 });
-    t.ok((await stream.locator('.chip').count()) >= 4, 'the state changes of the storm are listed');
-    mkdirSync(OUT, { recursive: true });
-    await page.locator('#sockets-panel').screenshot({ path: join(OUT, 'websim-sockets-storm.png') });
-    await page.close();
+  const page = await openPage(d.port, () => true);
+  const stream = page.locator('#streams [data-stream="asr:SpeechlabASRInput"]');
+  await stream.waitFor({ timeout: 10_000 });
+  t.ok((await stream.locator('.chip').count()) >= 4, 'the state changes of the storm are listed');
+  mkdirSync(OUT, { recursive: true });
+  await page.locator('#sockets-panel').screenshot({ path: join(OUT, 'websim-sockets-storm.png') });
+  await page.close();
 
-    const cuts = proxy.stats().sockets.speechlab.cut;
-    run.type('\x03');
-    await run.waitFor(/stopped \(exit 0\)/, 30_000);
-    const lines = visible(run.screen())
-      .split('\n')
-      .filter((l) => /speech recognition socket/.test(l));
-    t.ok(cuts >= 8, `${cuts} cuts`);
-    t.ok(lines.length <= 4, `${lines.length} socket lines on the terminal for ${cuts} cuts:\n${lines.join('\n')}`);
-    t.match(lines.join('\n'), /reconnecting/);
-  },
-);
+  const cuts = proxy.stats().sockets.speechlab.cut;
+  run.type('\x03');
+  await run.waitFor(/stopped \(exit 0\)/, 30_000);
+  const lines = visible(run.screen())
+    .split('\n')
+    .filter((l) => /speech recognition socket/.test(l));
+  t.ok(cuts >= 8, `${cuts} cuts`);
+  t.ok(lines.length <= 4, `${lines.length} socket lines on the terminal for ${cuts} cuts:\n${lines.join('\n')}`);
+  t.match(lines.join('\n'), /reconnecting/);
+});

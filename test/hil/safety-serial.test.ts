@@ -17,7 +17,8 @@ import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';
 import { sendJson, startCloudPeer } from '../../src/testing/cloud-peer.js';
 import { createLogger } from '../../src/log.js';
-import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { requireBuild } from '../helpers/requires.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -131,6 +132,7 @@ async function run(t: Test, loaded: LoadedConfig, extra: Partial<ConstructorPara
 
 const failedMove = (e: AgentEvent): e is Ev<'action'> => e.type === 'action' && e.label === 'move' && e.state === 'failed';
 
+requireBuild();
 t.test('an e-stop sentence on the serial line stops a running move (STOP on the wire) and refuses later ones until released', async (t) => {
   const pty = await ptyPair(t);
   // "MOVE turn left" is a long move the controller has not acknowledged yet: the command is in flight.
@@ -188,56 +190,66 @@ t.test('the dead-man timer sends STOP when no motion command arrives for the con
   await until('MOVE turn left', () => peer.got.includes('MOVE turn left'));
 });
 
-t.test('a model that hangs mid-answer stops motion (the hosted service through a peer that stops writing)', async (t) => {
-  const pty = await ptyPair(t);
-  const peer = await controller(t, pty.controller);
-  const cloudPeer = await startCloudPeer();
-  t.teardown(() => cloudPeer.close());
-  const path = '/api/core/provider_a/chat/completions';
-  // First answer: walk forward. Second: the status line, headers and half the body, then nothing.
-  cloudPeer.once('POST', path, (_req, res) =>
-    sendJson(res, 200, {
-      id: 'c1',
-      object: 'chat.completion',
-      created: 1,
-      model: 'gen-4o-mini',
-      choices: [
-        {
-          index: 0,
-          finish_reason: 'tool_calls',
-          message: {
-            role: 'assistant',
-            content: null,
-            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'move', arguments: '{"action":"walk forward"}' } }],
-          },
-        },
-      ],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-    }),
-  );
-  cloudPeer.route('POST', path, (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
-    res.write('{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"I will');
+for (const stream of [false, true]) {
+  t.test(`a model that hangs mid-answer stops motion (${stream ? 'a streamed answer' : 'a JSON answer'} from a peer that stops writing)`, async (t) => {
+    const pty = await ptyPair(t);
+    const peer = await controller(t, pty.controller);
+    const cloudPeer = await startCloudPeer();
+    t.teardown(() => cloudPeer.close());
+    const path = '/api/core/provider_a/chat/completions';
+    const call = { id: 'call_1', type: 'function', function: { name: 'move', arguments: '{"action":"walk forward"}' } };
+    // First answer: walk forward. Second: the status line, headers and part of the body, then nothing.
+    cloudPeer.once('POST', path, (_req, res) => {
+      if (!stream) {
+        sendJson(res, 200, {
+          id: 'c1',
+          object: 'chat.completion',
+          created: 1,
+          model: 'gen-4o-mini',
+          choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [call] } }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+        });
+        return;
+      }
+      const chunk = (choice: unknown, extra: Record<string, unknown> = {}) =>
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gen-4o-mini', choices: [choice], ...extra })}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(chunk({ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, ...call }] }, finish_reason: null }));
+      res.end(
+        `${chunk({ index: 0, delta: {}, finish_reason: 'tool_calls' }, { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}data: [DONE]\n\n`,
+      );
+    });
+    cloudPeer.route('POST', path, (_req, res) => {
+      if (stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(
+          `data: ${JSON.stringify({ id: 'c2', object: 'chat.completion.chunk', created: 1, model: 'gen-4o-mini', choices: [{ index: 0, delta: { role: 'assistant', content: 'I will' }, finish_reason: null }] })}\n\n`,
+        );
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '400' });
+      res.write('{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"I will');
+    });
+    const cloud = createCloudClient({ addresses: { base_url: cloudPeer.url } as ResolvedAddresses, apiKey: 'test-key', retry: NO_RETRY });
+    const loaded = loadedConfig(
+      pty.robot,
+      { deadman_seconds: 600, model_stall_seconds: 0.5 },
+      { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini', timeout_seconds: 120, stream } },
+    );
+    const { agent, waitFor } = await run(t, loaded, { cloud });
+    agent.pushText('walk forward please');
+    await until('MOVE walk forward', () => peer.got.includes('MOVE walk forward'));
+    agent.pushText('and now?');
+    await until('the second chat request', () => cloudPeer.requests.length >= 2);
+    await until('STOP after the model stalled', () => peer.got.includes('STOP'));
+    const stop = await waitFor<Ev<'safety'>>('the stop event', (e) => e.type === 'safety' && e.kind === 'stop');
+    t.match(stop, { cause: 'model_stall', reason: /model: no answer for 0\.5 s \(stalled\)/ });
+    t.same(peer.got, ['MOVE walk forward', 'STOP']);
+    t.match(agent.safetyStatus().faults, [/model: no answer/]);
   });
-  const cloud = createCloudClient({ addresses: { base_url: cloudPeer.url } as ResolvedAddresses, apiKey: 'test-key', retry: NO_RETRY });
-  const loaded = loadedConfig(
-    pty.robot,
-    { deadman_seconds: 600, model_stall_seconds: 0.5 },
-    { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini', timeout_seconds: 120 } },
-  );
-  const { agent, waitFor } = await run(t, loaded, { cloud });
-  agent.pushText('walk forward please');
-  await until('MOVE walk forward', () => peer.got.includes('MOVE walk forward'));
-  agent.pushText('and now?');
-  await until('the second chat request', () => cloudPeer.requests.length >= 2);
-  await until('STOP after the model stalled', () => peer.got.includes('STOP'));
-  const stop = await waitFor<Ev<'safety'>>('the stop event', (e) => e.type === 'safety' && e.kind === 'stop');
-  t.match(stop, { cause: 'model_stall', reason: /model: no answer for 0\.5 s \(stalled\)/ });
-  t.same(peer.got, ['MOVE walk forward', 'STOP']);
-  t.match(agent.safetyStatus().faults, [/model: no answer/]);
-});
+}
 
-t.test('SIGTERM sends STOP before the process exits', { skip: !built && 'run npm run build first' }, async (t) => {
+t.test('SIGTERM sends STOP before the process exits', async (t) => {
   const pty = await ptyPair(t);
   const peer = await controller(t, pty.controller);
   const wd = workDir();

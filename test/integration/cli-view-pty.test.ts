@@ -1,11 +1,13 @@
 // `cortexd run default` on a real pseudo-terminal: colours as escape sequences, NO_COLOR, what the robot says, the start lines, the restored mode, Ctrl-D.
+import { requireBuild, requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { join } from 'node:path';
 import { built } from '../helpers/agent-process.js';
 import { defaultAgentDir } from '../helpers/default-agent.js';
 import { hasScript, runInPty, visible, type PtyRun } from '../helpers/pty.js';
 
-const skip = !built ? 'run npm run build first' : !hasScript ? 'util-linux script is not installed' : false;
+requireBuild();
+requireCommands(['script']);
 const ESC = '\x1b';
 
 /** Stops the agent as a person does (Ctrl-C) and waits for its exit code. */
@@ -15,7 +17,7 @@ async function stop(run: PtyRun): Promise<number> {
   return run.exited;
 }
 
-t.test('a first run: colours reach the terminal, the start lines say where speech goes and where WebSim is, spoken sentences show', { skip }, async (t) => {
+t.test('a first run: colours reach the terminal, the start lines say where speech goes and where WebSim is, spoken sentences show', async (t) => {
   const d = await defaultAgentDir();
   const run = runInPty(['run', '--config', d.config], { CORTEX_STATE_DIR: d.state, NO_COLOR: '' });
   t.teardown(() => void run.child.kill('SIGKILL'));
@@ -87,7 +89,7 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   t.equal(await stop(fresh), 0);
 });
 
-t.test('NO_COLOR=1: no colour code at all, warnings included; Ctrl-D is said once and the agent runs on', { skip }, async (t) => {
+t.test('NO_COLOR=1: no colour code at all, warnings included; Ctrl-D is said once and the agent runs on', async (t) => {
   const d = await defaultAgentDir();
   const run = runInPty(['run', '--config', d.config], { CORTEX_STATE_DIR: d.state, NO_COLOR: '1' });
   t.teardown(() => void run.child.kill('SIGKILL'));

@@ -1,4 +1,5 @@
 // Real agents (`cortexd run`) against mosquitto over TLS with passwords and the shipped ACL: state and last will, every command and its refusals, a wrong password, a topic the ACL denies.
+import { requireBuild } from '../helpers/requires.js';
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { built, startAgent, typeLines, workDir, type AgentProcess } from '../helpers/agent-process.js';
@@ -9,13 +10,13 @@ import type { AgentEvent } from '../../src/cortex/events.js';
 import { waitFor } from '../helpers/wait.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
-const skip = !built ? 'run npm run build first' : !haveMosquitto() ? 'mosquitto, mosquitto_passwd and openssl are needed (the tests package set)' : false;
+requireBuild();
+if (!haveMosquitto()) throw new Error('mosquitto, mosquitto_passwd and openssl are missing (bash scripts/setup.sh --tests installs them)');
 
 let broker: Broker;
 let watcher: Watcher;
 
 t.before(async () => {
-  if (skip) return;
   broker = await fleetBroker({ tls: true });
   watcher = await Watcher.start(broker.tlsUrl!, { caFile: broker.caFile! });
 });
@@ -44,7 +45,7 @@ function robot(
 
 const state = (m: { json: Record<string, unknown> | undefined }) => m.json as unknown as RobotState;
 
-t.test('a robot publishes its status and state, takes every command or says why not, and leaves a last will', { skip }, async (t) => {
+t.test('a robot publishes its status and state, takes every command or says why not, and leaves a last will', async (t) => {
   const { agent } = robot(t, { username: 'r1', robot_id: 'r1' }, USERS.r1, true);
   const online = await watcher.waitFor((m) => m.topic === 'cortexd/r1/status' && m.json?.status === 'online', 20_000, 'r1 online');
   t.match(online.json, { status: 'online', robot: 'r1', config: 'robot', version: /^\d+\.\d+\.\d+/ });
@@ -165,7 +166,7 @@ t.test('a robot publishes its status and state, takes every command or says why 
   t.ok(watcher.seen.indexOf(will) > watcher.seen.indexOf(online), 'after it was online');
 });
 
-t.test('a wrong password is a clear error and the robot works on; a topic the ACL denies is refused and reported', { skip }, async (t) => {
+t.test('a wrong password is a clear error and the robot works on; a topic the ACL denies is refused and reported', async (t) => {
   const wrong = robot(t, { username: 'r1', robot_id: 'r1' }, 'not-the-password');
   const denied = robot(t, { username: 'r1', robot_id: 'r2' }, USERS.r1);
 

@@ -1,4 +1,5 @@
 // The conversation survives a restart: kept in the state directory after each answer, restored at start, after a SIGTERM and after kill -9 (never half-written).
+import { requireBuild } from '../helpers/requires.js';
 import t, { type Test } from 'tap';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import type { AgentEvent } from '../../src/cortex/events.js';
 import { historyFileOf } from '../../src/cortex/history-store.js';
 import { startScriptedUpstream } from '../../src/testing/scripted-upstream.js';
 
-const skip = built ? false : 'run npm run build first';
+requireBuild();
 
 /** The words typed in a prompt: the text between START and END of the typed input. */
 const typed = (content: unknown) => /\/\/ START\n([\s\S]*?)\n\/\/ END/.exec(String(content))?.[1];
@@ -64,7 +65,7 @@ async function setup(t: Test, persist = true) {
   return { upstream, w, file, session, historyIn };
 }
 
-t.test('after a SIGTERM the next start remembers the conversation; the file is the history, redacted, 0600', { skip }, async (t) => {
+t.test('after a SIGTERM the next start remembers the conversation; the file is the history, redacted, 0600', async (t) => {
   const s = await setup(t);
   const first = await s.session(['alpha', 'bravo key_live_abcdefghijklmnopqrstuvwxyz0123456789']);
   first.child.kill('SIGTERM');
@@ -90,7 +91,7 @@ t.test('after a SIGTERM the next start remembers the conversation; the file is t
   t.equal(await second.exited, 0);
 });
 
-t.test('kill -9 at any moment leaves the old history or the new one, never a torn file; the next start restores it', { skip }, async (t) => {
+t.test('kill -9 at any moment leaves the old history or the new one, never a torn file; the next start restores it', async (t) => {
   const s = await setup(t);
   for (let round = 0; round < 4; round++) {
     const agent = await s.session([`round${round}a`]);
@@ -122,7 +123,7 @@ t.test('kill -9 at any moment leaves the old history or the new one, never a tor
   await last.exited;
 });
 
-t.test('persist_history: false keeps nothing', { skip }, async (t) => {
+t.test('persist_history: false keeps nothing', async (t) => {
   const s = await setup(t, false);
   const agent = await s.session(['alpha']);
   agent.child.kill('SIGTERM');

@@ -12,7 +12,8 @@ import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmSpec } from '../../src/plugins/index.js';
 import { createLogger } from '../../src/log.js';
 import { findOnPath } from '../../src/which.js';
-import { MAIN, built } from '../helpers/agent-process.js';
+import { MAIN } from '../helpers/agent-process.js';
+import { requireBuild } from '../helpers/requires.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -109,84 +110,77 @@ async function startAgent(t: Test, runtimeDir: string) {
   return { agent, events, lines, until };
 }
 
-t.test(
-  'cortexd estop latches through the socket, --status reads it, --release frees it; only root and the group get in',
-  { skip: !built && 'run npm run build first' },
-  async (t) => {
-    // The parents must be searchable by anyone, so that only the socket's own mode decides.
-    const base = mkdtempSync(join(tmpdir(), 'cortexd-estop-'));
-    chmodSync(base, 0o755);
-    const runtimeDir = join(base, 'run');
-    const socket = join(runtimeDir, 'estop-sock.sock');
-    const { agent, events, lines, until } = await startAgent(t, runtimeDir);
-    await until('the socket', () => {
-      try {
-        return statSync(socket).isSocket();
-      } catch {
-        return false;
-      }
-    });
-    const st = statSync(socket);
-    t.equal(st.mode & 0o777, 0o660, 'socket mode 0660');
-    t.equal(st.gid, GROUP, 'socket group: the service group');
-    t.equal(statSync(runtimeDir).mode & 0o777, 0o750, 'its directory 0750');
-
-    await until('a tick', () => events.some((e) => e.type === 'tick'));
-    agent.pushText('go');
-    await until('the move printed', () => lines.includes('[move] walk forward'));
-
-    const pressed = await estop(['--socket', socket, '--reason', 'person in the way']);
-    t.equal(pressed.code, 0, pressed.stderr);
-    t.match(pressed.stdout, /OK latched/);
-    t.match(await until('the estop event', () => events.find((e): e is Ev<'safety'> => e.type === 'safety' && e.kind === 'estop')), {
-      source: 'socket',
-      reason: 'person in the way',
-    });
-    await until('the console stand still', () => lines.includes('[move] stand still'));
-    t.equal(agent.safetyStatus().estop?.reason, 'person in the way');
-
-    const status = await estop(['--socket', socket, '--status']);
-    t.match(JSON.parse(status.stdout.slice(status.stdout.indexOf('OK ') + 3)), { estop: { source: 'socket', reason: 'person in the way' }, motion: 'still' });
-
-    if (asRoot) {
-      const stranger = await estop(['--socket', socket, '--release'], { uid: NOBODY, groups: [] });
-      t.equal(stranger.code, 1, 'another user is refused');
-      t.match(stranger.stderr, /permission denied: only root and members of the service group/);
-      t.ok(agent.safetyStatus().estop, 'still latched');
-      const member = await estop(['--socket', socket, '--release'], { uid: NOBODY, groups: [GROUP] });
-      t.equal(member.code, 0, member.stderr);
-      t.match(member.stdout, /OK released/);
-    } else {
-      t.comment('not root (or no setpriv): the check with other users is left out');
-      t.equal((await estop(['--socket', socket, '--release'])).code, 0);
+requireBuild();
+t.test('cortexd estop latches through the socket, --status reads it, --release frees it; only root and the group get in', async (t) => {
+  // The parents must be searchable by anyone, so that only the socket's own mode decides.
+  const base = mkdtempSync(join(tmpdir(), 'cortexd-estop-'));
+  chmodSync(base, 0o755);
+  const runtimeDir = join(base, 'run');
+  const socket = join(runtimeDir, 'estop-sock.sock');
+  const { agent, events, lines, until } = await startAgent(t, runtimeDir);
+  await until('the socket', () => {
+    try {
+      return statSync(socket).isSocket();
+    } catch {
+      return false;
     }
-    t.equal(agent.safetyStatus().estop, null);
-    const again = await estop(['--socket', socket, '--release']);
-    t.equal(again.code, 1);
-    t.match(again.stdout, /ERR no emergency stop is latched/);
-  },
-);
+  });
+  const st = statSync(socket);
+  t.equal(st.mode & 0o777, 0o660, 'socket mode 0660');
+  t.equal(st.gid, GROUP, 'socket group: the service group');
+  t.equal(statSync(runtimeDir).mode & 0o777, 0o750, 'its directory 0750');
 
-t.test(
-  'a second agent does not take over a socket that a running agent listens on; a missing socket is a clear error',
-  { skip: !built && 'run npm run build first' },
-  async (t) => {
-    const base = mkdtempSync(join(tmpdir(), 'cortexd-estop-'));
-    const runtimeDir = join(base, 'run');
-    const first = await startAgent(t, runtimeDir);
-    await first.until('the socket', () => {
-      try {
-        return statSync(join(runtimeDir, 'estop-sock.sock')).isSocket();
-      } catch {
-        return false;
-      }
-    });
-    const second = await startAgent(t, runtimeDir);
-    const err = await second.until('the refusal', () => second.events.find((e): e is Ev<'error'> => e.type === 'error' && e.source === 'safety'));
-    t.match(err.message, /e-stop socket .*estop-sock\.sock unavailable: another agent listens on it/);
-    t.equal((await estop(['--socket', join(runtimeDir, 'estop-sock.sock')])).code, 0, 'the first still answers');
-    const none = await estop(['--socket', join(base, 'nothing.sock')]);
-    t.equal(none.code, 1);
-    t.match(none.stderr, /nothing\.sock: no agent listens there \(is it running\?\)/);
-  },
-);
+  await until('a tick', () => events.some((e) => e.type === 'tick'));
+  agent.pushText('go');
+  await until('the move printed', () => lines.includes('[move] walk forward'));
+
+  const pressed = await estop(['--socket', socket, '--reason', 'person in the way']);
+  t.equal(pressed.code, 0, pressed.stderr);
+  t.match(pressed.stdout, /OK latched/);
+  t.match(await until('the estop event', () => events.find((e): e is Ev<'safety'> => e.type === 'safety' && e.kind === 'estop')), {
+    source: 'socket',
+    reason: 'person in the way',
+  });
+  await until('the console stand still', () => lines.includes('[move] stand still'));
+  t.equal(agent.safetyStatus().estop?.reason, 'person in the way');
+
+  const status = await estop(['--socket', socket, '--status']);
+  t.match(JSON.parse(status.stdout.slice(status.stdout.indexOf('OK ') + 3)), { estop: { source: 'socket', reason: 'person in the way' }, motion: 'still' });
+
+  if (asRoot) {
+    const stranger = await estop(['--socket', socket, '--release'], { uid: NOBODY, groups: [] });
+    t.equal(stranger.code, 1, 'another user is refused');
+    t.match(stranger.stderr, /permission denied: only root and members of the service group/);
+    t.ok(agent.safetyStatus().estop, 'still latched');
+    const member = await estop(['--socket', socket, '--release'], { uid: NOBODY, groups: [GROUP] });
+    t.equal(member.code, 0, member.stderr);
+    t.match(member.stdout, /OK released/);
+  } else {
+    t.comment('not root (or no setpriv): the check with other users is left out');
+    t.equal((await estop(['--socket', socket, '--release'])).code, 0);
+  }
+  t.equal(agent.safetyStatus().estop, null);
+  const again = await estop(['--socket', socket, '--release']);
+  t.equal(again.code, 1);
+  t.match(again.stdout, /ERR no emergency stop is latched/);
+});
+
+t.test('a second agent does not take over a socket that a running agent listens on; a missing socket is a clear error', async (t) => {
+  const base = mkdtempSync(join(tmpdir(), 'cortexd-estop-'));
+  const runtimeDir = join(base, 'run');
+  const first = await startAgent(t, runtimeDir);
+  await first.until('the socket', () => {
+    try {
+      return statSync(join(runtimeDir, 'estop-sock.sock')).isSocket();
+    } catch {
+      return false;
+    }
+  });
+  const second = await startAgent(t, runtimeDir);
+  const err = await second.until('the refusal', () => second.events.find((e): e is Ev<'error'> => e.type === 'error' && e.source === 'safety'));
+  t.match(err.message, /e-stop socket .*estop-sock\.sock unavailable: another agent listens on it/);
+  t.equal((await estop(['--socket', join(runtimeDir, 'estop-sock.sock')])).code, 0, 'the first still answers');
+  const none = await estop(['--socket', join(base, 'nothing.sock')]);
+  t.equal(none.code, 1);
+  t.match(none.stderr, /nothing\.sock: no agent listens there \(is it running\?\)/);
+});

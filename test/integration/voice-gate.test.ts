@@ -1,4 +1,5 @@
 // Voice detection on the robot with the WebRTC detector on espeak-ng speech: silence held back, speech sent with its pre-roll and hang-over, onsets stop the robot's speech.
+import { requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -8,15 +9,8 @@ import { BehaviorSubject, Subject, from, lastValueFrom, toArray } from 'rxjs';
 import { loadVoiceDetector, voiceGate, type VoiceGateStats } from '../../src/pipelines/voice-gate.js';
 import { asrSession } from '../../actors/streams/asr-stream.js';
 
-const missing = ['espeak-ng', 'sox'].filter((p) => {
-  try {
-    execFileSync('sh', ['-c', `command -v ${p}`], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return true;
-  }
-});
-const skip = missing.length ? `missing ${missing.join(', ')}` : false;
+requireCommands(['espeak-ng', 'sox']);
+
 const RATE = 16000;
 
 /** "turn left" with 2 s of silence before and after, 16 kHz s16le, without its header. */
@@ -54,7 +48,7 @@ const gateAll = async (chunks: Buffer[], stats: VoiceGateStats, onOnset?: (at: n
   return Buffer.concat(out);
 };
 
-t.test('silence is held back; the speech goes out whole, with 300 ms before it and 800 ms after', { skip }, async (t) => {
+t.test('silence is held back; the speech goes out whole, with 300 ms before it and 800 ms after', async (t) => {
   const rec = recording();
   const stats = { passedBytes: 0, gatedBytes: 0, onsets: 0 };
   const onsets: number[] = [];
@@ -74,7 +68,7 @@ t.test('silence is held back; the speech goes out whole, with 300 ms before it a
   t.ok(sent.length % 2 === 0);
 });
 
-t.test('the same bytes in any chunking pass the same bytes', { skip }, async (t) => {
+t.test('the same bytes in any chunking pass the same bytes', async (t) => {
   const rec = recording();
   const reference = await gateAll(pieces(rec.pcm, 3200), { passedBytes: 0, gatedBytes: 0, onsets: 0 });
   for (const size of [2, 318, 641, 4410]) {
@@ -82,7 +76,7 @@ t.test('the same bytes in any chunking pass the same bytes', { skip }, async (t)
   }
 });
 
-t.test('a speech onset while the robot talks stops its speech when interruption is allowed, and only then', { skip }, async (t) => {
+t.test('a speech onset while the robot talks stops its speech when interruption is allowed, and only then', async (t) => {
   const rec = recording();
   for (const allow of [true, false]) {
     const mic = new Subject<Buffer>();
