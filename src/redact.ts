@@ -21,9 +21,9 @@ export function isSecretField(name: string): boolean {
  */
 const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
   // API keys of the hosted service: key_live_<secret>, key_test_<secret>.
-  [/\b(key_(?:live|test)_)[A-Za-z0-9_\-]+/g, `$1${REPLACEMENT}`],
+  [/\b(key_(?:live|test)_)[A-Za-z0-9_-]+/g, `$1${REPLACEMENT}`],
   // JSON Web Tokens: three base64url segments, the first starting with eyJ ({"...).
-  [/\beyJ[A-Za-z0-9_\-]*\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*/g, REPLACEMENT],
+  [/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REPLACEMENT],
   // Credentials in URLs: scheme://user:password@host and scheme://token@host lose the whole user part.
   [/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"'<>]+(?::[^\s/@"'<>]*)?@/gi, `$1${REPLACEMENT}@`],
   // name=value pairs (query strings, environment assignments) whose name is secret-like.
@@ -40,7 +40,7 @@ const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
   // Authorization headers and bearer tokens in text.
   [/\b(Bearer\s+)[A-Za-z0-9_\-.~+/=]+/gi, `$1${REPLACEMENT}`],
   // Common vendor key shapes that may come from upstream providers (sk-..., long hex secrets after "key").
-  [/\b(sk-[A-Za-z0-9]{2,})[A-Za-z0-9_\-]{8,}/g, `$1${REPLACEMENT}`],
+  [/\b(sk-[A-Za-z0-9]{2,})[A-Za-z0-9_-]{8,}/g, `$1${REPLACEMENT}`],
 ];
 
 /** Returns `text` with every known secret shape replaced. Idempotent. */

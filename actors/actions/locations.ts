@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { CortexError, describeError } from '../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../src/cortex/action.js';
-import { RememberLocationArgs, StateConnectorOptions } from '../../src/plugins/schemas/actions.js';
+import { type RememberLocationArgs, StateConnectorOptions } from '../../src/plugins/schemas/actions.js';
 
 export { implicitActions } from '../../src/plugins/used.js';
 

@@ -1,7 +1,7 @@
 // BatteryInput: charge and status read from Linux power_supply in sysfs (path configurable), as the "Battery: ..." prompt line.
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Observable, asyncScheduler, distinctUntilChanged, exhaustMap, from, tap, timer, type SchedulerLike } from 'rxjs';
+import { type Observable, asyncScheduler, distinctUntilChanged, exhaustMap, from, tap, timer, type SchedulerLike } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { BatteryInputSchema, type BatteryInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError } from '../../src/errors.js';

@@ -1,5 +1,5 @@
 // The shared half of every device/socket input plugin: one shared raw stream, poll, a bounded message buffer, formatting and stop.
-import { Observable, Subject, defer, filter, firstValueFrom, share, takeUntil } from 'rxjs';
+import { type Observable, Subject, defer, filter, firstValueFrom, share, takeUntil } from 'rxjs';
 import type { Logger } from 'pino';
 import type { InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { CortexError } from '../../src/errors.js';

@@ -1,5 +1,5 @@
 // GpsInput: NMEA sentences from a serial GPS (checksummed GGA, RMC, VTG) folded into fix, position and speed: the "GPS: ..." prompt line.
-import { Observable, filter, map, scan, tap } from 'rxjs';
+import { type Observable, filter, map, scan, tap } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { GpsInputSchema, serialConfigOf, type GpsInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';

@@ -1,5 +1,5 @@
 // LocalVLMInput: faces and motion described on the robot with OpenCV (no network); the newest description becomes the "Vision: ..." line.
-import { Observable, defer, finalize, from, map, switchMap, tap } from 'rxjs';
+import { type Observable, defer, finalize, from, map, switchMap, tap } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { LocalVLMInputSchema, type LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';

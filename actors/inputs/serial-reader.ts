@@ -1,5 +1,5 @@
 // SerialReader: lines from a serial port (reopened after an unplug) as "Serial: ..." prompt lines.
-import { Observable, map } from 'rxjs';
+import { type Observable, map } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { SerialReaderSchema, serialConfigOf, serialFields, type SerialReaderConfig } from '../../src/plugins/schemas/inputs.js';
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';

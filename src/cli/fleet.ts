@@ -37,7 +37,7 @@ async function withOperator(opts: Common, fn: (op: FleetOperator) => Promise<num
       import('../fleet/operator.js'),
       import('../config/env.js'),
     ]);
-    let settings;
+    let settings: ReturnType<typeof operatorSettings>;
     try {
       settings = operatorSettings(configEnvironment(), opts);
     } catch (err) {

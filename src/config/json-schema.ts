@@ -34,6 +34,7 @@ const toSchema = (schema: z.ZodType): Json => z.toJSONSchema(schema, { io: 'inpu
 function pluginRules(registry: Registry<PluginInfo>, typeField: string): Json[] {
   return registry.all().map((spec) => ({
     if: { properties: { [typeField]: { const: spec.type } }, required: [typeField] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable.
     then: { properties: { config: { ...strip(toSchema(spec.schema)), description: spec.description } } },
   }));
 }

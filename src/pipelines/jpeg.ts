@@ -1,5 +1,5 @@
 // Encodes camera frames to JPEG with OpenCV (async, off the event loop) and frames them as vision socket messages.
-import { type OperatorFunction } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
 import { loadOpenCV, cvCall, cvCallAsync } from '../vision/opencv.js';
 import { consumeFrame, releaseFrame, type Frame } from './frame.js';
 import { latestWins, type LatestWinsStats } from './latest-wins.js';

@@ -166,7 +166,7 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
       const sub = source.subscribe({
         next(chunk) {
           const arrived = now();
-          let buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+          const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
           let offset = 0;
           while (buf.length - offset >= frameBytes) {
             const frame = Buffer.from(buf.subarray(offset, offset + frameBytes));

@@ -9,7 +9,7 @@ import { WebSim } from './server.js';
  * the agent reports it where it reports every simulator that fails to start.
  */
 export const createWebSim: SimulatorFactory = (config, ctx) => {
-  let options;
+  let options: ReturnType<typeof resolveWebSimOptions>;
   try {
     options = resolveWebSimOptions(config);
   } catch (err) {

@@ -53,7 +53,7 @@ function setup(t: Test): { dir: string; env: NodeJS.ProcessEnv; script: string }
   return { dir, env, script };
 }
 
-const LINE = /^(ok  |warn|FAIL) [^:]+: .+$/;
+const LINE = /^(ok {2}|warn|FAIL) [^:]+: .+$/;
 
 t.test('on this machine without a configuration: only warnings, exit 0', async (t) => {
   const { env, script } = setup(t);
@@ -64,10 +64,10 @@ t.test('on this machine without a configuration: only warnings, exit 0', async (
   for (const l of lines) t.match(l, LINE, 'one status line per check');
   for (const l of lines.filter((x) => !x.startsWith('ok'))) t.match(l, / -> fix: \S/, `a fix for: ${l.slice(0, 40)}`);
   t.match(summary, /^\d+ ok, \d+ warn, 0 fail$/);
-  t.match(r.out, /^ok   node: Node\.js 2\d\./m);
-  t.match(r.out, /^ok   state directory: .*state is writable$/m);
+  t.match(r.out, /^ok {3}node: Node\.js 2\d\./m);
+  t.match(r.out, /^ok {3}state directory: .*state is writable$/m);
   if (!existsSync('/dev/video0')) t.match(r.out, /^warn camera: \/dev\/video0 does not exist/m, 'no camera here: a warning, nothing uses it');
-  t.match(r.out, /^(ok  |warn) microphone: /m);
+  t.match(r.out, /^(ok {2}|warn) microphone: /m);
 });
 
 t.test('the service env file is read: a placeholder key and a dead address fail, exit 1', async (t) => {
@@ -75,7 +75,7 @@ t.test('the service env file is read: a placeholder key and a dead address fail,
   writeFileSync(join(dir, 'env'), 'OM_API_KEY=openmind_free\nCORTEX_BASE_URL=http://127.0.0.1:9\n');
   const r = await run(['doctor', '--timeout', '1000'], env, script);
   t.equal(r.code, 1, r.out);
-  t.match(r.out, /^ok   environment file: /m);
+  t.match(r.out, /^ok {3}environment file: /m);
   t.match(r.out, /^FAIL API key: the key is the placeholder "openmind_free".* -> fix: put OM_API_KEY=/m);
   t.match(r.out, /^FAIL reach http:\/\/127\.0\.0\.1:9: /m);
   t.match(r.out, / [1-9]\d* fail$/m);
@@ -98,5 +98,5 @@ t.test('the built CLI runs doctor', async (t) => {
   const { env } = setup(t);
   const r = await run(['doctor'], env);
   t.equal(r.code, 0, r.out + r.err);
-  t.match(r.out, /^ok   node: /m);
+  t.match(r.out, /^ok {3}node: /m);
 });

@@ -28,7 +28,7 @@ t.ok(files.length >= 30, `found ${files.length} configurations to draw`);
 let drawn = 0;
 for (const file of files) {
   t.test(file, async (t) => {
-    let loaded;
+    let loaded: Awaited<ReturnType<typeof loadConfig>>;
     try {
       loaded = await loadConfig({ file }, { plugins: false, env: { OM_API_KEY: 'k' } });
     } catch (err) {

@@ -89,7 +89,7 @@ t.test('openai client against the rule-based model', async (t) => {
     const names: string[] = [];
     let args = '';
     let finish: string | null | undefined;
-    let usage;
+    let usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | undefined | null;
     for await (const chunk of stream) {
       for (const c of chunk.choices) {
         for (const tc of c.delta.tool_calls ?? []) {

@@ -1,4 +1,6 @@
 // A streamed answer from a real loopback model through LocalLLM, the tick and the real speak action (espeak-ng to a file speaker): order, early actions, barge-in.
+import { requireCommands } from '../helpers/requires.js';
+import { startGovernor } from '../helpers/governor.js';
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
@@ -18,15 +20,8 @@ import type { AnswerObserver } from '../../src/cortex/llm.js';
 import { startScriptedUpstream } from '../../src/testing/scripted-upstream.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
-const missing = ['espeak-ng'].filter((p) => {
-  try {
-    execFileSync('sh', ['-c', `command -v ${p}`], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return true;
-  }
-});
-const skip = missing.length ? `missing ${missing.join(', ')}` : false;
+requireCommands(['espeak-ng']);
+
 const logger = pino({ level: 'silent' });
 
 async function rig(t: Test, script: Parameters<typeof startScriptedUpstream>[0]) {
@@ -51,7 +46,12 @@ async function rig(t: Test, script: Parameters<typeof startScriptedUpstream>[0])
   const bus = new AgentBus();
   const events: AgentEvent[] = [];
   bus.events$.subscribe((e) => events.push(e));
-  const handles = actions.map((entry) => createActionHandle(entry, { logger, bus, mode: 'm', stateDir: dir, write: () => {}, plugins }));
+  // Motion passes a safety governor, as in an agent; its dead-man timer is out of the way here.
+  const governor = startGovernor({ deadman_seconds: 600 }, { bus });
+  t.teardown(() => governor.stop());
+  const handles = actions.map((entry) =>
+    createActionHandle(entry, { logger, bus, mode: 'm', stateDir: dir, write: () => {}, plugins }, { safety: governor.actor }),
+  );
   t.teardown(() => Promise.all(handles.map((h) => h.stop())));
   const llm = createLocalLlm({ base_url: upstream.baseUrl, history_length: 3, retry: false }, { logger, cloud: undefined as never }) as ChatLlm;
   t.teardown(() => llm.stop());
@@ -143,7 +143,7 @@ t.test('LocalLLM streams: tool calls complete one by one, long before the answer
   t.equal(upstream.requests[0]?.stream, true, 'the request asked for a stream');
 });
 
-t.test('a streamed turn: the move is dispatched before the speech is written; each sentence is its own clip, in order, without gaps', { skip }, async (t) => {
+t.test('a streamed turn: the move is dispatched before the speech is written; each sentence is its own clip, in order, without gaps', async (t) => {
   const sentence = 'One two three. Four five six. Seven eight nine.';
   const r = await rig(t, {
     toolCalls: [
@@ -179,7 +179,7 @@ t.test('a streamed turn: the move is dispatched before the speech is written; ea
   );
 });
 
-t.test('a barge-in mid-sentence: playback stops, the model stream is cut, nothing more is spoken, the history keeps what was said', { skip }, async (t) => {
+t.test('a barge-in mid-sentence: playback stops, the model stream is cut, nothing more is spoken, the history keeps what was said', async (t) => {
   const sentence = 'This first sentence is being spoken now. This second one must never be heard. Nor this third one.';
   const r = await rig(t, { sentence, firstTokenMs: 30, tokensPerSecond: 12 });
   const speak = r.handles[0]!;

@@ -7,7 +7,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { Observable, Subject, lastValueFrom, toArray, take, firstValueFrom } from 'rxjs';
 import { replayPcm, createReplayMicrophone, loadPcm } from '../../devices/microphone-replay.js';
 import { createMicrophone } from '../../devices/microphone.js';
-import { DeviceError, withRestarts } from '../../devices/device-error.js';
+import { type DeviceError, withRestarts } from '../../devices/device-error.js';
 import { parseWav, wavHeader } from '../../devices/wav.js';
 
 const pcm = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));

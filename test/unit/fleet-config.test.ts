@@ -104,7 +104,7 @@ t.test('problems name the field and never repeat the URL or a password', async (
 
 t.test('the JSON Schema describes the fleet block', async (t) => {
   const schema = JSON.stringify(configJsonSchema());
-  t.match(schema, /"fleet":\{[^]*"share_transcripts"/);
+  t.match(schema, /"fleet":\{[\s\S]*"share_transcripts"/);
   t.match(schema, /the fleet channel: state, events and metrics on an MQTT broker/);
   t.match(schema, /"MqttInput"/);
 });

@@ -80,12 +80,12 @@ t.test('function: no module outside the hooks directory, by name or by symlink',
   const { env: e } = env();
   const run = (handler_config: Record<string, unknown>, dir = hooksDir) =>
     runHandler({ hook: parse({ handler_type: 'function', handler_config }), vars, env: { ...e, hooksDir: dir } }, signal());
-  await t.rejects(run({ module_name: '../outside', function: 'escape' }), /not a plain module name/);
-  await t.rejects(run({ function: '../outside.escape' }), /not a plain module name/);
+  await t.rejects(run({ module_name: '../outside', function: 'breakOut' }), /not a plain module name/);
+  await t.rejects(run({ function: '../outside.breakOut' }), /not a plain module name/);
   await t.rejects(run({ module_name: '/etc/passwd', function: 'x' }), /not a plain module name/);
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-hooks-'));
   symlinkSync(join(here, '..', 'fixtures', 'modes', 'outside.mjs'), join(dir, 'linked.mjs'));
-  await t.rejects(run({ module_name: 'linked', function: 'escape' }, dir), /resolves outside/);
+  await t.rejects(run({ module_name: 'linked', function: 'breakOut' }, dir), /resolves outside/);
   t.notOk((globalThis as { __escaped?: boolean }).__escaped, 'the outside module never ran');
 });
 

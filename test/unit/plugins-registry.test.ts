@@ -73,14 +73,14 @@ t.test('a registry whose descriptors and loaders disagree is refused, naming bot
   });
 });
 
-t.test('only the move connectors that drive a controller (serial line, MQTT topic) are marked as motion', async (t) => {
+t.test('every move connector is motion (the console too: the simulated robot obeys the governor as a real one would); nothing else is', async (t) => {
   const motion = descriptors.actions.all().flatMap((a) =>
     a.connectors
       .all()
       .filter((c) => c.motion)
       .map((c) => `${a.type}:${c.type}`),
   );
-  t.same(motion, ['move:serial', 'move:mqtt']);
+  t.same(motion, ['move:console', 'move:serial', 'move:mqtt']);
 });
 
 t.test('resolvePlugins loads exactly the plugins the default configuration uses', async (t) => {

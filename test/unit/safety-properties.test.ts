@@ -160,7 +160,7 @@ async function runSequence(steps: Step[]): Promise<WireLine[]> {
 
 let onWire = 0;
 const motion = (w: WireLine) => w.line.startsWith('MOVE ');
-const valueOf = (w: WireLine) => w.line.slice('MOVE '.length);
+const motionValue = (w: WireLine) => w.line.slice('MOVE '.length);
 
 t.test('no sequence of tool calls, e-stops, releases and waits breaks a limit on the wire', async (t) => {
   await fc.assert(
@@ -172,12 +172,12 @@ t.test('no sequence of tool calls, e-stops, releases and waits breaks a limit on
       if (moves.some((w) => w.latched)) return false;
       // Mode b forbids motion (the stop value passes); mode a allows its list (and the stop value).
       for (const w of moves) {
-        const v = valueOf(w);
+        const v = motionValue(w);
         if (v === STOP_VALUE) continue;
         if (w.mode === 'b' || !ALLOWED_A.includes(v)) return false;
       }
       // At most RATE.commands motion commands (not counting the stop value) in any window of RATE.per_seconds.
-      const times = moves.filter((w) => valueOf(w) !== STOP_VALUE).map((w) => w.at);
+      const times = moves.filter((w) => motionValue(w) !== STOP_VALUE).map((w) => w.at);
       for (let i = 0; i < times.length; i++) {
         const inWindow = times.filter((x) => x > times[i]! - RATE.per_seconds * 1000 && x <= times[i]!).length;
         if (inWindow > RATE.commands) return false;

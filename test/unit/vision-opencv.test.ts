@@ -10,7 +10,7 @@ t.test('loads once, without Info lines on stdout, and encodes a JPEG', async (t)
     written.push(String(chunk));
     return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
   }) as typeof process.stdout.write;
-  let cv;
+  let cv: Awaited<ReturnType<typeof loadOpenCV>>;
   try {
     cv = await loadOpenCV();
   } finally {

@@ -130,9 +130,9 @@ export class IncrementalJson {
       case 'value':
         if (c === ']' && top?.kind === 'array' && top.value.length === 0 && !this.afterComma) return this.close();
         return this.startValue(c);
+      // biome-ignore lint/suspicious/noFallthroughSwitchClause: after `{`, a key is parsed like any key.
       case 'firstKey':
         if (c === '}') return this.close();
-      // falls through: a key
       case 'key':
         if (c !== '"') return this.fail('expected a key');
         this.str = '';
