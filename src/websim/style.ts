@@ -35,6 +35,7 @@ button { font:inherit; padding:4px 12px; border-radius:6px; border:1px solid #cb
 button[aria-pressed="true"] { background:var(--accent); color:#fff; border-color:var(--accent); }
 button:disabled { cursor:not-allowed; opacity:.55; }
 form { display:flex; gap:6px; margin-top:8px; } input[type=text], input:not([type]) { flex:1; font:inherit; padding:4px 8px; border-radius:6px; border:1px solid #cbd5e1; }
+#context-form input { min-width:0; } #context-form button { flex:none; }
 .grid { display:grid; grid-template-columns:max-content 1fr; gap:2px 10px; margin:0; }
 .grid dt { color:var(--muted); } .grid dd { margin:0; overflow-wrap:anywhere; }
 .log { list-style:none; margin:0; padding:0; max-height:260px; overflow:auto; }
