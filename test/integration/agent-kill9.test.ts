@@ -1,10 +1,11 @@
-// kill -9 at random points of a switch storm, again and again: mode memory and interaction logs are always valid afterwards and the next start succeeds.
+// kill -9 at random points of a switch storm, again and again: mode memory, interaction logs and conversation histories are always valid afterwards and the next start succeeds.
 import t from 'tap';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seededRandom } from '../../src/testing/fault-proxy.js';
 import { readModeMemory, modeMemoryPath } from '../../src/modes/memory.js';
+import { loadHistory } from '../../src/cortex/history-store.js';
 import { STORM_MODES, STORM_PHRASES, runSwitchStorm, stormConfig } from '../../src/testing/switch-storm.js';
 import { startAgent } from '../helpers/agent-process.js';
 import { freePort } from '../helpers/default-agent.js';
@@ -13,7 +14,7 @@ import { freePort } from '../helpers/default-agent.js';
 const RUNS = process.env.CORTEX_LONG_TESTS === '1' ? 50 : 12;
 t.setTimeout(RUNS * 20_000 + 60_000);
 
-/** Every state file an agent writes is whole: the mode memory reads without a warning, every interaction line is JSON. */
+/** Every state file an agent writes is whole: the mode memory reads without a warning, every interaction line is JSON, every conversation history loads. */
 function checkState(state: string): string[] {
   const problems: string[] = [];
   const memory = modeMemoryPath('default', state);
@@ -32,6 +33,14 @@ function checkState(state: string): string[] {
           problems.push(`${file} line ${i + 1} is not JSON: ${line.slice(0, 80)}`);
         }
       });
+    }
+  }
+  const histories = join(state, 'history', 'default');
+  if (existsSync(histories)) {
+    for (const file of readdirSync(histories).filter((f) => f.endsWith('.json'))) {
+      const warnings: string[] = [];
+      const logger = { warn: (m: string) => void warnings.push(m) } as unknown as Parameters<typeof loadHistory>[1];
+      if (!loadHistory(join(histories, file), logger) || warnings.length) problems.push(`history ${file}: ${warnings.join('; ') || 'not loaded'}`);
     }
   }
   return problems;
@@ -67,6 +76,8 @@ t.test(`${RUNS} kills at random points of a switch storm`, async (t) => {
     for (const p of checkState(state)) problems.push(`run ${run + 1}: ${p}`);
   }
   t.same(problems, [], 'every state file was whole after every kill');
+  const written = ['history/default', 'interactions'].filter((d) => existsSync(join(state, d)) && readdirSync(join(state, d)).length > 0);
+  t.comment(`state written across the runs: mode memory${written.map((d) => `, ${d}`).join('')}`);
   t.ok(modesSeen >= RUNS / 2, `${modesSeen} mode changes happened across the runs, so kills fell among switches`);
 
   const again = startAgent(config, state, ['--for', '3s']);
