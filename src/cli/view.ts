@@ -104,12 +104,14 @@ export class TerminalView {
   }
 
   private logLine(line: string): void {
-    let entry: { level?: number; time?: number; msg?: string; mode?: string };
+    let entry: { level?: number; time?: number; msg?: string; mode?: string; safety?: string };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
       return this.line(Date.now(), line);
     }
+    // The safety governor's log lines repeat its `safety` events, which the view prints itself.
+    if (entry.safety !== undefined) return;
     const level = LOG_LEVELS[entry.level ?? 30] ?? 'log';
     const at = typeof entry.time === 'number' ? entry.time : Date.now();
     const msg = entry.msg ?? '';
@@ -190,6 +192,8 @@ export class TerminalView {
       case 'error':
         return this.once(`error:${e.source}:${shapeOf(e.message)}`, e.at, [{ style: 'red', text: `${e.source}: ${e.message}` }]);
       case 'safety':
+        // A dead-man stop after every command would fill the screen: stops of one cause are held back like warnings.
+        if (e.kind === 'stop') return this.once(`safety:stop:${e.cause ?? ''}`, e.at, [safetyLine(e)]);
         this.line(e.at, safetyLine(e));
         return;
       case 'fleet':

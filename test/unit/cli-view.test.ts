@@ -150,3 +150,15 @@ t.test('the start lines: the restored mode with the --fresh command, where speec
   t.equal(typed, '  type a line and press Enter to talk to it; Ctrl-C stops');
   t.equal(websim, 'WebSim: http://127.0.0.1:8000/ (open it in a browser)');
 });
+
+t.test("a safety stop is one line: the governor's log line is not printed beside its event", async (t) => {
+  const { v, text } = view(false);
+  const sink = v.logDestination();
+  sink.write(`${JSON.stringify({ level: 40, time: 1000, mode: 'explore', safety: 'stop', cause: 'deadman', msg: 'safety: stop sent (deadman): dead-man timer: no motion command for 3 s' })}\n`);
+  v.render({ type: 'safety', at: 1000, kind: 'stop', cause: 'deadman', reason: 'dead-man timer: no motion command for 3 s', mode: 'explore' });
+  t.same(text(), ['safety stop (deadman): dead-man timer: no motion command for 3 s']);
+  v.render({ type: 'safety', at: 7000, kind: 'stop', cause: 'deadman', reason: 'dead-man timer: no motion command for 3 s', mode: 'explore' });
+  t.equal(text().length, 1, 'the next dead-man stop a few seconds later is held back');
+  v.render({ type: 'safety', at: 8000, kind: 'estop', source: 'websim', reason: 'button' });
+  t.match(text()[1], /^EMERGENCY STOP by websim: button/, 'an e-stop is always shown');
+});
