@@ -8,7 +8,7 @@ bash scripts/setup.sh --no-run --tests || { echo "0 passed, 1 failed"; exit 1; }
 mkdir -p test-output
 # Lint and format (Biome, biome.json): a finding is one failed check in the summary below.
 lint_failed=0
-npx biome ci --reporter=summary . || lint_failed=1
+npx biome ci --colors=off --reporter=summary . || lint_failed=1
 
 log=test-output/tap.log
 npx tap --reporter=tap "$@" 2>&1 | tee "$log"
