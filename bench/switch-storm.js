@@ -2,7 +2,6 @@
 // Usage: node bench/switch-storm.js [--minutes 5] [--seed N]   (after npm run build)
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -17,7 +17,7 @@ import {
 } from '../../src/modes/rules.js';
 import { commit, initialContext, memoryOf, restoreInput, takeManual, takeRule, type ModeContext, type ModeMachineInput } from './context.js';
 import { hookActorId, hookMachine, hookSequence, logAsyncOutput, orderHooks, type HookAsyncEvent, type HookOutput, type HookRunOutput } from './hooks.js';
-import { realClock, type HookEnv, type HookRun, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
+import { realClock, type HookEnv, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
 
 /** How the machine ended: `ok` false when the start-up failed (the CLI exits non-zero with `reason`). */
 export interface ModeOutput {

@@ -7,7 +7,6 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
 import type { RandomSource } from '../backoff.js';
 import { CortexError, describeError } from '../errors.js';
-import { redact } from '../redact.js';
 import type { ToolDefinition } from '../cloud/protocol.js';
 import type { McpServerConfig } from '../config/schema.js';
 import { MAX_TOOL_NAME } from './tools.js';

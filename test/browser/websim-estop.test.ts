@@ -1,7 +1,7 @@
 // WebSim's e-stop in Debian's Chromium against the real default agent: the big button latches, motion is refused, release needs the token typed.
 import { requireBuild, requireFile } from '../helpers/requires.js';
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import JSON5 from 'json5';

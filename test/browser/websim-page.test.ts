@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import JSON5 from 'json5';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { built, startAgent, workDir, type AgentProcess } from '../helpers/agent-process.js';
+import { startAgent, workDir, type AgentProcess } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

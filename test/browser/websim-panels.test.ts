@@ -1,7 +1,7 @@
 // WebSim's operator panels in Chromium against the real default agent: camera frame, microphone level, conversation, timeline, sockets (also in a reconnect storm, with the terminal beside it), chart zoom and pan.
 import { requireBuild, requireCommands, requireFile } from '../helpers/requires.js';
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startAgent, type AgentProcess } from '../helpers/agent-process.js';

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import JSON5 from 'json5';
-import { MAIN, built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { MAIN, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { resolveHookFunction } from '../../actors/modes/handlers.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import JSON5 from 'json5';
-import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { startService } from '../../src/service/index.js';
 import { createLogger } from '../../src/log.js';
 import type { AgentEvent } from '../../src/cortex/events.js';

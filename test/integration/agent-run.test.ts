@@ -1,7 +1,7 @@
 // A whole agent as a real process against the embedded local service: typed text -> prompt -> tool call -> console speak, keyword switches with hooks in order, SIGTERM.
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { built, recorderScript, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { recorderScript, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;

@@ -1,7 +1,7 @@
 // Stopping a real agent process: a second SIGTERM exits at once; kill -9 while switching modes loses no saved mode.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
-import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
 const base = (extra: string) => `{ version: "v1.0.5", name: "s", allow_manual_switching: true, mode_memory_enabled: true, api_key: "", system_governance: "",

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import { NotifyReceiver } from '../helpers/notify-receiver.js';
 

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Agent, type AgentOptions } from '../../actors/agent.js';
+import { Agent } from '../../actors/agent.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';

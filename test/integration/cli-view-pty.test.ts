@@ -2,9 +2,8 @@
 import { requireBuild, requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { join } from 'node:path';
-import { built } from '../helpers/agent-process.js';
 import { defaultAgentDir } from '../helpers/default-agent.js';
-import { hasScript, runInPty, visible, type PtyRun } from '../helpers/pty.js';
+import { runInPty, visible, type PtyRun } from '../helpers/pty.js';
 
 requireBuild();
 requireCommands(['script']);

@@ -1,7 +1,7 @@
 // Proves `cortexd doctor` as a real process prints one status line per check on this machine and exits 1 exactly when a check fails.
 import t, { type Test } from 'tap';
 import { requireBuild } from '../helpers/requires.js';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

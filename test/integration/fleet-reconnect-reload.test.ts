@@ -2,7 +2,7 @@
 import { requireBuild } from '../helpers/requires.js';
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { USERS, Watcher, agentConfig, fleetBroker, fleetCli } from '../helpers/fleet.js';
 import { haveMosquitto, startGate } from '../../src/testing/mosquitto.js';
 import { makeCommand, type RobotState } from '../../src/fleet/protocol.js';

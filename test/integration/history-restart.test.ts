@@ -3,8 +3,7 @@ import { requireBuild } from '../helpers/requires.js';
 import t, { type Test } from 'tap';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
-import type { AgentEvent } from '../../src/cortex/events.js';
+import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { historyFileOf } from '../../src/cortex/history-store.js';
 import { startScriptedUpstream } from '../../src/testing/scripted-upstream.js';
 

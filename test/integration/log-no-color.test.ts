@@ -2,7 +2,6 @@
 import { requireBuild } from '../helpers/requires.js';
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Subject } from 'rxjs';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { startAsrStream, type AsrStream } from '../../actors/streams/asr-stream.js';
+import { startAsrStream } from '../../actors/streams/asr-stream.js';
 import { linkFromAsrSession } from '../../src/cloud/link.js';
 import { openSpeechlabAsr } from '../../src/cloud/sockets.js';
 import { onEvent } from '../helpers/wait.js';

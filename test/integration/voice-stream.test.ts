@@ -2,7 +2,6 @@
 import { requireCommands } from '../helpers/requires.js';
 import { startGovernor } from '../helpers/governor.js';
 import t, { type Test } from 'tap';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -154,7 +154,9 @@ t.test('the start lines: the restored mode with the --fresh command, where speec
 t.test("a safety stop is one line: the governor's log line is not printed beside its event", async (t) => {
   const { v, text } = view(false);
   const sink = v.logDestination();
-  sink.write(`${JSON.stringify({ level: 40, time: 1000, mode: 'explore', safety: 'stop', cause: 'deadman', msg: 'safety: stop sent (deadman): dead-man timer: no motion command for 3 s' })}\n`);
+  sink.write(
+    `${JSON.stringify({ level: 40, time: 1000, mode: 'explore', safety: 'stop', cause: 'deadman', msg: 'safety: stop sent (deadman): dead-man timer: no motion command for 3 s' })}\n`,
+  );
   v.render({ type: 'safety', at: 1000, kind: 'stop', cause: 'deadman', reason: 'dead-man timer: no motion command for 3 s', mode: 'explore' });
   t.same(text(), ['safety stop (deadman): dead-man timer: no motion command for 3 s']);
   v.render({ type: 'safety', at: 7000, kind: 'stop', cause: 'deadman', reason: 'dead-man timer: no motion command for 3 s', mode: 'explore' });

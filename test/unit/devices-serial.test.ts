@@ -1,7 +1,7 @@
 // Proves serial lines are read from serialport's mock binding, the port is reopened after it closes, and NMEA is parsed and checked.
 import t from 'tap';
 import { SerialPortMock } from 'serialport';
-import { firstValueFrom, filter, take, toArray, lastValueFrom } from 'rxjs';
+import { firstValueFrom, take, toArray, lastValueFrom } from 'rxjs';
 import { createSerialLine } from '../../devices/serial.js';
 import { parseNmea, formatNmea, nmeaCoordinate } from '../../devices/nmea.js';
 import { waitFor } from '../helpers/wait.js';
