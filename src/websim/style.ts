@@ -35,6 +35,9 @@ button { font:inherit; padding:4px 12px; border-radius:6px; border:1px solid #cb
 button[aria-pressed="true"] { background:var(--accent); color:#fff; border-color:var(--accent); }
 button:disabled { cursor:not-allowed; opacity:.55; }
 form { display:flex; gap:6px; margin-top:8px; } input[type=text], input:not([type]) { flex:1; font:inherit; padding:4px 8px; border-radius:6px; border:1px solid #cbd5e1; }
+.turn-stages { list-style:none; margin:0; padding:0; } .turn-stages li { display:grid; grid-template-columns:8.5em 1fr 4.5em; gap:6px; align-items:center; padding:2px 0; }
+.turn-stage { color:var(--muted); font-size:12px; } .turn-ms { text-align:right; font-variant-numeric:tabular-nums; font-size:12px; }
+.turn-track { background:#eef0f3; border-radius:3px; height:10px; } .turn-bar { display:block; height:10px; border-radius:3px; background:var(--accent); }
 #context-form input { min-width:0; } #context-form button { flex:none; }
 .grid { display:grid; grid-template-columns:max-content 1fr; gap:2px 10px; margin:0; }
 .grid dt { color:var(--muted); } .grid dd { margin:0; overflow-wrap:anywhere; }

@@ -159,3 +159,37 @@ t.test('a hook cut short by a mode switch is cancelled, not failed', async (t) =
   ]);
   t.match(s.hooks[0], { ok: false, cancelled: true });
 });
+
+t.test('the last voice turn: stages in the order they came, with the outcome; context values with who set them', async (t) => {
+  const s = run([
+    {
+      type: 'turn',
+      mode: 'conversation',
+      tick: 4,
+      model: 'gen-4o-mini',
+      streamed: true,
+      origin: 'speech_end',
+      origin_at: 900,
+      stages_ms: { speech_end: 0, playback_start: 1396, final_transcript: 804, first_token: 1127, request_sent: 810 },
+      sentences: 3,
+      spoken: 3,
+      gaps_ms: [0, 0],
+      outcome: 'spoken',
+    },
+    { type: 'context', source: 'websim', values: { visitor: true, visitors: 2 } },
+    { type: 'context', source: 'input.BatteryInput', values: { battery_percent: 15 } },
+  ]);
+  t.same(s.turn?.stages, [
+    ['speech_end', 0],
+    ['final_transcript', 804],
+    ['request_sent', 810],
+    ['first_token', 1127],
+    ['playback_start', 1396],
+  ]);
+  t.match(s.turn, { outcome: 'spoken', streamed: true, spoken: 3, sentences: 3, origin: 'speech_end', mode: 'conversation' });
+  t.same(s.context, {
+    visitor: { at: 1001, value: true, source: 'websim' },
+    visitors: { at: 1001, value: 2, source: 'websim' },
+    battery_percent: { at: 1002, value: 15, source: 'input.BatteryInput' },
+  });
+});

@@ -3,7 +3,18 @@ import { drawFace } from './face.js';
 import { mountEstop } from './estop.js';
 import { highlight, loadGraph, transitionText, type DrawnGraph } from './graph.js';
 import { renderMedia } from './media.js';
-import { h, renderActions, renderAnswer, renderCounters, renderErrors, renderHooks, renderInputs, renderContext, renderTranscript } from './panels.js';
+import {
+  h,
+  renderActions,
+  renderAnswer,
+  renderCounters,
+  renderErrors,
+  renderHooks,
+  renderInputs,
+  renderContext,
+  renderTranscript,
+  renderTurn,
+} from './panels.js';
 import { renderStreams } from './sockets.js';
 import { reduce, type ClientMessage, type ServerMessage, type SimMeta, type SimState } from './state.js';
 import { renderCalls, renderTimeline } from './timeline.js';
@@ -74,6 +85,7 @@ function render(): void {
   renderButtons();
   renderInputs($('inputs'), s);
   renderContext($('context'), s);
+  renderTurn($('turn-panel'), $('turn'), s);
   renderStreams($('streams'), s);
   renderTranscript($('transcript'), s);
   renderTimeline($('timeline'), s, Date.now());

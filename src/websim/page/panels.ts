@@ -42,6 +42,26 @@ export function renderInputs(list: HTMLElement, s: SimState): void {
   pairs(list, entries, 'no input yet');
 }
 
+/** The last voice turn: each stage after the turn's origin as a bar on one scale, with its ms. */
+export function renderTurn(panel: HTMLElement, box: HTMLElement, s: SimState): void {
+  const turn = s.turn;
+  panel.hidden = turn === null;
+  if (!turn) return;
+  const longest = Math.max(1, ...turn.stages.map(([, ms]) => ms));
+  const head = h(
+    'p',
+    'note',
+    time(turn.at),
+    `${turn.outcome} · ${turn.streamed ? 'streamed' : 'not streamed'} · ${turn.spoken} of ${turn.sentences} sentences · from ${turn.origin.replaceAll('_', ' ')}`,
+  );
+  const rows = turn.stages.map(([stage, ms]) => {
+    const bar = h('span', 'turn-bar');
+    bar.style.width = `${Math.round((ms / longest) * 100)}%`;
+    return h('li', null, h('span', 'turn-stage', stage.replaceAll('_', ' ')), h('span', 'turn-track', bar), h('span', 'turn-ms', `${Math.round(ms)} ms`));
+  });
+  box.replaceChildren(head, h('ol', 'turn-stages', ...rows));
+}
+
 /** Context values for `context_aware` rules: each name, its value, who set it and when. */
 export function renderContext(list: HTMLElement, s: SimState): void {
   const entries = Object.entries(s.context)

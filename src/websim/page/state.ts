@@ -113,6 +113,17 @@ export interface SimState {
   status: 'running' | 'stopping' | 'stopped';
   lastTransition: Transition | null;
   lastRefusal: { at: number; requested: string; reason: string } | null;
+  /** The last voice turn: its outcome and how long after its origin each stage came (ms). */
+  turn: {
+    at: number;
+    mode: string;
+    outcome: string;
+    origin: string;
+    streamed: boolean;
+    sentences: number;
+    spoken: number;
+    stages: Array<[string, number]>;
+  } | null;
   /** Context values for `context_aware` rules as last set, by name, with who set them. */
   context: Record<string, { at: number; value: unknown; source: string }>;
   /** The latest text of each input, by input name. */
@@ -186,6 +197,7 @@ export function initialState(mode: string): SimState {
     status: 'running',
     lastTransition: null,
     lastRefusal: null,
+    turn: null,
     context: {},
     inputs: {},
     prompt: null,
@@ -300,6 +312,25 @@ export function reduce(s: SimState, e: SimEvent): SimState {
     }
     case 'tick':
       return { ...s, counters: { ...s.counters, ticks: s.counters.ticks + 1, late_ticks: s.counters.late_ticks + num(e.late_skipped) } };
+    case 'turn': {
+      const raw = e.stages_ms && typeof e.stages_ms === 'object' ? (e.stages_ms as Record<string, unknown>) : {};
+      const stages = Object.entries(raw)
+        .filter((x): x is [string, number] => typeof x[1] === 'number')
+        .sort((a, b) => a[1] - b[1]);
+      return {
+        ...s,
+        turn: {
+          at: e.at,
+          mode: str(e.mode),
+          outcome: str(e.outcome),
+          origin: str(e.origin),
+          streamed: e.streamed === true,
+          sentences: num(e.sentences),
+          spoken: num(e.spoken),
+          stages,
+        },
+      };
+    }
     case 'context': {
       const values = e.values && typeof e.values === 'object' ? (e.values as Record<string, unknown>) : {};
       const context = { ...s.context };
