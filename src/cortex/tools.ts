@@ -19,8 +19,23 @@ export function toolName(label: string): string {
   return clean.length ? clean : '_';
 }
 
-/** The JSON Schema of a zod args schema, as chat-completions `parameters` (an object, no `$schema`). */
+/** Converted schemas, by zod schema: descriptors' args never change, and converting one was a sixth of a tick. */
+const converted = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/**
+ * The JSON Schema of a zod args schema, as chat-completions `parameters` (an object, no `$schema`),
+ * converted once per schema; the result is shared, so callers do not modify it.
+ */
 export function parametersOf(args: z.ZodType): Record<string, unknown> {
+  let parameters = converted.get(args);
+  if (!parameters) {
+    parameters = convert(args);
+    converted.set(args, parameters);
+  }
+  return parameters;
+}
+
+function convert(args: z.ZodType): Record<string, unknown> {
   const schema = z.toJSONSchema(args, { target: 'draft-7', unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
   delete schema.$schema;
   if (schema.type !== 'object') {
