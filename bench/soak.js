@@ -1,8 +1,6 @@
 // Benchmark: a soak of the default agent in explore against a faulty peer of the hosted API (random socket cuts, garbage and error events, info restarts, chat 503/429 bursts, slow answers).
 // Usage: node bench/soak.js [--minutes 60] [--seed N]   (after npm run build; the first minute is fault-free: the baseline)
-import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +9,7 @@ import { createLogger } from '../dist/src/log.js';
 import { seededRandom, startFaultProxy } from '../dist/src/testing/fault-proxy.js';
 import { metricSample, procStats } from '../dist/src/testing/proc-stats.js';
 
+import { freePort, startAgent } from './lib/agent.js';
 const ROOT = join(import.meta.dirname, '..');
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,15 +18,6 @@ const arg = (name, dflt) => {
 const MINUTES = arg('minutes', 60);
 const SEED = arg('seed', 21);
 const MINUTE = 60_000;
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-  });
 
 const scrape = (port) =>
   new Promise((resolve, reject) =>
@@ -113,18 +103,14 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-soak-'));
   const [websim, metricsPort] = [await freePort(), await freePort()];
   const config = soakConfig(dir, proxy, apiKey, websim);
-  const child = spawn(process.execPath, [join(ROOT, 'dist/src/cli/main.js'), 'run', '--config', config, '--events'], {
-    env: { ...process.env, CORTEX_STATE_DIR: join(dir, 'state'), CORTEX_LOG_LEVEL: 'error', NOTIFY_SOCKET: '', CORTEX_METRICS_PORT: String(metricsPort) },
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-50_000)));
+  const agent = startAgent(config, join(dir, 'state'), { CORTEX_LOG_LEVEL: 'error', CORTEX_METRICS_PORT: String(metricsPort) });
+  const { child } = agent;
   let exit;
   child.on('exit', (code, signal) => (exit = { code, signal }));
   const wait = (ms) => new Promise((r) => setTimeout(r, ms));
 
-  await wait(10_000);
-  if (exit) throw new Error(`the agent did not start: ${JSON.stringify(exit)} ${stderr.slice(-2000)}`);
+  // The baseline minute starts once speech recognition streams.
+  await agent.waitFor((e) => e.type === 'stream' && e.kind === 'asr' && e.state === 'streaming', 60_000, 'the speech socket streaming');
   // Minute 1, fault-free: the baseline of audio delivered.
   const b0 = await sample(child.pid, metricsPort, proxy);
   await wait(MINUTE);
@@ -144,7 +130,7 @@ async function main() {
     samples.push({ minute, phase: phase.name, ...(await sample(child.pid, metricsPort, proxy)) });
   }
   proxy.script({});
-  const crashed = !!exit || /Fatal error|Check failed|Segmentation fault|core dumped/.test(stderr);
+  const crashed = !!exit || /Fatal error|Check failed|Segmentation fault|core dumped/.test(agent.stderr());
   if (!exit) child.kill('SIGTERM');
   await new Promise((r) => (exit ? r() : child.on('exit', r)));
   await proxy.close();
@@ -178,7 +164,7 @@ async function main() {
   };
   console.log(JSON.stringify(result, null, 2));
   const missed = [];
-  if (crashed) missed.push(`crashed (${JSON.stringify(exit)}): ${stderr.slice(-300)}`);
+  if (crashed) missed.push(`crashed (${JSON.stringify(exit)}): ${agent.stderr().slice(-300)}`);
   if (rssGrowth > 0.1) missed.push(`RSS grew ${(rssGrowth * 100).toFixed(1)} % from middle to end`);
   if (heapGrowth > 0.1) missed.push(`heap grew ${(heapGrowth * 100).toFixed(1)} % from middle to end`);
   const summary = `soak ${samples.length} min: crashes ${crashed ? 1 : 0}; RSS ${samples[0].rss_mb}/${middle.rss_mb}/${end.rss_mb} MB, heap ${samples[0].heap_mb}/${middle.heap_mb}/${end.heap_mb} MB (start/middle/end); audio under faults ${audioRatio === undefined ? '?' : `${(audioRatio * 100).toFixed(1)} %`} of the fault-free minute; ${result.reconnects} ASR reconnects; ${end.model_calls} model calls (${end.model_errors} failed), ${end.cu} CU`;

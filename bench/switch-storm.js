@@ -1,6 +1,5 @@
 // Benchmark (long form of the CI switch-storm test): the default agent, every mode switched in random order at random intervals (5 ms to 1 s) through WebSim, typed keywords and timeouts; crashes, leaks and memory.
 // Usage: node bench/switch-storm.js [--minutes 5] [--seed N]   (after npm run build)
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -8,8 +7,8 @@ import { join } from 'node:path';
 import { STORM_MODES, STORM_PHRASES, runSwitchStorm, settleIn, stormConfig } from '../dist/src/testing/switch-storm.js';
 import { metricSample, procStats } from '../dist/src/testing/proc-stats.js';
 import { seededRandom } from '../dist/src/testing/fault-proxy.js';
+import { freePort, startAgent } from './lib/agent.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : dflt;
@@ -45,54 +44,34 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-storm-'));
   const [websim, metricsPort] = [await freePort(), await freePort()];
   const config = stormConfig(dir, websim);
-  const child = spawn(process.execPath, [join(ROOT, 'dist/src/cli/main.js'), 'run', '--config', config, '--events'], {
-    env: { ...process.env, CORTEX_STATE_DIR: join(dir, 'state'), CORTEX_LOG_LEVEL: 'warn', NOTIFY_SOCKET: '', CORTEX_METRICS_PORT: String(metricsPort) },
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-20_000)));
+  const agent = startAgent(config, join(dir, 'state'), { CORTEX_METRICS_PORT: String(metricsPort) });
+  const { child } = agent;
   let exit;
   child.on('exit', (code, signal) => (exit = { code, signal }));
-  await new Promise((r) => setTimeout(r, 4000));
+  await agent.waitFor((e) => e.type === 'tick', 30_000, 'the first tick');
   const random = seededRandom(SEED);
   const total = MINUTES * 60_000;
+  const storm = (tenths) =>
+    runSwitchStorm({
+      port: websim,
+      durationMs: (total * tenths) / 10,
+      minGapMs: 5,
+      maxGapMs: 1000,
+      modes: STORM_MODES,
+      phrases: STORM_PHRASES,
+      random,
+      stopped: () => !!exit,
+    });
   // Warm-up (the first tenth), then the middle and end samples.
-  const warm = await runSwitchStorm({
-    port: websim,
-    durationMs: total / 10,
-    minGapMs: 5,
-    maxGapMs: 1000,
-    modes: STORM_MODES,
-    phrases: STORM_PHRASES,
-    random,
-    stopped: () => !!exit,
-  });
+  const warm = await storm(1);
   const start = await sample(child.pid, metricsPort, websim);
-  const first = await runSwitchStorm({
-    port: websim,
-    durationMs: (total * 4) / 10,
-    minGapMs: 5,
-    maxGapMs: 1000,
-    modes: STORM_MODES,
-    phrases: STORM_PHRASES,
-    random,
-    stopped: () => !!exit,
-  });
+  const first = await storm(4);
   const middle = exit ? undefined : await sample(child.pid, metricsPort, websim);
-  const second = await runSwitchStorm({
-    port: websim,
-    durationMs: (total * 5) / 10,
-    minGapMs: 5,
-    maxGapMs: 1000,
-    modes: STORM_MODES,
-    phrases: STORM_PHRASES,
-    random,
-    stopped: () => !!exit,
-  });
+  const second = await storm(5);
   const end = exit ? undefined : await sample(child.pid, metricsPort, websim);
   if (!exit) child.kill('SIGTERM');
   await new Promise((r) => (exit ? r() : child.on('exit', r)));
-  const crashed = /Fatal error|Check failed|Segmentation fault|core dumped/.test(stderr) || !(exit.code === 0);
+  const crashed = /Fatal error|Check failed|Segmentation fault|core dumped/.test(agent.stderr()) || !(exit.code === 0);
   const merge = (...rs) =>
     rs.reduce(
       (a, r) => ({

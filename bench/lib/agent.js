@@ -1,5 +1,6 @@
 // Runs the built `cortexd run --config FILE --events` as a child process for benchmarks: events in order, waits with a deadline, a clean stop.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
@@ -48,6 +49,16 @@ export function startAgent(config, stateDir, env = {}) {
     },
   };
 }
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (for WebSim and metrics of a benchmark's agent). */
+export const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
 
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
