@@ -3,7 +3,7 @@ import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import mqtt from 'mqtt';
-import { startMosquitto } from '../dist/src/testing/mosquitto.js';
+import { startMosquitto } from '../dist/test/support/mosquitto.js';
 import { makeCommand } from '../dist/src/fleet/protocol.js';
 
 const arg = (name, dflt) => {

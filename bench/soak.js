@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService } from '../dist/src/service/index.js';
 import { createLogger } from '../dist/src/log.js';
-import { seededRandom, startFaultProxy } from '../dist/src/testing/fault-proxy.js';
-import { metricSample, procStats } from '../dist/src/testing/proc-stats.js';
+import { seededRandom, startFaultProxy } from '../dist/test/support/fault-proxy.js';
+import { metricSample, procStats } from '../dist/test/support/proc-stats.js';
 
 import { freePort, startAgent } from './lib/agent.js';
 const ROOT = join(import.meta.dirname, '..');

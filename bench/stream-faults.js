@@ -2,7 +2,7 @@
 import { fork } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startFaultProxy } from '../dist/src/testing/fault-proxy.js';
+import { startFaultProxy } from '../dist/test/support/fault-proxy.js';
 import { openSpeechlabAsr, openVision } from '../dist/src/cloud/sockets.js';
 import { chunkPcm } from '../dist/src/pipelines/pcm-chunker.js';
 import { createMicrophone } from '../dist/devices/microphone.js';

@@ -4,9 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { STORM_MODES, STORM_PHRASES, runSwitchStorm, settleIn, stormConfig } from '../dist/src/testing/switch-storm.js';
-import { metricSample, procStats } from '../dist/src/testing/proc-stats.js';
-import { seededRandom } from '../dist/src/testing/fault-proxy.js';
+import { STORM_MODES, STORM_PHRASES, runSwitchStorm, settleIn, stormConfig } from '../dist/test/support/switch-storm.js';
+import { metricSample, procStats } from '../dist/test/support/proc-stats.js';
+import { seededRandom } from '../dist/test/support/fault-proxy.js';
 import { freePort, startAgent } from './lib/agent.js';
 
 const arg = (name, dflt) => {

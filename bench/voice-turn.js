@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startScriptedUpstream } from '../dist/src/testing/scripted-upstream.js';
+import { startScriptedUpstream } from '../dist/test/support/scripted-upstream.js';
 import { median, percentile, startAgent } from './lib/agent.js';
 
 const { values } = parseArgs({

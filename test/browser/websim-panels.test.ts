@@ -8,7 +8,7 @@ import { startAgent, type AgentProcess } from '../helpers/agent-process.js';
 import { defaultAgentDir, webSimClient } from '../helpers/default-agent.js';
 import { runInPty, visible } from '../helpers/pty.js';
 import { startService } from '../../src/service/index.js';
-import { startFaultProxy } from '../../src/testing/fault-proxy.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { createLogger } from '../../src/log.js';
 
 // The callbacks of page.evaluate run in Chromium, where these exist (the test tsconfig has no DOM library).

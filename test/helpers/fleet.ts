@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import { startMosquitto, type Broker } from '../../src/testing/mosquitto.js';
+import { startMosquitto, type Broker } from '../support/mosquitto.js';
 import { makeCommand, type CommandBody, type FleetReply } from '../../src/fleet/protocol.js';
 import { MAIN } from './agent-process.js';
 

@@ -12,7 +12,7 @@ import { openSpeechlabAsr, openVision } from '../../src/cloud/sockets.js';
 import { createLogger } from '../../src/log.js';
 import { chunkPcm } from '../../src/pipelines/pcm-chunker.js';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { startFaultProxy, type FaultProxy, type FaultScript } from '../../src/testing/fault-proxy.js';
+import { startFaultProxy, type FaultProxy, type FaultScript } from '../support/fault-proxy.js';
 
 /** 65536 * 5 samples (20.48 s at 16 kHz) whose value is their index mod 65536: looping keeps counting without a jump. */
 const COUNTER_SAMPLES = 65536 * 5;

@@ -15,7 +15,7 @@ import type { LlmSpec } from '../../src/plugins/index.js';
 import { createCloudClient } from '../../src/cloud/client.js';
 import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';
-import { sendJson, startCloudPeer } from '../../src/testing/cloud-peer.js';
+import { sendJson, startCloudPeer } from '../support/cloud-peer.js';
 import { createLogger } from '../../src/log.js';
 import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { requireBuild } from '../helpers/requires.js';

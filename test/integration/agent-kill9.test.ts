@@ -3,10 +3,10 @@ import t from 'tap';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seededRandom } from '../../src/testing/fault-proxy.js';
+import { seededRandom } from '../support/fault-proxy.js';
 import { readModeMemory, modeMemoryPath } from '../../src/modes/memory.js';
 import { loadHistory } from '../../src/cortex/history-store.js';
-import { STORM_MODES, STORM_PHRASES, runSwitchStorm, stormConfig } from '../../src/testing/switch-storm.js';
+import { STORM_MODES, STORM_PHRASES, runSwitchStorm, stormConfig } from '../support/switch-storm.js';
 import { startAgent } from '../helpers/agent-process.js';
 import { freePort } from '../helpers/default-agent.js';
 

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { startService } from '../../src/service/index.js';
 import { createLogger } from '../../src/log.js';
-import { startFaultProxy } from '../../src/testing/fault-proxy.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { freePort } from '../helpers/default-agent.js';

@@ -4,9 +4,9 @@ import { get } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seededRandom } from '../../src/testing/fault-proxy.js';
-import { metricSample, procStats } from '../../src/testing/proc-stats.js';
-import { STORM_MODES, STORM_PHRASES, runSwitchStorm, settleIn, stormConfig } from '../../src/testing/switch-storm.js';
+import { seededRandom } from '../support/fault-proxy.js';
+import { metricSample, procStats } from '../support/proc-stats.js';
+import { STORM_MODES, STORM_PHRASES, runSwitchStorm, settleIn, stormConfig } from '../support/switch-storm.js';
 import { startAgent } from '../helpers/agent-process.js';
 import { freePort, webSimClient } from '../helpers/default-agent.js';
 

@@ -3,7 +3,7 @@ import t from 'tap';
 import { ChatClient } from '../../src/cloud/chat.js';
 import { CloudHttp } from '../../src/cloud/http.js';
 import type { RetryOptions } from '../../src/cloud/retry.js';
-import { sendJson, sseText, startCloudPeer, writeInPieces, type CloudPeer } from '../../src/testing/cloud-peer.js';
+import { sendJson, sseText, startCloudPeer, writeInPieces, type CloudPeer } from '../support/cloud-peer.js';
 
 const PATH = '/api/core/provider_a/chat/completions';
 const KEY = 'key_test_abcdefghijklmnop';

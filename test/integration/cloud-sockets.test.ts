@@ -10,7 +10,7 @@ import { openSocket, type CloudSocket } from '../../src/cloud/socket.js';
 import { openSpeechbAsr, openSpeechlabAsr, openVision, type AsrSession } from '../../src/cloud/sockets.js';
 import { AsrServerMessageSchema } from '../../src/cloud/protocol.js';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { startCloudPeer, type CloudPeer } from '../../src/testing/cloud-peer.js';
+import { startCloudPeer, type CloudPeer } from '../support/cloud-peer.js';
 
 let svc: RunningService;
 let peer: CloudPeer;

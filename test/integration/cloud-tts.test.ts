@@ -5,7 +5,7 @@ import { CloudHttp } from '../../src/cloud/http.js';
 import type { RetryOptions } from '../../src/cloud/retry.js';
 import { TtsClient } from '../../src/cloud/tts.js';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { sendJson, startCloudPeer, type CloudPeer } from '../../src/testing/cloud-peer.js';
+import { sendJson, startCloudPeer, type CloudPeer } from '../support/cloud-peer.js';
 
 let svc: RunningService;
 let broken: RunningService;

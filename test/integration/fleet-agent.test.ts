@@ -4,7 +4,7 @@ import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { startAgent, typeLines, workDir, type AgentProcess } from '../helpers/agent-process.js';
 import { USERS, Watcher, agentConfig, fleetBroker, fleetCli } from '../helpers/fleet.js';
-import { haveMosquitto, type Broker } from '../../src/testing/mosquitto.js';
+import { haveMosquitto, type Broker } from '../support/mosquitto.js';
 import { makeCommand, type FleetReply, type RobotState } from '../../src/fleet/protocol.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import { waitFor } from '../helpers/wait.js';

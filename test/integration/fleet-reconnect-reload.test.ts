@@ -4,7 +4,7 @@ import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { USERS, Watcher, agentConfig, fleetBroker, fleetCli } from '../helpers/fleet.js';
-import { haveMosquitto, startGate } from '../../src/testing/mosquitto.js';
+import { haveMosquitto, startGate } from '../support/mosquitto.js';
 import { makeCommand, type RobotState } from '../../src/fleet/protocol.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { historyFileOf } from '../../src/cortex/history-store.js';
-import { startScriptedUpstream } from '../../src/testing/scripted-upstream.js';
+import { startScriptedUpstream } from '../support/scripted-upstream.js';
 
 requireBuild();
 

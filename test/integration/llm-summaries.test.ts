@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { SUMMARY_INSTRUCTION } from '../../src/cortex/history.js';
 import { createLocalLlm } from '../../src/cortex/llm/local-llm.js';
 import type { ChatLlm } from '../../src/cortex/llm/chat-plugin.js';
-import { startScriptedUpstream } from '../../src/testing/scripted-upstream.js';
+import { startScriptedUpstream } from '../support/scripted-upstream.js';
 
 for (const stream of [true, false]) {
   t.test(`50 answers, history_length 5 (${stream ? 'streamed' : 'not streamed'}): at most 60 model calls, the summary in the prompt`, async (t) => {

@@ -4,7 +4,7 @@ import { requireResolved } from '../../src/cloud/addresses.js';
 import { createCloudClient } from '../../src/cloud/client.js';
 import { startService } from '../../src/service/index.js';
 import { createLogger } from '../../src/log.js';
-import { startFaultProxy, seededRandom } from '../../src/testing/fault-proxy.js';
+import { startFaultProxy, seededRandom } from '../support/fault-proxy.js';
 import { auditCounterAudio, startRig, type Ev, type Rig } from '../helpers/stream-rig.js';
 import { onEvent } from '../helpers/wait.js';
 

@@ -16,7 +16,7 @@ import { toolsForMode } from '../../src/cortex/tools.js';
 import { createLocalLlm } from '../../src/cortex/llm/local-llm.js';
 import type { ChatLlm } from '../../src/cortex/llm/chat-plugin.js';
 import type { AnswerObserver } from '../../src/cortex/llm.js';
-import { startScriptedUpstream } from '../../src/testing/scripted-upstream.js';
+import { startScriptedUpstream } from '../support/scripted-upstream.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 requireCommands(['espeak-ng']);

@@ -11,7 +11,7 @@ import { createMicrophone } from '../../devices/microphone.js';
 import { heardUtterance } from '../../src/service/backends/rule-chat.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
 import { createLogger } from '../../src/log.js';
-import { FakeLink } from '../../src/testing/fake-link.js';
+import { FakeLink } from '../support/fake-link.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'inputs-asr-'));
 const pcm = Buffer.alloc(16000 * 2 * 0.35); // 350 ms at 16 kHz: three full 100 ms chunks and a tail

@@ -7,7 +7,7 @@ import { VlmInput, VLMInputSchema, createVlmInput } from '../../actors/inputs/vl
 import { LocalVlmInput, LocalVLMInputSchema } from '../../actors/inputs/local-vlm-input.js';
 import { createCamera } from '../../devices/camera.js';
 import { createLogger } from '../../src/log.js';
-import { FakeLink as FakeVisionLink } from '../../src/testing/fake-link.js';
+import { FakeLink as FakeVisionLink } from '../support/fake-link.js';
 
 t.test('VLMInput: JPEG frames of the camera reach the socket; the newest reply is the Vision line', async (t) => {
   const link = new FakeVisionLink();

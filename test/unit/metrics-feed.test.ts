@@ -7,7 +7,7 @@ import { Metrics } from '../../src/metrics.js';
 import { feedMetrics } from '../../src/metrics-feed.js';
 import { startAsrStream } from '../../actors/streams/asr-stream.js';
 import { forwardStreamEvents, toStreamEvent } from '../../actors/streams/stream-event.js';
-import { FakeLink } from '../../src/testing/fake-link.js';
+import { FakeLink } from '../support/fake-link.js';
 
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));

@@ -6,7 +6,7 @@ import { startAsrStream, asrEvents } from '../../actors/streams/asr-stream.js';
 import type { StreamLink } from '../../src/cloud/link.js';
 import { streamSessionMachine } from '../../actors/streams/session-machine.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
-import { FakeLink } from '../../src/testing/fake-link.js';
+import { FakeLink } from '../support/fake-link.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 type Ev = { type: string; [k: string]: unknown };

@@ -7,7 +7,7 @@ import { FrameSender } from '../../actors/streams/frame-sender.js';
 import type { StreamLink } from '../../src/cloud/link.js';
 import type { EncodedFrame, Frame } from '../../src/pipelines/jpeg.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
-import { FakeLink as FakeVisionLink } from '../../src/testing/fake-link.js';
+import { FakeLink as FakeVisionLink } from '../support/fake-link.js';
 
 /** Frame sequence numbers (the first 4 bytes of each test frame) with their timestamps. */
 const seqs = (l: FakeVisionLink) => l.frames.map((f) => ({ seq: f.jpeg.readUInt32BE(0), ts: f.ts }));

@@ -2,7 +2,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../../src/paths.js';
 
 /** Every mode of the default configuration. */
 export const STORM_MODES = ['idle', 'conversation', 'sleep', 'explore'] as const;

@@ -1,5 +1,5 @@
 // A scripted stream link for tests: records what a stream actor sends, and lets the test speak as the server.
-import type { LinkEvent, StreamLink } from '../cloud/link.js';
+import type { LinkEvent, StreamLink } from '../../src/cloud/link.js';
 
 export class FakeLink implements StreamLink {
   /** Audio chunks sent, copied as they were at the time of sending. */
