@@ -94,7 +94,7 @@ t.test('an error event mid-stream carries the server text', async (t) => {
   const seen: string[] = [];
   await t.rejects(
     collectChatStream(parseChatStream(split(body, [9]), 'POST /x'), (s) => seen.push(s)),
-    { name: 'CloudStreamError', message: /Failed to read response body/ },
+    { name: 'ModelProviderError', message: /Failed to read response body/ },
   );
   t.same(seen, ['Héllo '], 'text before the error was delivered');
 });
