@@ -109,6 +109,7 @@ export function chatPlugin(options: ChatPluginOptions): ChatLlm {
         throw err;
       }
       options.health?.answered();
+      if (answer.reasoning) options.logger.debug({ model: options.label, reasoning: answer.reasoning.slice(0, 2000) }, 'the model thought (not said)');
       calls.remember(answer.toolCalls);
       const prompt = lastPrompt(request.messages);
       if (history && prompt !== undefined) {
