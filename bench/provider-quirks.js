@@ -13,8 +13,8 @@ const arg = (name, def) => {
   return i > 0 ? Number(process.argv[i + 1]) : def;
 };
 const REPS = arg('reps', 7);
-/** The stream is written in pieces of this many bytes, one per event-loop turn, as a network delivers it. */
-const PIECE = arg('piece', 48);
+/** The stream is written in pieces of this many bytes, one per event-loop turn (a few TCP segments of a real network hold 1-2 KB). */
+const PIECE = arg('piece', 256);
 /** Target: the action runs within this long of its tool call's first byte (median), on every shape. */
 const TARGET_MS = 50;
 
