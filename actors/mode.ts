@@ -163,6 +163,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
         logger,
         cloud: deps.cloud!,
         historyFile: historyFileOf(deps.stateDir, deps.loaded.configName, name),
+        report: (r) => deps.bus.emit({ type: 'model', at: Date.now(), mode: name, ...r }),
       });
     } catch (err) {
       const message = `model ${llmEntry?.type ?? '(none)'} not started: ${describeError(err)}`;

@@ -86,6 +86,9 @@ export function feedMetrics(bus: AgentBus, metrics: Metrics, options: MetricsFee
         metrics.recordModelCall(e.model, e.latency_ms);
         if (e.cost_cu) metrics.recordCu('chat', e.cost_cu);
         break;
+      case 'model':
+        metrics.recordModelHealth(e.model, e.state);
+        break;
       case 'model.error':
         metrics.recordModelCall(e.model ?? options.modelOf?.(e.mode) ?? 'model', 0, e.kind ?? 'error');
         break;

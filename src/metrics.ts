@@ -30,6 +30,7 @@ export class Metrics {
   readonly currentMode: Gauge<'mode'>;
   readonly modelLatency: Histogram<'model'>;
   readonly modelErrors: Counter<'model' | 'kind'>;
+  readonly modelHealth: Counter<'model' | 'state'>;
   readonly socketState: Gauge<'socket' | 'state'>;
   readonly socketReconnects: Counter<'socket'>;
   readonly framesDropped: Counter<'input'>;
@@ -65,6 +66,12 @@ export class Metrics {
       name: 'cortexd_model_errors_total',
       help: 'Failed language model calls, by kind (timeout, http status, invalid answer)',
       labelNames: ['model', 'kind'],
+      registers,
+    });
+    this.modelHealth = new Counter({
+      name: 'cortexd_model_health_changes_total',
+      help: 'Changes of a model plugin health for the session: streaming_off (its streams could not be read), failing, healthy',
+      labelNames: ['model', 'state'],
       registers,
     });
     this.socketState = new Gauge({
@@ -136,6 +143,11 @@ export class Metrics {
   }
 
   /** A model call finished after `latencyMs`; `errorKind` when it failed. */
+  /** A model's health changed (`model` bus event). */
+  recordModelHealth(model: string, state: string): void {
+    this.modelHealth.inc({ model, state });
+  }
+
   recordModelCall(model: string, latencyMs: number, errorKind?: string): void {
     if (errorKind) this.modelErrors.inc({ model, kind: errorKind });
     else this.modelLatency.observe({ model }, latencyMs / 1000);

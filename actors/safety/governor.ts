@@ -77,7 +77,7 @@ interface GovernorContext extends Omit<GovernorInput, 'latch' | 'mode' | 'socket
 
 /** Events of the bus the governor follows (a callback child subscribes; its own `safety` events are not among them). */
 const followed = (e: AgentEvent) =>
-  e.type === 'prompt' || e.type.startsWith('model.') || e.type === 'stream' || e.type === 'mode.changed' || e.type === 'agent.started';
+  e.type === 'prompt' || e.type === 'model' || e.type.startsWith('model.') || e.type === 'stream' || e.type === 'mode.changed' || e.type === 'agent.started';
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 const pol = (c: GovernorContext, mode?: string): ModePolicy => policyOf(c.policy, mode ?? c.motion?.mode ?? c.mode);
@@ -295,6 +295,13 @@ export const governorMachine = setup({
         case 'model.error':
           fault(enqueue, c, 'model', lossStops ? `the model call failed (${e.error})` : null);
           enqueue.raise({ type: 'model.ended' });
+          return;
+        case 'model':
+          // A model that keeps failing is a stalled model: motion stops and is refused until it answers again.
+          // Its own fault key: a later `model.error` (which clears the per-call fault) does not clear it.
+          if (e.state === 'failing')
+            fault(enqueue, c, 'model health', `${e.model} keeps failing (${e.failures ?? 'several'} calls in a row: ${e.reason ?? 'error'})`, 'model_stall');
+          else if (e.state === 'healthy') fault(enqueue, c, 'model health', null);
           return;
         case 'stream': {
           const key = `${e.kind} socket ${e.input}`;

@@ -3,7 +3,7 @@ import { checkModel, isProvider, MODEL_PREFIXES, type Provider } from './catalog
 import { CloudProtocolError, CloudValidationError } from './errors.js';
 import { CloudHttp, type Credential } from './http.js';
 import { ChatCompletionRequestSchema, ChatCompletionResponseSchema, PATHS, type ChatCompletionRequest, type ChatCompletionResponse } from './protocol.js';
-import { collectChatStream, parseChatStream, type ChatStreamEvent, type CollectedChat } from './sse.js';
+import { answerEvents, collectChatStream, completionEvents, type ChatStreamEvent, type CollectedChat } from './sse.js';
 
 export { checkModel };
 
@@ -72,22 +72,47 @@ export class ChatClient {
   }
 
   /**
+   * The events of one answer, streamed or not, read leniently: what a model plugin uses. Not streamed,
+   * the JSON answer is read by the same tolerant reader as the stream's chunks (extra fields, reasoning,
+   * provider metadata, a JSON error with status 200), unlike `create()`, which holds the server to the spec.
+   */
+  async events(
+    provider: Provider | string,
+    request: ChatCompletionRequest,
+    options: ChatCallOptions & { stream: boolean },
+  ): Promise<AsyncIterable<ChatStreamEvent>> {
+    if (options.stream) return this.stream(provider, request, options);
+    const body = this.validated(provider, request, false);
+    const path = PATHS.chat(provider);
+    const endpoint = CloudHttp.endpoint({ method: 'POST', path });
+    const req = { method: 'POST' as const, path, body, credential: this.credential };
+    const res = await this.http.send(options.signal ? { ...req, signal: options.signal } : req);
+    let json: unknown;
+    try {
+      json = await res.json();
+    } catch {
+      throw new CloudProtocolError(endpoint, `expected JSON, got ${res.headers.get('content-type') || 'no content type'}`);
+    }
+    const events = [...completionEvents(json, endpoint)];
+    return (async function* () {
+      yield* events;
+    })();
+  }
+
+  /**
    * A streamed completion (`stream: true`). Resolves once the response headers arrived (until then the
-   * retry policy applies); from then on nothing is retried and a broken stream throws CloudStreamError.
+   * retry policy applies); from then on nothing is retried and a broken stream throws CloudStreamError,
+   * a provider's error event ModelProviderError, an unreadable one CloudProtocolError (see sse.ts).
    * Aborting `signal` ends the iteration with the signal's reason and closes the connection.
    */
   async stream(provider: Provider | string, request: ChatCompletionRequest, options: ChatCallOptions = {}): Promise<ChatStream> {
     const body = this.validated(provider, request, true);
     const path = PATHS.chat(provider);
     const endpoint = CloudHttp.endpoint({ method: 'POST', path });
-    const req = { method: 'POST' as const, path, body, credential: this.credential, accept: 'text/event-stream' };
+    const req = { method: 'POST' as const, path, body, credential: this.credential, accept: 'text/event-stream, application/json' };
     const res = await this.http.send(options.signal ? { ...req, signal: options.signal } : req);
-    const type = res.headers.get('content-type') ?? '';
-    if (!type.includes('text/event-stream') || !res.body) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new CloudProtocolError(endpoint, `expected text/event-stream, got ${type || 'no body'}`);
-    }
-    const events = parseChatStream(res.body, endpoint, options.signal);
+    // An event stream, or what some servers send instead: a whole JSON answer, or a JSON error with status 200.
+    const events = answerEvents(res, endpoint, options.signal);
     return {
       [Symbol.asyncIterator]: () => events,
       collect: (onText) => collectChatStream(events, onText),

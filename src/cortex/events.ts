@@ -86,6 +86,8 @@ export type AgentEvent =
       /** What failed: `timeout`, `http_<status>`, `invalid_answer`, ... (metrics label); default `error`. */
       kind?: string;
     }
+  /** A model's health changed for the session (src/cortex/llm/model-health.ts): streaming switched off, failing, healthy again. */
+  | { type: 'model'; at: number; mode: string; model: string; state: 'streaming_off' | 'failing' | 'healthy'; reason?: string; failures?: number }
   | {
       type: 'action';
       at: number;

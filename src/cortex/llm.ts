@@ -8,11 +8,15 @@ export interface LlmToolCall {
   id?: string;
   name: string;
   arguments: unknown;
+  /** Provider metadata of the call that must go back with it in the next request (Gemini's `extra_content.google.thought_signature`). */
+  extra?: Record<string, unknown>;
 }
 
 export interface LlmAnswer {
   /** Plain text the model said, if any. */
   text?: string;
+  /** What a reasoning model thought before answering (`reasoning_content` / `reasoning`): logged, never said. */
+  reasoning?: string;
   toolCalls: LlmToolCall[];
   usage?: Usage;
   /** What the call cost on the hosted service, in CU (the price table, rounded up per request); absent when unpriced. */
@@ -77,6 +81,19 @@ export interface LlmContext {
    * absent, nothing is kept. The plugin's `persist_history: false` turns it off too.
    */
   historyFile?: string;
+  /** Where the plugin reports changes of its health (the runtime puts them on the bus); absent, they are only logged. */
+  report?: (report: ModelHealthReport) => void;
+}
+
+/** A change of a model's health for the session (reported on the bus as a `model` event). */
+export interface ModelHealthReport {
+  /** The plugin's label, e.g. `CloudLLM provider_b/gem-2.5-flash`. */
+  model: string;
+  /** `streaming_off`: its streams could not be read, it is asked without streaming from now on; `failing`: it keeps failing; `healthy`: it answers again. */
+  state: 'streaming_off' | 'failing' | 'healthy';
+  reason?: string;
+  /** Consecutive failed calls (`failing`). */
+  failures?: number;
 }
 
 export type LlmFactory = (config: unknown, ctx: LlmContext) => LlmPlugin;

@@ -103,6 +103,8 @@ export const RobotState = z.looseObject({
     actions: z.record(z.string(), Health),
     streams: z.record(z.string(), Health),
     tool_servers: z.record(z.string(), Health),
+    /** The mode's model by its label: `ok`, `streaming_off` (answers whole; still healthy), `failing`. Absent from older robots. */
+    models: z.record(z.string(), Health).optional(),
   }),
   battery: z.looseObject({ percent: z.number(), status: z.string().optional(), charging: z.boolean().optional(), low: z.boolean().optional() }).nullable(),
   position: z.looseObject({ lat: z.number(), lon: z.number(), altitude_m: z.number().optional() }).nullable(),

@@ -16,10 +16,10 @@ export interface StateSeed {
   now: number;
 }
 
-type Part = 'inputs' | 'actions' | 'streams' | 'tool_servers';
+type Part = 'inputs' | 'actions' | 'streams' | 'tool_servers' | 'models';
 
 /** The event types the state depends on; the others (ticks, prompts, answers...) are passed over unread. */
-const FOLDED = new Set<string>(['mode.changed', 'input', 'error', 'action', 'stream', 'mcp', 'context', 'safety']);
+const FOLDED = new Set<string>(['mode.changed', 'input', 'error', 'action', 'stream', 'mcp', 'context', 'safety', 'model']);
 
 /**
  * `apply(event)` folds one bus event into the state and says whether anything a reader would see
@@ -28,6 +28,7 @@ const FOLDED = new Set<string>(['mode.changed', 'input', 'error', 'action', 'str
  *   `restarting` (or `failed` when it stopped or never started), its next message makes it `ok`;
  *   an action's `failed` command makes it `failed` (with the error), a `done` one `ok` again;
  * - streams take their session state (`streaming` counts as healthy); tool servers `connected`/`failed`;
+ * - the mode's model takes its `model` events: `failing` (unhealthy), `streaming_off` and `healthy` (ok);
  * - battery and position come from `context` events (`battery_percent`, `latitude`/`longitude`);
  * - the e-stop from the safety governor's `safety` events (`estop` latches, `release` clears), whoever pressed it.
  */
@@ -43,7 +44,7 @@ export class StateReducer {
       mode: seed.mode,
       mode_since: seed.now,
       modes: Object.keys(seed.modes),
-      health: { ok: true, inputs: {}, actions: {}, streams: {}, tool_servers: {} },
+      health: { ok: true, inputs: {}, actions: {}, streams: {}, tool_servers: {}, models: {} },
       battery: null,
       position: null,
       estop: { available: true, engaged: seed.estopEngaged },
@@ -103,6 +104,9 @@ export class StateReducer {
       case 'context':
         this.context(e.values);
         return;
+      case 'model':
+        this.set('models', e.model, e.state === 'healthy' ? 'ok' : e.state, e.at, e.reason);
+        return;
       default:
         return;
     }
@@ -118,21 +122,23 @@ export class StateReducer {
       Object.entries(this.state.health.streams).filter(([k]) => parts.inputs.includes(k.slice(k.indexOf('/') + 1))),
     );
     this.state.health.tool_servers = {};
+    this.state.health.models = {};
     this.updateOk();
   }
 
   private set(part: Part, name: string, state: string, at: number, detail?: string): void {
-    const prev = this.state.health[part][name];
+    const record = (this.state.health[part] ??= {});
+    const prev = record[name];
     if (prev && prev.state === state && prev.detail === detail) return;
     if (prev && prev.state === state && detail === undefined) return;
-    this.state.health[part][name] = { state, ...(detail ? { detail: detail.slice(0, 500) } : {}), since: prev?.state === state ? prev.since : at };
+    record[name] = { state, ...(detail ? { detail: detail.slice(0, 500) } : {}), since: prev?.state === state ? prev.since : at };
     this.updateOk();
   }
 
   private updateOk(): void {
-    const healthy = new Set(['ok', 'streaming', 'connecting', 'connected']);
+    const healthy = new Set(['ok', 'streaming', 'connecting', 'connected', 'streaming_off']);
     const h = this.state.health;
-    h.ok = [h.inputs, h.actions, h.streams, h.tool_servers].every((r) => Object.values(r).every((x) => healthy.has(x.state)));
+    h.ok = [h.inputs, h.actions, h.streams, h.tool_servers, h.models ?? {}].every((r) => Object.values(r).every((x) => healthy.has(x.state)));
   }
 
   private context(values: Record<string, unknown>): void {

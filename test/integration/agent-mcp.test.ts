@@ -32,6 +32,8 @@ async function recordingProxy(target: string, apiKey: string): Promise<{ server:
     let raw = '';
     req.setEncoding('utf8').on('data', (c: string) => (raw += c));
     req.on('end', () => {
+      // LocalLLM also asks the server for its context size (/props, /v1/models, /api/show): not found here.
+      if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return void res.writeHead(404).end();
       bodies.push(JSON.parse(raw) as ChatBody);
       void fetch(`${target}${req.url!.replace(/^\/v1/, '')}`, {
         method: 'POST',

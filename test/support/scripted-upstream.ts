@@ -60,6 +60,11 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
       void (async () => {
+        // Like a real server: other paths (a client asking /props or /api/show for the context size) are not found.
+        if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+          return;
+        }
         const body = JSON.parse(raw) as ScriptedRequest['body'];
         const record: ScriptedRequest = { at: Date.now(), stream: Boolean(body.stream), body, aborted: false, tokensSent: 0 };
         requests.push(record);

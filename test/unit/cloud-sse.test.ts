@@ -94,7 +94,7 @@ t.test('an error event mid-stream carries the server text', async (t) => {
   const seen: string[] = [];
   await t.rejects(
     collectChatStream(parseChatStream(split(body, [9]), 'POST /x'), (s) => seen.push(s)),
-    { name: 'CloudStreamError', message: /Failed to read response body/ },
+    { name: 'ModelProviderError', message: /Failed to read response body/ },
   );
   t.same(seen, ['Héllo '], 'text before the error was delivered');
 });
@@ -142,4 +142,41 @@ t.test('leaving the loop early cancels the body', async (t) => {
     break;
   }
   t.ok(cancelled);
+});
+
+t.test('what is truly broken is still refused: the reader names it', async (t) => {
+  const run = (text: string) => all(parseChatStream(split(text, []), 'POST /x'));
+  await t.rejects(run('data: {"choices":{"0":{}}}\n\n'), { name: 'CloudProtocolError', message: /choices is not a list/ });
+  await t.rejects(run('data: [1,2]\n\n'), { name: 'CloudProtocolError', message: /not an object/ });
+  await t.rejects(run('data: {"choices":[{"delta":{"tool_calls":{"a":1}}}]}\n\n'), { name: 'CloudProtocolError', message: /tool_calls is not a list/ });
+  await t.rejects(run('data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{}"}}]}}]}\n\ndata: [DONE]\n\n'), {
+    name: 'CloudProtocolError',
+    message: /arguments but never a name/,
+  });
+  await t.rejects(run('event: error\ndata: {"detail":"upstream overloaded"}\n\n'), { name: 'ModelProviderError', message: /upstream overloaded/ });
+  await t.rejects(run('data: {"object":"error","message":"max_model_len exceeded","code":400}\n\n'), {
+    name: 'ModelProviderError',
+    message: /\(400\): max_model_len exceeded/,
+  });
+});
+
+t.test('tool-call deltas are placed without index: by id, by provider index, by a new name after a complete call', async (t) => {
+  const d = (tool_calls: object[], finish: string | null = null) =>
+    `data: ${JSON.stringify({ choices: [{ delta: { tool_calls }, finish_reason: finish }] })}\n\n`;
+  const body =
+    d([{ id: 'a', function: { name: 'move', arguments: '{"action":' } }]) +
+    d([{ function: { arguments: '"sit"}' } }]) +
+    d([{ function: { name: 'speak', arguments: '{"sentence":"hi"}' } }]) +
+    d([{ index: 0, id: 'c', function: { name: 'face', arguments: '' } }]) +
+    d([{ index: 0, id: '', function: { arguments: '{"emotion":"happy"}' } }], 'stop') +
+    'data: [DONE]\n\n';
+  const got = await collectChatStream(parseChatStream(split(body, []), 'POST /x'));
+  t.same(
+    got.toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]),
+    [
+      ['a', 'move', '{"action":"sit"}'],
+      ['', 'speak', '{"sentence":"hi"}'],
+      ['c', 'face', '{"emotion":"happy"}'],
+    ],
+  );
 });

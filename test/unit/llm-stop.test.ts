@@ -1,5 +1,6 @@
 // Proves LlmPlugin.stop() of the history-keeping plugins aborts a background history summary in flight (what a mode's runtime calls when it stops).
 import t from 'tap';
+import { completionEvents } from '../../src/cloud/sse.js';
 import { pino } from 'pino';
 import type { CloudClient } from '../../src/cloud/client.js';
 import { SUMMARY_INSTRUCTION } from '../../src/cortex/history.js';
@@ -12,18 +13,20 @@ function fakeCloud() {
   const summaries: AbortSignal[] = [];
   let summaryStarted: () => void = () => {};
   const started = new Promise<void>((r) => (summaryStarted = r));
-  const cloud = {
-    chat: {
-      create: (_provider: string, body: { model: string; messages: Array<{ role: string; content: unknown }> }, opts: { signal: AbortSignal }) => {
-        if (body.messages[0]?.content === SUMMARY_INSTRUCTION) {
-          summaries.push(opts.signal);
-          summaryStarted();
-          return new Promise((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(opts.signal.reason)));
-        }
-        return Promise.resolve({ model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }] });
-      },
+  const chat = {
+    create: (_provider: string, body: { model: string; messages: Array<{ role: string; content: unknown }> }, opts: { signal: AbortSignal }) => {
+      if (body.messages[0]?.content === SUMMARY_INSTRUCTION) {
+        summaries.push(opts.signal);
+        summaryStarted();
+        return new Promise((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(opts.signal.reason)));
+      }
+      return Promise.resolve({ model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'fine' }, finish_reason: 'stop' }] });
     },
-  } as unknown as CloudClient;
+  };
+  // The plugins read answers as events (streamed or not); this client's are its whole completions.
+  const events = async (provider: string, body: { model: string; messages: Array<{ role: string; content: unknown }> }, opts: { signal: AbortSignal }) =>
+    completionEvents(await chat.create(provider, body, opts), 'POST /fake');
+  const cloud = { chat: { ...chat, events } } as unknown as CloudClient;
   return { cloud, summaries, started };
 }
 

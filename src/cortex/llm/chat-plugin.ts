@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import { CortexError } from '../../errors.js';
 import type { ChatMessage } from '../../cloud/protocol.js';
 import { answerText, ConversationHistory, lastPrompt, SUMMARY_INSTRUCTION, withHistory } from '../history.js';
+import { CallMetadata } from '../history-calls.js';
 import { HistoryPersister, loadHistory } from '../history-store.js';
 import type { AnswerObserver, LlmAnswer, LlmPlugin, LlmRequest } from '../llm.js';
+import type { ModelHealth } from './model-health.js';
 
 /** A model call that timed out (the configured `timeout_seconds`), as opposed to one aborted by its owner. */
 export class LlmTimeoutError extends CortexError {
@@ -51,6 +53,8 @@ export interface ChatPluginOptions {
   logger: Logger;
   /** Where the history is kept across restarts; absent, it is not kept. */
   historyFile?: string | undefined;
+  /** Counts the plugin's failed and answered calls (a model that keeps failing is reported). */
+  health?: ModelHealth;
   /** One raw call of the model with these messages and tools; a streaming one reports to `observer`. */
   complete: (request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver) => Promise<LlmAnswer>;
 }
@@ -89,12 +93,24 @@ export function chatPlugin(options: ChatPluginOptions): ChatLlm {
     if (saved) history.restore(saved);
   }
 
+  const calls = new CallMetadata();
+
   return {
     type: options.type,
     history,
     async ask(request, signal, observer) {
-      const messages: ChatMessage[] = withHistory(request.messages, history);
-      const answer = await withTimeout(options.label, options.timeoutMs, signal, (s) => options.complete({ messages, tools: request.tools }, s, observer));
+      // Tool calls of this session go back with the metadata their provider gave them (thought signatures).
+      const messages: ChatMessage[] = calls.restore(withHistory(request.messages, history));
+      let answer: LlmAnswer;
+      try {
+        answer = await withTimeout(options.label, options.timeoutMs, signal, (s) => options.complete({ messages, tools: request.tools }, s, observer));
+      } catch (err) {
+        if (!signal.aborted) options.health?.failed(err);
+        throw err;
+      }
+      options.health?.answered();
+      if (answer.reasoning) options.logger.debug({ model: options.label, reasoning: answer.reasoning.slice(0, 2000) }, 'the model thought (not said)');
+      calls.remember(answer.toolCalls);
       const prompt = lastPrompt(request.messages);
       if (history && prompt !== undefined) {
         const isFollowUp = request.messages.some((m) => m.role === 'tool');

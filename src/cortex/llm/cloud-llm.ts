@@ -3,8 +3,9 @@ import { chatCost } from '../../cloud/prices.js';
 import type { ChatCompletionResponse } from '../../cloud/protocol.js';
 import { CloudLlmOptions } from '../../plugins/schemas/llms.js';
 import type { LlmAnswer, LlmFactory, LlmToolCall } from '../llm.js';
+import { askModel } from './ask-model.js';
 import { chatPlugin } from './chat-plugin.js';
-import { assemble } from './stream.js';
+import { ModelHealth } from './model-health.js';
 
 export { CloudLlmOptions };
 
@@ -15,31 +16,50 @@ export function answerFromCompletion(
   now: number,
 ): LlmAnswer {
   const message = res.choices[0]?.message as
-    | { content?: string | null; tool_calls?: Array<{ id?: string; function: { name: string; arguments: string } }> }
+    | {
+        content?: string | null;
+        reasoning_content?: unknown;
+        reasoning?: unknown;
+        tool_calls?: Array<{ id?: string; function: { name: string; arguments: unknown }; extra_content?: unknown }>;
+      }
     | undefined;
   const toolCalls: LlmToolCall[] = (message?.tool_calls ?? []).map((c) => {
     let args: unknown = c.function.arguments;
-    try {
-      args = JSON.parse(c.function.arguments);
-    } catch {
-      // Kept as the raw string: the action's schema rejects it with a clear message.
+    if (typeof args === 'string') {
+      try {
+        args = JSON.parse(args);
+      } catch {
+        // Kept as the raw string: the action's schema rejects it with a clear message.
+      }
     }
-    return { ...(c.id ? { id: c.id } : {}), name: c.function.name, arguments: args };
+    const extra = c.extra_content && typeof c.extra_content === 'object' ? (c.extra_content as Record<string, unknown>) : undefined;
+    return { ...(c.id ? { id: c.id } : {}), name: c.function.name, arguments: args, ...(extra ? { extra } : {}) };
   });
   const text = message?.content ?? undefined;
-  return { ...(text ? { text } : {}), toolCalls, ...(res.usage ? { usage: res.usage } : {}), model: res.model, latencyMs: now - startedAt };
+  const thought = typeof message?.reasoning_content === 'string' ? message.reasoning_content : typeof message?.reasoning === 'string' ? message.reasoning : '';
+  return {
+    ...(text ? { text } : {}),
+    ...(thought ? { reasoning: thought } : {}),
+    toolCalls,
+    ...(res.usage ? { usage: res.usage } : {}),
+    model: res.model,
+    latencyMs: now - startedAt,
+  };
 }
 
 /** The CloudLLM plugin (its descriptor is in src/plugins/llms.ts). */
 export const createCloudLlm: LlmFactory = (config, ctx) => {
   const options = CloudLlmOptions.parse(config ?? {});
+  const label = `CloudLLM ${options.provider}/${options.model}`;
+  const health = new ModelHealth(label, ctx.logger, ctx.report);
   return chatPlugin({
     type: 'CloudLLM',
-    label: `CloudLLM ${options.provider}/${options.model}`,
+    label,
     timeoutMs: options.timeout_seconds * 1000,
     historyLength: options.history_length,
     historyFile: options.persist_history ? ctx.historyFile : undefined,
     logger: ctx.logger,
+    health,
     async complete(request, signal, observer) {
       const startedAt = Date.now();
       const body = {
@@ -49,15 +69,16 @@ export const createCloudLlm: LlmFactory = (config, ctx) => {
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
         ...(options.max_tokens !== undefined ? { max_tokens: options.max_tokens } : {}),
       };
-      let answer: LlmAnswer;
-      if (options.stream) {
-        const stream = await ctx.cloud.chat.stream(options.provider, body, { signal });
-        observer?.requestSent?.(startedAt);
-        answer = await assemble(stream, observer, startedAt, options.model, (err) => ctx.logger.warn({ err }, 'stream observer failed'));
-      } else {
-        observer?.requestSent?.(startedAt);
-        answer = answerFromCompletion(await ctx.cloud.chat.create(options.provider, body, { signal }), startedAt, Date.now());
-      }
+      const answer: LlmAnswer = await askModel({
+        events: (stream) => ctx.cloud.chat.events(options.provider, body, { signal, stream }),
+        stream: options.stream,
+        health,
+        observer,
+        signal,
+        startedAt,
+        model: options.model,
+        onObserverError: (err) => ctx.logger.warn({ err }, 'stream observer failed'),
+      });
       const cost = answer.usage
         ? chatCost({
             provider: options.provider,

@@ -6,6 +6,7 @@ import { IncrementalJson } from './partial-json.js';
 
 interface CallState {
   id?: string;
+  extra?: Record<string, unknown>;
   name: string;
   raw: string;
   parser: IncrementalJson;
@@ -34,6 +35,7 @@ function finalArguments(raw: string): unknown {
 export class AnswerAssembler {
   private readonly calls: CallState[] = [];
   private text = '';
+  private reasoning = '';
   private first = false;
   private usage: Usage | undefined;
   model: string | undefined;
@@ -67,6 +69,8 @@ export class AnswerAssembler {
     }
     this.model ??= ev.chunk.model;
     if (ev.index !== 0) return;
+    // Thoughts (`reasoning_content` / `reasoning`) are kept apart: never text, never spoken.
+    if (ev.reasoning) this.reasoning += ev.reasoning;
     if (ev.content) {
       this.token();
       this.text += ev.content;
@@ -74,8 +78,9 @@ export class AnswerAssembler {
     }
     for (const d of ev.toolCalls ?? []) {
       const call = (this.calls[d.index] ??= { name: '', raw: '', parser: new IncrementalJson(), started: false, done: false });
-      if (d.id) call.id = d.id;
-      if (d.function?.name) call.name = d.function.name;
+      if (d.id && !call.id) call.id = d.id;
+      if (d.function?.name && !call.name) call.name = d.function.name;
+      if (d.extra_content) call.extra = { ...call.extra, ...d.extra_content };
       const fragment = d.function?.arguments ?? '';
       if (fragment || call.name) this.token();
       if (call.name && !call.started) {
@@ -97,7 +102,7 @@ export class AnswerAssembler {
   }
 
   private toolCall(call: CallState): LlmToolCall {
-    return { ...(call.id ? { id: call.id } : {}), name: call.name, arguments: finalArguments(call.raw) };
+    return { ...(call.id ? { id: call.id } : {}), name: call.name, arguments: finalArguments(call.raw), ...(call.extra ? { extra: call.extra } : {}) };
   }
 
   /** The stream ended well: completes the calls still open and returns the answer. */
@@ -113,6 +118,7 @@ export class AnswerAssembler {
     const toolCalls = this.calls.filter((c): c is CallState => Boolean(c?.name)).map((c) => this.toolCall(c));
     return {
       ...(this.text ? { text: this.text } : {}),
+      ...(this.reasoning ? { reasoning: this.reasoning } : {}),
       toolCalls,
       ...(this.usage ? { usage: this.usage } : {}),
       model: this.model ?? fallbackModel,

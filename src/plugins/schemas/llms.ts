@@ -47,6 +47,17 @@ export const LocalLlmOptions = z.looseObject({
   persist_history: z.boolean().default(true),
   /** Read by the runtime, not the model: false calls the model on every tick, even with nothing new (default true). */
   skip_idle: z.boolean().optional(),
+  /**
+   * Tokens of the model's context window: the oldest history leaves a request that would not fit. Absent,
+   * it is asked of the server at the first call (llama-server /props, vLLM /v1/models, Ollama /api/show), else 4096.
+   */
+  context_tokens: z.number().int().positive().optional(),
+  /**
+   * How the model calls tools: `native` (the server's tool calling), `json` (one JSON answer constrained by
+   * a schema, for servers or models without tool calling), `auto` (native; json for the rest of the session
+   * once the server refuses tools).
+   */
+  tool_mode: z.enum(['auto', 'native', 'json']).default('auto'),
 });
 export type LocalLlmOptions = z.infer<typeof LocalLlmOptions>;
 

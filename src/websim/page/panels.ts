@@ -119,6 +119,13 @@ export function renderAnswer(box: HTMLElement, latency: HTMLElement, prompt: HTM
     parts.push(h('p', 'note', 'no model answer yet'));
   }
   if (s.modelError && (!a || s.modelError.at >= a.at)) parts.push(h('p', 'bad', time(s.modelError.at), `model error: ${s.modelError.error}`));
+  const mh = s.modelHealth;
+  if (mh && mh.state !== 'healthy') {
+    const what = mh.state === 'failing' ? 'keeps failing (motion paused)' : 'streams cannot be read: answers are asked whole';
+    parts.push(
+      h('p', mh.state === 'failing' ? 'bad model-health' : 'note model-health', time(mh.at), `${mh.model} ${what}${mh.reason ? `: ${mh.reason}` : ''}`),
+    );
+  }
   box.replaceChildren(...parts);
 }
 

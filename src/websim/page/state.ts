@@ -140,6 +140,8 @@ export interface SimState {
     cost_cu?: number;
   } | null;
   modelError: { at: number; error: string } | null;
+  /** The model's health for the session, from `model` events: `streaming_off`, `failing`, `healthy`; null until one came. */
+  modelHealth: { at: number; model: string; state: string; reason?: string } | null;
   /** Newest first, at most MAX_ACTIONS. */
   actions: ActionEntry[];
   /** Newest first, at most MAX_HOOKS. */
@@ -203,6 +205,7 @@ export function initialState(mode: string): SimState {
     prompt: null,
     answer: null,
     modelError: null,
+    modelHealth: null,
     actions: [],
     hooks: [],
     streams: {},
@@ -374,6 +377,11 @@ export function reduce(s: SimState, e: SimEvent): SimState {
         counters: { ...c, model_calls: c.model_calls + 1, cu_spent: c.cu_spent + num(e.cost_cu) },
       };
     }
+    case 'model':
+      return {
+        ...s,
+        modelHealth: { at: e.at, model: str(e.model, 'model'), state: str(e.state), ...(typeof e.reason === 'string' ? { reason: e.reason } : {}) },
+      };
     case 'model.error': {
       const c = s.counters;
       // A failed call has no latency on the bus; it is drawn as a mark at the time it failed.

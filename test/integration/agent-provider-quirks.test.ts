@@ -1,0 +1,85 @@
+// Every provider quirk with a real agent process: a typed question in, the model's stream replayed from the corpus, the action out, and no warning; a provider error mid-stream is a model error with its words.
+import { writeFileSync } from 'node:fs';
+import t from 'tap';
+import type { AgentEvent } from '../../src/cortex/events.js';
+import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { loadFixtures, startReplayServer } from '../support/provider-replay.js';
+
+type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
+
+if (!built) {
+  t.fail('dist/ is missing: run `npm run build` before the integration tests');
+} else {
+  // The error shapes last: after a failed call the governor pauses motion until the next answer is on
+  // the bus, and a streamed answer dispatches its motion before that (see the report of issue 24).
+  const fixtures = loadFixtures().sort((a, b) => Number(Boolean(a.expect.error)) - Number(Boolean(b.expect.error)));
+  const replay = await startReplayServer();
+  t.teardown(() => replay.close());
+  const w = workDir();
+  const config = w.file('quirks.json5');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      version: 'v1.0.2',
+      hertz: 2,
+      name: 'quirks',
+      api_key: 'key_test_quirks123456',
+      system_prompt_base: 'You are a robot. Answer with tool calls.',
+      system_governance: 'Be safe.',
+      cortex_llm: { type: 'LocalLLM', config: { base_url: `${replay.url}/v1`, model: 'm', history_length: 0, retry: false, context_tokens: 8192 } },
+      agent_inputs: [{ type: 'TextInput', config: { source: 'socket', path: w.socket } }],
+      // One move per question, questions in quick succession: the motion limits are not what this test is about.
+      safety: { rate_limit: { commands: 100, per_seconds: 1 }, deadman_seconds: 600 },
+      agent_actions: [
+        { name: 'speak', llm_label: 'speak', connector: 'console' },
+        { name: 'move', llm_label: 'move', connector: 'console' },
+      ],
+    }),
+  );
+  const agent = startAgent(config, w.state, ['--for', '120s']);
+  t.teardown(() => void agent.child.kill('SIGKILL'));
+  await agent.waitFor((e) => e.type === 'agent.started', 30_000, 'the agent to start');
+
+  let n = 0;
+  for (const f of fixtures) {
+    t.test(`${f.name} (${f.provider})`, async (t) => {
+      replay.serve(f);
+      const from = agent.events.length;
+      const stderrFrom = agent.stderr().length;
+      await typeLines(w.socket, [`question ${++n}: please turn left`]);
+      const after = (pred: (e: AgentEvent) => boolean) => (e: AgentEvent) => agent.events.indexOf(e) >= from && pred(e);
+      if (f.expect.error) {
+        const err = await agent.waitFor<Ev<'model.error'>>(
+          after((e) => e.type === 'model.error'),
+          20_000,
+          'the model error',
+        );
+        t.match(err.error, f.expect.error, "the provider's message");
+        return;
+      }
+      const answer = await agent.waitFor<Ev<'model.answer'>>(
+        after((e) => e.type === 'model.answer'),
+        20_000,
+        'the answer',
+      );
+      const want = f.expect.calls?.length ? f.expect.calls.map((c) => c.name) : ['speak'];
+      for (const label of want) {
+        await agent.waitFor(
+          after((e) => e.type === 'action' && e.label === label && e.state === 'done'),
+          20_000,
+          `the ${label} action done`,
+        );
+      }
+      t.same(
+        answer.tool_calls.map((c) => [c.name, c.arguments]),
+        (f.expect.calls ?? []).map((c) => [c.name, c.arguments]),
+        'the answer the fixture means',
+      );
+      t.notOk(
+        agent.events.slice(from).some((e) => e.type === 'model.error' || e.type === 'model'),
+        'no model error, no fallback',
+      );
+      t.notMatch(agent.stderr().slice(stderrFrom), /"level":40|WARN|warn/, 'no warning');
+    });
+  }
+}
