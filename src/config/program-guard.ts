@@ -12,12 +12,16 @@ import type { AgentConfig, HookConfig } from './schema.js';
  *     such as `{mode_name}` kept as written: they are filled when the hook runs);
  *   - function hooks (`handler_type: "function"`): `module.function` in config/hooks/, with its `args`;
  *   - MCP servers with `transport: "stdio"`: `command`, `args` and `env`;
- *   - the `local_tts` speech connector's `command` when it is not the built-in `espeak-ng`.
+ *   - the `local_tts` speech connector's `command` when it is not the built-in `espeak-ng`;
+ *   - device strings that can start or write what they name: an ALSA device of a microphone or
+ *     speaker other than a plain card name (`file:"|cmd"` pipes to a program, `file:PATH` writes a
+ *     file), a camera `device` other than an index or /dev/video* (a GStreamer pipeline, a URL).
  * Programs the runtime picks itself (the recorder and the player, chosen from fixed lists) are not the
  * configuration's. An entry allows one program with exactly these arguments (and environment):
  *   { program: "/usr/local/bin/beep", args: ["-f", "440"] }     command hook, MCP stdio server, TTS
  *   { program: "/usr/bin/tools-server", args: [], env: { LEVEL: "1" } }
  *   { function: "notify.send", args: { channel: "ops" } }       function hook
+ *   { device: "rtsp://10.0.0.5/stream" }                         a device string
  * `program` is compared as written in the configuration (no PATH look-up): allow the path you push.
  */
 
@@ -32,16 +36,37 @@ export const AllowedProgram = z.union([
     function: z.string().min(1),
     args: z.unknown().optional(),
   }),
+  z.strictObject({ device: z.string().min(1) }),
 ]);
 export type AllowedProgram = z.infer<typeof AllowedProgram>;
 export const AllowedPrograms = z.array(AllowedProgram);
 
-export type ProgramKind = 'command hook' | 'function hook' | 'MCP stdio server' | 'speech program';
+export type ProgramKind = 'command hook' | 'function hook' | 'MCP stdio server' | 'speech program' | 'device string';
 
 /** A program a configuration could start, and where it is written. */
 export type ProgramUse =
   | { kind: 'command hook' | 'MCP stdio server' | 'speech program'; where: string; program: string; args: string[]; env: Record<string, string> }
-  | { kind: 'function hook'; where: string; function: string; args: unknown };
+  | { kind: 'function hook'; where: string; function: string; args: unknown }
+  | { kind: 'device string'; where: string; device: string };
+
+/** An ALSA device name that only names a card or a standard plugin (no file, no pipe, no inline definition). */
+const PLAIN_ALSA = /^[A-Za-z0-9_]+(:[A-Za-z0-9_,.=-]*)?$/;
+const WRITING_ALSA = new Set(['file', 'tee', 'shm']);
+/** A camera the kernel names: /dev/video*, /dev/v4l/by-id|by-path/*. */
+const PLAIN_CAMERA = /^\/dev\/(video\d+|v4l\/by-(id|path)\/[A-Za-z0-9_:.-]+)$/;
+
+function deviceUses(config: unknown, at: string, out: ProgramUse[]): void {
+  if (!config || typeof config !== 'object') return;
+  const c = config as Record<string, unknown>;
+  for (const key of ['microphone', 'speaker'] as const) {
+    const d = (c[key] as Record<string, unknown> | undefined)?.device;
+    if (typeof d !== 'string') continue;
+    const plain = PLAIN_ALSA.test(d) && !WRITING_ALSA.has(d.split(':')[0]!.toLowerCase());
+    if (!plain) out.push({ kind: 'device string', where: `${at}.config.${key}.device`, device: d });
+  }
+  const cam = (c.camera as Record<string, unknown> | undefined)?.device;
+  if (typeof cam === 'string' && !PLAIN_CAMERA.test(cam)) out.push({ kind: 'device string', where: `${at}.config.camera.device`, device: cam });
+}
 
 /** The speech program the runtime runs when a `local_tts` connector names none. */
 export const BUILTIN_TTS = 'espeak-ng';
@@ -77,7 +102,9 @@ export function listPrograms(config: AgentConfig): ProgramUse[] {
       if (s.transport !== 'stdio') return;
       out.push({ kind: 'MCP stdio server', where: `${at}.mcp_servers[${i}] (${s.name})`, program: s.command ?? '', args: s.args ?? [], env: s.env ?? {} });
     });
+    (mode.agent_inputs ?? []).forEach((input, i) => deviceUses(input.config, `${at}.agent_inputs[${i}] (${input.type})`, out));
     (mode.agent_actions ?? []).forEach((a, i) => {
+      deviceUses(a.config, `${at}.agent_actions[${i}] (${a.llm_label})`, out);
       if (a.connector !== 'local_tts') return;
       const command = (a.config as Record<string, unknown> | undefined)?.command;
       if (typeof command === 'string' && command !== BUILTIN_TTS) {
@@ -91,6 +118,7 @@ export function listPrograms(config: AgentConfig): ProgramUse[] {
 /** True when `entry` allows exactly `use`. */
 export function allows(entry: AllowedProgram, use: ProgramUse): boolean {
   if (use.kind === 'function hook') return 'function' in entry && entry.function === use.function && isDeepStrictEqual(entry.args, use.args);
+  if (use.kind === 'device string') return 'device' in entry && entry.device === use.device;
   if (!('program' in entry)) return false;
   return entry.program === use.program && isDeepStrictEqual(entry.args, use.args) && isDeepStrictEqual(entry.env, use.env);
 }
@@ -112,6 +140,7 @@ export function describeUse(use: ProgramUse): string {
     const args = use.args === undefined ? '' : ` with args ${quote(JSON.stringify(use.args) ?? '')}`;
     return `${use.where}: function hook ${quote(use.function)}${args} is not in this robot's allowlist`;
   }
+  if (use.kind === 'device string') return `${use.where}: device ${quote(use.device, 200)} is not in this robot's allowlist`;
   const argv = [use.program, ...use.args].map((a) => quote(a, 200)).join(' ');
   const env = Object.keys(use.env).length > 0 ? ` with env ${Object.keys(use.env).join(', ')}` : '';
   return `${use.where}: ${use.kind} [${argv}]${env} is not in this robot's allowlist`;

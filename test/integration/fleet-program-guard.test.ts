@@ -37,7 +37,7 @@ t.test('fleet reload: an evil configuration runs nothing and is refused with the
   const watcher = await Watcher.start(broker.url);
   t.teardown(() => watcher.close());
   const w = workDir();
-  const marks = { hook: w.file('hook-ran'), mcp: w.file('mcp-ran'), allowed: w.file('allowed-ran') };
+  const marks = { hook: w.file('hook-ran'), mcp: w.file('mcp-ran'), alsa: w.file('alsa-ran'), allowed: w.file('allowed-ran') };
   const fleet = {
     url: broker.url,
     username: 'r1',
@@ -63,18 +63,24 @@ t.test('fleet reload: an evil configuration runs nothing and is refused with the
       { program: '/usr/bin/touch', args: [marks.mcp] },
     ],
   };
+  // And a speaker whose ALSA device pipes to a program (`aplay -D 'file:"|cmd"'` runs cmd).
+  const alsa = `file:"|/usr/bin/touch ${marks.alsa}",raw`;
   writeFileSync(
     evil,
     withPrograms(agentConfig({ socket: w.socket, fleet: evilFleet }), {
       command: `/usr/bin/touch ${marks.hook}`,
       mcp: { command: '/usr/bin/touch', args: [marks.mcp] },
-    }),
+    }).replace(
+      'connector: "console" }]',
+      `connector: "local_tts", config: { speaker: { binding: "player", player: "aplay", device: ${JSON.stringify(alsa)} } } }]`,
+    ),
   );
   const refused = await fleetCli(['reload', 'r1', evil], cli);
   t.equal(refused.code, 1, refused.stdout);
-  t.match(refused.stderr, /r1: reload refused: the new configuration would start 2 programs this robot does not allow/);
+  t.match(refused.stderr, /r1: reload refused: the new configuration would start 3 programs this robot does not allow/);
   t.match(refused.stderr, /modes\.idle\.lifecycle_hooks\[0\] \(on_entry command hook\): command hook \["\/usr\/bin\/touch" ".*hook-ran"\]/);
   t.match(refused.stderr, /modes\.idle\.mcp_servers\[0\] \(tools\): MCP stdio server \["\/usr\/bin\/touch" ".*mcp-ran"\]/);
+  t.match(refused.stderr, /modes\.idle\.agent_actions\[0\] \(speak\)\.config\.speaker\.device: device "file:.*alsa-ran.*" is not in this robot's allowlist/);
   t.notOk(
     agent.events.some((e) => e.type === 'agent.stopping'),
     'the running agent was not stopped',
@@ -96,6 +102,7 @@ t.test('fleet reload: an evil configuration runs nothing and is refused with the
 
   t.notOk(existsSync(marks.hook), 'the evil command hook never ran');
   t.notOk(existsSync(marks.mcp), 'the evil MCP server never started');
+  t.notOk(existsSync(marks.alsa), 'the ALSA pipe never ran');
   agent.child.kill('SIGTERM');
   t.equal(await agent.exited, 0);
 });

@@ -80,6 +80,49 @@ t.test('an entry allows exactly one program: same path, arguments, environment; 
   t.throws(() => AllowedPrograms.parse([{ program: '/bin/x', argv: [] }]), 'unknown fields in an entry are an error, not ignored');
 });
 
+t.test('device strings that can run or write something are programs too: ALSA file/pipe plugins, camera pipelines and URLs', async (t) => {
+  const cfg = AgentConfig.parse({
+    version: 'v1.0.5',
+    name: 'd',
+    default_mode: 'a',
+    allow_manual_switching: true,
+    mode_memory_enabled: false,
+    api_key: '',
+    system_governance: '',
+    modes: {
+      a: {
+        display_name: 'A',
+        description: '',
+        system_prompt_base: '',
+        hertz: 1,
+        agent_inputs: [
+          { type: 'SpeechInput', config: { microphone: { binding: 'recorder', device: 'plughw:1,0' } } },
+          { type: 'SpeechInput', config: { microphone: { device: 'file:"|/bin/sh -c id",raw' } } },
+          { type: 'VisionInput', config: { camera: { binding: 'opencv', device: '/dev/video2' } } },
+          { type: 'VisionInput', config: { camera: { device: 'videotestsrc ! filesink location=/root/.bashrc' } } },
+          { type: 'VisionInput', config: { camera: { device: 0 } } },
+        ],
+        agent_actions: [
+          { name: 'speak', llm_label: 'speak', connector: 'local_tts', config: { speaker: { binding: 'player', device: 'hw:CARD=Device,DEV=0' } } },
+          { name: 'speak2', llm_label: 'speak2', connector: 'local_tts', config: { speaker: { device: 'file:/home/robot/.profile' } } },
+        ],
+      },
+    },
+  });
+  const uses = listPrograms(cfg);
+  t.same(
+    uses.map((u) => u.where),
+    [
+      'modes.a.agent_inputs[1] (SpeechInput).config.microphone.device',
+      'modes.a.agent_inputs[3] (VisionInput).config.camera.device',
+      'modes.a.agent_actions[1] (speak2).config.speaker.device',
+    ],
+    'card names, /dev/video* and indexes are not; a pipe, a file and a GStreamer pipeline are',
+  );
+  t.match(describeUse(uses[0]!), /device "file:\\"\|\/bin\/sh -c id\\",raw" is not in this robot's allowlist/);
+  t.same(refusedPrograms(cfg, AllowedPrograms.parse([{ device: 'videotestsrc ! filesink location=/root/.bashrc' }])).length, 2);
+});
+
 t.test('the local policy: the startup file and the environment, never a pushed file', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'allow-'));
   const file = join(dir, 'programs.json5');
