@@ -11,7 +11,7 @@ console.log(JSON.stringify({ bench: 'fleet-flood', load: loadavg()[0], ...metric
 const m = metrics;
 const summary =
   `fleet flood of ${m.commands} says: e-stop socket p99 ${m.estop_socket_ms.flood.p99} ms (idle ${m.estop_socket_ms.idle.p99} ms), ` +
-  `tick lateness p99 ${m.tick_lateness_ms.flood.p99} ms (idle ${m.tick_lateness_ms.idle.p99} ms), fleet estop reply ${m.fleet_estop.reply_ms} ms ` +
+  `tick lateness p99 ${m.tick_lateness_ms.flood.p99} ms (idle ${m.tick_lateness_ms.idle.p99} ms), fleet estop latched ${m.fleet_estop.latched_ms_after_last_publish} ms after the last publish (reply ${m.fleet_estop.reply_ms} ms) ` +
   `with ${m.fleet_estop.say_replies_after_it} says answered after it, RSS peak ${m.rss_mb.peak} MB (idle ${m.rss_mb.idle} MB)`;
 console.log(targetsMissed.length ? `${summary}: MISSED target: ${targetsMissed.join('; ')}` : `${summary}: within target`);
 process.exit(0);

@@ -188,6 +188,7 @@ export async function fleetFlood(opts = {}) {
     );
     const sentMs = performance.now() - t0;
     const tStop = performance.now();
+    const sentAt = Date.now();
     const deadline = Date.now() + (opts.settleMs ?? 60_000);
     while (!replies.has(stop.id) && Date.now() < deadline) await sleep(20);
     const stopReply = replies.get(stop.id);
@@ -201,6 +202,7 @@ export async function fleetFlood(opts = {}) {
     const floodTicks = ticksFrom(mark);
     clearInterval(rssTimer);
 
+    const latch = agent.events.slice(mark).find((e) => e.type === 'safety' && e.kind === 'estop');
     const sayReplies = says.map((c) => replies.get(c.id)).filter(Boolean);
     const after = stopReply ? sayReplies.filter((r) => r.n > stopReply.n).length : 0;
     const lateness = (ts) => ({
@@ -231,6 +233,7 @@ export async function fleetFlood(opts = {}) {
       fleet_estop: {
         ok: stopReply?.ok ?? null,
         reply_ms: stopReply ? round(stopReply.t - tStop) : null,
+        latched_ms_after_last_publish: latch ? latch.at - sentAt : null,
         say_replies_after_it: after,
         say_replies_before_it: stopReply ? sayReplies.length - after : null,
       },

@@ -17,8 +17,9 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/pr
 t.test('10,000 say commands: the e-stop socket answers, the estop behind them goes first, every command gets a reply', async (t) => {
   const { metrics: m } = await fleetFlood({ commands: 10_000, baselineMs: 1000 });
   t.comment(JSON.stringify(m));
-  // Generous bounds on a loaded machine (the 50 ms target is bench/fleet-flood.js's); before: 9.98 s.
-  t.ok(m.estop_socket_ms.flood.p99 < 500, `e-stop socket p99 during the flood ${m.estop_socket_ms.flood.p99} ms < 500 ms`);
+  // A hang guard, not a timing target (that is bench/fleet-flood.js's 50 ms): 270-440 ms measured on
+  // 2 cores at load 20; before the fix 9.98 s, so a regression to a synchronous path still fails.
+  t.ok(m.estop_socket_ms.flood.p99 < 1000, `e-stop socket p99 during the flood ${m.estop_socket_ms.flood.p99} ms < 1000 ms`);
   t.equal(m.fleet_estop.ok, true, 'the fleet estop sent behind the flood latched');
   t.ok(m.fleet_estop.say_replies_after_it > 0, `it ran before the ${m.fleet_estop.say_replies_after_it} says still waiting in the inbox`);
   t.equal(m.says.unanswered, 0, 'no command was dropped in silence: each got a reply');
