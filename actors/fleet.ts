@@ -48,15 +48,17 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
   return fromCallback(() => {
     let stopped = false;
     let channel: { stop(reason?: string): Promise<void> } | undefined;
+    let guard: { close(): Promise<void> } | undefined;
     const logger = deps.logger.child({ component: 'fleet' });
     const started = Promise.all([import('../src/fleet/channel.js'), import('../src/fleet/guard.js')])
       .then(([{ FleetChannel }, { CommandGuard }]) => {
         if (stopped) return;
-        const guard = new CommandGuard({
+        const g = new CommandGuard({
           maxTtlMs: deps.settings.commandMaxTtlMs,
           file: join(deps.stateDir, 'fleet', `${deps.settings.robotId}.commands.json`),
           onWarning: (m) => logger.warn(m),
         });
+        guard = g;
         const c = new FleetChannel({
           settings: deps.settings,
           bus: deps.bus,
@@ -64,7 +66,7 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
           version: runtimeVersion(),
           ...(deps.configSha256 ? { configSha256: deps.configSha256 } : {}),
           ...(deps.host?.reload ? { reload: deps.host.reload } : {}),
-          guard,
+          guard: g,
           logger,
         });
         channel = c;
@@ -73,7 +75,8 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
       .catch((err: unknown) => deps.bus.emit({ type: 'error', at: Date.now(), source: 'fleet', message: `fleet channel not started: ${describeError(err)}` }));
     return () => {
       stopped = true;
-      deps.track(started.then(() => channel?.stop(deps.stopReason())));
+      // The ids seen that are not on disk yet are written before the agent ends (a restart refuses their replay).
+      deps.track(started.then(() => channel?.stop(deps.stopReason())).finally(() => guard?.close()));
     };
   });
 }

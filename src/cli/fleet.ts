@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { CommandBody, FleetCommand, FleetReply } from '../fleet/protocol.js';
 import type { FleetOperator, RobotListing } from '../fleet/operator.js';
 import { CortexError } from '../errors.js';
-import { EXIT, errLine, oneLine, out, reportError } from './output.js';
+import { EXIT, errLine, out, reportError } from './output.js';
 import { parseDuration } from './run.js';
 
 interface Common {
@@ -58,6 +58,21 @@ async function withOperator(opts: Common, fn: (op: FleetOperator) => Promise<num
   }
 }
 
+/**
+ * A string a robot sent, made safe for the operator's terminal: C0 and C1 control characters, DEL,
+ * line and paragraph separators and bidirectional overrides become visible escapes (`\x1b`,
+ * `\u202e`), so a robot's state cannot move the cursor, colour the screen, start a new table row or
+ * reorder what is printed; cut at `max` characters.
+ */
+export function printable(value: unknown, max = 200): string {
+  const text = typeof value === 'string' ? value : String(value);
+  const escaped = text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+  return escaped.length > max ? `${escaped.slice(0, max)}...` : escaped;
+}
+
 function ago(at: number | null): string {
   if (at === null) return 'never';
   const s = Math.max(0, Math.round((Date.now() - at) / 1000));
@@ -81,7 +96,8 @@ async function printList(robots: RobotListing[], json: boolean): Promise<void> {
   }
   const { default: Table } = await import('cli-table3');
   const table = new Table({ head: ['robot', 'online', 'mode', 'health', 'last seen'], style: { head: [], border: [] } });
-  for (const r of robots) table.push([r.robot, r.online ? 'yes' : 'no', r.mode ?? '-', oneLine(r.health).slice(0, 80), ago(r.last_seen)]);
+  for (const r of robots)
+    table.push([printable(r.robot, 64), r.online ? 'yes' : 'no', printable(r.mode ?? '-', 64), printable(r.health, 80), ago(r.last_seen)]);
   out(table.toString());
 }
 
@@ -91,15 +107,15 @@ function watchLine(robot: string, kind: string, payload: unknown): string {
   const time = new Date().toISOString().slice(11, 19);
   switch (kind) {
     case 'status':
-      return `${time} ${robot} ${String(p.status)}${p.reason ? ` (${String(p.reason)})` : ''}`;
+      return `${time} ${robot} ${printable(p.status)}${p.reason ? ` (${printable(p.reason)})` : ''}`;
     case 'state':
-      return `${time} ${robot} state: mode ${String(p.mode)}, health ${p.health && (p.health as { ok?: boolean }).ok ? 'ok' : 'NOT ok'}`;
+      return `${time} ${robot} state: mode ${printable(p.mode)}, health ${p.health && (p.health as { ok?: boolean }).ok ? 'ok' : 'NOT ok'}`;
     case 'events': {
       const { type, at: _at, ...rest } = p;
       return `${time} ${robot} ${String(type)} ${JSON.stringify(rest)}`;
     }
     case 'replies':
-      return `${time} ${robot} reply ${String(p.command)} ${p.ok ? 'ok' : `refused: ${String(p.reason)}`}`;
+      return `${time} ${robot} reply ${printable(p.command)} ${p.ok ? 'ok' : `refused: ${printable(p.reason, 2000)}`}`;
     default:
       return `${time} ${robot} ${kind} ${JSON.stringify(payload)}`;
   }
@@ -124,9 +140,9 @@ function report(
     );
     return EXIT.failure;
   }
-  if (reply.ok) out(`${robot}: ${command.command} ok${reply.reason ? ` (${reply.reason})` : ''}`);
-  else errLine(`${robot}: ${command.command} refused: ${reply.reason ?? 'no reason given'}`);
-  for (const line of reply.lines ?? []) (reply.ok ? out : errLine)(`  ${oneLine(line)}`);
+  if (reply.ok) out(`${robot}: ${command.command} ok${reply.reason ? ` (${printable(reply.reason, 2000)})` : ''}`);
+  else errLine(`${robot}: ${command.command} refused: ${printable(reply.reason ?? 'no reason given', 2000)}`);
+  for (const line of reply.lines ?? []) (reply.ok ? out : errLine)(`  ${printable(line, 2000)}`);
   return reply.ok ? EXIT.ok : EXIT.failure;
 }
 
@@ -180,7 +196,11 @@ export function register(program: Command): void {
             process.once('SIGTERM', onSignal);
             op.onMessage((m) => {
               if (robot && m.robot !== robot) return;
-              out(opts.json ? JSON.stringify({ robot: m.robot, kind: m.kind, message: m.payload }) : oneLine(watchLine(m.robot, m.kind, m.payload)));
+              out(
+                opts.json
+                  ? JSON.stringify({ robot: m.robot, kind: m.kind, message: m.payload })
+                  : printable(watchLine(printable(m.robot, 64), m.kind, m.payload), 4000),
+              );
               if (++seen >= limit) {
                 clearTimeout(timer);
                 resolve();
@@ -250,6 +270,11 @@ export function register(program: Command): void {
         text = readFileSync(file);
       } catch (err) {
         errLine(`cortexd: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        return setExit(EXIT.invalid);
+      }
+      const { MAX_RELOAD_BYTES } = await import('../fleet/protocol.js');
+      if (text.length > MAX_RELOAD_BYTES) {
+        errLine(`cortexd: ${file} is ${text.length} bytes; a pushed configuration is at most ${MAX_RELOAD_BYTES} bytes`);
         return setExit(EXIT.invalid);
       }
       const { sha256Hex } = await import('../fleet/operator.js');

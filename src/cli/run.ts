@@ -12,7 +12,7 @@ import { EXIT, errLine, oneLine, warnLine } from './output.js';
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
-  const [agent, inspect, plugins, load, embedded, events, log, metrics, feed, notify, watchdog, view, memory, paths] = await Promise.all([
+  const [agent, inspect, plugins, load, embedded, events, log, metrics, feed, notify, watchdog, view, memory, paths, reloadPolicy, watch] = await Promise.all([
     import('../../actors/agent.js'),
     import('../../actors/modes/inspect.js'),
     import('../../actors/plugins.js'),
@@ -27,6 +27,8 @@ async function loadRunModules() {
     import('./view.js'),
     import('../modes/memory.js'),
     import('../paths.js'),
+    import('../fleet/reload.js'),
+    import('../config/watch.js'),
   ]);
   return {
     ...agent,
@@ -43,6 +45,8 @@ async function loadRunModules() {
     ...view,
     ...memory,
     ...paths,
+    ...reloadPolicy,
+    ...watch,
   };
 }
 
@@ -83,6 +87,8 @@ export interface RunOptions {
   fresh?: boolean;
   events?: boolean;
   inspect?: string | boolean;
+  /** Reload the configuration file when it is saved (checked like a fleet reload; a file another user can write is treated as pushed). */
+  watch?: boolean;
 }
 
 /** Closes what run opened, in order, each bounded so a stuck close cannot hold the exit. */
@@ -121,6 +127,10 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     setLogger,
     speechFacts,
     stateDir,
+    ConfigWatcher,
+    fleetReloadRefusal,
+    programRefusal,
+    readReloadPolicy,
   } = await loadRunModules();
   const viewOn = !opts.events;
   const tty = viewOn && Boolean(process.stdout.isTTY);
@@ -133,6 +143,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
   for (const w of loaded.warnings) warnLine(w);
   const config = loaded.config;
+  // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
+  const policy = readReloadPolicy(loaded.config);
   // The code of exactly the plugins this configuration uses, loaded before anything starts.
   const plugins = await resolvePlugins(builtinPlugins, loaded.config);
 
@@ -201,7 +213,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       memory: memoryOf(l, first),
       write: view ? (line) => view.consoleLine(line) : () => {},
       ...(inspector ? { inspect: inspector.inspect } : {}),
-      fleet: { reload: (text, origin) => reload(text, origin) },
+      fleet: { reload: (text, origin) => reload(text, origin, { fleet: true, pushed: true }) },
       onTick: (mode, report) => {
         lastTick = Date.now();
         current.ticked = true;
@@ -219,8 +231,12 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // starts with it in this process. Nothing is written to disk: the next start reads the file again.
   let pending: { loaded: LoadedConfig; plugins: Plugins; origin: string } | undefined;
   let ending = false;
-  const reload = async (text: string, origin: string): Promise<CommandResult> => {
+  // A pushed configuration (the fleet's, or a watched file another user can write) starts no program the
+  // robot's allowlist does not name (src/fleet/reload.ts); fleet reload can be turned off locally.
+  const reload = async (text: string, origin: string, how: { fleet: boolean; pushed: boolean }): Promise<CommandResult> => {
     if (ending) return { ok: false, reason: 'the agent is stopping' };
+    const off = how.fleet ? fleetReloadRefusal(policy) : undefined;
+    if (off) return off;
     if (pending) return { ok: false, reason: 'a reload is already in progress' };
     const running = current.loaded;
     let next: LoadedConfig;
@@ -236,6 +252,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
         lines: err.issues.map((i) => oneLine(formatIssue(i))),
       };
     }
+    const refusal = how.pushed ? programRefusal(next.config, policy, running.configName) : undefined;
+    if (refusal) return refusal;
     let nextPlugins: Plugins;
     try {
       nextPlugins = await resolvePlugins(builtinPlugins, next.config);
@@ -252,6 +270,29 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       reason: `valid; restarting the agent with it (sha256 ${next.sha256 ?? '?'})`,
       ...(next.warnings.length > 0 ? { lines: next.warnings.map(oneLine) } : {}),
     };
+  };
+  // --watch: each saved version goes through the same check-then-replace; the file's owner and mode decide whether it is pushed.
+  const watchFile = (file: string, sha256: string | undefined) => {
+    const w = new ConfigWatcher(
+      file,
+      {
+        onError: (m) => logger.warn(m),
+        onVersion: (v) => {
+          const origin = `--watch ${file}${v.trusted ? '' : ` (${v.why}: treated as pushed)`}`;
+          void reload(v.text, origin, { fleet: false, pushed: !v.trusted }).then((r) => {
+            const lines = r.lines?.length ? `: ${r.lines.join('; ')}` : '';
+            if (r.ok) logger.info(`${origin}: ${r.reason ?? 'reloading'}`);
+            else {
+              logger.warn(`${origin}: reload refused: ${r.reason ?? 'refused'}${lines}`);
+              bus.emit({ type: 'error', at: Date.now(), source: 'reload', message: `${origin}: reload refused: ${r.reason ?? 'refused'}${lines}` });
+            }
+          });
+        },
+      },
+      sha256,
+    );
+    w.start();
+    return w;
   };
   // --- end fleet reload
 
@@ -304,6 +345,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       ? setTimeout(() => ((ending = true), void notifier.stopping('stopping: --for elapsed'), current.agent.stop(`ran for ${forMs / 1000} s`)), forMs)
       : undefined;
 
+  const watcher = opts.watch ? watchFile(loaded.file, loaded.sha256) : undefined;
   current.agent.start();
   let outcome = await current.agent.done;
   // --- fleet reload: the next generation, or the previous one again when the new one failed to start.
@@ -344,6 +386,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // --- end fleet reload
 
   clearTimeout(forTimer);
+  watcher?.close();
   watchdog.stop();
   busSub.unsubscribe();
   metricsSub.unsubscribe();
@@ -372,6 +415,7 @@ export function register(program: Command): void {
     .option('--fresh', 'start in the default mode, not in the mode remembered from the last run')
     .option('--events', 'print one JSON line per agent event on stdout instead of the terminal view')
     .option('--inspect [url]', 'send the statecharts to the Stately inspector (default ws://localhost:8080)')
+    .option('--watch', 'reload the configuration file when it is saved (a file another user can write starts no program the allowlist does not name)')
     .action(async (name: string | undefined, opts: RunOptions) => {
       const code = await runAgent(name, opts);
       process.exitCode = code;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { ConfigIssue } from '../errors.js';
 import { redact } from '../redact.js';
 import { BrokerFields, TOPIC_ID, TOPIC_PREFIX, parseBrokerUrl, type BrokerSettings } from '../plugins/schemas/broker.js';
+import { AllowedPrograms } from './program-guard.js';
 
 /** Environment variables of the fleet channel; each wins over the block's field when set and non-empty. */
 export const FLEET_ENV = {
@@ -43,6 +44,17 @@ export const FleetBlock = z
       .default(86_400),
     /** Cap of the wait between two connection attempts (src/backoff.ts: 500 ms doubling, equal jitter). */
     backoff_max_ms: z.number().int().min(500).max(600_000).default(30_000),
+    /**
+     * Accept `reload` commands (a configuration pushed by the fleet); CORTEX_FLEET_RELOAD=off wins.
+     * Read from the robot's own file at start only: a pushed configuration cannot change it.
+     */
+    reload: z.boolean().default(true),
+    /**
+     * Programs a pushed configuration (fleet reload, a watched file another user can write) may start:
+     * exact program and arguments (src/config/program-guard.ts). Read from the robot's own file at
+     * start only, with CORTEX_ALLOWED_PROGRAMS (a file); a pushed configuration's list is ignored.
+     */
+    allowed_programs: AllowedPrograms.default([]),
   })
   .describe('the fleet channel: state, events and metrics on an MQTT broker, commands from it (off unless a broker is named)');
 export type FleetBlock = z.infer<typeof FleetBlock>;

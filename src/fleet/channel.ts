@@ -10,8 +10,9 @@ import { MqttSession, type SessionReport } from '../mqtt/session.js';
 import { executeCommand, type FleetControl, type ReloadHandler } from './execute.js';
 import { EventBudget, operatorEvent } from './events.js';
 import { CommandGuard } from './guard.js';
+import { CommandInbox } from './inbox.js';
 import { MetricsFold } from './metrics.js';
-import { FleetCommand, parsePayload, topicOf, type FleetReply, type TopicKind } from './protocol.js';
+import { FleetCommand, MAX_COMMAND_BYTES, MAX_PACKET_BYTES, parsePayload, topicOf, type FleetReply, type TopicKind } from './protocol.js';
 import { StateReducer } from './state.js';
 
 export type { FleetControl, ReloadHandler } from './execute.js';
@@ -30,7 +31,17 @@ export interface FleetChannelOptions {
   logger?: Logger;
   /** Reconnect policy; default src/backoff.ts's with `backoff_max_ms` as the cap. */
   reconnect?: ReconnectOptions;
+  /** Commands that may wait in the inbox (default INBOX_CAPACITY); more are refused with a count. */
+  inboxCapacity?: number;
 }
+
+/** Commands that may wait behind the one running: a minute of commands at one a second, and a bounded few kilobytes each. */
+export const INBOX_CAPACITY = 64;
+
+/** Longest the channel handles received commands before the event loop runs (the e-stop socket, the tick). */
+export const INTAKE_SLICE_MS = 10;
+
+type Pending = { cmd: FleetCommand; correlation: Buffer | undefined };
 
 /**
  * One robot on the broker. Topics are `<prefix>/<robot>/<kind>` (src/fleet/protocol.ts). On every
@@ -38,7 +49,11 @@ export interface FleetChannelOptions {
  * session, subscribes to its commands at QoS 1 again; the last will is `status: offline`. While the
  * broker is unreachable the robot works on: state changes are kept (the newest state goes out on
  * reconnect), events are dropped and counted, metrics wait. Commands run one after another in the
- * order received, except `estop` and `release`, which never wait behind another command.
+ * order received, except `estop` and `release`, which never wait behind another command. Intake is
+ * cheap and bounded: a payload larger than MAX_COMMAND_BYTES is refused before it is parsed (and the
+ * broker is told not to send packets above MAX_PACKET_BYTES at all), at most `inboxCapacity` commands
+ * wait (more are refused with a count, on the bus and in the state), and the ids seen reach disk in
+ * batches off this path (src/fleet/guard.ts).
  */
 export class FleetChannel {
   private readonly session: MqttSession;
@@ -50,7 +65,10 @@ export class FleetChannel {
   private sub: Subscription | undefined;
   private metricsTimer: NodeJS.Timeout | undefined;
   private stateScheduled = false;
-  private queue: Promise<void> = Promise.resolve();
+  private fullRefused = 0;
+  private fullTimer: NodeJS.Timeout | undefined;
+  private inboxTimer: NodeJS.Timeout | undefined;
+  private readonly inbox: CommandInbox<Pending>;
   private offlineDrops = 0;
   /** Refusals already reported on this connection (an ACL refusal repeats on every publish). */
   private reported = new Set<string>();
@@ -76,6 +94,19 @@ export class FleetChannel {
       now: Date.now(),
     });
     this.metrics = new MetricsFold(this.robot);
+    this.inbox = new CommandInbox<Pending>({
+      capacity: options.inboxCapacity ?? INBOX_CAPACITY,
+      run: (p) => this.run(p),
+      // The inbox's counts go out with the state at most once a second (a flood changes them per command).
+      onChange: () => {
+        if (this.inboxTimer) return;
+        this.inboxTimer = setTimeout(() => {
+          this.inboxTimer = undefined;
+          if (this.reducer.setInbox(this.inbox.stats)) this.scheduleState();
+        }, 1000);
+      },
+    });
+    this.reducer.setInbox(this.inbox.stats);
     this.session = new MqttSession({
       settings,
       connect: (url, opts) => mqtt.connect(url, opts),
@@ -83,7 +114,8 @@ export class FleetChannel {
       client: {
         clientId: `cortexd_${this.robot}`,
         clean: false,
-        properties: { sessionExpiryInterval: settings.sessionExpiryS },
+        // The broker sends nothing larger (a 200 MB publish to this robot is dropped at the broker, not buffered here).
+        properties: { sessionExpiryInterval: settings.sessionExpiryS, maximumPacketSize: MAX_PACKET_BYTES },
         will: {
           topic: this.topic('status'),
           payload: Buffer.from(JSON.stringify({ status: 'offline', robot: this.robot, reason: 'connection lost' })),
@@ -94,6 +126,7 @@ export class FleetChannel {
       onReport: (r) => this.onReport(r),
       onConnect: (sessionPresent) => this.onConnect(sessionPresent),
       onMessage: (topic, payload, packet) => this.onMessage(topic, payload, packet),
+      sliceMs: INTAKE_SLICE_MS,
     });
   }
 
@@ -118,7 +151,11 @@ export class FleetChannel {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.metricsTimer);
+    clearTimeout(this.inboxTimer);
+    clearTimeout(this.fullTimer);
     this.sub?.unsubscribe();
+    for (const p of this.inbox.stop())
+      this.answer({ id: p.cmd.id, command: p.cmd.command, ok: false, reason: `not run: the agent is stopping (${reason})` }, p.correlation);
     const last = { topic: this.topic('status'), payload: JSON.stringify({ status: 'offline', robot: this.robot, at: Date.now(), reason }) };
     await this.session.stop(last, ms);
   }
@@ -205,6 +242,21 @@ export class FleetChannel {
   private onMessage(topic: string, payload: Buffer, packet: IPublishPacket): void {
     if (topic !== this.topic('commands')) return;
     const correlation = packet.properties?.correlationData;
+    if (payload.length > MAX_COMMAND_BYTES) {
+      this.inbox.tooLarge();
+      const head = payload.subarray(0, 512).toString('latin1');
+      const reason = `too large: ${payload.length} bytes, a command is at most ${MAX_COMMAND_BYTES} bytes (refused before parsing)`;
+      this.answer(
+        {
+          id: /"id"\s*:\s*"([A-Za-z0-9_.:-]{8,128})"/.exec(head)?.[1] ?? '',
+          command: /"command"\s*:\s*"([a-z]{1,20})"/.exec(head)?.[1] ?? 'unknown',
+          ok: false,
+          reason,
+        },
+        correlation,
+      );
+      return;
+    }
     const parsed = parsePayload(FleetCommand, payload);
     if (!parsed.ok) {
       const id = peekId(payload);
@@ -212,31 +264,59 @@ export class FleetChannel {
       return;
     }
     const cmd = parsed.value;
+    const urgent = cmd.command === 'estop' || cmd.command === 'release';
+    // A full inbox refuses before the id is remembered: the same command may be sent again later.
+    const stats = this.inbox.stats;
+    if (!urgent && stats.queued >= stats.capacity) {
+      const offer = this.inbox.offer({ cmd, correlation }, false);
+      if (!offer.ok) this.answer({ id: cmd.id, command: cmd.command, ok: false, reason: offer.reason }, correlation, true);
+      return;
+    }
     const admitted = this.guard.admit(cmd);
     if (!admitted.ok) {
       this.answer({ id: cmd.id, command: cmd.command, ok: false, reason: admitted.reason }, correlation);
       return;
     }
     this.options.logger?.info(`fleet: command ${cmd.command} ${cmd.id}${cmd.from ? ` from ${cmd.from}` : ''}`);
-    const run = async () => {
-      const result = await executeCommand(cmd, { control: this.options.control, ...(this.options.reload ? { reload: this.options.reload } : {}) });
-      this.answer({ id: cmd.id, command: cmd.command, ...result }, correlation);
-    };
-    if (cmd.command === 'estop' || cmd.command === 'release') void run();
-    else this.queue = this.queue.then(run, run);
+    const offer = this.inbox.offer({ cmd, correlation }, urgent);
+    if (!offer.ok) this.answer({ id: cmd.id, command: cmd.command, ok: false, reason: offer.reason }, correlation);
   }
 
-  /** Replies on the replies topic (queued in the client if the link dropped meanwhile) and reports on the bus. */
-  private answer(r: Omit<FleetReply, 'robot' | 'at'>, correlation?: Buffer): void {
+  private countFull(): void {
+    this.fullRefused += 1;
+    if (this.fullTimer) return;
+    this.fullTimer = setTimeout(() => {
+      this.fullTimer = undefined;
+      const n = this.fullRefused;
+      this.fullRefused = 0;
+      const reason = `inbox full: ${n} command${n === 1 ? '' : 's'} refused in the last second (at most ${this.inbox.stats.capacity} wait; estop and release never wait)`;
+      this.options.logger?.warn(`fleet: ${reason}`);
+      this.options.bus.emit({ type: 'fleet.command', at: Date.now(), id: '', command: 'any', ok: false, reason });
+    }, 1000);
+  }
+
+  private async run({ cmd, correlation }: Pending): Promise<void> {
+    const result = await executeCommand(cmd, { control: this.options.control, ...(this.options.reload ? { reload: this.options.reload } : {}) });
+    this.answer({ id: cmd.id, command: cmd.command, ...result }, correlation);
+  }
+
+  /**
+   * Replies on the replies topic (queued in the client if the link dropped meanwhile) and reports on
+   * the bus; refusals of a full inbox (`summarize`) are reported on the bus as one event a second with
+   * their count, so a flood does not become a flood of events too.
+   */
+  private answer(r: Omit<FleetReply, 'robot' | 'at'>, correlation?: Buffer, summarize = false): void {
     const reply: FleetReply = { ...r, robot: this.robot, at: Date.now() };
-    this.options.bus.emit({
-      type: 'fleet.command',
-      at: reply.at,
-      id: r.id,
-      command: r.command,
-      ok: r.ok,
-      ...(r.reason !== undefined ? { reason: r.reason } : {}),
-    });
+    if (summarize) this.countFull();
+    else
+      this.options.bus.emit({
+        type: 'fleet.command',
+        at: reply.at,
+        id: r.id,
+        command: r.command,
+        ok: r.ok,
+        ...(r.reason !== undefined ? { reason: r.reason } : {}),
+      });
     if (this.stopped) return;
     this.publish('replies', JSON.stringify(reply), { qos: 1, queue: true, ...(correlation ? { properties: { correlationData: correlation } } : {}) });
   }

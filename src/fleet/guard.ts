@@ -1,6 +1,7 @@
-// Replay and expiry checks of fleet commands: an id is accepted once, a command past its expiry (or claiming too long a life) never.
+// Replay and expiry checks of fleet commands: an id is accepted once, a command past its expiry (or claiming too long a life) never; the ids seen reach disk in batches, off the command's path.
 import { readFileSync } from 'node:fs';
-import { writeJsonAtomic } from '../atomic-file.js';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 export interface GuardOptions {
   /** Longest life a command may claim: `expires_at - now` above this is refused. */
@@ -12,6 +13,12 @@ export interface GuardOptions {
   file?: string;
   /** Ids remembered at most; past it (only under a flood of live commands) new commands are refused. */
   maxEntries?: number;
+  /**
+   * Longest time an admitted id waits before it is written (default 200 ms): every id admitted
+   * meanwhile goes out in the same write, asynchronously, so a flood of commands costs one write per
+   * interval, not one synchronous fsync per command. A crash loses at most this window.
+   */
+  flushDelayMs?: number;
   onWarning?: (message: string) => void;
 }
 
@@ -25,9 +32,15 @@ export type GuardVerdict = { ok: true } | { ok: false; reason: string };
 export class CommandGuard {
   private readonly seen = new Map<string, number>();
   private readonly maxEntries: number;
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+  private closed = false;
+  /** Writes done (tests, metrics). */
+  writes = 0;
 
   constructor(private readonly options: GuardOptions) {
-    this.maxEntries = options.maxEntries ?? 10_000;
+    this.maxEntries = options.maxEntries ?? 100_000;
     if (options.file) this.load(options.file);
   }
 
@@ -48,8 +61,25 @@ export class CommandGuard {
     if (this.seen.size >= this.maxEntries) this.prune(now);
     if (this.seen.size >= this.maxEntries) return { ok: false, reason: `too many live commands (${this.maxEntries} not yet expired): try again later` };
     this.seen.set(cmd.id, cmd.expires_at);
-    this.save(now);
+    this.schedule();
     return { ok: true };
+  }
+
+  /** Writes what is not on disk yet, now; resolves when it is (or the write failed, reported as a warning). */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.writing) await this.writing;
+    if (!this.dirty || !this.options.file) return;
+    this.dirty = false;
+    this.writing = this.write(this.options.file).finally(() => (this.writing = undefined));
+    await this.writing;
+  }
+
+  /** Flushes and stops scheduling writes (the owner is stopping). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flush();
   }
 
   /** Ids remembered now (tests, metrics). */
@@ -78,13 +108,40 @@ export class CommandGuard {
     }
   }
 
-  private save(now: number): void {
+  private schedule(): void {
     if (!this.options.file) return;
-    this.prune(now);
+    this.dirty = true;
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => void this.flush(), this.options.flushDelayMs ?? 200);
+    this.timer.unref?.();
+  }
+
+  /** Atomic like src/atomic-file.ts (temporary file 0600, fsync, rename, directory fsync), but asynchronous. */
+  private async write(file: string): Promise<void> {
+    this.prune(Date.now());
+    const text = JSON.stringify({ version: 1, seen: Object.fromEntries(this.seen) });
+    const tmp = `${file}.${process.pid}.tmp`;
     try {
-      writeJsonAtomic(this.options.file, { version: 1, seen: Object.fromEntries(this.seen) });
+      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+      const fh = await open(tmp, 'w', 0o600);
+      try {
+        await fh.writeFile(`${text}\n`);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, file);
+      const dir = await open(dirname(file), 'r');
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+      this.writes += 1;
     } catch (err) {
-      this.options.onWarning?.(`fleet: cannot write ${this.options.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      await unlink(tmp).catch(() => {});
+      this.dirty = true;
+      this.options.onWarning?.(`fleet: cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
   }
 }

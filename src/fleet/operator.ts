@@ -7,6 +7,7 @@ import { clientOptions, describeConnectError, describeOperationError } from '../
 import { noDelay } from '../mqtt/session.js';
 import { parseBrokerUrl, TOPIC_ID, TOPIC_PREFIX, type BrokerSettings } from '../plugins/schemas/broker.js';
 import {
+  MAX_COMMAND_BYTES,
   FleetReply,
   RobotState,
   Status,
@@ -219,6 +220,13 @@ export class FleetOperator {
   ): Promise<{ reply?: FleetReply; command: FleetCommand; status?: Status }> {
     checkRobotId(robot);
     const command = makeCommand(body, opts.ttlMs);
+    const size = Buffer.byteLength(JSON.stringify(command));
+    if (size > MAX_COMMAND_BYTES) {
+      throw new CortexError(
+        'fleet_too_large',
+        `the ${body.command} command is ${size} bytes; a command is at most ${MAX_COMMAND_BYTES} bytes (robots and the shipped broker refuse larger ones)`,
+      );
+    }
     let status: Status | undefined;
     let resolveReply!: (r: FleetReply) => void;
     const replied = new Promise<FleetReply>((resolve) => (resolveReply = resolve));

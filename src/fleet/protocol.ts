@@ -30,6 +30,14 @@ export function parseTopic(prefix: string, topic: string): { robot: string; kind
 
 /** Longest configuration text a `reload` may carry (the loader's own limit is 4 MiB; a pushed file is kept smaller). */
 export const MAX_RELOAD_BYTES = 1024 * 1024;
+/**
+ * Largest command payload a robot reads: a `reload` of MAX_RELOAD_BYTES written as a JSON string
+ * (escaped quotes and newlines) fits; anything larger is refused before it is parsed. The shipped
+ * broker (systemd/mosquitto/cortexd.conf, `message_size_limit`) refuses such a publish at once.
+ */
+export const MAX_COMMAND_BYTES = 2 * 1024 * 1024;
+/** The MQTT packet size a robot accepts (CONNECT's Maximum Packet Size): the payload, its topic and properties. */
+export const MAX_PACKET_BYTES = MAX_COMMAND_BYTES + 64 * 1024;
 
 const Envelope = {
   /** Unique per command (a UUID): a command seen before is refused as a replay. */
@@ -109,6 +117,8 @@ export const RobotState = z.looseObject({
   battery: z.looseObject({ percent: z.number(), status: z.string().optional(), charging: z.boolean().optional(), low: z.boolean().optional() }).nullable(),
   position: z.looseObject({ lat: z.number(), lon: z.number(), altitude_m: z.number().optional() }).nullable(),
   estop: z.object({ available: z.boolean(), engaged: z.boolean().nullable() }),
+  /** The command inbox: commands waiting, its capacity, and how many were refused (full, too large) since the channel started. */
+  commands: z.object({ queued: z.number(), capacity: z.number(), refused_full: z.number(), refused_too_large: z.number() }).optional(),
   updated_at: z.number(),
 });
 export type RobotState = z.infer<typeof RobotState>;

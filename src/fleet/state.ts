@@ -1,5 +1,6 @@
 // The robot's fleet state (mode, health, battery, position, e-stop) as one reducer over bus events: nothing else feeds it.
 import type { AgentEvent } from '../cortex/events.js';
+import type { InboxStats } from './inbox.js';
 import type { Health, RobotState } from './protocol.js';
 
 /** What the channel knows of the agent before any event: its configuration and its mode now. */
@@ -51,6 +52,15 @@ export class StateReducer {
       updated_at: seed.now,
     };
     this.enterMode(seed.mode, seed.now);
+  }
+
+  /** The command inbox's counts (the channel's own, not from the bus); true when they changed. */
+  setInbox(stats: InboxStats, now = Date.now()): boolean {
+    const prev = this.state.commands;
+    if (prev && prev.queued === stats.queued && prev.refused_full === stats.refused_full && prev.refused_too_large === stats.refused_too_large) return false;
+    this.state.commands = { ...stats };
+    this.state.updated_at = now;
+    return true;
   }
 
   /** The state to publish (updated_at is the time of the last change). */

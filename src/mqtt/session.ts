@@ -36,6 +36,13 @@ export interface SessionOptions {
   /** Called after every CONNACK, before queued messages are handled (subscribe here when the session is new). */
   onConnect?(sessionPresent: boolean): void;
   onMessage?(topic: string, payload: Buffer, packet: IPublishPacket): void;
+  /**
+   * Longest the client may spend handling received messages before it lets the event loop run
+   * (the fleet channel: 10 ms). A flood arrives in megabyte reads; without this, one read is handled
+   * to its end while timers and sockets (the e-stop's) wait. The client reads on after the pause, and
+   * the broker holds what the client has not read yet. Default: no pause.
+   */
+  sliceMs?: number;
   /** mqtt.js's `connect` (injected so this module loads the client only when a session starts). */
   connect: (url: string, options: IClientOptions) => MqttClient;
 }
@@ -84,6 +91,18 @@ export class MqttSession {
       this.options.onConnect?.(connack.sessionPresent);
     });
     client.on('message', (topic, payload, packet) => this.options.onMessage?.(topic, payload, packet));
+    const slice = this.options.sliceMs;
+    if (slice !== undefined) {
+      // mqtt.js handles the next received packet only when this calls back: past the slice, a turn of the event loop first.
+      let since = performance.now();
+      client.handleMessage = (_packet, callback) => {
+        if (performance.now() - since < slice) return callback();
+        setImmediate(() => {
+          since = performance.now();
+          callback();
+        });
+      };
+    }
     client.on('error', (err) => {
       this.lastFailure = describeConnectError(err, this.options.settings.url, this.options.settings.username);
     });

@@ -1,6 +1,6 @@
 // Proves the fleet's pure parts: command admission (stale, too long, replayed, remembered across restarts), the state fold, what reaches the events topic, topics and templates.
 import t from 'tap';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CommandGuard } from '../../src/fleet/guard.js';
 import { StateReducer } from '../../src/fleet/state.js';
@@ -31,10 +31,20 @@ t.test('a command is admitted once, before its expiry, and only with a bounded l
 t.test('ids seen survive a restart through the state file; a corrupt file is reported and replaced', async (t) => {
   const file = join(tempDir(t), 'fleet', 'r1.commands.json');
   const exp = Date.now() + 30_000;
-  new CommandGuard({ maxTtlMs: 60_000, file }).admit({ id: 'persisted-1', expires_at: exp });
-  t.same(JSON.parse(readFileSync(file, 'utf8')), { version: 1, seen: { 'persisted-1': exp } });
+  const first = new CommandGuard({ maxTtlMs: 60_000, file });
+  first.admit({ id: 'persisted-1', expires_at: exp });
+  t.notOk(existsSync(file), 'nothing is written on the command path');
+  // A burst of ids goes out in one write, off the command's path; close() writes what is left.
+  for (let i = 0; i < 50; i++) first.admit({ id: `burst-${String(i).padStart(3, '0')}`, expires_at: exp });
+  await first.flush();
+  t.equal(first.writes, 1, 'one write for the burst');
+  first.admit({ id: 'persisted-2', expires_at: exp });
+  await first.close();
+  t.equal(first.writes, 2);
+  t.match(JSON.parse(readFileSync(file, 'utf8')), { version: 1, seen: { 'persisted-1': exp, 'burst-049': exp, 'persisted-2': exp } });
   const again = new CommandGuard({ maxTtlMs: 60_000, file });
   t.match(again.admit({ id: 'persisted-1', expires_at: exp }), { ok: false, reason: /^replayed/ }, 'a replay after a restart is refused');
+  t.match(again.admit({ id: 'persisted-2', expires_at: exp }), { ok: false, reason: /^replayed/ }, 'the last one too (written at close)');
   const { writeFileSync } = await import('node:fs');
   writeFileSync(file, 'garbage');
   const warnings: string[] = [];
