@@ -98,6 +98,8 @@ export type AgentEvent =
       error?: string;
       /** Commands waiting in this action's queue after this change. */
       queue?: number;
+      /** Commands this action dropped so far because its queue was full (actors/actions/action.ts, ACTION_QUEUE_LIMIT). */
+      overflowed?: number;
       /** CU the hosted service charged for this command (speech synthesis), once done. */
       cost_cu?: number;
     }
