@@ -225,7 +225,13 @@ export const actionMachine = setup({
       const over = pending.length - ACTION_QUEUE_LIMIT;
       const overflowed = context.overflowed + Math.max(0, over);
       for (const c of over > 0 ? pending.splice(0, over) : []) {
-        report({ ...context, overflowed }, c, 'dropped', `queue full (${ACTION_QUEUE_LIMIT} waiting): the oldest command made room for a newer one`, pending.length);
+        report(
+          { ...context, overflowed },
+          c,
+          'dropped',
+          `queue full (${ACTION_QUEUE_LIMIT} waiting): the oldest command made room for a newer one`,
+          pending.length,
+        );
       }
       enqueue.assign({ pending, overflowed });
       report({ ...context, overflowed }, accepted, 'queued', undefined, pending.length);

@@ -22,11 +22,13 @@ export function tokenWeakness(token: string): string | undefined {
   if (chars.length < MIN_TOKEN_LENGTH) return `a WebSim token needs at least ${MIN_TOKEN_LENGTH} characters (this one has ${chars.length})`;
   const counts = new Map<string, number>();
   for (const c of chars) counts.set(c, (counts.get(c) ?? 0) + 1);
-  if (counts.size < 8) return `a WebSim token needs at least 8 different characters (this one has ${counts.size}): use a random one, e.g. openssl rand -base64 24`;
+  if (counts.size < 8)
+    return `a WebSim token needs at least 8 different characters (this one has ${counts.size}): use a random one, e.g. openssl rand -base64 24`;
   let perChar = 0;
   for (const n of counts.values()) perChar -= (n / chars.length) * Math.log2(n / chars.length);
   const bits = perChar * chars.length;
-  if (bits < MIN_TOKEN_BITS) return `a WebSim token is too predictable (about ${Math.floor(bits)} bits, at least ${MIN_TOKEN_BITS} needed): use a random one, e.g. openssl rand -base64 24`;
+  if (bits < MIN_TOKEN_BITS)
+    return `a WebSim token is too predictable (about ${Math.floor(bits)} bits, at least ${MIN_TOKEN_BITS} needed): use a random one, e.g. openssl rand -base64 24`;
   let sameStep = 0;
   for (let i = 2; i < chars.length; i++) {
     const a = chars[i - 2]!.codePointAt(0)!;
@@ -34,7 +36,8 @@ export function tokenWeakness(token: string): string | undefined {
     const c = chars[i]!.codePointAt(0)!;
     if (c - b === b - a) sameStep += 1;
   }
-  if (sameStep * 2 > chars.length - 2) return 'a WebSim token must not be a run of characters (like abcdefgh...): use a random one, e.g. openssl rand -base64 24';
+  if (sameStep * 2 > chars.length - 2)
+    return 'a WebSim token must not be a run of characters (like abcdefgh...): use a random one, e.g. openssl rand -base64 24';
   return undefined;
 }
 
