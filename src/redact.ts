@@ -10,10 +10,18 @@ const REPLACEMENT = '[REDACTED]';
 const SECRET_PART = /secret|passw(?:or)?d|passphrase|token(?!s)|credential|bearer|authori[sz]ation|(?:api|access|private)[_-]?key/i;
 
 /** Whole words of a name (split at `_`, `-`, `.`, spaces and camelCase) that make it secret. */
-const SECRET_WORDS = new Set(['auth', 'cookie', 'jwt', 'pin', 'pincode', 'passcode', 'pwd', 'otp', 'apikey', 'accesskey', 'privatekey']);
+const SECRET_WORDS = new Set(['cookie', 'jwt', 'pin', 'pincode', 'passcode', 'pwd', 'otp', 'apikey', 'accesskey', 'privatekey']);
 
-/** A word before `key` that makes the pair secret (`signing_key`, `clientKey`, `ssh-key`). */
-const KEY_QUALIFIERS = new Set(['api', 'access', 'private', 'secret', 'signing', 'encryption', 'auth', 'client', 'master', 'ssh', 'session']);
+/**
+ * Pairs of words that make a name secret: `key` after a qualifier (`signing_key`, `clientKey`,
+ * `ssh-key`), `header`/`code` after `auth` (`auth_header`, `authCode`). A bare `auth` is a section
+ * (`auth: { max_tokens }`), not a secret.
+ */
+const SECRET_PAIRS: Record<string, ReadonlySet<string>> = {
+  key: new Set(['api', 'access', 'private', 'secret', 'signing', 'encryption', 'auth', 'client', 'master', 'ssh', 'session']),
+  header: new Set(['auth']),
+  code: new Set(['auth', 'pin', 'pass']),
+};
 
 function wordsOf(name: string): string[] {
   return name
@@ -27,8 +35,8 @@ function wordsOf(name: string): string[] {
  * True for a field, flag, header or variable name that holds a secret whatever its value looks like.
  * The rule, not a list: a secret part anywhere in the name (SECRET_PART: `client_secret`,
  * `DB_PASSWORD`, `wifi_passphrase`, `authorization_header`, `aws_access_key_id`), a secret word
- * of it (`pin`, `auth_header`, `set-cookie`, `jwt`, `otp`), or `key` after a qualifier that makes it
- * one (`signing_key`, `x-api-key`). Names of counts and settings (`max_tokens`, `keyword`,
+ * of it (`pin`, `set-cookie`, `jwt`, `otp`), or a secret pair of words (`signing_key`, `x-api-key`,
+ * `auth_header`). Names of counts and settings (`max_tokens`, `keyword`,
  * `key_frames`) are not secret.
  */
 export function isSecretField(name: string): boolean {
@@ -37,7 +45,7 @@ export function isSecretField(name: string): boolean {
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     if (SECRET_WORDS.has(w)) return true;
-    if (w === 'key' && i > 0 && KEY_QUALIFIERS.has(words[i - 1]!)) return true;
+    if (i > 0 && SECRET_PAIRS[w]?.has(words[i - 1]!)) return true;
   }
   return false;
 }

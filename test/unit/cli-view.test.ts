@@ -160,7 +160,11 @@ t.test('a generated WebSim token: the start line is the address with #token=, re
   t.match(hint, /only watches and latches the e-stop; the token is kept in .*websim-token$/);
   const gone = view(false);
   gone.v.render({ type: 'simulator.ready', at: 0, simulator: 'WebSim', url: 'http://127.0.0.1:8000/', token_file: `${dir}/missing` });
-  t.match(gone.text()[0], /^WebSim: http:\/\/127\.0\.0\.1:8000\/ \(watch only: the token to act is in .*missing\)$/, 'an unreadable file: the address without it');
+  t.match(
+    gone.text()[0],
+    /^WebSim: http:\/\/127\.0\.0\.1:8000\/ \(watch only: the token to act is in .*missing\)$/,
+    'an unreadable file: the address without it',
+  );
 });
 
 t.test("a safety stop is one line: the governor's log line is not printed beside its event", async (t) => {
