@@ -1,13 +1,18 @@
 // TextInput's bounds: a line over max_line_length is refused whole with a count in the log, and the inbox keeps at most buffer_size lines between ticks.
 import t, { type Test as Tap } from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { TextInput, TextInputOptions } from '../../actors/inputs/text-input.js';
 
-function input(t: Tap, config: Record<string, unknown>) {
+function input(_t: Tap, config: Record<string, unknown>) {
   const logged: string[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(String(JSON.parse(line).msg)) });
-  const ti = new TextInput(TextInputOptions.parse({ source: 'socket', path: join(t.testdir(), 'in.sock'), ...config }), { logger, signal: new AbortController().signal });
+  const ti = new TextInput(TextInputOptions.parse({ source: 'socket', path: join(mkdtempSync(join(tmpdir(), 'cortexd-text-cap-')), 'in.sock'), ...config }), {
+    logger,
+    signal: new AbortController().signal,
+  });
   // The input actor's part: every raw line goes through rawToText; only pushed lines here.
   const sub = ti.listen().subscribe((raw) => ti.rawToText(raw));
   return { ti, logged, stop: () => (sub.unsubscribe(), ti.stop()) };
