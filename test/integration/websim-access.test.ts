@@ -1,7 +1,8 @@
 // WebSim's access rule on port 0: acting needs the token, latching the e-stop does not; guesses are limited per peer; Origin scheme and *.localhost; weak tokens refused without echo; /api/state hides secret-like fields.
 import t, { type Test } from 'tap';
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -14,6 +15,7 @@ import { generateToken, tokenWeakness } from '../../src/websim/token.js';
 import { client, stubAgent } from '../helpers/websim.js';
 
 const logger = pino({ level: 'silent' });
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
 const loaded = await loadConfig({ name: 'default' });
 const TOKEN = 'Xk2-pQ9_vR4mT7wZs1nB8cY3';
 
@@ -147,3 +149,54 @@ t.test('/api/state hides secret-like fields by rule, not by list', async (t) => 
   t.notMatch(res.body, /PASS-PHRASE-1|AUTHZ-2|BEARER-3|ACCESS-4|4711|8080/, 'no secret-like value reaches the page');
   t.match(res.body, /"max_tokens":512/, 'counts stay readable');
 });
+
+t.test(
+  'cortexd check names a weak token and a numeric api_key without printing either',
+  { skip: !existsSync(MAIN) && 'run npm run build first' },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cortexd-check-secrets-'));
+    const write = (name: string, apiKey: unknown, token: string) => {
+      const file = join(dir, `${name}.json5`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          version: 'v1.0.5',
+          name,
+          default_mode: 'a',
+          allow_manual_switching: true,
+          mode_memory_enabled: false,
+          api_key: apiKey,
+          system_governance: '',
+          system_prompt_examples: '',
+          service: { base_url: 'embedded' },
+          cortex_llm: { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini' } },
+          modes: {
+            a: {
+              display_name: 'A',
+              description: 'a',
+              system_prompt_base: 'x',
+              hertz: 1,
+              agent_inputs: [],
+              agent_actions: [],
+              simulators: [{ type: 'WebSim', config: { token } }],
+            },
+          },
+          transition_rules: [],
+        }),
+      );
+      return file;
+    };
+    const check = (file: string) =>
+      spawnSync(process.execPath, [MAIN, 'check', '--config', file], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 30_000 });
+    const numeric = check(write('numeric', 98765432, 'Xk2-pQ9_vR4mT7wZs1nB8cY3'));
+    t.equal(numeric.status, 2);
+    t.match(numeric.stdout + numeric.stderr, /api_key: expected a string, got a number \(not shown: a secret field\)/);
+    t.notMatch(numeric.stdout + numeric.stderr, /98765432/, 'the numeric key is not printed');
+    for (const weak of ['aaaaaaaaaaaaaaaa', 'tooShort1']) {
+      const r = check(write('weak', 'openmind_free', weak));
+      t.equal(r.status, 2, `${weak.length}-character token refused`);
+      t.match(r.stdout + r.stderr, /modes\.a\.simulators\[0\]\.config\.token: a WebSim token/);
+      t.notMatch(r.stdout + r.stderr, weak, 'the token is not printed');
+    }
+  },
+);
