@@ -20,8 +20,10 @@ export const WebSimOptions = z.looseObject({
    */
   token: z
     .string({ error: 'a WebSim token must be a string' })
+    .min(MIN_TOKEN_LENGTH, `a WebSim token needs at least ${MIN_TOKEN_LENGTH} characters`)
     .superRefine((value, ctx) => {
-      const why = tokenWeakness(value);
+      // Shorter ones already have the min's message; the value never goes into a message.
+      const why = [...value].length >= MIN_TOKEN_LENGTH ? tokenWeakness(value) : undefined;
       if (why) ctx.addIssue({ code: 'custom', message: why });
     })
     .optional()
