@@ -395,7 +395,11 @@ export class Agent implements AgentControl {
         const report = (message: string) => this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message });
         let handle: SimulatorHandle | undefined;
         try {
-          handle = this.options.plugins.simulator(type).create(config ?? {}, { agent: this, logger: this.logger.child({ simulator: type }) });
+          handle = this.options.plugins.simulator(type).create(config ?? {}, {
+            agent: this,
+            logger: this.logger.child({ simulator: type }),
+            stateDir: this.options.stateDir ?? defaultStateDir(),
+          });
           handle.start().catch((err) => report(describeError(err)));
         } catch (err) {
           report(`simulator ${type} not started: ${describeError(err)}`);

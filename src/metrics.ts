@@ -1,5 +1,6 @@
 // Prometheus metrics of the runtime (prom-client) and their loopback-only HTTP endpoint, off unless a port is given.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { httpLimits, limitedServer, type HttpLimits } from './http-limits.js';
 import { isIP } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { CortexError } from './errors.js';
@@ -214,6 +215,8 @@ export interface MetricsServerOptions {
   port: number;
   /** Loopback address to bind; default 127.0.0.1. Anything else is refused. */
   host?: string;
+  /** Header, body and idle timeouts and the per-peer connection cap (src/http-limits.ts); defaults there, a scraper needs 4 at once at most. */
+  limits?: Partial<HttpLimits>;
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost: the only places the endpoint may listen. */
@@ -246,6 +249,7 @@ export class MetricsServer {
   private server: Server | undefined;
   private readonly host: string;
   private readonly port: number;
+  private readonly limits: HttpLimits;
 
   constructor(
     private readonly metrics: Metrics,
@@ -253,6 +257,7 @@ export class MetricsServer {
   ) {
     this.host = options.host ?? '127.0.0.1';
     this.port = options.port;
+    this.limits = httpLimits({ maxConnectionsPerPeer: 8, ...options.limits });
     if (!isLoopback(this.host)) {
       throw new CortexError('metrics_not_loopback', `the metrics endpoint listens on loopback only, not on ${this.host}`);
     }
@@ -261,7 +266,7 @@ export class MetricsServer {
   /** Starts listening; resolves with the address actually bound. */
   async start(): Promise<{ host: string; port: number; url: string }> {
     if (this.server) throw new CortexError('metrics_started', 'the metrics endpoint is already running');
-    const server = createServer((req, res) => {
+    const server = limitedServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (req.method !== 'GET' || path !== '/metrics') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: scrape /metrics\n');
@@ -271,7 +276,7 @@ export class MetricsServer {
         (text) => res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(text),
         () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n'),
       );
-    });
+    }, this.limits);
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

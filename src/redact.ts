@@ -3,15 +3,88 @@
 const REPLACEMENT = '[REDACTED]';
 
 /**
- * A field, flag or variable name that holds a secret whatever its value looks like: any name
- * containing `secret`, `password`/`passwd`, `token` (not the plural: `max_tokens` and
- * `prompt_tokens` are counts), `credential`, `private_key` or `api_key`/`apikey`/`api-key`, and
- * the header names `authorization`, `x-api-key`, `cookie`, `jwt`. Case does not matter.
+ * Parts of a name that make it secret wherever they appear in it (case does not matter): `secret`,
+ * `password`/`passwd`, `passphrase`, `token` (not the plural: `max_tokens` and `prompt_tokens` are
+ * counts), `credential`, `bearer`, `authorization`, and `api`/`access`/`private` + `key`.
  */
-const SECRET_NAME = /secret|passw(?:or)?d|token(?!s)|credential|private[_-]?key|api[_-]?key|^authorization$|^(?:set-)?cookie$|^jwt$/i;
+const SECRET_PART = /secret|passw(?:or)?d|passphrase|token(?!s)|credential|bearer|authori[sz]ation|(?:api|access|private)[_-]?key/i;
 
+/** Whole words of a name (split at `_`, `-`, `.`, spaces and camelCase) that make it secret. */
+const SECRET_WORDS = new Set(['cookie', 'jwt', 'pin', 'pincode', 'passcode', 'pwd', 'otp', 'apikey', 'accesskey', 'privatekey']);
+
+/**
+ * Pairs of words that make a name secret: `key` after a qualifier (`signing_key`, `clientKey`,
+ * `ssh-key`), `header`/`code` after `auth` (`auth_header`, `authCode`). A bare `auth` is a section
+ * (`auth: { max_tokens }`), not a secret.
+ */
+const SECRET_PAIRS: Record<string, ReadonlySet<string>> = {
+  key: new Set(['api', 'access', 'private', 'secret', 'signing', 'encryption', 'auth', 'client', 'master', 'ssh', 'session']),
+  header: new Set(['auth']),
+  code: new Set(['auth', 'pin', 'pass']),
+};
+
+function wordsOf(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+/**
+ * True for a field, flag, header or variable name that holds a secret whatever its value looks like.
+ * The rule, not a list: a secret part anywhere in the name (SECRET_PART: `client_secret`,
+ * `DB_PASSWORD`, `wifi_passphrase`, `authorization_header`, `aws_access_key_id`), a secret word
+ * of it (`pin`, `set-cookie`, `jwt`, `otp`), or a secret pair of words (`signing_key`, `x-api-key`,
+ * `auth_header`). Names of counts and settings (`max_tokens`, `keyword`,
+ * `key_frames`) are not secret.
+ */
 export function isSecretField(name: string): boolean {
-  return SECRET_NAME.test(name);
+  if (SECRET_PART.test(name)) return true;
+  const words = wordsOf(name);
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (SECRET_WORDS.has(w)) return true;
+    if (i > 0 && SECRET_PAIRS[w]?.has(words[i - 1]!)) return true;
+  }
+  return false;
+}
+
+/**
+ * JSON Web Tokens in `text`: `eyJ...` at a word start, then `.`, a non-empty segment, `.`, a segment
+ * (base64url each). Found by one pass over runs of base64url-and-dot characters, split at the dots,
+ * so the work is linear in the text: a regular expression with a `[A-Za-z0-9_-]*` before a required
+ * `.` backtracks over the whole run from every `eyJ`, quadratic on `eyJ-eyJ-eyJ-...`.
+ */
+function redactJwts(text: string): string {
+  if (!text.includes('eyJ')) return text;
+  return text.replace(/[A-Za-z0-9_.-]+/g, (run) => {
+    if (!run.includes('eyJ')) return run;
+    const parts = run.split('.');
+    let out = '';
+    let i = 0;
+    while (i < parts.length) {
+      const part = parts[i]!;
+      // The first `eyJ` of this part at a word start (the part's start, or after a `-`).
+      let at = -1;
+      for (let k = part.indexOf('eyJ'); k >= 0; k = part.indexOf('eyJ', k + 1)) {
+        if (k === 0 || part[k - 1] === '-') {
+          at = k;
+          break;
+        }
+      }
+      if (at >= 0 && i + 2 < parts.length && parts[i + 1]!.length > 0) {
+        out += `${part.slice(0, at)}${REPLACEMENT}`;
+        i += 3;
+        if (i < parts.length) out += '.';
+        continue;
+      }
+      out += part;
+      i += 1;
+      if (i < parts.length) out += '.';
+    }
+    return out;
+  });
 }
 
 /**
@@ -22,8 +95,6 @@ export function isSecretField(name: string): boolean {
 const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
   // API keys of the hosted service: key_live_<secret>, key_test_<secret>.
   [/\b(key_(?:live|test)_)[A-Za-z0-9_-]+/g, `$1${REPLACEMENT}`],
-  // JSON Web Tokens: three base64url segments, the first starting with eyJ ({"...).
-  [/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, REPLACEMENT],
   // Credentials in URLs: scheme://user:password@host and scheme://token@host lose the whole user part.
   [/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"'<>]+(?::[^\s/@"'<>]*)?@/gi, `$1${REPLACEMENT}@`],
   // name=value pairs (query strings, environment assignments) whose name is secret-like.
@@ -43,9 +114,9 @@ const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
   [/\b(sk-[A-Za-z0-9]{2,})[A-Za-z0-9_-]{8,}/g, `$1${REPLACEMENT}`],
 ];
 
-/** Returns `text` with every known secret shape replaced. Idempotent. */
+/** Returns `text` with every known secret shape replaced (JSON Web Tokens first). Idempotent. */
 export function redact(text: string): string {
-  let out = text;
+  let out = redactJwts(text);
   for (const [re, rep] of PATTERNS) out = typeof rep === 'string' ? out.replace(re, rep) : out.replace(re, rep as (...m: string[]) => string);
   return out;
 }

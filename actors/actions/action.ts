@@ -24,6 +24,13 @@ export class ActionError extends CortexError {
   }
 }
 
+/**
+ * Most commands one action keeps waiting (policy `queue`). A newer command past this drops the oldest
+ * waiting one (reported `dropped`, counted in `overflowed` on the bus): newest wins, so a flood of
+ * answers (typed lines, fleet `say`) never builds an unbounded line of speech, each holding its clip.
+ */
+export const ACTION_QUEUE_LIMIT = 16;
+
 /** Why a command ends when its action actor stops. */
 export const ACTION_STOPPED = 'action stopped';
 
@@ -76,6 +83,8 @@ interface ActionContext {
   safety: AnyActorRef | undefined;
   pending: Command[];
   current: Command | undefined;
+  /** Commands dropped so far because the queue was full (ACTION_QUEUE_LIMIT). */
+  overflowed: number;
 }
 
 /**
@@ -128,7 +137,7 @@ function jobOf(command: Command): { mark?: (mark: CommandMark, at: number) => vo
  * caller. `queue` is the number of commands waiting after this change (default: the context's).
  */
 function report(
-  ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command[] },
+  ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command[]; overflowed?: number },
   command: Command,
   state: ActionState,
   error?: string,
@@ -146,6 +155,7 @@ function report(
     value: command.value,
     ...(error !== undefined ? { error } : {}),
     queue: queue ?? ctx.pending?.length ?? 0,
+    ...(ctx.overflowed ? { overflowed: ctx.overflowed } : {}),
     ...(state !== 'queued' && state !== 'running' && command.spentCu ? { cost_cu: command.spentCu } : {}),
   });
   if (state === 'failed') deps.logger.warn({ action: entry.llm_label, origin: command.origin }, `${entry.llm_label} failed: ${error ?? ''}`);
@@ -211,8 +221,20 @@ export const actionMachine = setup({
       }
       if (context.spec.queue === 'latest') for (const c of context.pending) report(context, c, 'dropped', 'replaced by a newer command', 0);
       const pending = context.spec.queue === 'latest' ? [accepted] : [...context.pending, accepted];
-      enqueue.assign({ pending });
-      report(context, accepted, 'queued', undefined, pending.length);
+      // The bound: past ACTION_QUEUE_LIMIT waiting, the oldest waiting commands make room (newest wins).
+      const over = pending.length - ACTION_QUEUE_LIMIT;
+      const overflowed = context.overflowed + Math.max(0, over);
+      for (const c of over > 0 ? pending.splice(0, over) : []) {
+        report(
+          { ...context, overflowed },
+          c,
+          'dropped',
+          `queue full (${ACTION_QUEUE_LIMIT} waiting): the oldest command made room for a newer one`,
+          pending.length,
+        );
+      }
+      enqueue.assign({ pending, overflowed });
+      report({ ...context, overflowed }, accepted, 'queued', undefined, pending.length);
     }),
     takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
     askGovernor: enqueueActions(({ context, self, enqueue }) => {
@@ -277,7 +299,7 @@ export const actionMachine = setup({
       input.deps.logger.warn(broken);
       input.deps.bus.emit({ type: 'error', at: Date.now(), source: 'action', message: broken });
     }
-    return { ...input, spec, connector, broken, motion, safety: input.safety, pending: [], current: undefined };
+    return { ...input, spec, connector, broken, motion, safety: input.safety, pending: [], current: undefined, overflowed: 0 };
   },
   invoke: {
     id: 'connector',

@@ -91,6 +91,8 @@ function socketLines(path: string): Observable<string> {
  */
 export class TextInput extends BufferedInput<string> {
   private readonly pushed = new Subject<string>();
+  /** Lines refused because they were longer than `max_line_length`. */
+  refused = 0;
 
   constructor(
     private readonly text: TextInputOptions,
@@ -115,9 +117,24 @@ export class TextInput extends BufferedInput<string> {
           ? fifoLines(o.path!)
           : socketLines(o.path!);
     return merge(lines, this.pushed).pipe(
-      map((line) => line.trim().slice(0, o.max_line_length)),
-      filter((line) => line.length > 0),
+      map((line) => line.trim()),
+      filter((line) => line.length > 0 && this.withinCap(line)),
     );
+  }
+
+  /**
+   * The per-line cap: a line longer than `max_line_length` is refused whole (never cut to a different
+   * sentence), said in the log the first time and every 100th after, with the count. The inbox behind
+   * it is the buffer (`buffer_size` lines between ticks, the oldest dropped and counted).
+   */
+  private withinCap(line: string): boolean {
+    const max = this.text.max_line_length;
+    if (line.length <= max) return true;
+    this.refused += 1;
+    if (this.refused === 1 || this.refused % 100 === 0) {
+      this.logger?.warn(`typed line refused: ${line.length} characters, at most ${max} (max_line_length); ${this.refused} refused so far`);
+    }
+    return false;
   }
 
   /** Takes a line as if typed at the source (the terminal's and WebSim's text box). */

@@ -1,4 +1,5 @@
 // The terminal view of `cortexd run`: one readable line per thing a person watching the robot cares about.
+import { readFileSync } from 'node:fs';
 import type { Subscription } from 'rxjs';
 import type { AgentBus, AgentEvent } from '../cortex/events.js';
 import { colorAllowed } from '../log.js';
@@ -157,12 +158,30 @@ export class TerminalView {
     switch (e.type) {
       case 'agent.started':
         return this.started(e);
-      case 'simulator.ready':
+      case 'simulator.ready': {
+        // A generated token: the address with it in the fragment (the person at this terminal is the
+        // service user; the bus only said where the 0600 file is, never the token).
+        const withToken = e.token_file ? tokenAddress(e.url, e.token_file) : undefined;
+        if (withToken) {
+          this.line(e.at, { style: 'cyan', text: `${e.simulator}: ${withToken}` }, { style: 'dim', text: ' (open it in a browser to watch and act)' });
+          return this.line(e.at, {
+            style: 'dim',
+            text: `  without the #token part the page only watches and latches the e-stop; the token is kept in ${e.token_file}`,
+          });
+        }
         return this.line(
           e.at,
           { style: 'cyan', text: `${e.simulator}: ${e.url}` },
-          { style: 'dim', text: e.token_required ? ' (open it once with ?token=<your token>)' : ' (open it in a browser)' },
+          {
+            style: 'dim',
+            text: e.token_required
+              ? ' (open it once with ?token=<your token>)'
+              : e.token_file
+                ? ` (watch only: the token to act is in ${e.token_file})`
+                : ' (open it in a browser)',
+          },
         );
+      }
       case 'mode.changed': {
         // A reason that already starts with its trigger (`manual: from WebSim`) is not prefixed twice.
         const why = e.reason === e.trigger || e.reason.startsWith(`${e.trigger}:`) ? e.reason : `${e.trigger}: ${e.reason}`;
@@ -286,4 +305,14 @@ function safetyLine(e: Extract<AgentEvent, { type: 'safety' }>): Part {
 /** `--events`: one JSON line per event. */
 export function attachEventLines(bus: AgentBus, write: (text: string) => void = (t) => process.stdout.write(t)): Subscription {
   return bus.events$.subscribe((e) => write(`${JSON.stringify(e)}\n`));
+}
+
+/** `url` with `#token=` and the token read from `file`, or undefined when the file cannot be read. */
+function tokenAddress(url: string, file: string): string | undefined {
+  try {
+    const token = readFileSync(file, 'utf8').trim();
+    return token ? `${url}#token=${encodeURIComponent(token)}` : undefined;
+  } catch {
+    return undefined;
+  }
 }

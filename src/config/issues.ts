@@ -1,12 +1,17 @@
 // Turns zod issues into the one-line problems of `cortexd check`, and finds unknown fields to warn about.
 import type { z } from 'zod';
 import { formatPath } from './env.js';
+import { isSecretField } from '../redact.js';
 
 /**
  * A short, quoted rendering of a bad value for messages: `"fast"`, `12`, `an object`. loadConfig
  * passes every message through conceal.ts, which replaces values from variables and key-shaped strings.
  */
 export function describeValue(value: unknown): string {
+  return describeShown(value);
+}
+
+function describeShown(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (typeof value === 'string') {
@@ -16,6 +21,17 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return 'a list';
   return 'an object';
+}
+
+/**
+ * A bad value of a secret field (`api_key`, `token`, `password`...) as a message may show it: its kind
+ * only (`a number`, `a string`), never its text or digits, whatever the field's schema complains about.
+ */
+export function describeSecret(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return `${ARTICLE[typeof value] ?? 'a value'} (not shown: a secret field)`;
 }
 
 const ARTICLE: Record<string, string> = {
@@ -39,6 +55,8 @@ export function zodIssueMessages(error: z.ZodError, prefix: Array<PropertyKey> =
   for (const issue of error.issues) {
     const path = [...prefix, ...issue.path];
     const input = (issue as { input?: unknown }).input;
+    const secret = path.some((p) => typeof p === 'string' && isSecretField(p));
+    const describeValue = secret ? describeSecret : describeShown;
     let message: string;
     switch (issue.code) {
       case 'invalid_type': {

@@ -100,4 +100,4 @@ export interface SimulatorHandle {
   stop(): Promise<void>;
 }
 
-export type SimulatorFactory = (config: unknown, ctx: { agent: AgentControl; logger: Logger }) => SimulatorHandle;
+export type SimulatorFactory = (config: unknown, ctx: { agent: AgentControl; logger: Logger; stateDir?: string }) => SimulatorHandle;

@@ -100,6 +100,8 @@ export type AgentEvent =
       error?: string;
       /** Commands waiting in this action's queue after this change. */
       queue?: number;
+      /** Commands this action dropped so far because its queue was full (actors/actions/action.ts, ACTION_QUEUE_LIMIT). */
+      overflowed?: number;
       /** CU the hosted service charged for this command (speech synthesis), once done. */
       cost_cu?: number;
     }
@@ -108,7 +110,16 @@ export type AgentEvent =
   | TurnEvent
   | { type: 'mcp'; at: number; server: string; state: 'connected' | 'failed' | 'stopped' | 'call'; detail?: string }
   /** A simulator (WebSim) listens: the address a person opens (never with its token). */
-  | { type: 'simulator.ready'; at: number; simulator: string; url: string; token_required?: boolean }
+  | {
+      type: 'simulator.ready';
+      at: number;
+      simulator: string;
+      url: string;
+      /** Every request needs the token (a configured one). */
+      token_required?: boolean;
+      /** Where the generated token is kept (0600): the terminal view reads it to print the address with it; the token itself never goes on the bus. */
+      token_file?: string;
+    }
   | { type: 'error'; at: number; source: string; message: string }
   /** Context values for `context_aware` rules, from an input (`input.<type>`) or from outside (`fleet`, `websim`). */
   | { type: 'context'; at: number; source: string; values: Record<string, unknown> }

@@ -36,6 +36,11 @@ export function pageHtml(title: string): string {
   <h1><span id="config-name">${esc(title)}</span> <small>cortexd WebSim</small></h1>
   <div class="header-right">
     <div id="safety-slot" class="slot" data-slot="safety"></div>
+    <form id="unlock-form" class="unlock" autocomplete="off">
+      <input id="unlock-token" type="password" placeholder="WebSim token" aria-label="WebSim token" autocomplete="off">
+      <button type="submit">Unlock</button>
+    </form>
+    <div id="access" class="pill" data-state="locked" title="watching and the e-stop need no token; switching modes, typing, context values and releasing the e-stop do">view only</div>
     <div id="status" class="pill" data-state="connecting">connecting…</div>
   </div>
 </header>

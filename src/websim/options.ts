@@ -2,10 +2,14 @@
 import { isIP } from 'node:net';
 import { CortexError } from '../errors.js';
 import { MIN_TOKEN_LENGTH, TOKEN_ENV, WebSimOptions } from '../plugins/schemas/websim.js';
+import { tokenWeakness } from './token.js';
 
 export { MIN_TOKEN_LENGTH, TOKEN_ENV, WebSimOptions };
 
-/** Options after the environment is read: `token` is undefined when neither config nor env gives one. */
+/**
+ * Options after the environment is read: `token` is undefined when neither config nor env gives one
+ * (WebSim then generates one at start and keeps it in the state directory: see token.ts).
+ */
 export interface ResolvedWebSimOptions {
   host: string;
   port: number;
@@ -23,14 +27,15 @@ export class WebSimError extends CortexError {
 
 /**
  * True for addresses only this machine can reach: the whole 127.0.0.0/8 block, ::1, IPv4-mapped
- * 127.x, and the name `localhost`. Wildcards (0.0.0.0, ::) and every other name or address are not.
+ * 127.x, and the name `localhost` (not its subdomains). Wildcards (0.0.0.0, ::) and every other name or address are not.
  */
 export function isLoopbackHost(host: string): boolean {
   const h = host
     .trim()
     .toLowerCase()
     .replace(/^\[(.*)\]$/, '$1');
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  // `localhost` itself only: `anything.localhost` is a name another page's author chooses.
+  if (h === 'localhost') return true;
   if (isIP(h) === 4) return h.startsWith('127.');
   if (isIP(h) === 6) {
     if (h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
@@ -55,9 +60,9 @@ export function resolveWebSimOptions(config: unknown, env: Record<string, string
   let token = options.token;
   const fromEnv = env[TOKEN_ENV];
   if (token === undefined && fromEnv !== undefined && fromEnv !== '') {
-    if (fromEnv.length < MIN_TOKEN_LENGTH) {
-      throw new WebSimError('websim_token', `${TOKEN_ENV} is shorter than ${MIN_TOKEN_LENGTH} characters`);
-    }
+    // The reason names the variable and the rule, never the token.
+    const weak = tokenWeakness(fromEnv);
+    if (weak) throw new WebSimError('websim_token', `${TOKEN_ENV}: ${weak}`);
     token = fromEnv;
   }
   const loopback = isLoopbackHost(options.host);

@@ -1,58 +1,57 @@
 // The WebSim server: one page, its module, the statechart SVG and a WebSocket of agent events, guarded by auth.ts.
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { WebSocketServer, WebSocket } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { Subscription } from 'rxjs';
-import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { AgentControl, SimulatorHandle } from '../cortex/contracts.js';
-import { projectRoot } from '../paths.js';
+import { httpLimits, limitedServer, type HttpLimits } from '../http-limits.js';
+import { projectRoot, stateDir as defaultStateDir } from '../paths.js';
 import { redact, redactDeep } from '../redact.js';
 import { elkSvg, renderSvg } from '../modes/svg.js';
-import { checkOrigin, checkToken, sessionCookie } from './auth.js';
+import { AttemptLimiter, checkOrigin, checkToken, presentsToken, sessionCookie, type AuthResult } from './auth.js';
 import { CSP, STYLE, pageHtml } from './html.js';
 import { buildMeta } from './meta.js';
-import { EstopMessages, handleEstop, isEstopMessage } from './estop.js';
+import { ClientMessage, handleMessage, type PageSession } from './messages.js';
 import { WebSimError, type ResolvedWebSimOptions } from './options.js';
+import { DEFAULT_SOCKET_LIMITS, SocketGuard, type DropReason, type SocketLimits } from './socket-guard.js';
+import { loadOrCreateToken } from './token.js';
 import { initialState, reduce, type MediaStatus, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './page/state.js';
+
+export { contextValue } from './messages.js';
 
 /** Where the compiled page modules live (tsconfig.websim.json's outDir). */
 export const defaultPageDir = (): string => join(projectRoot(), 'dist', 'websim');
 
-/** Longest message the page may send; a typed line is at most 2000 characters. */
-const MAX_CLIENT_MESSAGE = 16 * 1024;
-/** A client that lets this much pile up unsent is too slow to follow and is dropped. */
-const MAX_BUFFERED = 8 * 1024 * 1024;
+/** Longest HTTP body accepted (the page posts nothing; this bounds what a client may send anyway). */
+const MAX_BODY = 16 * 1024;
+/** Drops of page sockets are reported on the bus at most this often (a flood of clients is one line). */
+const DROP_REPORT_MS = 10_000;
 const PAGE_FILE = /^[a-z][a-z0-9-]*\.js$/;
 /** How often connected pages get the microphone level and news of a camera frame. */
 const MEDIA_PERIOD_MS = 250;
 /** How often the camera frame is asked for (the page then fetches /frame.jpg). */
 const FRAME_PERIOD_MS = 1000;
 
-const ClientMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('mode.switch'), id: z.number().int(), mode: z.string().min(1).max(200) }),
-  z.strictObject({ type: z.literal('text'), id: z.number().int(), text: z.string().trim().min(1).max(2000) }),
-  z.strictObject({
-    type: z.literal('context'),
-    id: z.number().int(),
-    name: z
-      .string()
-      .trim()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,99}$/),
-    value: z.string().trim().max(200),
-  }),
-  ...EstopMessages,
-]);
-
 export interface WebSimDeps {
   agent: AgentControl;
   logger: Logger;
   /** Directory of the compiled page modules; default `dist/websim` of the project. */
   pageDir?: string;
+  /** Where a generated token is kept (`websim-token`, 0600); default the agent's state directory. */
+  stateDir?: string;
+  /** Time and size limits; defaults in src/http-limits.ts and socket-guard.ts (tests shorten them). */
+  limits?: { http?: Partial<HttpLimits>; socket?: Partial<SocketLimits> };
+}
+
+/** A connected page: what it proved, and the guard that pings it and bounds what waits for it. */
+interface Page {
+  session: PageSession;
+  guard: SocketGuard;
 }
 
 /**
@@ -78,12 +77,26 @@ export class WebSim implements SimulatorHandle {
   private lastFrame: { input: string; jpeg: Buffer; at: number } | undefined;
   private lastFrameAskAt = 0;
   private media: MediaStatus = { frame: null, level: null };
+  private readonly stateDir: string;
+  private readonly httpLimits: HttpLimits;
+  private readonly socketLimits: SocketLimits;
+  /** The token actions need: the configured one, or the one generated at start. */
+  private token = '';
+  /** Where the generated token is kept; undefined when the token is configured. */
+  private tokenFile: string | undefined;
+  private readonly limiter = new AttemptLimiter();
+  private readonly pages = new Map<WebSocket, Page>();
+  private drops: Record<DropReason, number> = { 'no pong': 0, 'trickled frame': 0, 'slow reader': 0 };
+  private dropsReportedAt = 0;
 
   constructor(options: ResolvedWebSimOptions, deps: WebSimDeps) {
     this.options = options;
     this.agent = deps.agent;
     this.logger = deps.logger;
     this.pageDir = deps.pageDir ?? defaultPageDir();
+    this.stateDir = deps.stateDir ?? defaultStateDir();
+    this.httpLimits = httpLimits(deps.limits?.http);
+    this.socketLimits = { ...DEFAULT_SOCKET_LIMITS, ...deps.limits?.socket };
     this.meta = buildMeta(deps.agent);
     this.state = initialState(deps.agent.currentMode());
   }
@@ -91,6 +104,16 @@ export class WebSim implements SimulatorHandle {
   /** The page's address once listening (`http://127.0.0.1:8000/`); the token is never part of it. */
   get url(): string | undefined {
     return this.boundUrl;
+  }
+
+  /** Whether viewing needs the token too (a configured token), or only acting does (a generated one). */
+  get viewNeedsToken(): boolean {
+    return this.options.token !== undefined;
+  }
+
+  /** Page sockets dropped so far, by reason (a slow reader, no pong, a trickled frame). */
+  get dropped(): Readonly<Record<DropReason, number>> {
+    return this.drops;
   }
 
   /** The current snapshot (what a freshly connected page receives). */
@@ -117,10 +140,17 @@ export class WebSim implements SimulatorHandle {
   }
 
   private async doStart(): Promise<void> {
+    if (this.options.token !== undefined) this.token = this.options.token;
+    else {
+      const kept = loadOrCreateToken(this.stateDir);
+      this.token = kept.token;
+      this.tokenFile = kept.path;
+    }
     this.svg = await this.renderGraph();
-    const app = Fastify({ logger: false, bodyLimit: MAX_CLIENT_MESSAGE });
+    const limits = this.httpLimits;
+    const app = Fastify({ logger: false, bodyLimit: MAX_BODY, serverFactory: (handler) => limitedServer(handler, limits) as Server });
     this.app = app;
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE });
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.socketLimits.maxMessageBytes });
     this.routes(app);
     app.server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
     try {
@@ -136,13 +166,17 @@ export class WebSim implements SimulatorHandle {
     const host = this.options.host.includes(':') ? `[${this.options.host}]` : this.options.host;
     this.boundUrl = `http://${host}:${port}/`;
     if (!existsSync(join(this.pageDir, 'app.js'))) this.logger.warn(`WebSim page modules missing in ${this.pageDir}: run npm run build`);
-    this.logger.info(`WebSim at ${this.boundUrl}${this.options.token ? ' (token required)' : ''}`);
+    this.logger.info(
+      `WebSim at ${this.boundUrl}${this.viewNeedsToken ? ' (token required)' : ` (actions need the token kept in ${this.tokenFile ?? 'the config'})`}`,
+    );
+    // The bus carries where the token is, never the token: the fleet channel and --events read the bus.
     this.agent.bus.emit({
       type: 'simulator.ready',
       at: Date.now(),
       simulator: 'WebSim',
       url: this.boundUrl,
-      ...(this.options.token ? { token_required: true } : {}),
+      ...(this.viewNeedsToken ? { token_required: true } : {}),
+      ...(this.tokenFile ? { token_file: this.tokenFile } : {}),
     });
   }
 
@@ -156,6 +190,8 @@ export class WebSim implements SimulatorHandle {
     this.subscription?.unsubscribe();
     clearInterval(this.mediaTimer);
     this.mediaTimer = undefined;
+    for (const page of this.pages.values()) page.guard.dispose();
+    this.pages.clear();
     for (const client of this.wss?.clients ?? []) client.close(1001, 'WebSim stopping');
     for (const client of this.wss?.clients ?? []) client.terminate();
     await new Promise<void>((resolve) => (this.wss ? this.wss.close(() => resolve()) : resolve()));
@@ -216,14 +252,43 @@ export class WebSim implements SimulatorHandle {
     }
   }
 
+  /** Sends to every page through its guard: a page with too much waiting unsent is dropped, never queued for. */
   private broadcast(message: ServerMessage): void {
-    if (!this.wss || this.wss.clients.size === 0) return;
+    if (this.pages.size === 0) return;
     const text = JSON.stringify(message);
-    for (const client of this.wss.clients) {
-      if (client.readyState !== WebSocket.OPEN) continue;
-      if (client.bufferedAmount > MAX_BUFFERED) client.terminate();
-      else client.send(text);
+    for (const page of this.pages.values()) page.guard.send(text);
+  }
+
+  /** Counts a dropped page socket; the counts go on the bus at most every DROP_REPORT_MS. */
+  private onDrop(why: DropReason): void {
+    this.drops[why] += 1;
+    const now = Date.now();
+    if (now - this.dropsReportedAt < DROP_REPORT_MS) return;
+    this.dropsReportedAt = now;
+    const counts = Object.entries(this.drops)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${k}: ${n}`)
+      .join(', ');
+    this.agent.bus.emit({ type: 'error', at: now, source: 'websim', message: `WebSim dropped page sockets so far (${counts})` });
+  }
+
+  /**
+   * The token check of a request or upgrade from `peer`: a presented token is compared through the
+   * attempt limiter (wrong ones count, a locked-out peer is refused uncompared); none presented is
+   * `open` when viewing needs no token.
+   */
+  private authorize(headers: IncomingHttpHeaders, url: URL, peer: string): AuthResult | { ok: false; reason: string; locked: number } {
+    if (!presentsToken(headers, url)) {
+      return this.viewNeedsToken ? checkToken(headers, url, this.token) : { ok: true, via: 'open' };
     }
+    let result: AuthResult = { ok: false, reason: '', presented: true };
+    const r = this.limiter.attempt(peer, () => {
+      result = checkToken(headers, url, this.token);
+      return result.ok;
+    });
+    if (r.result === 'locked')
+      return { ok: false, reason: `too many wrong tokens from this address: try again in ${Math.ceil(r.waitMs / 1000)} s`, locked: r.waitMs };
+    return result;
   }
 
   private security(reply: FastifyReply): FastifyReply {
@@ -241,11 +306,16 @@ export class WebSim implements SimulatorHandle {
       const origin = checkOrigin(req.headers, this.options.loopback);
       if (!origin.ok) return reply.code(403).send({ error: origin.reason });
       const url = new URL(req.url, 'http://websim.invalid');
-      const auth = checkToken(req.headers, url, this.options.token);
+      const auth = this.authorize(req.headers, url, req.socket.remoteAddress ?? 'unknown');
+      if (!auth.ok && 'locked' in auth)
+        return reply
+          .code(429)
+          .header('retry-after', String(Math.ceil(auth.locked / 1000)))
+          .send({ error: auth.reason });
       if (!auth.ok) return reply.code(401).header('www-authenticate', 'Bearer realm="cortexd-websim"').send({ error: auth.reason });
-      if (auth.via === 'query' && this.options.token !== undefined) {
+      if (auth.via === 'query') {
         // A browser that came with ?token= gets a session cookie, and the token leaves the address bar.
-        reply.header('set-cookie', sessionCookie(this.options.token));
+        reply.header('set-cookie', sessionCookie(this.token));
         if (req.method === 'GET' && url.pathname === '/') return reply.code(303).header('location', '/').send();
       }
       return undefined;
@@ -282,24 +352,38 @@ export class WebSim implements SimulatorHandle {
     if (url.pathname !== '/events' || !this.wss) return this.refuse(socket, 404, 'Not Found');
     const origin = checkOrigin(req.headers, this.options.loopback);
     if (!origin.ok) return this.refuse(socket, 403, 'Forbidden');
-    if (!checkToken(req.headers, url, this.options.token).ok) return this.refuse(socket, 401, 'Unauthorized');
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws));
+    const peer = req.socket.remoteAddress ?? 'unknown';
+    const auth = this.authorize(req.headers, url, peer);
+    if (!auth.ok && 'locked' in auth) return this.refuse(socket, 429, 'Too Many Requests');
+    if (!auth.ok) return this.refuse(socket, 401, 'Unauthorized');
+    // A socket opened with the token (header, query or cookie) may act; one opened without it may watch and latch the e-stop.
+    const session: PageSession = { peer, authed: auth.via !== 'open' };
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, session));
   }
 
   private send(ws: WebSocket, message: ServerMessage): void {
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+    const page = this.pages.get(ws);
+    if (page) page.guard.send(JSON.stringify(message));
   }
 
-  private onConnection(ws: WebSocket): void {
+  private onConnection(ws: WebSocket, session: PageSession): void {
+    const guard = new SocketGuard(ws, this.socketLimits, (why) => this.onDrop(why));
+    this.pages.set(ws, { session, guard });
     ws.on('error', () => ws.terminate());
+    ws.once('close', () => {
+      guard.dispose();
+      this.pages.delete(ws);
+    });
     this.send(ws, { type: 'snapshot', ...this.snapshot() });
+    this.send(ws, { type: 'access', authed: session.authed });
     this.send(ws, { type: 'media', media: this.media });
     this.pollMedia();
-    ws.on('message', (data) => void this.onClientMessage(ws, data.toString()));
+    ws.on('message', (data) => void this.onClientMessage(ws, session, data.toString()));
   }
 
-  private async onClientMessage(ws: WebSocket, text: string): Promise<void> {
-    let parsed: z.infer<typeof ClientMessage>;
+  /** Parses one page message (a malformed one closes the socket with 1008) and hands it to messages.ts. */
+  private async onClientMessage(ws: WebSocket, session: PageSession, text: string): Promise<void> {
+    let parsed: ClientMessage;
     try {
       const result = ClientMessage.safeParse(JSON.parse(text));
       if (!result.success) return ws.close(1008, 'bad message');
@@ -307,42 +391,9 @@ export class WebSim implements SimulatorHandle {
     } catch {
       return ws.close(1008, 'bad message');
     }
-    if (isEstopMessage(parsed)) return this.send(ws, handleEstop(this.agent, this.options.token, parsed));
-    if (parsed.type === 'text') {
-      const ok = this.agent.pushText(parsed.text);
-      this.send(
-        ws,
-        ok ? { type: 'reply', id: parsed.id, ok } : { type: 'reply', id: parsed.id, ok, reason: `mode ${this.agent.currentMode()} has no TextInput` },
-      );
-      return;
-    }
-    if (parsed.type === 'context') {
-      if (!this.agent.setContext) return this.send(ws, { type: 'reply', id: parsed.id, ok: false, reason: 'this agent takes no context values' });
-      const value = contextValue(parsed.value);
-      this.agent.setContext({ [parsed.name]: value }, 'websim');
-      this.send(ws, { type: 'reply', id: parsed.id, ok: true, reason: `${parsed.name} = ${JSON.stringify(value)}` });
-      return;
-    }
-    if (!this.meta.allow_manual_switching) {
-      this.send(ws, { type: 'reply', id: parsed.id, ok: false, reason: this.meta.manual_disabled_reason ?? 'manual switching is off' });
-      return;
-    }
-    try {
-      const result = await this.agent.switchMode(parsed.mode, 'from WebSim');
-      this.send(ws, { type: 'reply', id: parsed.id, ok: result.ok, ...(result.reason !== undefined ? { reason: redact(result.reason) } : {}) });
-    } catch (err) {
-      this.send(ws, { type: 'reply', id: parsed.id, ok: false, reason: redact((err as Error).message) });
-    }
+    const before = session.authed;
+    const reply = await handleMessage({ agent: this.agent, meta: this.meta, token: this.token, limiter: this.limiter }, session, parsed);
+    this.send(ws, reply);
+    if (session.authed !== before) this.send(ws, { type: 'access', authed: session.authed });
   }
-}
-
-/**
- * A context value as typed in WebSim: `true`/`false` are booleans, a decimal number is a number, and
- * anything else (including an empty field) is the text itself, so `battery_percent` = `15` compares
- * as a number in a `context_aware` rule.
- */
-export function contextValue(text: string): string | number | boolean {
-  if (text === 'true' || text === 'false') return text === 'true';
-  if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text);
-  return text;
 }

@@ -17,6 +17,8 @@ h3 { margin:10px 0 4px; font-size:12px; text-transform:uppercase; color:var(--mu
 .badge { font-size:12px; font-weight:600; background:#e0e7ff; color:#1e3a8a; border-radius:10px; padding:1px 8px; }
 .badge:empty { display:none; }
 .pill { font-size:12px; border-radius:10px; padding:2px 10px; background:#374151; }
+.unlock { display:flex; gap:4px; } .unlock[hidden] { display:none; } .unlock input { width:12em; }
+.pill[data-state="unlocked"] { background:var(--ok); }
 .pill[data-state="open"] { background:var(--ok); } .pill[data-state="closed"] { background:var(--bad); }
 .note { color:var(--muted); margin:6px 0; min-height:1.2em; }
 .note.bad { color:var(--bad); }

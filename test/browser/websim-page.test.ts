@@ -71,7 +71,14 @@ t.test('the default agent with WebSim: current mode highlighted, typed text to a
   const agent = startAgent(defaultWithWebSim(w.dir, { port }), w.state, ['--for', '120s']);
   t.teardown(() => void agent.child.kill('SIGKILL'));
   await agent.waitFor((e) => e.type === 'agent.started', 20_000, 'agent.started');
-  const page = await openPage(`http://127.0.0.1:${port}/`, agent);
+  const ready = await agent.waitFor<Extract<AgentEvent, { type: 'simulator.ready' }>>((e) => e.type === 'simulator.ready', 20_000, 'WebSim listening');
+  t.notOk('token' in ready, 'the bus carries where the token is, never the token');
+  const token = readFileSync(ready.token_file!, 'utf8').trim();
+  // The address the terminal prints: the generated token in the fragment, which never reaches the server.
+  const page = await openPage(`http://127.0.0.1:${port}/#token=${token}`, agent);
+  await page.locator('#access[data-state="unlocked"]').waitFor({ timeout: 10_000 });
+  t.equal(new URL(page.url()).hash, '', 'the token left the address bar');
+  t.ok(await page.locator('#unlock-form').isHidden(), 'an unlocked page hides the Unlock form');
 
   // A fresh page shows the current mode from the snapshot, highlighted in the Graphviz drawing.
   await page.locator('#status[data-state="open"]').waitFor({ timeout: 10_000 });

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startAgent, type AgentProcess } from '../helpers/agent-process.js';
-import { defaultAgentDir, webSimClient } from '../helpers/default-agent.js';
+import { defaultAgentDir, webSimClient, webSimToken } from '../helpers/default-agent.js';
 import { runInPty, visible } from '../helpers/pty.js';
 import { startService } from '../../src/service/index.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
@@ -32,7 +32,10 @@ async function openPage(port: number, alive: () => boolean): Promise<Page> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {
-      await page.goto(`http://127.0.0.1:${port}/`);
+      // The address the terminal prints: the generated token in the fragment (acting needs it).
+      const token = webSimToken(port);
+      if (!token) throw new Error('no WebSim token yet');
+      await page.goto(`http://127.0.0.1:${port}/#token=${token}`);
       await page.locator('#status[data-state="open"]').waitFor({ timeout: 10_000 });
       return page;
     } catch (err) {

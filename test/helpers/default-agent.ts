@@ -1,5 +1,5 @@
 // A copy of config/default.json5 in a temp dir with WebSim on a free port, and a WebSim socket client that switches modes and types.
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +41,18 @@ export async function defaultAgentDir(edit: (text: string) => string = (s) => s)
   writeFileSync(config, edit(text));
   cpSync(join(ROOT, 'config', 'media'), join(dir, 'media'), { recursive: true });
   cpSync(join(ROOT, 'config', 'hooks'), join(dir, 'hooks'), { recursive: true });
+  statesByPort.set(port, join(dir, 'state'));
   return { dir, config, state: join(dir, 'state'), port };
+}
+
+/** The state directory of each agent made here, by WebSim port: where its generated WebSim token is. */
+const statesByPort = new Map<number, string>();
+
+/** The WebSim token an agent made by defaultAgentDir generated (its state dir's `websim-token`), if any yet. */
+export function webSimToken(port: number): string | undefined {
+  const state = statesByPort.get(port);
+  const file = state ? join(state, 'websim-token') : undefined;
+  return file && existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
 }
 
 export interface WebSimClient {
@@ -62,6 +73,9 @@ export async function webSimClient(port: number, ms = 15_000): Promise<WebSimCli
       });
       let id = 0;
       const send = (m: Record<string, unknown>) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ ...m, id: ++id }));
+      // Acting needs the token: prove it first (messages are handled in order).
+      const token = webSimToken(port);
+      if (token) send({ type: 'auth', token });
       return {
         switchMode: (mode) => send({ type: 'mode.switch', mode }),
         say: (text) => send({ type: 'text', text }),

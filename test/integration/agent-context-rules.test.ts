@@ -1,6 +1,6 @@
 // context_aware rules fire on real inputs: a battery read from sysfs drops below 20 % -> charging mode; the camera sees motion -> alert mode; a value typed in WebSim -> greeting mode.
 import t from 'tap';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import type { AgentEvent } from '../../src/cortex/events.js';
@@ -128,7 +128,9 @@ t.test('a context value set in WebSim reaches the rules: visitor = true switches
   const agent = startAgent(config, w.state, ['--for', '60s']);
   t.teardown(() => void agent.child.kill('SIGKILL'));
   const ready = await agent.waitFor<Extract<AgentEvent, { type: 'simulator.ready' }>>((e) => e.type === 'simulator.ready', 20_000, 'WebSim listening');
-  const ws = new WebSocket(`${ready.url.replace('http', 'ws')}events`);
+  // Context values need the WebSim token: the generated one, from the file the ready event names.
+  const token = readFileSync(ready.token_file!, 'utf8').trim();
+  const ws = new WebSocket(`${ready.url.replace('http', 'ws')}events?token=${encodeURIComponent(token)}`);
   t.teardown(() => ws.close());
   const replies = new Map<number, { ok: boolean; reason?: string }>();
   ws.on('message', (d) => {

@@ -1,6 +1,7 @@
 // `cortexd run default` on a real pseudo-terminal: colours as escape sequences, NO_COLOR, what the robot says, the start lines, the restored mode, Ctrl-D.
 import { requireBuild, requireCommands } from '../helpers/requires.js';
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultAgentDir } from '../helpers/default-agent.js';
 import { runInPty, visible, type PtyRun } from '../helpers/pty.js';
@@ -31,7 +32,10 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   t.notMatch(start, /\\u001b/, 'no colour code is printed as text');
   const text = visible(start);
   t.match(text, new RegExp(`speech goes to WAV files in ${join(d.state, 'speech').replace(/[/.]/g, '\\$&')}; hear the newest: aplay`));
-  t.match(text, new RegExp(`WebSim: http://127\\.0\\.0\\.1:${d.port}/ \\(open it in a browser\\)`));
+  // The generated token rides in the address's fragment: a person opens it as printed and may act.
+  const token = readFileSync(join(d.state, 'websim-token'), 'utf8').trim();
+  t.match(text, new RegExp(`WebSim: http://127\\.0\\.0\\.1:${d.port}/#token=`));
+  t.ok(text.replace(/\s+/g, '').includes(`#token=${token}(openitinabrowsertowatchandact)`), 'the whole address with the token, then how to use it');
   t.match(text, /type a line and press Enter to talk to it; Ctrl-C stops/);
 
   // Typed text is heard; the greeting of conversation is spoken.

@@ -1,6 +1,9 @@
 // WebSim server on port 0: snapshot on connect, live redacted events, commands, one server per agent, token and origin checks.
 import t from 'tap';
 import { get as httpGet } from 'node:http';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { pino } from 'pino';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
@@ -78,6 +81,15 @@ async function client(url: string, headers: Record<string, string> = {}) {
 }
 
 const loaded = await loadConfig({ name: 'default' });
+/** Where the WebSims of this file keep their generated token. */
+const stateDir = mkdtempSync(join(tmpdir(), 'cortexd-websim-state-'));
+const generatedToken = () => readFileSync(join(stateDir, 'websim-token'), 'utf8').trim();
+
+/** Proves the generated token on a page socket (the page's Unlock, or its #token= fragment). */
+async function unlock(c: Awaited<ReturnType<typeof client>>, id = 900) {
+  c.ws.send(JSON.stringify({ type: 'auth', id, token: generatedToken() }));
+  return c.next((m) => m.type === 'reply' && m.id === id);
+}
 const secretConfig = {
   ...loaded.config,
   api_key: 'key_live_abcdefghijklmnopqrstuvwxyz012345',
@@ -101,7 +113,7 @@ const secretConfig = {
 
 t.test('a fresh socket gets a snapshot; events follow live, redacted; text and switches reach the agent', async (t) => {
   const { agent, bus, calls } = stubAgent(secretConfig);
-  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger });
+  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger, stateDir });
   t.teardown(() => sim.stop());
   await sim.start();
   const url = sim.url!;
@@ -142,6 +154,17 @@ t.test('a fresh socket gets a snapshot; events follow live, redacted; text and s
   t.equal(state.state.counters.model_calls, 1, 'the server keeps the state for the next snapshot');
   t.equal(state.state.answer.latency_ms, 42);
 
+  t.equal((statSync(join(stateDir, 'websim-token')).mode & 0o777).toString(8), '600', 'the generated token is kept 0600');
+  t.match(await c.next((m) => m.type === 'access'), { authed: false }, 'a page opened without the token only watches');
+  c.ws.send(JSON.stringify({ type: 'text', id: 11, text: 'let me in' }));
+  t.match(await c.next((m) => m.type === 'reply' && m.id === 11), { ok: false, reason: /needs the WebSim token/ }, 'typing needs the token');
+  c.ws.send(JSON.stringify({ type: 'mode.switch', id: 12, mode: 'sleep' }));
+  t.match(await c.next((m) => m.type === 'reply' && m.id === 12), { ok: false, reason: /needs the WebSim token/ }, 'so does switching');
+  t.same(calls.texts, [], 'nothing reached the agent');
+  t.match(await unlock(c), { ok: true, reason: 'unlocked' });
+  c.ws.send(JSON.stringify({ type: 'text', id: 13, text: 'x'.repeat(2001) }));
+  t.match(await c.next((m) => m.type === 'reply' && m.id === 13), { ok: false, reason: 'line too long: 2001 characters, at most 2000' });
+
   c.ws.send(JSON.stringify({ type: 'text', id: 1, text: '  hello robot  ' }));
   const r1 = await c.next((m) => m.type === 'reply' && m.id === 1);
   t.match(r1, { ok: true });
@@ -166,7 +189,7 @@ t.test('media: a connected page gets the microphone level and news of a frame; /
   const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 0xff, 0xd9]);
   const media: StubMedia = { level: { input: 'SpeechlabASRInput', rms_dbfs: -23.5, peak_dbfs: -6, at: 1000 } };
   const { agent } = stubAgent(loaded.config, { media });
-  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger });
+  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger, stateDir });
   t.teardown(() => sim.stop());
   await sim.start();
   const url = sim.url!;
@@ -187,7 +210,7 @@ t.test('media: a connected page gets the microphone level and news of a frame; /
 
 t.test('a malformed message closes the socket with 1008', async (t) => {
   const { agent } = stubAgent(loaded.config);
-  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger });
+  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger, stateDir });
   t.teardown(() => sim.stop());
   await sim.start();
   const c = await client(`${sim.url!.replace('http', 'ws')}events`);
@@ -198,20 +221,21 @@ t.test('a malformed message closes the socket with 1008', async (t) => {
 
 t.test('with manual switching off, the switch is refused with the reason and never reaches the agent', async (t) => {
   const { agent, calls } = stubAgent({ ...loaded.config, allow_manual_switching: false });
-  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger });
+  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger, stateDir });
   t.teardown(() => sim.stop());
   await sim.start();
   const c = await client(`${sim.url!.replace('http', 'ws')}events`);
   t.teardown(() => c.ws.close());
   t.match(await c.next((m) => m.type === 'snapshot'), { meta: { allow_manual_switching: false, manual_disabled_reason: /allow_manual_switching is false/ } });
+  await unlock(c);
   c.ws.send(JSON.stringify({ type: 'mode.switch', id: 7, mode: 'sleep' }));
-  t.match(await c.next((m) => m.type === 'reply'), { id: 7, ok: false, reason: /allow_manual_switching is false/ });
+  t.match(await c.next((m) => m.type === 'reply' && m.id === 7), { id: 7, ok: false, reason: /allow_manual_switching is false/ });
   t.same(calls.switches, []);
 });
 
 t.test('start() twice is one server; stop() twice is fine; a stopped WebSim does not restart', async (t) => {
   const { agent } = stubAgent(loaded.config);
-  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger });
+  const sim = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger, stateDir });
   const a = sim.start();
   const b = sim.start();
   t.equal(a, b, 'the same start promise');
@@ -225,11 +249,11 @@ t.test('start() twice is one server; stop() twice is fine; a stopped WebSim does
 
 t.test('a taken port is a WebSimError naming the address', async (t) => {
   const { agent } = stubAgent(loaded.config);
-  const first = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger });
+  const first = new WebSim(resolveWebSimOptions({ port: 0 }, {}), { agent, logger, stateDir });
   t.teardown(() => first.stop());
   await first.start();
   const port = Number(new URL(first.url!).port);
-  const second = new WebSim(resolveWebSimOptions({ port }, {}), { agent, logger });
+  const second = new WebSim(resolveWebSimOptions({ port }, {}), { agent, logger, stateDir });
   t.teardown(() => second.stop());
   await t.rejects(second.start(), { name: 'WebSimError', message: new RegExp(`127\\.0\\.0\\.1:${port}.*in use`) });
 });
@@ -238,7 +262,7 @@ t.test('a non-loopback host without a token never listens: the plugin handle ref
   const { agent } = stubAgent(loaded.config);
   delete process.env.CORTEX_WEBSIM_TOKEN;
   for (const host of ['0.0.0.0', '::', '192.168.1.10', 'robot.local']) {
-    const handle = createWebSim({ host, port: 0 }, { agent, logger });
+    const handle = createWebSim({ host, port: 0 }, { agent, logger, stateDir });
     await t.rejects(
       handle.start(),
       { name: 'WebSimError', code: 'websim_unsafe_bind', message: new RegExp(`refuses to bind ${host.replace(/\./g, '\\.')}`) },
@@ -250,7 +274,7 @@ t.test('a non-loopback host without a token never listens: the plugin handle ref
 
 t.test('with a token, every request and socket needs it (header, query then cookie); Host and Origin are checked', async (t) => {
   const { agent } = stubAgent(loaded.config);
-  const sim = new WebSim(resolveWebSimOptions({ port: 0, token: TOKEN }, {}), { agent, logger });
+  const sim = new WebSim(resolveWebSimOptions({ port: 0, token: TOKEN }, {}), { agent, logger, stateDir });
   t.teardown(() => sim.stop());
   await sim.start();
   const url = sim.url!;

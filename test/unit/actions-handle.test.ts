@@ -3,7 +3,7 @@ import t from 'tap';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
-import { createActionHandle } from '../../actors/actions/action.js';
+import { ACTION_QUEUE_LIMIT, createActionHandle } from '../../actors/actions/action.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionConfig } from '../../src/config/schema.js';
@@ -128,6 +128,21 @@ t.test('interrupt aborts the utterance playing and drops the queue', async (t) =
   );
   await handle.stop();
   t.ok(g.stopped() >= 1, 'connector released');
+});
+
+t.test('a flood of speech keeps at most ACTION_QUEUE_LIMIT waiting: the oldest are dropped and counted on the bus', async (t) => {
+  const { handle, events } = setup('speak');
+  const flood = ACTION_QUEUE_LIMIT * 5;
+  for (let i = 0; i < flood; i++) handle.dispatch({ sentence: `answer ${i}` }, 'model');
+  t.equal(handle.queueLength, ACTION_QUEUE_LIMIT, 'the queue stays at its bound');
+  const dropped = events.filter((e) => e.state === 'dropped');
+  // The first runs at once; of the rest, all but the newest ACTION_QUEUE_LIMIT made room.
+  t.equal(dropped.length, flood - 1 - ACTION_QUEUE_LIMIT, 'every overflow is reported');
+  t.match(dropped[0]?.error ?? '', /queue full/);
+  t.same(dropped[0]?.value, { sentence: 'answer 1' }, 'the oldest waiting one goes first');
+  t.equal(events.at(-1)?.overflowed, flood - 1 - ACTION_QUEUE_LIMIT, 'the running count rides on the events');
+  t.ok(events.every((e) => (e.queue ?? 0) <= ACTION_QUEUE_LIMIT));
+  await handle.stop();
 });
 
 t.test('move keeps only the newest pending command', async (t) => {

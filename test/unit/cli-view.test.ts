@@ -151,6 +151,22 @@ t.test('the start lines: the restored mode with the --fresh command, where speec
   t.equal(websim, 'WebSim: http://127.0.0.1:8000/ (open it in a browser)');
 });
 
+t.test('a generated WebSim token: the start line is the address with #token=, read from the 0600 file the event names', async (t) => {
+  const dir = t.testdir({ 'websim-token': 'Zq3-vT9_kLm2Xw8RpA4sYb7NcE1uHd6G\n' });
+  const { v, text } = view(false);
+  v.render({ type: 'simulator.ready', at: 0, simulator: 'WebSim', url: 'http://127.0.0.1:8000/', token_file: `${dir}/websim-token` });
+  const [address, hint] = text();
+  t.equal(address, 'WebSim: http://127.0.0.1:8000/#token=Zq3-vT9_kLm2Xw8RpA4sYb7NcE1uHd6G (open it in a browser to watch and act)');
+  t.match(hint, /only watches and latches the e-stop; the token is kept in .*websim-token$/);
+  const gone = view(false);
+  gone.v.render({ type: 'simulator.ready', at: 0, simulator: 'WebSim', url: 'http://127.0.0.1:8000/', token_file: `${dir}/missing` });
+  t.match(
+    gone.text()[0],
+    /^WebSim: http:\/\/127\.0\.0\.1:8000\/ \(watch only: the token to act is in .*missing\)$/,
+    'an unreadable file: the address without it',
+  );
+});
+
 t.test("a safety stop is one line: the governor's log line is not printed beside its event", async (t) => {
   const { v, text } = view(false);
   const sink = v.logDestination();

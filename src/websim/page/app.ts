@@ -42,6 +42,35 @@ let nextId = 1;
 let noteFor: string | null = null;
 const pending = new Map<number, (reply: { ok: boolean; reason?: string }) => void>();
 let renderEstop: ((s: SimState) => void) | null = null;
+/**
+ * The WebSim token, kept in this page's memory only (never in storage or the address bar): taken from
+ * the address's `#token=` fragment (which never reaches the server) or typed in Unlock, and sent as an
+ * `auth` message each time the socket opens.
+ */
+let token: string | null = null;
+
+/** Takes `#token=...` out of the address (so it is not bookmarked or shared by accident) and keeps it. */
+function tokenFromFragment(): void {
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (!m) return;
+  token = decodeURIComponent(m[1]!);
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+function setAccess(authed: boolean, note?: string): void {
+  const a = $('access');
+  a.textContent = authed ? 'unlocked' : 'view only';
+  a.dataset.state = authed ? 'unlocked' : 'locked';
+  if (note) a.title = note;
+  ($('unlock-form') as HTMLFormElement).hidden = authed;
+}
+
+async function unlock(typed: string): Promise<void> {
+  const reply = await send({ type: 'auth', token: typed });
+  if (reply.ok) token = typed;
+  setAccess(reply.ok, reply.ok ? 'this page may act' : `not unlocked: ${reply.reason ?? 'refused'}`);
+  if (!reply.ok) $('access').textContent = 'view only (wrong token)';
+}
 
 const label = (mode: string) => meta?.modes.find((m) => m.name === mode)?.display_name ?? mode;
 
@@ -171,6 +200,10 @@ function onMessage(message: ServerMessage): void {
       micNote: $('mic-note'),
     });
     return;
+  } else if (message.type === 'access') {
+    setAccess(message.authed);
+    if (!message.authed && token) void unlock(token);
+    return;
   } else if (message.type === 'reply') {
     pending.get(message.id)?.({ ok: message.ok, ...(message.reason !== undefined ? { reason: message.reason } : {}) });
     pending.delete(message.id);
@@ -202,6 +235,14 @@ function connect(delay = 500): void {
 async function main(): Promise<void> {
   $('talk-form').addEventListener('submit', (e) => void sendText(e as SubmitEvent));
   $('context-form').addEventListener('submit', (e) => void sendContext(e as SubmitEvent));
+  $('unlock-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const input = $('unlock-token') as HTMLInputElement;
+    const typed = input.value.trim();
+    input.value = '';
+    if (typed) void unlock(typed);
+  });
+  tokenFromFragment();
   renderEstop = mountEstop((m) => send(m));
   drawFace($('face'), null);
   try {

@@ -175,7 +175,9 @@ export type ServerMessage =
   | { type: 'snapshot'; meta: SimMeta; state: SimState }
   | { type: 'event'; event: SimEvent }
   | { type: 'reply'; id: number; ok: boolean; reason?: string }
-  | { type: 'media'; media: MediaStatus };
+  | { type: 'media'; media: MediaStatus }
+  /** Whether this page may act (it proved the WebSim token) or only watch and press the e-stop. */
+  | { type: 'access'; authed: boolean };
 
 /** What the camera and microphone panels show, sent about once a second (the frame itself is fetched from /frame.jpg). */
 export interface MediaStatus {
@@ -187,6 +189,7 @@ export interface MediaStatus {
 
 /** Messages the page sends (the e-stop ones are checked by src/websim/estop.ts). */
 export type ClientMessage =
+  | { type: 'auth'; id: number; token: string }
   | { type: 'mode.switch'; id: number; mode: string }
   | { type: 'text'; id: number; text: string }
   | { type: 'context'; id: number; name: string; value: string }
