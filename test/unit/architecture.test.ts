@@ -29,23 +29,13 @@ const ALLOWED: Record<string, string> = {
   'getSnapshot actors/actions/action.ts governorOf': 'asks only whether the governor runs (its status), so a stopped one is not sent events',
   'getSnapshot actors/safety/status.ts safetyStatusOf':
     'the e-stop socket, the CLI and WebSim ask the safety status synchronously (the read-only view of the governor); the governor never reads it',
-  // To go in the next commits of issue 29 (events, not snapshot reads).
-  'getSnapshot actors/agent.ts Agent.stop': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/agent.ts Agent.currentMode': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/agent.ts Agent.ready': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/agent.ts Agent.switchMode': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/agent.ts Agent.governor': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/agent.ts Agent.modesRef': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/agent.ts Agent.modeActor': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/agent.ts Agent.offerKeywords': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/inputs/input-actor.ts listen': 'issue 29: to go (tags, not state names)',
-  'state-name actors/inputs/input-actor.ts listen': 'issue 29: to go (tags, not state names)',
-  'getSnapshot actors/inputs/input-actor.ts inputMachine': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/mcp.ts mcpHubOf': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/mode.ts createModeLogic': 'issue 29: to go (events, not snapshot reads)',
-  'getSnapshot actors/mode.ts modeParts': 'issue 29: to go (events, not snapshot reads)',
-  'module-mutable src/cortex/wake.ts wakeGate': 'issue 29: to go (actors own their state)',
-  'module-mutable actors/actions/locations.ts gpsPositions': 'issue 29: to go (actors own their state)',
+  // Still to go (issue 29, "actors own their state"): the instances live in another actor's context.
+  'getSnapshot actors/mcp.ts mcpHubOf':
+    "issue 29, not done yet: the tick's tool hub reads each MCP actor's connection from its context; it should ask the actor by event (tools list, call with reply)",
+  'getSnapshot actors/mode.ts modeParts':
+    "issue 29, not done yet: the tick reads each listening input's plugin (formatted buffer) from the input actor's context; the plugin should live in the input's listen closure and answer a drain event",
+  'module-mutable actors/actions/locations.ts gpsPositions':
+    'issue 29, not done yet: the GPS input and the remember-location action share the last fix through this board; it should be a context value the action is sent',
   // Memoised loads and pure caches: they hold what the code or the machine is, never what an actor decided.
   'module-let src/vision/opencv.ts loading': 'the native OpenCV module, loaded once per process on first use (a native addon cannot be loaded twice)',
   'module-let src/vision/opencv.ts loaded': 'the native OpenCV module, loaded once per process on first use',
