@@ -238,7 +238,8 @@ export class Agent implements AgentControl {
 
   /** Asks for a graceful stop; `done` resolves when it is over. Repeated calls are ignored. */
   stop(reason: string): void {
-    if (this.phase !== 'active') return;
+    // Before start the stop waits in the root's mailbox, as XState keeps events sent to an actor not started yet.
+    if (this.phase !== 'active' && this.phase !== 'new') return;
     this.phase = 'stopping';
     this.bus.emit({ type: 'agent.stopping', at: Date.now(), reason });
     this.stopReason = reason;
