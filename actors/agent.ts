@@ -25,7 +25,7 @@ import { log } from '../src/log.js';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/modes/memory.js';
 import { stateDir as defaultStateDir } from '../src/paths.js';
 import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
-import { wireModeEvents, type ModeSnapshot } from './agent/mode-events.js';
+import { wireModeEvents } from './agent/mode-events.js';
 import { fleetLogic, type FleetHost } from './fleet.js';
 import { inputIds } from './inputs/input-actor.js';
 import type { TickReport } from './loop.js';
@@ -103,9 +103,13 @@ export class Agent implements AgentControl {
   private readonly inputIdsOf = new Map<string, string[]>();
   private modeOutput: ModeOutput | null = null;
   private interactionLog: InteractionLog | undefined;
+  /** The mode as the mode machine last announced it (`mode.changed`); the restored or default mode before. */
   private lastMode: string;
+  /** The mode runs (`mode.ready` seen, no `mode.left` since). */
+  private running = false;
+  /** The root's lifecycle as this handle drove and heard it. */
+  private phase: 'new' | 'active' | 'stopping' | 'done' = 'new';
   private readonly safety: SafetySetup;
-  private lastValues: unknown;
   private stopReason = 'stopped';
 
   constructor(private readonly options: AgentOptions) {
@@ -143,7 +147,6 @@ export class Agent implements AgentControl {
       stateDir,
       write: options.write ?? (() => {}),
       toolsForMode: makeToolsForMode(options.plugins.descriptors.actions),
-      offerKeywords: (mode, text) => this.offerKeywords(mode, text),
       onTick: (mode, report) => this.onTick(mode, report),
       maxToolRounds: options.maxToolRounds ?? 3,
       interactions: () => (this.interactionLog ??= createInteractionLog(stateDir, this.configName, { logger: this.logger })),
@@ -161,63 +164,67 @@ export class Agent implements AgentControl {
       dispatchAction: (label, value, signal, mode) => this.actionOf(mode, label).run(value, signal),
       modeLogic: (name) => createModeLogic(name, modeDeps),
     });
-    const root = buildRootMachine({
-      modeMachine,
-      modeInput: restoreInput(loaded.config, store),
-      shutdownBudgetMs: options.shutdownBudgetMs ?? 10_000,
-      closeBudgetMs: options.closeBudgetMs ?? 5_000,
-      simulators: this.simulatorLogics(),
-      safety: { logic: governorMachine, input: this.safety.input },
-      // --- fleet channel (issue 18): the child `fleet` of the root, in `up` beside the simulators.
-      fleet: loaded.fleet
-        ? [
-            {
-              id: 'fleet',
-              logic: fleetLogic({
-                settings: loaded.fleet,
-                bus: this.bus,
-                control: this,
-                logger: this.logger,
-                stateDir,
-                ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}),
-                ...(options.fleet ? { host: options.fleet } : {}),
-                stopReason: () => this.stopReason,
-                track: this.cleanups.track,
-              }),
-            },
-          ]
-        : [],
-      // --- end fleet channel
-      closeAll: async () => {
-        await this.cleanups.settled();
-        await this.safety.store.flush();
-        // Interactions of the last ticks reach the disk before the process ends (appends never throw).
-        await this.interactionLog?.flush();
-      },
-      drain: () => this.cleanups.settled(),
-      onModesDone: (out) => (this.modeOutput = out),
-    });
-    this.actor = createActor(root, { clock, systemId: 'agent', ...(options.inspect ? { inspect: options.inspect } : {}) }) as Actor<AnyActorLogic>;
-    wireModeEvents(this.modesRef(), this.bus, {
-      onSnapshot: (s) => {
-        this.lastMode = s.context.mode;
-        // Context values (gps_fix, latitude, longitude from the GPS input or setContext) reach the governor's geofence.
-        if (s.context.values !== this.lastValues) {
-          this.lastValues = s.context.values;
-          this.governor()?.send({ type: 'safety.context', values: s.context.values });
-        }
-      },
+    const root = (modeInput: ReturnType<typeof restoreInput>) =>
+      buildRootMachine({
+        modeMachine,
+        modeInput,
+        shutdownBudgetMs: options.shutdownBudgetMs ?? 10_000,
+        closeBudgetMs: options.closeBudgetMs ?? 5_000,
+        simulators: this.simulatorLogics(),
+        safety: { logic: governorMachine, input: this.safety.input },
+        // --- fleet channel (issue 18): the child `fleet` of the root, in `up` beside the simulators.
+        fleet: loaded.fleet
+          ? [
+              {
+                id: 'fleet',
+                logic: fleetLogic({
+                  settings: loaded.fleet,
+                  bus: this.bus,
+                  control: this,
+                  logger: this.logger,
+                  stateDir,
+                  ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}),
+                  ...(options.fleet ? { host: options.fleet } : {}),
+                  stopReason: () => this.stopReason,
+                  track: this.cleanups.track,
+                }),
+              },
+            ]
+          : [],
+        // --- end fleet channel
+        closeAll: async () => {
+          await this.cleanups.settled();
+          await this.safety.store.flush();
+          // Interactions of the last ticks reach the disk before the process ends (appends never throw).
+          await this.interactionLog?.flush();
+        },
+        drain: () => this.cleanups.settled(),
+        onModesDone: (out) => (this.modeOutput = out),
+      });
+    const modeInput = restoreInput(loaded.config, store);
+    if (modeInput.initialMode && Object.hasOwn(loaded.config.modes, modeInput.initialMode)) this.lastMode = modeInput.initialMode;
+    this.actor = createActor(root(modeInput), { clock, systemId: 'agent', ...(options.inspect ? { inspect: options.inspect } : {}) }) as Actor<AnyActorLogic>;
+    // The mode machine tells what happens (the context values reach the governor from the machine itself).
+    wireModeEvents(this.ref('modes')!, this.bus, {
+      onChanged: (mode) => (this.lastMode = mode),
+      onRunning: (running) => (this.running = running),
     });
     this.done = new Promise<AgentOutcome>((resolve) => {
       this.actor.subscribe({
         complete: () => {
+          this.phase = 'done';
+          this.running = false;
           const out = this.modeOutput;
           const failed = out !== null && !out.ok;
           const code = failed ? 1 : 0;
           this.bus.emit({ type: 'agent.stopped', at: Date.now(), code });
           resolve({ code, reason: out?.reason ?? null, mode: out?.mode ?? this.lastMode });
         },
-        error: (err) => resolve({ code: 1, reason: describeError(err), mode: this.lastMode }),
+        error: (err) => {
+          this.phase = 'done';
+          this.running = false;
+          resolve({ code: 1, reason: describeError(err), mode: this.lastMode });
+        },
       });
     });
   }
@@ -225,25 +232,28 @@ export class Agent implements AgentControl {
   /** Starts the tree: simulators, on_startup hooks, then the first mode. */
   start(): void {
     this.bus.emit({ type: 'agent.started', at: Date.now(), config: this.configName, mode: this.currentMode() });
+    if (this.phase === 'new') this.phase = 'active';
     this.actor.start();
   }
 
   /** Asks for a graceful stop; `done` resolves when it is over. Repeated calls are ignored. */
   stop(reason: string): void {
-    if (this.actor.getSnapshot().status !== 'active') return;
+    // Before start the stop waits in the root's mailbox, as XState keeps events sent to an actor not started yet.
+    if (this.phase !== 'active' && this.phase !== 'new') return;
+    this.phase = 'stopping';
     this.bus.emit({ type: 'agent.stopping', at: Date.now(), reason });
     this.stopReason = reason;
     this.actor.send({ type: 'agent.stop', reason });
   }
 
+  /** The mode as the mode machine last announced it (`mode.changed`). */
   currentMode(): string {
-    return (this.modesRef()?.getSnapshot() as ModeSnapshot | undefined)?.context.mode ?? this.lastMode;
+    return this.lastMode;
   }
 
   /** True when the current mode runs (its on_entry hooks are done, its inputs and loop are up). */
   get ready(): boolean {
-    const snap = this.modesRef()?.getSnapshot() as (ModeSnapshot & { hasTag(t: string): boolean }) | undefined;
-    return snap?.status === 'active' && snap.hasTag('running');
+    return this.running;
   }
 
   /** The root actor (for inspection and tests that walk the tree). */
@@ -252,8 +262,8 @@ export class Agent implements AgentControl {
   }
 
   switchMode(mode: string, reason: string): Promise<{ ok: boolean; reason?: string }> {
-    const ref = this.modesRef();
-    if (!ref || this.actor.getSnapshot().status !== 'active') return Promise.resolve({ ok: false, reason: 'the agent is not running' });
+    const ref = this.ref('modes');
+    if (!ref || this.phase === 'done' || this.phase === 'new') return Promise.resolve({ ok: false, reason: 'the agent is not running' });
     return new Promise((resolve) => {
       const subs = [
         ref.on('mode.changed', (e: { to: string }) => e.to === mode && finish({ ok: true })),
@@ -275,7 +285,7 @@ export class Agent implements AgentControl {
     const mode = this.currentMode();
     const modeConfig = this.config.modes[mode];
     if (!modeConfig?.agent_inputs.some((i) => this.options.plugins.descriptors.inputs.get(i.type)?.typedText === true)) return false;
-    const ref = this.modeActor(mode);
+    const ref = this.ref(`mode:${mode}`);
     if (!ref) return false;
     ref.send({ type: 'mode.text', text });
     return true;
@@ -305,7 +315,7 @@ export class Agent implements AgentControl {
   /** Sets context values for `context_aware` rules (WebSim, the fleet channel); inputs publish theirs themselves. */
   setContext(values: Record<string, unknown>, source = 'control'): void {
     this.bus.emit({ type: 'context', at: Date.now(), source, values });
-    this.modesRef()?.send({ type: 'context.update', values });
+    this.ref('modes')?.send({ type: 'context.update', values });
   }
 
   // ---- Motion safety (issue 17): the governor `safety` is a child of the root, see actors/safety/. ----
@@ -334,24 +344,20 @@ export class Agent implements AgentControl {
   }
 
   private governor(): AnyActorRef | undefined {
-    return this.actor.getSnapshot().children.safety as AnyActorRef | undefined;
+    return this.ref('safety');
   }
 
   // ---- end of motion safety ----
 
-  private modesRef(): AnyActorRef {
-    return this.actor.getSnapshot().children.modes as AnyActorRef;
+  /** An actor of the tree by its system id (`modes`, `safety`, `mode:<name>`, `mode:<name>/action:<label>`); none when it is not running. */
+  private ref(systemId: string): AnyActorRef | undefined {
+    return this.actor.system.get(systemId) as AnyActorRef | undefined;
   }
 
-  private modeActor(mode: string): AnyActorRef | undefined {
-    return (this.modesRef()?.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> } | undefined)?.children?.[`mode:${mode}`];
-  }
-
-  /** The running parts of `mode` (its actions), or none when the mode actor is not running. */
+  /** The running parts of `mode` (its actions and inputs, by system id), or none when the mode actor is not running. */
   private partsOf(mode: string): ModeParts | undefined {
-    const ref = this.modeActor(mode);
     const config = this.config.modes[mode];
-    return ref && config ? modeParts(ref, modeActions(config), this.inputIdsOf.get(mode) ?? []) : undefined;
+    return this.ref(`mode:${mode}`) && config ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? []) : undefined;
   }
 
   /** The action `label` (llm_label, else name) of `mode`, for hooks; throws a clear error when it is absent. */
@@ -359,14 +365,6 @@ export class Agent implements AgentControl {
     const handle = this.partsOf(mode)?.handle(label);
     if (!handle) throw new Error(`mode ${mode} has no ${label === 'speak' ? 'speak action' : `action "${label}"`} running`);
     return handle;
-  }
-
-  /** Sends the tick's final texts to the mode machine; true when a keyword transition fired. */
-  private offerKeywords(mode: string, text: string): boolean {
-    const ref = this.modesRef();
-    if (!isActive(ref.getSnapshot() as never, mode)) return true;
-    ref.send({ type: 'input.text', text });
-    return !isActive(ref.getSnapshot() as never, mode);
   }
 
   private onTick(mode: string, report: TickReport): void {
@@ -410,10 +408,6 @@ export class Agent implements AgentControl {
       }),
     }));
   }
-}
-
-function isActive(s: ModeSnapshot & { hasTag(t: string): boolean }, mode: string): boolean {
-  return s.status === 'active' && s.context.mode === mode && s.hasTag('active');
 }
 
 interface RootParts {

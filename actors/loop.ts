@@ -16,6 +16,8 @@ export interface TickRequest {
   /** Scheduled slots skipped so far in this mode because a tick was still running. */
   skipped: number;
   wake: boolean;
+  /** Final texts (typed lines, final transcripts) that arrived since the last tick began, oldest first: the tick's to offer to keyword rules. */
+  finals?: readonly string[];
 }
 
 export interface TickResult {
@@ -53,9 +55,14 @@ interface LoopContext {
   /** A final input arrived while a tick ran: run one more at once when it ends. */
   wakePending: boolean;
   current: TickRequest | null;
+  /** Finals not yet handed to a tick (at most MAX_FINALS, oldest dropped). */
+  finals: readonly string[];
 }
 
-export type CortexLoopEvent = { type: 'loop.wake' };
+/** A final input arrived: run a tick now (or right after the running one); `text` is the final, kept for that tick's keyword rules. */
+export type CortexLoopEvent = { type: 'loop.wake'; text?: string };
+
+const MAX_FINALS = 100;
 
 /** Time of slot `k`: computed from the origin each time, so rounding never accumulates into drift. */
 export const slotTime = (origin: number, hertz: number, k: number): number => origin + (k * 1000) / hertz;
@@ -65,11 +72,25 @@ export const firstSlotFrom = (origin: number, hertz: number, t: number): number 
 
 const nowOf = (ctx: LoopContext) => (ctx.options.clock ?? realClock).now();
 
-function request(ctx: LoopContext, wake: boolean): TickRequest {
+/** The next tick's request; it takes the finals waiting so far (the loop's context keeps none of them). */
+function request(ctx: LoopContext, wake: boolean): Pick<LoopContext, 'current' | 'finals'> {
   const now = nowOf(ctx);
   const dueAt = wake ? now : slotTime(ctx.origin, ctx.hertz, ctx.next);
-  return { seq: ctx.seq, slot: wake ? -1 : ctx.next, dueAt, startedAt: now, latenessMs: Math.max(0, now - dueAt), skipped: ctx.skipped, wake };
+  const req: TickRequest = {
+    seq: ctx.seq,
+    slot: wake ? -1 : ctx.next,
+    dueAt,
+    startedAt: now,
+    latenessMs: Math.max(0, now - dueAt),
+    skipped: ctx.skipped,
+    wake,
+  };
+  if (ctx.finals.length) req.finals = ctx.finals;
+  return { current: req, finals: [] };
 }
+
+const keepFinal = (ctx: LoopContext, event: CortexLoopEvent): readonly string[] =>
+  event.text === undefined ? ctx.finals : [...ctx.finals, event.text].slice(-MAX_FINALS);
 
 function finish(ctx: LoopContext, outcome: { calledModel: boolean; error?: unknown }): Partial<LoopContext> {
   const req = ctx.current!;
@@ -113,22 +134,25 @@ export const cortexLoopMachine = setup({
     skipped: 0,
     wakePending: false,
     current: null,
+    finals: [],
   }),
   initial: 'waiting',
   states: {
     waiting: {
       always: [
-        { guard: 'wakePending', target: 'ticking', actions: assign(({ context }) => ({ wakePending: false, current: request(context, true) })) },
+        { guard: 'wakePending', target: 'ticking', actions: assign(({ context }) => ({ wakePending: false, ...request(context, true) })) },
         // A slot due now starts without a zero-delay timer (one event-loop turn less, and exact under a simulated clock).
-        { guard: 'dueNow', target: 'ticking', actions: assign(({ context }) => ({ current: request(context, false) })) },
+        { guard: 'dueNow', target: 'ticking', actions: assign(({ context }) => request(context, false)) },
       ],
-      after: { untilDue: { target: 'ticking', actions: assign(({ context }) => ({ current: request(context, false) })) } },
-      on: { 'loop.wake': { target: 'ticking', actions: assign(({ context }) => ({ current: request(context, true) })) } },
+      after: { untilDue: { target: 'ticking', actions: assign(({ context }) => request(context, false)) } },
+      on: {
+        'loop.wake': { target: 'ticking', actions: assign(({ context, event }) => request({ ...context, finals: keepFinal(context, event) }, true)) },
+      },
     },
     ticking: {
       tags: ['ticking'],
       entry: assign(({ context }) => ({ seq: context.seq + 1 })),
-      on: { 'loop.wake': { actions: assign({ wakePending: true }) } },
+      on: { 'loop.wake': { actions: assign(({ context, event }) => ({ wakePending: true, finals: keepFinal(context, event) })) } },
       invoke: {
         id: 'tick',
         src: 'tick',

@@ -19,6 +19,7 @@ import { cortexLoopMachine, type TickReport } from './loop.js';
 import { mcpHubOf, mcpServerMachine } from './mcp.js';
 import type { Clock } from './modes/types.js';
 import { runTick, speakHandle } from './tick.js';
+import { WakeGate } from '../src/cortex/wake.js';
 
 /** What every mode actor gets from the agent. */
 export interface ModeActorDeps {
@@ -33,8 +34,6 @@ export interface ModeActorDeps {
   /** Console connector output (the terminal view, or nothing). */
   write: (line: string) => void;
   toolsForMode: ToolsForMode;
-  /** Offers a tick's final texts to the mode machine's keyword rules; true when a transition fired. */
-  offerKeywords: (mode: string, text: string) => boolean;
   /** After every tick (events, metrics, watchdog). */
   onTick: (mode: string, report: TickReport) => void;
   /** Most model rounds per tick when MCP results are fed back. */
@@ -98,12 +97,18 @@ export interface ModeParts {
   inputs(): InputSlot[];
 }
 
-/** The parts of a running mode actor (`mode:<name>`), found through its children. */
-export function modeParts(self: AnyActorRef, actions: readonly ActionConfig[], inputIdsOfMode: readonly string[]): ModeParts {
+/** The system id of an actor of mode `mode` (`mode:<mode>/action:speak`, `mode:<mode>/input:TextInput`): unique in the agent, stable across entries. */
+export const modeMemberId = (mode: string, id: string): string => `mode:${mode}/${id}`;
+
+/** Anything that has the actor system (an actor ref, the agent's root). */
+type HasSystem = Pick<AnyActorRef, 'system'>;
+
+/** The parts of mode `mode`'s running actor, addressed through the actor system by system id. */
+export function modeParts(at: HasSystem, mode: string, actions: readonly ActionConfig[], inputIdsOfMode: readonly string[]): ModeParts {
   const cache = new WeakMap<AnyActorRef, ActionHandle>();
-  const children = () => (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
+  const get = (id: string) => at.system.get(modeMemberId(mode, id)) as AnyActorRef | undefined;
   const handleFor = (entry: ActionConfig): ActionHandle | undefined => {
-    const ref = children()[`action:${entry.llm_label}`];
+    const ref = get(`action:${entry.llm_label}`);
     if (!ref) return undefined;
     let h = cache.get(ref);
     if (!h) cache.set(ref, (h = handleOf(ref as ActionActorRef, entry)));
@@ -118,7 +123,7 @@ export function modeParts(self: AnyActorRef, actions: readonly ActionConfig[], i
     inputs: () => {
       const out: InputSlot[] = [];
       for (const id of inputIdsOfMode) {
-        const snap = children()[id]?.getSnapshot() as { context?: { slot?: InputSlot }; hasTag?: (t: string) => boolean } | undefined;
+        const snap = get(id)?.getSnapshot() as { context?: { slot?: InputSlot }; hasTag?: (t: string) => boolean } | undefined;
         if (snap?.context?.slot && snap.hasTag?.('listening')) out.push(snap.context.slot);
       }
       return out;
@@ -179,9 +184,10 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
 
   const invokeInputs = mode.agent_inputs.map((entry, i) => ({
     id: ids[i]!,
+    systemId: modeMemberId(name, ids[i]!),
     src: 'input' as const,
     input: ({ self }: { self: AnyActorRef }) => {
-      const parts = modeParts(self, actions, ids);
+      const parts = modeParts(self, name, actions, ids);
       const speaker = speakerOf(parts);
       return {
         id: ids[i]!,
@@ -206,6 +212,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
   }));
   const invokeMcp = mode.mcp_servers.map((server) => ({
     id: `mcp:${server.name}`,
+    systemId: modeMemberId(name, `mcp:${server.name}`),
     src: 'mcp' as const,
     input: { config: server, logger, bus: deps.bus, ...(deps.mcp ? { options: deps.mcp } : {}), ...(deps.track ? { track: deps.track } : {}) },
   }));
@@ -224,6 +231,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     context: { llm: undefined, lifetime: undefined, pendingText: [] },
     invoke: actions.map((entry) => ({
       id: `action:${entry.llm_label}`,
+      systemId: modeMemberId(name, `action:${entry.llm_label}`),
       src: 'action' as const,
       input: { entry, deps: actionDeps, ...(deps.track ? { track: deps.track } : {}) },
     })),
@@ -259,10 +267,17 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             id: 'loop',
             src: 'loop',
             input: ({ context, self }: { context: ModeCtx; self: AnyActorRef }) => {
-              const parts = modeParts(self, actions, ids);
-              const children = () => (self.getSnapshot() as { children: Record<string, AnyActorRef | undefined> }).children;
-              const hub = mcpIds.length ? mcpHubOf(() => mcpIds.map((id) => children()[id]).filter((r): r is AnyActorRef => r !== undefined)) : undefined;
+              const parts = modeParts(self, name, actions, ids);
+              const hub = mcpIds.length
+                ? mcpHubOf(() =>
+                    mcpIds.map((id) => self.system.get(modeMemberId(name, id)) as AnyActorRef | undefined).filter((r): r is AnyActorRef => r !== undefined),
+                  )
+                : undefined;
               const llm = context.llm!;
+              // What the model saw of each input: this run's own (plugins are new each run, so nothing carries over).
+              const wake = new WakeGate();
+              let offers = 0;
+              const keywords = (text: string) => offerKeywords(self, name, `${self.sessionId}:${++offers}`, text);
               return {
                 hertz: mode.hertz,
                 clock: deps.clock,
@@ -280,7 +295,8 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                       toolsForMode: deps.toolsForMode,
                       bus: deps.bus,
                       logger,
-                      keywords: (text) => deps.offerKeywords(name, text),
+                      keywords,
+                      wake,
                       skipIdle: skipIdleOf(mode, config.cortex_llm),
                       maxToolRounds: deps.maxToolRounds,
                       actions,
@@ -297,7 +313,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
         ],
         on: {
           'mode.standby': 'standby',
-          'input.message': { guard: 'final', actions: sendTo('loop', { type: 'loop.wake' }) },
+          'input.message': { guard: 'final', actions: sendTo('loop', ({ event }) => ({ type: 'loop.wake', text: (event as { text?: string }).text })) },
           'context.update': { actions: sendParent(({ event }) => event) },
           'mode.text': { guard: 'hasTextInput', actions: sendTo(textInput ?? 'none', ({ event }) => ({ type: 'input.text', text: event.text })) },
           'mode.flushText': {
@@ -310,6 +326,26 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
         },
       },
     },
+  });
+}
+
+/**
+ * Offers a tick's finals to the mode machine (`modes`) and waits for its answer (`keywords.answered`
+ * with the same id): true when a keyword rule fired or the mode is no longer the running one. A mode
+ * machine that is gone (the agent stops) answers true: the tick ends without the model.
+ */
+function offerKeywords(at: HasSystem, mode: string, id: string, text: string): Promise<boolean> {
+  const modes = at.system.get('modes') as AnyActorRef | undefined;
+  if (!modes) return Promise.resolve(true);
+  return new Promise<boolean>((resolve) => {
+    const answered = modes.on('keywords.answered', (e: { id: string; switched: boolean }) => {
+      if (e.id !== id) return;
+      ended.unsubscribe();
+      answered.unsubscribe();
+      resolve(e.switched);
+    });
+    const ended = modes.subscribe({ complete: () => resolve(true), error: () => resolve(true) });
+    modes.send({ type: 'input.text', text, mode, id });
   });
 }
 

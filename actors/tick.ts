@@ -10,7 +10,7 @@ import type { LlmAnswer, LlmPlugin } from '../src/cortex/llm.js';
 import { answerText, lastPrompt } from '../src/cortex/history.js';
 import type { TurnStage } from '../src/cortex/events.js';
 import { actionForTool } from '../src/cortex/tools.js';
-import { wakeGate, type WakeGate } from '../src/cortex/wake.js';
+import { WakeGate } from '../src/cortex/wake.js';
 import { descriptors, type Plugins } from '../src/plugins/index.js';
 import { describeError } from '../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
@@ -18,10 +18,11 @@ import type { InteractionRecord } from './actions/interactions.js';
 import { LiveHandout } from './live-handout.js';
 import { Turn } from './turn.js';
 
-/** A running input of the mode, with the final texts (typed lines, final transcripts) that arrived since the last tick. */
+/** A running input of the mode (its formatted buffer); the finals of a tick come with its request (the loop keeps them). */
 export interface TickInput {
   plugin: InputPlugin;
-  finals: string[];
+  /** Finals of this input for this tick, read (never changed) by the tick; the agent's loop gives them in the request instead. */
+  finals?: readonly string[];
 }
 
 export interface TickDeps {
@@ -41,10 +42,10 @@ export interface TickDeps {
    * Offers the tick's final texts to the mode machine's keyword rules; true when a transition fired
    * (the tick then ends without calling the model).
    */
-  keywords: (text: string) => boolean;
+  keywords: (text: string) => boolean | Promise<boolean>;
   /** Skip the model when no input has anything new, or nothing new that is a meaningful change (default true). */
   skipIdle: boolean;
-  /** What the model saw of each input, and what counts as news (default the agent's shared gate). */
+  /** What the model saw of each input, and what counts as news: the loop's own gate (without one, every text is news to a fresh gate). */
   wake?: WakeGate;
   /** Most model rounds per tick when MCP tool results are fed back (default 3). */
   maxToolRounds: number;
@@ -85,21 +86,24 @@ const describeAction = (deps: TickDeps) => (a: { name: string }) => (deps.plugin
 export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSignal): Promise<TickResult> {
   const now = deps.now ?? Date.now;
   const fused: FuserInput[] = [];
-  const finals: string[] = [];
+  const finals: string[] = [...(req.finals ?? [])];
   const before: Partial<Record<TurnStage, number>> = {};
   const texts: Array<[InputPlugin, string]> = [];
   for (const input of deps.inputs) {
     const text = input.plugin.formattedLatestBuffer();
     if (text !== undefined && text.trim()) fused.push({ descriptor: input.plugin.descriptor, text }), texts.push([input.plugin, text]);
-    finals.push(...input.finals.splice(0));
+    if (input.finals) finals.push(...input.finals);
     // Voice inputs say when the speech of these finals ended and when its transcript came (the turn's first stages).
     const marks = input.plugin.takeTurnMarks?.();
     if (marks?.speechEndAt !== undefined) before.speech_end = Math.min(before.speech_end ?? Infinity, marks.speechEndAt);
     if (marks?.finalAt !== undefined) before.final_transcript = Math.min(before.final_transcript ?? Infinity, marks.finalAt);
   }
-  if (finals.length && deps.keywords(finals.join('\n'))) return { calledModel: false };
+  if (finals.length) {
+    const switched = deps.keywords(finals.join('\n'));
+    if (switched === true || (switched !== false && (await switched))) return { calledModel: false };
+  }
   // Only a meaningful change of some input calls the model (each input's measure: src/cortex/wake.ts).
-  const gate = deps.wake ?? wakeGate;
+  const gate = deps.wake ?? new WakeGate();
   if (deps.skipIdle && !texts.some(([plugin, text]) => gate.isNews(plugin, text))) return { calledModel: false };
   for (const [plugin, text] of texts) gate.saw(plugin, text);
 

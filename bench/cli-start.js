@@ -19,7 +19,9 @@ const opt = (name, fallback) => {
 const RUNS = Number(opt('--runs', process.env.BENCH_RUNS ?? 11));
 const root = resolve(opt('--root', join(import.meta.dirname, '..')));
 const main = join(root, 'dist', 'src', 'cli', 'main.js');
-const TARGET_MS = 300;
+/** Issue 29's targets, above a bare node start measured in the same run. */
+const TARGET_MS = 150;
+const VERSION_TARGET_MS = 40;
 
 const stateDir = mkdtempSync(join(tmpdir(), 'cortexd-cli-start-'));
 const env = { ...process.env, CORTEX_STATE_DIR: stateDir, CORTEX_CONFIG_DIR: join(root, 'config'), NODE_OPTIONS: '' };
@@ -82,15 +84,20 @@ try {
     above_bare_node_ms: { version: round(med.version - med.bare_node), check_default: round(med.check_default - med.bare_node) },
     max_rss_mib: Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, round(median(v))])),
     all_ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, v.map(round)])),
-    target: `check default <= ${TARGET_MS} ms above bare node`,
+    target: `check default <= ${TARGET_MS} ms and --version <= ${VERSION_TARGET_MS} ms above bare node`,
   };
   console.log(JSON.stringify(result, null, 2));
   const over = result.above_bare_node_ms.check_default;
+  const overVersion = result.above_bare_node_ms.version;
+  const missed = [
+    ...(over > TARGET_MS ? [`check default is ${over} ms above bare node (target ${TARGET_MS} ms)`] : []),
+    ...(overVersion > VERSION_TARGET_MS ? [`--version is ${overVersion} ms above bare node (target ${VERSION_TARGET_MS} ms)`] : []),
+  ];
   const line =
     `cli-start: check default ${result.median_ms.check_default} ms (+${over} ms over bare node ${result.median_ms.bare_node} ms), ` +
     `--version ${result.median_ms.version} ms (+${result.above_bare_node_ms.version} ms); max RSS check ${result.max_rss_mib.check_default} MiB, ` +
     `version ${result.max_rss_mib.version} MiB, bare ${result.max_rss_mib.bare_node} MiB; median of ${RUNS}`;
-  console.log(over <= TARGET_MS ? `${line}; within target` : `${line}; MISSED target: check default is ${over} ms above bare node (target ${TARGET_MS} ms)`);
+  console.log(missed.length === 0 ? `${line}; within target` : `${line}; MISSED target: ${missed.join('; ')}`);
 } finally {
   rmSync(stateDir, { recursive: true, force: true });
 }

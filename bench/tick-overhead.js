@@ -5,9 +5,12 @@ import { runTick } from '../dist/actors/tick.js';
 import { createActionHandle } from '../dist/actors/actions/action.js';
 import { AgentBus } from '../dist/src/cortex/events.js';
 import { toolsForMode } from '../dist/src/cortex/tools.js';
+import { WakeGate } from '../dist/src/cortex/wake.js';
 import { builtinPlugins, resolvePlugins } from '../dist/actors/plugins.js';
 
 const N = Number(process.env.BENCH_N ?? 5000);
+/** Issue 29's target for the runtime's own share of a tick. */
+const TARGET_MS = 0.1;
 const logger = pino({ level: 'silent' });
 const bus = new AgentBus();
 bus.events$.subscribe(() => {}); // a reader, as --events or the view would be
@@ -59,6 +62,8 @@ const deps = {
   bus,
   logger,
   keywords: () => false,
+  // The loop's own gate, as the agent gives each run of a mode.
+  wake: new WakeGate(),
   skipIdle: true,
   maxToolRounds: 3,
 };
@@ -82,6 +87,5 @@ console.log(
     2,
   ),
 );
-console.log(
-  `tick overhead: ${overhead.toFixed(3)} ms per tick (10 inputs, 5 actions, 3 tool calls, instant model; bare call ${baselineMs.toFixed(4)} ms); target < 0.5 ms`,
-);
+const line = `tick overhead: ${overhead.toFixed(3)} ms per tick (10 inputs, 5 actions, 3 tool calls, instant model; bare call ${baselineMs.toFixed(4)} ms)`;
+console.log(overhead <= TARGET_MS ? `${line}; within target` : `${line}; MISSED target: ${overhead.toFixed(3)} ms per tick (target ${TARGET_MS} ms)`);

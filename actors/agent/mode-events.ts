@@ -1,25 +1,26 @@
 // Translates what the mode machine emits (mode changes, refusals, hook runs, timeouts) into agent bus events.
 import type { AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
-import type { ModeContext } from '../modes/context.js';
 import type { ModeEmitted } from '../modes/types.js';
 
-/** The parts of the mode machine's snapshot the agent follows. */
-export interface ModeSnapshot {
-  status: 'active' | 'done' | 'error' | 'stopped';
-  value: unknown;
-  context: ModeContext;
+/** What the agent's handle follows of the mode machine: the mode it is in, and whether that mode runs. */
+export interface ModeFollower {
+  onChanged: (mode: string) => void;
+  onRunning: (running: boolean) => void;
 }
 
 type Of<T extends ModeEmitted['type']> = Extract<ModeEmitted, { type: T }>;
 
 /**
- * Subscribes to the mode actor (before or after it starts): every emitted event goes on the bus,
- * every snapshot to `onSnapshot`. The subscriptions end with the actor.
+ * Listens to the mode actor (before or after it starts): every emitted event goes on the bus, and
+ * the mode changes and runs reach `follow`. The subscriptions end with the actor.
  */
-export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, hooks: { onSnapshot: (s: ModeSnapshot) => void }): void {
+export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, follow: ModeFollower): void {
   const at = () => Date.now();
+  ref.on('mode.ready', () => follow.onRunning(true));
+  ref.on('mode.left', () => follow.onRunning(false));
   ref.on('mode.changed', (e: Of<'mode.changed'>) => {
+    follow.onChanged(e.to);
     bus.emit({
       type: 'mode.changed',
       at: at(),
@@ -52,5 +53,5 @@ export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, hooks: { onSnaps
   );
   ref.on('memory.warning', (e: Of<'memory.warning'>) => bus.emit({ type: 'error', at: at(), source: 'mode_memory', message: e.message }));
   ref.on('startup.failed', (e: Of<'startup.failed'>) => bus.emit({ type: 'error', at: at(), source: 'startup', message: e.reason }));
-  ref.subscribe({ next: (s: unknown) => hooks.onSnapshot(s as ModeSnapshot), error: () => {} });
+  ref.subscribe({ complete: () => follow.onRunning(false), error: () => follow.onRunning(false) });
 }

@@ -8,13 +8,11 @@ import { backoffDelay } from '../../src/backoff.js';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
 import { forwardStreamEvents, toStreamEvent } from '../streams/stream-event.js';
 
-/** What the loop reads of a listening input: its plugin (formatted buffer) and the final texts since the last tick. */
+/** What the loop reads of a listening input: its plugin (formatted buffer). Its finals go to the loop as events. */
 export interface InputSlot {
   id: string;
   type: string;
   plugin: InputPlugin;
-  /** Final texts (typed lines, final transcripts) not yet offered to keyword rules; at most 100. */
-  finals: string[];
 }
 
 /** Builds a fresh plugin instance with the callbacks the input actor gives it. */
@@ -49,7 +47,9 @@ type Ev =
   | { type: 'input.context'; values: Record<string, unknown> };
 
 /** Events the input actor sends its parent (the mode actor). */
-export type InputParentEvent = { type: 'input.message'; id: string; final: boolean } | { type: 'context.update'; values: Record<string, unknown> };
+export type InputParentEvent =
+  | { type: 'input.message'; id: string; final: boolean; text: string }
+  | { type: 'context.update'; values: Record<string, unknown> };
 
 /** An error that retrying cannot cure (a refused key, a policy close): marked `fatal: true` by whoever throws it. */
 function isFatal(err: unknown): boolean {
@@ -57,7 +57,6 @@ function isFatal(err: unknown): boolean {
 }
 
 const DEFAULT_RESTART = { initialMs: 1000, maxMs: 30_000, healthyMs: 30_000 };
-const MAX_FINALS = 100;
 
 /**
  * Subscribes the plugin's raw stream for as long as it runs; every raw event is converted to text
@@ -78,12 +77,11 @@ const listen = fromCallback<
   const relay = session?.on('*', (e: { type: string }) => plugin.stream!.onEvent(e));
   const forward = session ? forwardStreamEvents(session, kind, plugin.type, (e) => input.bus.emit(e)) : undefined;
   if (session) {
-    const snap = session.getSnapshot() as { value: unknown; context?: { attempt?: number } };
-    const first = toStreamEvent(kind, plugin.type, { state: snap.value === 'connecting' ? 'connecting' : 'streaming', attempt: snap.context?.attempt ?? 0 });
-    if (first && typeof snap.value === 'string' && snap.value === 'connecting') {
-      input.bus.emit(first);
-      plugin.stream!.onEvent({ type: `${kind}.state`, state: 'connecting' });
-    }
+    // The session was spawned in this same step and starts in `connecting` (its connect is a promise, so it
+    // cannot have left it yet): its first state event went out before this listener, so it is said here.
+    const first = toStreamEvent(kind, plugin.type, { state: 'connecting', attempt: 0 });
+    if (first) input.bus.emit(first);
+    plugin.stream!.onEvent({ type: `${kind}.state`, state: 'connecting' });
   }
   // Failures the device recovers from itself (its own backoff) still reach the bus.
   const failures = plugin.deviceFailures$?.subscribe((f) =>
@@ -163,14 +161,14 @@ export const inputMachine = setup({
             const plugin = context.create({
               publishContext: (values) => self.send({ type: 'input.context', values }),
             });
-            return { slot: { id: context.id, type: context.type, plugin, finals: [] }, error: undefined };
+            return { slot: { id: context.id, type: context.type, plugin }, error: undefined };
           } catch (err) {
             return { slot: undefined, error: describeError(err) };
           }
         }),
         enqueueActions(({ context, enqueue }) => {
           const stream = context.slot?.plugin.stream;
-          if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, input: stream.input as SessionInput });
+          if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, systemId: streamSystemId(context), input: stream.input as SessionInput });
         }),
       ],
       exit: [stopChild('stream:asr'), stopChild('stream:vlm')],
@@ -187,10 +185,7 @@ export const inputMachine = setup({
           logger: context.logger,
           bus: context.bus,
           ...(context.track ? { track: context.track } : {}),
-          stream: () => {
-            const kind = context.slot?.plugin.stream?.kind;
-            return kind ? (self.getSnapshot().children as Record<string, AnyActorRef | undefined>)[`stream:${kind}`] : undefined;
-          },
+          stream: () => (context.slot?.plugin.stream ? (self.system.get(streamSystemId(context)) as AnyActorRef | undefined) : undefined),
         }),
       },
       after: { healthy: { actions: assign({ attempt: 0 }) } },
@@ -198,7 +193,6 @@ export const inputMachine = setup({
         'input.raw': {
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { message } = event;
-            const slot = context.slot!;
             context.bus.emit({
               type: 'input',
               at: message.timestamp,
@@ -207,12 +201,8 @@ export const inputMachine = setup({
               text: message.text,
               final: Boolean(message.final),
             });
-            if (message.final) {
-              slot.finals.push(message.text);
-              if (slot.finals.length > MAX_FINALS) slot.finals.shift();
-            }
             enqueue.assign({ attempt: 0 });
-            enqueue.sendParent({ type: 'input.message', id: context.id, final: Boolean(message.final) } satisfies InputParentEvent);
+            enqueue.sendParent({ type: 'input.message', id: context.id, final: Boolean(message.final), text: message.text } satisfies InputParentEvent);
           }),
         },
         'input.text': { actions: ({ context, event }) => context.slot?.plugin.acceptText?.(event.text) },
@@ -250,6 +240,9 @@ export const inputMachine = setup({
     failed: { tags: ['failed'] },
   },
 });
+
+/** The system id of an input's socket session (`<mode>/<input id>/stream`): unique in the agent, so the input addresses it without walking its children. */
+const streamSystemId = (ctx: Pick<Ctx, 'mode' | 'id'>): string => `mode:${ctx.mode}/${ctx.id}/stream`;
 
 /** The inspector ids of a mode's inputs: `input:<type>`, with `#<n>` (from 2) when a type repeats. */
 export function inputIds(types: readonly string[]): string[] {

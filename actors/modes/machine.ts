@@ -82,6 +82,19 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
     actors: { hookSequence, hook: hookMachine, ...modeLogics },
     actions: {
       assignValues: assign({ values: ({ context, event }) => updateValues(context.values, event) }),
+      // Context values (gps_fix, latitude, longitude) reach the safety governor's geofence, when it runs in this system.
+      tellGovernor: enqueueActions(({ context, system, enqueue }) => {
+        const governor = system.get('safety');
+        // biome-ignore lint/suspicious/noExplicitAny: the governor's events are not the mode machine's
+        if (governor) enqueue.sendTo(governor, { type: 'safety.context', values: context.values } as any);
+      }),
+      answerKeywords: enqueueActions(({ context, event, enqueue }, p: unknown) => {
+        const e = event as Extract<ModeEvent, { type: 'input.text' }>;
+        if (e.type !== 'input.text' || e.id === undefined) return;
+        const fired = (p as { fired: boolean }).fired;
+        enqueue.emit({ type: 'keywords.answered', id: e.id, switched: fired || (e.mode !== undefined && e.mode !== context.mode) });
+      }),
+      emitLeft: emit(({ context }) => ({ type: 'mode.left' as const, mode: context.mode })),
       markDirty: assign({ contextDirty: true }),
       clearDirty: assign({ contextDirty: false }),
       takeInputRule: assign(({ context, event }) =>
@@ -178,6 +191,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
       inputRule: ({ context, event }) =>
         event.type === 'input.text' &&
         typeof event.text === 'string' &&
+        (event.mode === undefined || event.mode === context.mode) &&
         selectInputRule(rules, context.mode, event.text, context.lastFired, now()) !== undefined,
       contextRuleAfterUpdate: ({ context, event }) =>
         selectContextRule(rules, context.mode, updateValues(context.values, event), context.lastFired, now()) !== undefined,
@@ -223,7 +237,8 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
       initial: 'entering',
       on: { 'agent.shutdown': '.shuttingDown' },
       meta: { display_name: mode.display_name, timeout_seconds: mode.timeout_seconds },
-      ...(hasActor ? { invoke: { id: actorId, src: actorId } } : {}),
+      // Its system id lets the agent and hooks address it (`system.get('mode:<name>')`) without walking the tree.
+      ...(hasActor ? { invoke: { id: actorId, systemId: actorId, src: actorId } } : {}),
       states: {
         // Start-up of the agent in this mode: on_startup hooks run with the mode's actions available.
         startup: {
@@ -255,7 +270,9 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
         },
         running: {
           tags: ['running'],
-          ...(hasActor ? { entry: sendTo(actorId, { type: 'mode.run' }), exit: sendTo(actorId, { type: 'mode.standby' }) } : {}),
+          ...(hasActor
+            ? { entry: sendTo(actorId, { type: 'mode.run' }), exit: [sendTo(actorId, { type: 'mode.standby' }), 'emitLeft'] }
+            : { exit: 'emitLeft' }),
           initial: 'active',
           states: {
             active: {
@@ -266,10 +283,13 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
                 { guard: 'dirty', actions: 'clearDirty' },
               ],
               on: {
-                'input.text': { guard: 'inputRule', target: exiting, actions: 'takeInputRule' },
+                'input.text': [
+                  { guard: 'inputRule', target: exiting, actions: ['takeInputRule', { type: 'answerKeywords', params: { fired: true } }] },
+                  { actions: { type: 'answerKeywords', params: { fired: false } } },
+                ],
                 'context.update': [
-                  { guard: 'contextRuleAfterUpdate', target: exiting, actions: ['assignValues', 'takeContextRule'] },
-                  { actions: 'assignValues' },
+                  { guard: 'contextRuleAfterUpdate', target: exiting, actions: ['assignValues', 'tellGovernor', 'takeContextRule'] },
+                  { actions: ['assignValues', 'tellGovernor'] },
                 ],
                 'mode.switch': [{ guard: 'manualAllowed', target: exiting, actions: 'takeManual' }, { actions: 'refuseManual' }],
               },
@@ -338,7 +358,9 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
       output: ({ context }: { context: ModeContext }) => ({ ok: context.failure === null, reason: context.failure, mode: context.mode }),
       on: {
         'mode.switch': { actions: 'refuseBusy' },
-        'context.update': { actions: ['assignValues', 'markDirty'] },
+        'context.update': { actions: ['assignValues', 'tellGovernor', 'markDirty'] },
+        // Offered while no mode runs (hooks, shutdown): the tick that offered ends without the model.
+        'input.text': { actions: { type: 'answerKeywords', params: { fired: true } } },
         'hook.ran': { actions: 'emitHookRun' },
         'hook.async': { actions: 'spawnAsyncHook' },
         'xstate.done.actor.*': { guard: 'hookOutput', actions: 'endAsyncHook' },

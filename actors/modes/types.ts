@@ -95,7 +95,12 @@ export interface HookRun {
 
 /** Events the mode machine accepts. `hook.ran` and `hook.async` are internal: hook sequences report to their machine with them. */
 export type ModeEvent =
-  | { type: 'input.text'; text: string }
+  /**
+   * Final texts offered to keyword rules. With `id`, the machine answers with the emitted
+   * `keywords.answered` (same id): `switched` true when a rule fired, or when `mode` (the mode that
+   * offers) is not the running mode any more (its tick then ends without asking the model).
+   */
+  | { type: 'input.text'; text: string; mode?: string; id?: string }
   | { type: 'hook.ran'; run: HookRun }
   | { type: 'hook.async'; input: HandlerInput; replyTo: import('xstate').AnyActorRef }
   | { type: 'mode.switch'; mode: string; reason?: string }
@@ -107,6 +112,9 @@ export type ModeEvent =
 export type ModeEmitted =
   | ({ type: 'mode.changed' } & TransitionRecord)
   | { type: 'mode.ready'; mode: string }
+  /** The mode left `running` (it starts exiting, or the agent shuts down): its inputs and loop stop. */
+  | { type: 'mode.left'; mode: string }
+  | { type: 'keywords.answered'; id: string; switched: boolean }
   | { type: 'mode.refused'; requested: string; reason: string }
   | { type: 'mode.aborted'; from: string; to: string; reason: string }
   | { type: 'mode.timeout'; mode: string; at: number }

@@ -103,6 +103,3 @@ export class WakeGate {
     this.seen.set(plugin, text);
   }
 }
-
-/** The gate of the running agent's ticks (state is per plugin instance, so one gate serves every mode). */
-export const wakeGate = new WakeGate();

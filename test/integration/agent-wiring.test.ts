@@ -310,3 +310,34 @@ t.test('text typed while a mode is entering (its on_entry hooks run) waits and r
   const heard = await a.waitFor<Ev<'input'>>((e) => e.type === 'input' && e.text === 'hello while entering', 'the typed text as input', 10_000);
   t.equal(heard.mode, 'a');
 });
+
+t.test(
+  'a typed keyword switches through the tick: the mode machine answers the offer, the tick skips the model, the handle follows the mode by events',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cortexd-wiring-'));
+    const loaded = build(
+      dir,
+      { a: {}, b: {} },
+      {
+        transition_rules: [{ from_mode: 'a', to_mode: 'b', transition_type: 'input_triggered', trigger_keywords: ['go to b'], priority: 1 }],
+      },
+    );
+    const a = await run(t, loaded, join(dir, 'state'));
+    t.equal(a.agent.currentMode(), 'a');
+    await a.say('a', 'please go to b now');
+    const changed = await a.waitFor<Ev<'mode.changed'>>((e) => e.type === 'mode.changed' && e.to === 'b', 'the switch to b');
+    t.match(changed, { from: 'a', to: 'b', trigger: 'input_triggered', reason: 'keyword "go to b"' });
+    t.equal(a.agent.currentMode(), 'b', 'currentMode() follows mode.changed');
+    await a.waitFor((e) => e.type === 'tick' && e.mode === 'b', 'a tick in b');
+    const heard = a.events.findIndex((e) => e.type === 'input' && e.text === 'please go to b now');
+    const asked = a.events.slice(heard).filter((e) => e.type === 'prompt' && e.mode === 'a');
+    t.same(asked, [], 'the tick that offered the keyword did not ask the model');
+    t.ok(a.agent.ready, 'ready once b runs (mode.ready)');
+    const left = new Promise<void>((resolve) => {
+      const sub = a.agent.bus.events$.subscribe((e) => e.type === 'agent.stopped' && (sub.unsubscribe(), resolve()));
+    });
+    a.agent.stop('done');
+    await left;
+    t.notOk(a.agent.ready, 'not ready once the agent stopped');
+  },
+);

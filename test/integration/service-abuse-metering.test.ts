@@ -1,7 +1,6 @@
 // Issue 20 rows 4 and 7 on loopback: concurrent chats cannot overdraw past the once-only allowance; null bodies and bogus upstream usage get exact answers.
 import t from 'tap';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startScriptedUpstream } from '../support/scripted-upstream.js';
 import { pino } from 'pino';
 import { startService } from '../../src/service/index.js';
 import { chatBounds } from '../../src/service/http/chat-metering.js';
@@ -10,45 +9,9 @@ import type { ServiceContext } from '../../src/service/context.js';
 
 const silent = pino({ level: 'silent' });
 
-/** A chat upstream that answers after `delayMs` with the usage `usage(body)` says; counts requests. */
-async function slowUpstream(delayMs: number, usage: (body: Record<string, unknown>) => unknown) {
-  let requests = 0;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let text = '';
-    req.on('data', (d) => (text += d));
-    req.on('end', () => {
-      requests++;
-      const body = JSON.parse(text) as Record<string, unknown>;
-      setTimeout(() => {
-        const base = { id: 'up', created: 1, model: body.model };
-        if (body.stream) {
-          res.writeHead(200, { 'content-type': 'text/event-stream' });
-          res.write(
-            `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'slow answer' }, finish_reason: 'stop' }] })}\n\n`,
-          );
-          res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage: usage(body) })}\n\n`);
-          res.end('data: [DONE]\n\n');
-        } else {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(
-            JSON.stringify({
-              ...base,
-              object: 'chat.completion',
-              choices: [{ index: 0, message: { role: 'assistant', content: 'slow answer' }, finish_reason: 'stop' }],
-              usage: usage(body),
-            }),
-          );
-        }
-      }, delayMs);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests: () => requests,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
+/** The shared scripted model as a slow upstream: "slow answer" after `delayMs`, with the usage `usage(body)` says. */
+const slowUpstream = (delayMs: number, usage: (body: Record<string, unknown>) => unknown) =>
+  startScriptedUpstream({ firstTokenMs: delayMs, tokensPerSecond: 1000, answer: () => ({ text: 'slow answer' }), usage });
 
 const post = (url: string, key: string, body: unknown) =>
   fetch(`${url}/api/core/provider_a/chat/completions`, {
@@ -87,7 +50,7 @@ t.test('row 4: 40 simultaneous chats of a free account against a slow upstream',
   const refused = answers.filter((a) => a.status === 402);
   t.equal(ok.length + refused.length, 40, 'each request is answered or refused with 402');
   t.equal(ok.length, Math.ceil(10_000 / reservationCu), 'admitted while the balance less open reservations was positive');
-  t.equal(upstream.requests(), ok.length, 'refused requests never reach the upstream');
+  t.equal(upstream.requests.length, ok.length, 'refused requests never reach the upstream');
   t.same(JSON.parse(refused[0]!.text), {
     error: 'Insufficient CU balance: the remaining compute units are reserved by requests in progress. Retry when they finish, or add prepaid credit.',
   });

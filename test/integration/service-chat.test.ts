@@ -3,7 +3,7 @@ import t from 'tap';
 import { createServer } from 'node:net';
 import { pino } from 'pino';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { startFakeUpstream } from '../fixtures/service/fake-upstream.js';
+import { startScriptedUpstream } from '../support/scripted-upstream.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -26,7 +26,14 @@ function chat(svc: RunningService, provider: string, body: unknown, headers: Rec
 const hello = { model: 'gen-4o', messages: [{ role: 'user', content: 'hello' }] };
 
 t.test('chat completions', async (t) => {
-  const upstream = await startFakeUpstream();
+  // The shared scripted model: a plain answer, at once, with the usage this test sets.
+  let usage = { prompt_tokens: 1000, completion_tokens: 2000, total_tokens: 3000 };
+  const upstream = await startScriptedUpstream({
+    firstTokenMs: 0,
+    tokensPerSecond: 1000,
+    answer: (body) => ({ text: body.stream ? 'Upstream' : 'Upstream says hi' }),
+    usage: () => usage,
+  });
   const deadPort = await freePortThenClosed();
   const svc = await startService({
     dbPath: ':memory:',
@@ -78,11 +85,11 @@ t.test('chat completions', async (t) => {
     await expect(await chat(svc, 'provider_a', { model: 'gen-4o' }, auth), 400, /^Invalid request: messages/);
     await expect(await chat(svc, 'provider_b', { ...hello, model: 'deep-chat' }, auth), 503, 'provider_b API key not configured');
     await expect(await chat(svc, 'provider_d', { ...hello, model: 'gk-4' }, auth), 503, 'Failed to connect to provider_d server');
-    upstream.failWith = { status: 400, message: 'bad thing' };
+    upstream.failNext = { status: 400, message: 'bad thing' };
     await expect(await chat(svc, 'provider_a', hello, auth), 400, 'provider_a upstream error 400: bad thing');
-    upstream.failWith = { status: 502, message: 'upstream down' };
+    upstream.failNext = { status: 502, message: 'upstream down' };
     await expect(await chat(svc, 'provider_a', hello, auth), 500, 'provider_a upstream error 502: upstream down');
-    upstream.garbage = true;
+    upstream.garbageNext = true;
     await expect(await chat(svc, 'provider_a', hello, auth), 500, 'provider_a upstream sent an invalid response');
     t.equal(svc.admin.keyInfo(info.id)?.total_cost, 0, 'failed requests cost nothing');
   });
@@ -104,7 +111,7 @@ t.test('chat completions', async (t) => {
   });
 
   t.test('SSE passthrough from the upstream', async (t) => {
-    upstream.usage = { prompt_tokens: 1_000_000, completion_tokens: 1_000_000, total_tokens: 2_000_000 };
+    usage = { prompt_tokens: 1_000_000, completion_tokens: 1_000_000, total_tokens: 2_000_000 };
     const res = await chat(svc, 'provider_a', { ...hello, model: 'gen-4o-mini', stream: true }, auth);
     t.equal(res.status, 200);
     t.match(res.headers.get('content-type'), /^text\/event-stream/);
@@ -144,7 +151,7 @@ t.test('chat completions', async (t) => {
 
   t.test('concurrent requests from several keys charge the right keys', async (t) => {
     const keys = ['k1', 'k2', 'k3'].map((u) => ({ user: u, ...svc.admin.createApiKey(u) }));
-    upstream.usage = { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 };
+    usage = { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 };
     const rounds = [1, 2, 3];
     await Promise.all(
       keys.flatMap((k, i) =>

@@ -11,8 +11,10 @@ export interface ScriptedUpstreamOptions {
   /** The answer: these tool calls (default: one `speak` with `sentence`). */
   toolCalls?: ScriptedCall[];
   sentence?: string;
-  /** Or a function of the request (its messages), for answers that depend on the prompt. */
-  answer?: (request: { messages: Array<{ role: string; content: unknown }> }) => { toolCalls?: ScriptedCall[]; text?: string };
+  /** Or a function of the request (its messages, `stream`, `model`...), for answers that depend on it. */
+  answer?: (request: ScriptedRequest['body']) => { toolCalls?: ScriptedCall[]; text?: string };
+  /** The `usage` the answer reports (default: 100 prompt tokens and one per token sent); may be anything, for tests of bogus usage. */
+  usage?: (request: ScriptedRequest['body']) => unknown;
   firstTokenMs?: number;
   tokensPerSecond?: number;
   /** Characters per token (the arguments JSON is cut into tokens of this size). Default 4. */
@@ -21,6 +23,9 @@ export interface ScriptedUpstreamOptions {
 
 export interface ScriptedRequest {
   at: number;
+  /** The request's path (`/v1/chat/completions`) and its authorization header, as the upstream got them. */
+  path: string;
+  authorization?: string;
   stream: boolean;
   body: { messages: Array<{ role: string; content: unknown }>; [k: string]: unknown };
   /** True when the client closed the connection before the answer ended (an aborted stream). */
@@ -33,6 +38,10 @@ export interface ScriptedUpstream {
   /** `http://127.0.0.1:PORT/v1`: requests go to `${baseUrl}/chat/completions`. */
   baseUrl: string;
   requests: ScriptedRequest[];
+  /** When set, the next request is answered with this status and `{error: {message}}` (then it clears). */
+  failNext?: { status: number; message: string };
+  /** When true, the next request is answered 200 with a body that is not JSON (then it clears). */
+  garbageNext?: boolean;
   close(): Promise<void>;
 }
 
@@ -55,6 +64,7 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
       timers.add(t);
     });
   const tokensOf = (text: string) => text.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? [];
+  const handle: ScriptedUpstream = { baseUrl: '', requests, close: async () => undefined };
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -66,14 +76,33 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
           return;
         }
         const body = JSON.parse(raw) as ScriptedRequest['body'];
-        const record: ScriptedRequest = { at: Date.now(), stream: Boolean(body.stream), body, aborted: false, tokensSent: 0 };
+        const record: ScriptedRequest = {
+          at: Date.now(),
+          path: req.url ?? '',
+          ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+          stream: Boolean(body.stream),
+          body,
+          aborted: false,
+          tokensSent: 0,
+        };
         requests.push(record);
+        if (handle.failNext) {
+          const f = handle.failNext;
+          handle.failNext = undefined;
+          res.writeHead(f.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: f.message } }));
+          return;
+        }
+        if (handle.garbageNext) {
+          handle.garbageNext = false;
+          res.writeHead(200, { 'content-type': 'application/json' }).end('<html>oops');
+          return;
+        }
         const script = options.answer?.(body) ?? { toolCalls: options.toolCalls ?? [{ name: 'speak', arguments: { sentence: options.sentence ?? 'Hello.' } }] };
         const calls = script.toolCalls ?? [];
         const args = calls.map((c) => JSON.stringify(c.arguments));
         const textTokens = tokensOf(script.text ?? '');
         const tokenCount = textTokens.length + args.reduce((n, a) => n + tokensOf(a).length, 0);
-        const usage = { prompt_tokens: 100, completion_tokens: tokenCount, total_tokens: 100 + tokenCount };
+        const usage = options.usage ? options.usage(body) : { prompt_tokens: 100, completion_tokens: tokenCount, total_tokens: 100 + tokenCount };
         const base = { id: `chatcmpl-${requests.length}`, created: Math.floor(Date.now() / 1000), model: String(body.model ?? 'scripted') };
         let finished = false;
         res.on('close', () => {
@@ -136,14 +165,12 @@ export async function startScriptedUpstream(options: ScriptedUpstreamOptions = {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const t of timers) clearTimeout(t);
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  handle.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  handle.close = () =>
+    new Promise<void>((r) => {
+      for (const t of timers) clearTimeout(t);
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return handle;
 }

@@ -1,0 +1,106 @@
+// Benchmark: resident memory of the default agent in idle, after a spell of explore (camera, OpenCV, speech), and back in idle: what a mode starts, it must stop.
+// Usage: node bench/mode-memory.js [--seconds 60] [--settle 10]   (after npm run build; default 20 s of explore)
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import { freePort, startAgent } from './lib/agent.js';
+
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] !== undefined ? Number(args[i + 1]) : fallback;
+};
+/** Seconds in explore (the issue's figure is 60; the default is short for a quick run). */
+const EXPLORE_S = opt('--seconds', 20);
+/** Seconds in idle before each idle sample (inputs stopped, a GC or two). */
+const SETTLE_S = opt('--settle', 10);
+const TARGET_MB = 20;
+const ROOT = join(import.meta.dirname, '..');
+
+const rssMb = (pid) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const round = (x) => Math.round(x * 10) / 10;
+
+/** The shipped default configuration with WebSim on a free port (and its media and hooks beside it). */
+async function defaultConfig() {
+  const dir = mkdtempSync(join(tmpdir(), 'cortexd-mode-memory-'));
+  const port = await freePort();
+  const text = readFileSync(join(ROOT, 'config', 'default.json5'), 'utf8').replaceAll(
+    'simulators: [{ type: "WebSim" }]',
+    `simulators: [{ type: "WebSim", config: { port: ${port} } }]`,
+  );
+  writeFileSync(join(dir, 'default.json5'), text);
+  cpSync(join(ROOT, 'config', 'media'), join(dir, 'media'), { recursive: true });
+  cpSync(join(ROOT, 'config', 'hooks'), join(dir, 'hooks'), { recursive: true });
+  return { dir, config: join(dir, 'default.json5'), state: join(dir, 'state'), port };
+}
+
+/** WebSim's socket, as a person's browser uses it: switches modes. */
+async function webSim(port) {
+  const end = Date.now() + 15_000;
+  for (;;) {
+    try {
+      const ws = await new Promise((resolve, reject) => {
+        const s = new WebSocket(`ws://127.0.0.1:${port}/events`, { headers: { Origin: `http://127.0.0.1:${port}` } });
+        s.once('open', () => resolve(s));
+        s.once('error', reject);
+      });
+      let id = 0;
+      return { switchMode: (mode) => ws.send(JSON.stringify({ type: 'mode.switch', mode, id: ++id })), close: () => ws.close() };
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await sleep(100);
+    }
+  }
+}
+
+const d = await defaultConfig();
+const agent = startAgent(d.config, d.state);
+// A bare node process sampled alike: what the machine's own drift looks like over the same minutes.
+const { spawn } = await import('node:child_process');
+const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+try {
+  await agent.waitFor((e) => e.type === 'tick', 30_000, 'the first tick');
+  await agent.waitFor((e) => e.type === 'simulator.ready', 30_000, 'WebSim');
+  const sim = await webSim(d.port);
+  await sleep(SETTLE_S * 1000);
+  const idleBefore = rssMb(agent.child.pid);
+  const bareBefore = rssMb(bare.pid);
+
+  const since = agent.events.length;
+  sim.switchMode('explore');
+  await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'explore', 30_000, 'the switch to explore');
+  await sleep(EXPLORE_S * 1000);
+  const inExplore = rssMb(agent.child.pid);
+  const left = agent.events.slice(since).some((e) => e.type === 'mode.changed' && e.from === 'explore');
+
+  const back = agent.events.length;
+  sim.switchMode('idle');
+  if (!left) await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'idle' && agent.events.indexOf(e) >= back, 30_000, 'the switch back to idle');
+  await sleep(SETTLE_S * 1000);
+  const idleAfter = rssMb(agent.child.pid);
+  const bareAfter = rssMb(bare.pid);
+  sim.close();
+
+  const growth = idleAfter - idleBefore;
+  const result = {
+    explore_seconds: EXPLORE_S,
+    settle_seconds: SETTLE_S,
+    rss_mb: { idle_before: round(idleBefore), explore: round(inExplore), idle_after: round(idleAfter) },
+    back_in_idle_over_before_mb: round(growth),
+    bare_node_mb: { before: round(bareBefore), after: round(bareAfter) },
+    explore_left_early: left,
+    target: `back in idle within ${TARGET_MB} MB of idle before`,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  const line = `mode-memory: idle ${round(idleBefore)} MB -> explore ${round(inExplore)} MB (${EXPLORE_S} s) -> idle ${round(idleAfter)} MB (+${round(growth)} MB; bare node ${round(bareBefore)} -> ${round(bareAfter)} MB)`;
+  console.log(growth <= TARGET_MB ? `${line}; within target` : `${line}; MISSED target: ${round(growth)} MB above idle before (target ${TARGET_MB} MB)`);
+} finally {
+  bare.kill('SIGKILL');
+  await agent.stop();
+  rmSync(d.dir, { recursive: true, force: true });
+}
