@@ -66,11 +66,17 @@ async function tickCost(record) {
     toolsForMode,
     bus,
     logger,
+    keywords: () => false,
+    skipIdle: true,
+    maxToolRounds: 3,
   };
-  for (let i = 0; i < 200; i++) seq++, await runTick(deps, seq);
+  const signal = new AbortController().signal;
+  // The same call as bench/tick-overhead.js makes.
+  const tick = () => runTick(deps, { seq: seq++, slot: seq, dueAt: 0, startedAt: 0, latenessMs: 0, skipped: 0, wake: false }, signal);
+  for (let i = 0; i < 200; i++) await tick();
   const t0 = process.cpuUsage();
   const w0 = performance.now();
-  for (let i = 0; i < N; i++) seq++, await runTick(deps, seq);
+  for (let i = 0; i < N; i++) await tick();
   // The recorder's writing loop runs between ticks on the same thread: its work counts, so wait for it.
   const stats = capture ? await capture.close() : undefined;
   const cpu = process.cpuUsage(t0);

@@ -5,7 +5,8 @@ import type { InputMessage } from '../../src/cortex/input.js';
 import type { LlmAnswer, LlmPlugin } from '../../src/cortex/llm.js';
 import { pluginRegistry } from '../../src/plugins/resolve.js';
 import type { PluginLoaders, PluginRegistry } from '../../src/plugins/types.js';
-import { BufferedInput } from '../inputs/buffered-input.js';
+import { batteryChanged, gpsChanged, visionChanged, type VisionFact } from '../../src/cortex/wake.js';
+import { type BufferPolicy, BufferedInput } from '../inputs/buffered-input.js';
 import type { Clock } from '../modes/types.js';
 
 /** Delivers recorded messages to the replay inputs of a type that are listening now (the current mode's). */
@@ -31,19 +32,59 @@ export class ReplayFeeds {
   }
 }
 
+/**
+ * How an input buffers and wakes the model, as its plugin does (actors/inputs/*): what decides when
+ * the replay calls the model. A type not listed buffers everything and wakes on any new text.
+ */
+interface InputBehaviour {
+  policy: BufferPolicy;
+  /** Voice inputs keep finals only: partial transcripts never enter the prompt. */
+  finalsOnly?: boolean;
+  changed?: (config: Record<string, unknown>) => (previous: string, next: string) => boolean;
+}
+
+const num = (v: unknown, d: number) => (typeof v === 'number' ? v : d);
+const vision: InputBehaviour = {
+  policy: 'latest',
+  changed: (c) => (a, b) => visionChanged(a, b, Array.isArray(c.wake_on) ? (c.wake_on as VisionFact[]) : undefined),
+};
+const INPUT_BEHAVIOURS: Record<string, InputBehaviour> = {
+  SpeechlabASRInput: { policy: 'all', finalsOnly: true },
+  SpeechbASRInput: { policy: 'all', finalsOnly: true },
+  VLMInput: vision,
+  LocalVLMInput: vision,
+  BatteryInput: { policy: 'latest', changed: (c) => (a, b) => batteryChanged(a, b, num(c.wake_percent_step, 10)) },
+  GpsInput: { policy: 'latest', changed: (c) => (a, b) => gpsChanged(a, b, num(c.wake_distance_m, 25)) },
+};
+
 class ReplayInput extends BufferedInput<InputMessage> {
+  private readonly isChanged: ((previous: string, next: string) => boolean) | undefined;
   constructor(
     type: string,
+    config: Record<string, unknown>,
     descriptor: string,
     private readonly feeds: ReplayFeeds,
   ) {
-    super({ type, descriptor, bufferSize: 50, policy: 'all' });
+    const behaviour = INPUT_BEHAVIOURS[type];
+    const wake = config.wake;
+    super({
+      type,
+      descriptor,
+      bufferSize: num(config.buffer_size, 50),
+      policy: behaviour?.policy ?? 'all',
+      ...(behaviour?.finalsOnly ? { keep: (m: InputMessage) => m.final === true } : {}),
+      ...(wake === 'change' || wake === 'always' || wake === 'never' ? { wake } : {}),
+    });
+    this.isChanged = behaviour?.changed?.(config);
   }
   protected source(): Observable<InputMessage> {
     return this.feeds.listen(this.type);
   }
   protected toMessage(raw: InputMessage): InputMessage | undefined {
     return raw;
+  }
+  protected override changed(previous: string, next: string): boolean {
+    return this.isChanged ? this.isChanged(previous, next) : true;
   }
 }
 
@@ -53,23 +94,44 @@ class ReplayInput extends BufferedInput<InputMessage> {
  */
 export type RecordedOutcome = ({ answer: Pick<LlmAnswer, 'text' | 'toolCalls' | 'model'>; streamed: boolean } | { error: string }) & {
   latencyMs: number;
-  /** When the run had it, ms after the run's start: the replay serves it then (or at once when it is late). */
-  atMs: number;
+  /** When the run asked, ms after the run's start. */
+  askedAtMs: number;
 };
 
 /**
- * Serves the recorded outcomes of each mode in their order, after their recorded latency on the
- * replay's clock; a streamed answer goes through the observer as a stream does (so speech is cut into
- * the same sentences). Past the last outcome, an empty answer (the replay asked more than the run did).
+ * Serves the recorded outcomes of each mode by when they were asked: a call gets the next outcome of
+ * its mode asked within `toleranceMs(mode)` of it (outcomes the replay never asked for are skipped
+ * and counted), after the recorded latency on the replay's clock; a call with no such outcome gets an
+ * empty answer at once (counted). A streamed answer goes through the observer as a stream does (so
+ * speech is cut into the same sentences).
  */
 export class RecordedModel {
   private readonly next = new Map<string, number>();
-  /** Calls that had no recorded outcome left. */
+  /** Calls that had no recorded outcome near them. */
   extra = 0;
+  /** Recorded outcomes no replayed call asked for. */
+  missed = 0;
   constructor(
     private readonly outcomes: Map<string, RecordedOutcome[]>,
     private readonly clock: Pick<Clock, 'setTimeout' | 'clearTimeout' | 'now'>,
+    private readonly toleranceMs: (mode: string) => number,
   ) {}
+
+  /** The outcome for a call in `mode` now, or undefined. */
+  private take(mode: string): RecordedOutcome | undefined {
+    const list = this.outcomes.get(mode) ?? [];
+    const now = this.clock.now();
+    const tolerance = this.toleranceMs(mode);
+    let k = this.next.get(mode) ?? 0;
+    while (k < list.length && list[k]!.askedAtMs < now - tolerance) k++, this.missed++;
+    const outcome = list[k];
+    if (!outcome || outcome.askedAtMs > now + tolerance) {
+      this.next.set(mode, k);
+      return undefined;
+    }
+    this.next.set(mode, k + 1);
+    return outcome;
+  }
 
   private wait(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -82,15 +144,12 @@ export class RecordedModel {
     return {
       type: 'RecordedModel',
       ask: async (_request, signal, observer) => {
-        const m = mode();
-        const k = this.next.get(m) ?? 0;
-        this.next.set(m, k + 1);
-        const outcome = this.outcomes.get(m)?.[k];
+        const outcome = this.take(mode());
         if (!outcome) {
           this.extra++;
           return { toolCalls: [], model: 'recorded', latencyMs: 0 };
         }
-        await this.wait(Math.max(0, outcome.atMs - this.clock.now()), signal);
+        await this.wait(outcome.latencyMs, signal);
         if ('error' in outcome) throw new Error(outcome.error);
         const { answer } = outcome;
         if (outcome.streamed && observer) {
@@ -108,7 +167,18 @@ export class RecordedModel {
   }
 }
 
-const descriptorDefaults: Record<string, string> = { TextInput: 'Voice (typed)' };
+/** The descriptors the plugins use when the config names none (the prompt's line prefix, for `--model live`). */
+const descriptorDefaults: Record<string, string> = {
+  TextInput: 'Voice (typed)',
+  SpeechlabASRInput: 'Voice',
+  SpeechbASRInput: 'Voice',
+  VLMInput: 'Vision',
+  LocalVLMInput: 'Vision',
+  BatteryInput: 'Battery',
+  GpsInput: 'GPS',
+  SerialReader: 'Serial',
+  MqttInput: 'MQTT',
+};
 
 /** Connectors that carry out nothing: the action actor, its queue, its events and the safety governor's gate all run as recorded. */
 const sinkConnector = (name: string): ActionConnector => ({
@@ -131,8 +201,9 @@ export function replayRegistry(base: PluginRegistry, options: ReplayRegistryOpti
   const inputs: PluginLoaders['inputs'] = {};
   for (const d of base.descriptors.inputs.all())
     inputs[d.type] = async () => (raw) => {
-      const descriptor = (raw as { descriptor?: unknown } | undefined)?.descriptor;
-      return new ReplayInput(d.type, typeof descriptor === 'string' ? descriptor : (descriptorDefaults[d.type] ?? d.type), options.feeds);
+      const config = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+      const descriptor = typeof config.descriptor === 'string' ? config.descriptor : (descriptorDefaults[d.type] ?? d.type);
+      return new ReplayInput(d.type, config, descriptor, options.feeds);
     };
   const connectors: PluginLoaders['connectors'] = {};
   for (const [action, byName] of Object.entries(base.loaders.connectors)) {

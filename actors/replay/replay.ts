@@ -24,7 +24,7 @@ export interface ReplayOptions {
   model: 'recorded' | 'live';
   cloud?: CloudClient;
   logger: Logger;
-  /** Largest step of the simulated clock, ms (default 50: timers fire in order within it). */
+  /** Largest step of the simulated clock, ms (default 100: timers due within one step fire in order at its end). */
   stepMs?: number;
   /** Simulated time after the last recorded event when the recording has no stop (a killed run), ms (default 3000). */
   tailMs?: number;
@@ -39,8 +39,9 @@ export interface ReplayResult {
   wallMs: number;
   /** Recorded inputs that no input of the replay's mode took (the replay's mode differed). */
   undelivered: number;
-  /** Model calls of the replay with no recorded answer left (recorded model only). */
+  /** Model calls of the replay with no recorded answer near them, and recorded answers no call asked for (recorded model only). */
   extraModelCalls: number;
+  missedModelCalls: number;
 }
 
 type Ev = Record<string, unknown> & { type: string; at: number };
@@ -61,8 +62,8 @@ function outcomesOf(events: Ev[], start: number): Map<string, RecordedOutcome[]>
     const key = `${mode}#${String(e.tick)}`;
     const list = out.get(mode) ?? [];
     const latencyMs = typeof e.latency_ms === 'number' ? e.latency_ms : Math.max(0, e.at - (prompts.get(key) ?? e.at));
-    const atMs = e.at - start;
-    if (e.type === 'model.error') list.push({ error: String(e.error), latencyMs, atMs });
+    const askedAtMs = e.at - latencyMs - start;
+    if (e.type === 'model.error') list.push({ error: String(e.error), latencyMs, askedAtMs });
     else {
       const calls = Array.isArray(e.tool_calls) ? (e.tool_calls as Array<{ name: string; arguments: unknown }>) : [];
       list.push({
@@ -73,7 +74,7 @@ function outcomesOf(events: Ev[], start: number): Map<string, RecordedOutcome[]>
         },
         streamed: streamed.has(key),
         latencyMs,
-        atMs,
+        askedAtMs,
       });
     }
     out.set(mode, list);
@@ -98,7 +99,10 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
   const bus = new AgentBus();
   const loaded = replayConfig(options.loaded);
   let agent: Agent | undefined;
-  const model = options.model === 'recorded' ? new RecordedModel(outcomesOf(events, start), clock) : undefined;
+  const model =
+    options.model === 'recorded'
+      ? new RecordedModel(outcomesOf(events, start), clock, (mode) => 1.5 * (1000 / (loaded.config.modes[mode]?.hertz ?? 1)) + 250)
+      : undefined;
   const registry = replayRegistry(options.registry, {
     feeds,
     ...(model ? { model } : {}),
@@ -123,7 +127,7 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
     });
     const running = agent;
     running.start();
-    const stepMs = options.stepMs ?? 50;
+    const stepMs = options.stepMs ?? 100;
     const advanceTo = async (t: number) => {
       while (clock.now() < t) {
         clock.increment(Math.min(stepMs, t - clock.now()));
@@ -168,5 +172,6 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
     wallMs: performance.now() - wallStart,
     undelivered,
     extraModelCalls: model?.extra ?? 0,
+    missedModelCalls: model?.missed ?? 0,
   };
 }

@@ -112,7 +112,8 @@ export async function runReplay(file: string, opts: ReplayCliOptions): Promise<n
         `replayed ${(result.simulatedMs / 1000).toFixed(1)} s in ${(result.wallMs / 1000).toFixed(2)} s (${speed.toFixed(0)}x real time), model ${opts.model ?? 'recorded'}: ${result.recorded.length} recorded decisions, ${result.replayed.length} replayed`,
       );
       if (result.undelivered > 0) out(`${result.undelivered} recorded inputs found no such input in the replay's mode`);
-      if (result.extraModelCalls > 0) out(`${result.extraModelCalls} model calls had no recorded answer left (answered with nothing)`);
+      if (result.extraModelCalls > 0) out(`${result.extraModelCalls} model calls of the replay had no recorded answer near them (answered with nothing)`);
+      if (result.missedModelCalls > 0) out(`${result.missedModelCalls} recorded model calls were not asked again`);
       if (result.diff.same) out('same decisions');
       else for (const line of formatDiff(result.diff)) out(line);
     }
