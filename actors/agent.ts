@@ -17,6 +17,7 @@ import type { CloudClient } from '../src/cloud/client.js';
 import type { LoadedConfig } from '../src/config/schema.js';
 import type { AgentControl, MediaPreview, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
+import type { MediaTap } from '../src/cortex/input.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { makeToolsForMode } from '../src/cortex/tools.js';
 import type { Plugins } from '../src/plugins/types.js';
@@ -64,6 +65,8 @@ export interface AgentOptions {
   runtimeDir?: string | false;
   /** The fleet channel's link to `cortexd run` (reload); the channel runs when the configuration has `fleet` settings. */
   fleet?: FleetHost;
+  /** A recording or live view (`--record`, `--foxglove`): inputs give it the frames they send and the audio they hear. */
+  media?: MediaTap;
 }
 
 /** How the agent ended: code 0 after a normal stop, 1 when the start-up failed (reason says why). */
@@ -152,6 +155,7 @@ export class Agent implements AgentControl {
       interactions: () => (this.interactionLog ??= createInteractionLog(stateDir, this.configName, { logger: this.logger })),
       track: this.cleanups.track,
       ...(options.mcp ? { mcp: options.mcp } : {}),
+      ...(options.media ? { media: options.media } : {}),
       safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
     };
     const modeMachine = createModeMachine(loaded.config, {

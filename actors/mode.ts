@@ -8,6 +8,7 @@ import type { ActionHandle, ToolsForMode } from '../src/cortex/contracts.js';
 import type { AgentBus } from '../src/cortex/events.js';
 import type { LlmPlugin } from '../src/cortex/llm.js';
 import type { Plugins } from '../src/plugins/types.js';
+import type { MediaTap } from '../src/cortex/input.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { historyFileOf } from '../src/cortex/history-store.js';
 import { describeError } from '../src/errors.js';
@@ -43,6 +44,8 @@ export interface ModeActorDeps {
   /** Given the asynchronous stops of what stopping actors release (connectors, plugins), so the agent can wait for them. */
   track?: (closing: Promise<unknown>) => void;
   mcp?: McpOptions;
+  /** Copies of the media inputs send and hear (recording, live view). */
+  media?: MediaTap;
   /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
   safetyNotice?: (mode: string) => string | undefined;
 }
@@ -205,6 +208,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             ...(deps.cloud ? { cloud: deps.cloud } : {}),
             speakerBusy$: speaker.busy$,
             interruptSpeaker: speaker.interrupt,
+            ...(deps.media ? { media: deps.media } : {}),
             ...callbacks,
           }),
       };

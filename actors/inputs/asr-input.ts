@@ -27,7 +27,7 @@ export interface AsrInputDeps {
   /** Another voice detector (tests); default the WebRTC one. */
   detector?: () => VoiceDetector | Promise<VoiceDetector>;
   speaker?: SpeakerControl;
-  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext'>>;
+  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'media'>>;
 }
 
 /** The recognition socket stopped for good (a refused key, a policy close): retrying cannot help. */
@@ -106,6 +106,7 @@ export class AsrInput extends BufferedInput<AsrRaw> {
         const last = this.levelRead ? undefined : this.level;
         this.level = last ? { rms_dbfs: Math.max(last.rms_dbfs, level.rms_dbfs), peak_dbfs: Math.max(last.peak_dbfs, level.peak_dbfs), at: level.at } : level;
         this.levelRead = false;
+        deps.ctx?.media?.audio(type, chunk, microphone.rate, Date.now());
       }),
       catchError((err: unknown) => {
         this.events$.error(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));

@@ -39,7 +39,7 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   constructor(
     private readonly config: LocalVLMInputConfig,
     private readonly camera: Camera,
-    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'> & Partial<Pick<InputContext, 'media'>>,
   ) {
     super({
       type: 'LocalVLMInput',
@@ -84,13 +84,18 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
     },
   };
 
-  /** Analyses one frame and, while someone watches, keeps it as JPEG (encoded off the event loop, before the frame is released). */
+  /**
+   * Analyses one frame and, while someone watches or a recording runs, keeps it as JPEG (encoded off the
+   * event loop, before the frame is released) and hands it to the recording.
+   */
   private async analyse(analyser: VisionAnalyser, frame: Frame): Promise<{ analysis: FrameAnalysis; at: number }> {
     const analysis = await analyser.analyseMat(frame.mat);
-    if (Date.now() < this.watchedUntil) {
+    const media = this.ctx?.media;
+    if (Date.now() < this.watchedUntil || media) {
       try {
         const encoded = await encodeJpeg(frame, 70);
         this.lastJpeg = { jpeg: encoded.jpeg, at: frame.capturedAt };
+        media?.frame(this.type, encoded.jpeg, frame.capturedAt);
       } catch (err) {
         this.logger?.warn(`LocalVLMInput: preview frame not encoded: ${describeError(err)}`);
       }

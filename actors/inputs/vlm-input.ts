@@ -22,7 +22,7 @@ export interface VisionRaw {
 export interface VlmInputDeps {
   connect: LinkConnector;
   camera: Camera;
-  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext'>>;
+  ctx?: Partial<Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'media'>>;
   /** Extra stream options (tests replace the encoder or the sender's scheduler). */
   stream?: Partial<Pick<VlmStreamOptions, 'encode' | 'sender' | 'now'>>;
 }
@@ -68,6 +68,7 @@ export class VlmInput extends BufferedInput<VisionRaw> {
       quality: config.quality,
       timing: { connectTimeoutMs: config.connect_timeout_ms, backoffMaxMs: config.backoff_max_ms },
       ...deps.stream,
+      ...(deps.ctx?.media ? { onSent: (jpeg: Buffer, atMs: number) => deps.ctx?.media?.frame('VLMInput', jpeg, atMs) } : {}),
     });
     this.stream = { kind: 'vlm', input: this.session.input, onEvent: (e) => this.onSessionEvent(e) };
   }

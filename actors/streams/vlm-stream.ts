@@ -30,6 +30,8 @@ export interface VlmStreamOptions {
   sender?: FrameSenderOptions;
   /** Replaces the JPEG encoder (tests without OpenCV); default `encodeJpegLatest(quality)`. */
   encode?: OperatorFunction<Frame, EncodedFrame>;
+  /** Hears every JPEG handed to a socket, with its capture time in ms (a recording, a live view); must not keep it. */
+  onSent?: (jpeg: Buffer, atMs: number) => void;
 }
 
 /** Maps a vision socket message to `vlm.*` events: `{vlm_reply}` is a description, `{error}` a reported error. */
@@ -94,7 +96,11 @@ export function vlmSession(options: Omit<VlmStreamOptions, 'systemId' | 'clock' 
       counters,
       attach: (link) =>
         sender.attach({
-          sendFrame: (jpeg, ts) => link.sendFrame?.(jpeg, ts) ?? false,
+          sendFrame: (jpeg, ts) => {
+            const sent = link.sendFrame?.(jpeg, ts) ?? false;
+            if (sent) options.onSent?.(jpeg, ts * 1000);
+            return sent;
+          },
           bufferedAmount: () => link.bufferedAmount(),
         }),
       detach: () => sender.detach(),

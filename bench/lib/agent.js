@@ -5,9 +5,9 @@ import { join } from 'node:path';
 
 export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
 
-/** Starts an agent; `waitFor(pred, ms)` resolves with the first event matching (since the start). */
-export function startAgent(config, stateDir, env = {}) {
-  const child = spawn(process.execPath, [MAIN, 'run', '--config', config, '--events'], {
+/** Starts an agent (`args`: more `run` options); `waitFor(pred, ms)` resolves with the first event matching (since the start). */
+export function startAgent(config, stateDir, env = {}, args = []) {
+  const child = spawn(process.execPath, [MAIN, 'run', '--config', config, '--events', ...args], {
     env: { ...process.env, CORTEX_STATE_DIR: stateDir, CORTEX_LOG_LEVEL: 'warn', NOTIFY_SOCKET: '', CORTEX_METRICS_PORT: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { ModeMemoryStore } from '../modes/memory.js';
 import type { Plugins } from '../plugins/types.js';
 import { EXIT, errLine, oneLine, warnLine } from './output.js';
+import { startRunCapture } from './run-capture.js';
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
@@ -61,6 +62,13 @@ export function parseDuration(text: string): number {
   return ms;
 }
 
+/** A positive number option (`--record-keep 3`); anything else is a usage error. */
+function positiveNumber(text: string): number {
+  const n = Number(text);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError(`not a positive number: "${text}"`);
+  return n;
+}
+
 /** True when something accepts TCP connections at the host and port of `url` (within 1 s). */
 function listening(url: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -89,6 +97,13 @@ export interface RunOptions {
   inspect?: string | boolean;
   /** Reload the configuration file when it is saved (checked like a fleet reload; a file another user can write is treated as pushed). */
   watch?: boolean;
+  /** `--record FILE.mcap` and its limits. */
+  record?: string;
+  recordRotateMb?: number;
+  recordKeep?: number;
+  recordFps?: number;
+  /** `--foxglove [PORT]`: true for the default port. */
+  foxglove?: number | true;
 }
 
 /** Closes what run opened, in order, each bounded so a stuck close cannot hold the exit. */
@@ -186,6 +201,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     };
   };
   const eventLines = opts.events ? attachEventLines(bus) : undefined;
+  const capture = opts.record || opts.foxglove !== undefined ? await startRunCapture(bus, loaded, opts) : undefined;
   const inspectUrl = opts.inspect ? (typeof opts.inspect === 'string' ? opts.inspect : 'ws://localhost:8080') : undefined;
   if (inspectUrl) {
     if (await listening(inspectUrl)) errLine(`cortexd: --inspect: sending the statecharts to ${inspectUrl}`);
@@ -213,6 +229,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       memory: memoryOf(l, first),
       write: view ? (line) => view.consoleLine(line) : () => {},
       ...(inspector ? { inspect: inspector.inspect } : {}),
+      ...(capture ? { media: capture.media } : {}),
       fleet: { reload: (text, origin) => reload(text, origin, { fleet: true, pushed: true }) },
       onTick: (mode, report) => {
         lastTick = Date.now();
@@ -393,6 +410,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   await bounded('service', service.close(), 2000, logger);
   if (metricsServer) await bounded('metrics', metricsServer.stop(), 1000, logger);
   if (inspector) inspector.stop();
+  if (capture) await bounded('recording', capture.close(), 5000, logger);
   view?.detach();
   eventLines?.unsubscribe();
   bus.complete();
@@ -416,6 +434,18 @@ export function register(program: Command): void {
     .option('--events', 'print one JSON line per agent event on stdout instead of the terminal view')
     .option('--inspect [url]', 'send the statecharts to the Stately inspector (default ws://localhost:8080)')
     .option('--watch', 'reload the configuration file when it is saved (a file another user can write starts no program the allowlist does not name)')
+    .option(
+      '--record <file>',
+      'record the run to an MCAP file (events, camera frames, microphone audio, model calls); open it in Foxglove, replay it with cortexd replay',
+    )
+    .option('--record-rotate-mb <n>', 'start a new file past this size, keeping the older ones as FILE.1.mcap, FILE.2.mcap... (default 256)', positiveNumber)
+    .option('--record-keep <n>', 'older recording files kept (default 5)', positiveNumber)
+    .option('--record-fps <n>', 'camera frames per second kept in the recording (default: every frame sent)', positiveNumber)
+    .option('--foxglove [port]', 'serve the same channels live to Foxglove or Lichtblick on ws://127.0.0.1:PORT (default 8765)', (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`not a port: "${v}"`);
+      return n;
+    })
     .action(async (name: string | undefined, opts: RunOptions) => {
       const code = await runAgent(name, opts);
       process.exitCode = code;

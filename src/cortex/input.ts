@@ -114,6 +114,14 @@ export interface InputContext {
    * actor hands them to the mode machine as `context.update`.
    */
   publishContext?: (values: Record<string, unknown>) => void;
+  /** A recording or live view of the run (`--record`, `--foxglove`): inputs hand it the frames they send and the audio they hear. */
+  media?: MediaTap;
+}
+
+/** Receives copies of media as it passes (never kept by the input); a slow receiver drops, it never delays the input. */
+export interface MediaTap {
+  frame(input: string, jpeg: Buffer, atMs: number): void;
+  audio(input: string, pcm: Buffer, rate: number, atMs: number): void;
 }
 
 export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;

@@ -1,0 +1,221 @@
+// The plugins of a replay: each input becomes a feed of its recorded messages, each connector a sink that only reports, and (with --model recorded) the model serves the recorded answers.
+import { Observable, type Subscriber } from 'rxjs';
+import type { ActionConnector } from '../../src/cortex/action.js';
+import type { InputMessage } from '../../src/cortex/input.js';
+import type { LlmAnswer, LlmPlugin } from '../../src/cortex/llm.js';
+import { pluginRegistry } from '../../src/plugins/resolve.js';
+import type { PluginLoaders, PluginRegistry } from '../../src/plugins/types.js';
+import { batteryChanged, gpsChanged, visionChanged, type VisionFact } from '../../src/cortex/wake.js';
+import { type BufferPolicy, BufferedInput } from '../inputs/buffered-input.js';
+import type { Clock } from '../modes/types.js';
+
+/** Delivers recorded messages to the replay inputs of a type that are listening now (the current mode's). */
+export class ReplayFeeds {
+  private readonly listeners = new Map<string, Set<Subscriber<InputMessage>>>();
+
+  /** Hands `message` to every listening input of `type`; false when none listens (the replay's mode has no such input). */
+  push(type: string, message: InputMessage): boolean {
+    const subs = this.listeners.get(type);
+    if (!subs?.size) return false;
+    // A copy: an input that starts while this message is handled (a keyword switched the mode) must not get it too.
+    for (const s of [...subs]) s.next(message);
+    return true;
+  }
+
+  listen(type: string): Observable<InputMessage> {
+    return new Observable<InputMessage>((sub) => {
+      const set = this.listeners.get(type) ?? new Set();
+      this.listeners.set(type, set);
+      set.add(sub);
+      return () => set.delete(sub);
+    });
+  }
+}
+
+/**
+ * How an input buffers and wakes the model, as its plugin does (actors/inputs/*): what decides when
+ * the replay calls the model. A type not listed buffers everything and wakes on any new text.
+ */
+interface InputBehaviour {
+  policy: BufferPolicy;
+  /** Voice inputs keep finals only: partial transcripts never enter the prompt. */
+  finalsOnly?: boolean;
+  changed?: (config: Record<string, unknown>) => (previous: string, next: string) => boolean;
+}
+
+const num = (v: unknown, d: number) => (typeof v === 'number' ? v : d);
+const vision: InputBehaviour = {
+  policy: 'latest',
+  changed: (c) => (a, b) => visionChanged(a, b, Array.isArray(c.wake_on) ? (c.wake_on as VisionFact[]) : undefined),
+};
+const INPUT_BEHAVIOURS: Record<string, InputBehaviour> = {
+  SpeechlabASRInput: { policy: 'all', finalsOnly: true },
+  SpeechbASRInput: { policy: 'all', finalsOnly: true },
+  VLMInput: vision,
+  LocalVLMInput: vision,
+  BatteryInput: { policy: 'latest', changed: (c) => (a, b) => batteryChanged(a, b, num(c.wake_percent_step, 10)) },
+  GpsInput: { policy: 'latest', changed: (c) => (a, b) => gpsChanged(a, b, num(c.wake_distance_m, 25)) },
+};
+
+class ReplayInput extends BufferedInput<InputMessage> {
+  private readonly isChanged: ((previous: string, next: string) => boolean) | undefined;
+  constructor(
+    type: string,
+    config: Record<string, unknown>,
+    descriptor: string,
+    private readonly feeds: ReplayFeeds,
+  ) {
+    const behaviour = INPUT_BEHAVIOURS[type];
+    const wake = config.wake;
+    super({
+      type,
+      descriptor,
+      bufferSize: num(config.buffer_size, 50),
+      policy: behaviour?.policy ?? 'all',
+      ...(behaviour?.finalsOnly ? { keep: (m: InputMessage) => m.final === true } : {}),
+      ...(wake === 'change' || wake === 'always' || wake === 'never' ? { wake } : {}),
+    });
+    this.isChanged = behaviour?.changed?.(config);
+  }
+  protected source(): Observable<InputMessage> {
+    return this.feeds.listen(this.type);
+  }
+  protected toMessage(raw: InputMessage): InputMessage | undefined {
+    return raw;
+  }
+  protected override changed(previous: string, next: string): boolean {
+    return this.isChanged ? this.isChanged(previous, next) : true;
+  }
+}
+
+/**
+ * What the model answered, in order, per mode: an answer (`streamed` when the run spoke it as it
+ * arrived) or an error, and how long it took, so the replay's ticks see the answer when the run did.
+ */
+export type RecordedOutcome = ({ answer: Pick<LlmAnswer, 'text' | 'toolCalls' | 'model'>; streamed: boolean } | { error: string }) & {
+  latencyMs: number;
+  /** When the run asked, ms after the run's start. */
+  askedAtMs: number;
+};
+
+/**
+ * Serves the recorded outcomes of each mode by when they were asked: a call gets the next outcome of
+ * its mode asked within `toleranceMs(mode)` of it (outcomes the replay never asked for are skipped
+ * and counted), after the recorded latency on the replay's clock; a call with no such outcome gets an
+ * empty answer at once (counted). A streamed answer goes through the observer as a stream does (so
+ * speech is cut into the same sentences).
+ */
+export class RecordedModel {
+  private readonly next = new Map<string, number>();
+  /** Calls that had no recorded outcome near them. */
+  extra = 0;
+  /** Recorded outcomes no replayed call asked for. */
+  missed = 0;
+  constructor(
+    private readonly outcomes: Map<string, RecordedOutcome[]>,
+    private readonly clock: Pick<Clock, 'setTimeout' | 'clearTimeout' | 'now'>,
+    private readonly toleranceMs: (mode: string) => number,
+  ) {}
+
+  /** The outcome for a call in `mode` now, or undefined. */
+  private take(mode: string): RecordedOutcome | undefined {
+    const list = this.outcomes.get(mode) ?? [];
+    const now = this.clock.now();
+    const tolerance = this.toleranceMs(mode);
+    let k = this.next.get(mode) ?? 0;
+    while (k < list.length && list[k]!.askedAtMs < now - tolerance) k++, this.missed++;
+    const outcome = list[k];
+    if (!outcome || outcome.askedAtMs > now + tolerance) {
+      this.next.set(mode, k);
+      return undefined;
+    }
+    this.next.set(mode, k + 1);
+    return outcome;
+  }
+
+  private wait(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const id = this.clock.setTimeout(() => resolve(), ms);
+      signal.addEventListener('abort', () => (this.clock.clearTimeout(id), reject(signal.reason ?? new Error('aborted'))), { once: true });
+    });
+  }
+
+  plugin(mode: () => string): LlmPlugin {
+    return {
+      type: 'RecordedModel',
+      ask: async (_request, signal, observer) => {
+        const outcome = this.take(mode());
+        if (!outcome) {
+          this.extra++;
+          return { toolCalls: [], model: 'recorded', latencyMs: 0 };
+        }
+        await this.wait(outcome.latencyMs, signal);
+        if ('error' in outcome) throw new Error(outcome.error);
+        const { answer } = outcome;
+        if (outcome.streamed && observer) {
+          observer.firstToken?.(Date.now());
+          if (answer.text) observer.text?.(answer.text);
+          answer.toolCalls.forEach((call, i) => {
+            observer.toolCallStarted?.(i, call.name, call.id);
+            observer.toolCallProgress?.(i, call.arguments);
+            observer.toolCallDone?.(i, call);
+          });
+        }
+        return { ...answer, latencyMs: outcome.latencyMs, streamed: outcome.streamed && observer !== undefined };
+      },
+    };
+  }
+}
+
+/** The descriptors the plugins use when the config names none (the prompt's line prefix, for `--model live`). */
+const descriptorDefaults: Record<string, string> = {
+  TextInput: 'Voice (typed)',
+  SpeechlabASRInput: 'Voice',
+  SpeechbASRInput: 'Voice',
+  VLMInput: 'Vision',
+  LocalVLMInput: 'Vision',
+  BatteryInput: 'Battery',
+  GpsInput: 'GPS',
+  SerialReader: 'Serial',
+  MqttInput: 'MQTT',
+};
+
+/** Connectors that carry out nothing: the action actor, its queue, its events and the safety governor's gate all run as recorded. */
+const sinkConnector = (name: string): ActionConnector => ({
+  name,
+  run: async () => undefined,
+  stop: async () => undefined,
+  halt: async () => undefined,
+});
+
+export interface ReplayRegistryOptions {
+  feeds: ReplayFeeds;
+  /** Serves recorded answers instead of the configured model (`--model recorded`). */
+  model?: RecordedModel;
+  /** The mode running now (the recorded model answers per mode). */
+  currentMode: () => string;
+}
+
+/** `base` with every input, connector and (optionally) model replaced; descriptors (args, motion flags, typed text) are kept. */
+export function replayRegistry(base: PluginRegistry, options: ReplayRegistryOptions): PluginRegistry {
+  const inputs: PluginLoaders['inputs'] = {};
+  for (const d of base.descriptors.inputs.all())
+    inputs[d.type] = async () => (raw) => {
+      const config = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+      const descriptor = typeof config.descriptor === 'string' ? config.descriptor : (descriptorDefaults[d.type] ?? d.type);
+      return new ReplayInput(d.type, config, descriptor, options.feeds);
+    };
+  const connectors: PluginLoaders['connectors'] = {};
+  for (const [action, byName] of Object.entries(base.loaders.connectors)) {
+    connectors[action] = {};
+    for (const name of Object.keys(byName)) connectors[action]![name] = async () => () => sinkConnector(name);
+  }
+  const llms: PluginLoaders['llms'] = {};
+  for (const [type, loader] of Object.entries(base.loaders.llms)) {
+    const model = options.model;
+    llms[type] = model ? async () => () => model.plugin(options.currentMode) : loader;
+  }
+  const simulators: PluginLoaders['simulators'] = {};
+  for (const type of Object.keys(base.loaders.simulators)) simulators[type] = async () => () => ({ start: async () => undefined, stop: async () => undefined });
+  return pluginRegistry(base.descriptors, { inputs, llms, connectors, simulators });
+}

@@ -1,0 +1,177 @@
+// Replays a recording through an agent on a simulated clock: the recorded inputs, context values and manual switches at their times, and compares the decisions.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { SimulatedClock } from 'xstate';
+import type { CloudClient } from '../../src/cloud/client.js';
+import type { LoadedConfig } from '../../src/config/schema.js';
+import { type AgentEvent, AgentBus } from '../../src/cortex/events.js';
+import { type Decision, type DecisionDiff, decisionsOf, diffDecisions } from '../../src/record/decisions.js';
+import { EVENT_PREFIX } from '../../src/record/channels.js';
+import type { Recording } from '../../src/record/reader.js';
+import { resolvePlugins } from '../../src/plugins/resolve.js';
+import type { PluginRegistry } from '../../src/plugins/types.js';
+import { Agent } from '../agent.js';
+import { RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './plugins.js';
+
+export interface ReplayOptions {
+  recording: Recording;
+  /** The configuration to replay against (the recorded one, or a changed copy). */
+  loaded: LoadedConfig;
+  registry: PluginRegistry;
+  /** `recorded`: the recorded answers, no network; `live`: the configured model through `cloud`. */
+  model: 'recorded' | 'live';
+  cloud?: CloudClient;
+  logger: Logger;
+  /** Largest step of the simulated clock, ms (default 100: timers due within one step fire in order at its end). */
+  stepMs?: number;
+  /** Simulated time after the last recorded event when the recording has no stop (a killed run), ms (default 3000). */
+  tailMs?: number;
+}
+
+export interface ReplayResult {
+  recorded: Decision[];
+  replayed: Decision[];
+  diff: DecisionDiff;
+  /** Simulated ms replayed and wall ms it took. */
+  simulatedMs: number;
+  wallMs: number;
+  /** Recorded inputs that no input of the replay's mode took (the replay's mode differed). */
+  undelivered: number;
+  /** Model calls of the replay with no recorded answer near them, and recorded answers no call asked for (recorded model only). */
+  extraModelCalls: number;
+  missedModelCalls: number;
+}
+
+type Ev = Record<string, unknown> & { type: string; at: number };
+
+/** Lets promise chains and I/O callbacks run between clock steps. */
+const settle = async () => {
+  for (let i = 0; i < 4; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
+function outcomesOf(events: Ev[], start: number): Map<string, RecordedOutcome[]> {
+  const out = new Map<string, RecordedOutcome[]>();
+  // A tick whose turn streamed (its turn event comes after its answer).
+  const streamed = new Set(events.filter((e) => e.type === 'turn' && e.streamed === true).map((e) => `${String(e.mode)}#${String(e.tick)}`));
+  const prompts = new Map(events.filter((e) => e.type === 'prompt').map((e) => [`${String(e.mode)}#${String(e.tick)}`, e.at]));
+  for (const e of events) {
+    if (e.type !== 'model.answer' && e.type !== 'model.error') continue;
+    const mode = String(e.mode);
+    const key = `${mode}#${String(e.tick)}`;
+    const list = out.get(mode) ?? [];
+    const latencyMs = typeof e.latency_ms === 'number' ? e.latency_ms : Math.max(0, e.at - (prompts.get(key) ?? e.at));
+    const askedAtMs = e.at - latencyMs - start;
+    if (e.type === 'model.error') list.push({ error: String(e.error), latencyMs, askedAtMs });
+    else {
+      const calls = Array.isArray(e.tool_calls) ? (e.tool_calls as Array<{ name: string; arguments: unknown }>) : [];
+      list.push({
+        answer: {
+          ...(typeof e.text === 'string' ? { text: e.text } : {}),
+          toolCalls: calls.map((c) => ({ name: c.name, arguments: c.arguments })),
+          model: String(e.model ?? 'recorded'),
+        },
+        streamed: streamed.has(key),
+        latencyMs,
+        askedAtMs,
+      });
+    }
+    out.set(mode, list);
+  }
+  return out;
+}
+
+/** A configuration as replay runs it: no fleet channel, no MCP servers started, memory and the e-stop socket off. */
+function replayConfig(loaded: LoadedConfig): LoadedConfig {
+  const modes = Object.fromEntries(Object.entries(loaded.config.modes).map(([k, m]) => [k, { ...m, mcp_servers: [] }]));
+  const { fleet: _fleet, ...rest } = loaded;
+  return { ...rest, config: { ...loaded.config, modes, mode_memory_enabled: false } as LoadedConfig['config'] };
+}
+
+export async function replayRecording(options: ReplayOptions): Promise<ReplayResult> {
+  const wallStart = performance.now();
+  const events = options.recording.messages.filter((m) => m.topic.startsWith(EVENT_PREFIX)).map((m) => m.value as Ev);
+  const start = events.find((e) => e.type === 'agent.started')?.at ?? events[0]?.at ?? 0;
+  const end = events.at(-1)?.at ?? start;
+  const feeds = new ReplayFeeds();
+  const clock = new SimulatedClock();
+  const bus = new AgentBus();
+  const loaded = replayConfig(options.loaded);
+  let agent: Agent | undefined;
+  const model =
+    options.model === 'recorded'
+      ? new RecordedModel(outcomesOf(events, start), clock, (mode) => 1.5 * (1000 / (loaded.config.modes[mode]?.hertz ?? 1)) + 250)
+      : undefined;
+  const registry = replayRegistry(options.registry, {
+    feeds,
+    ...(model ? { model } : {}),
+    currentMode: () => agent?.currentMode() ?? loaded.config.default_mode,
+  });
+  const plugins = await resolvePlugins(registry, loaded.config);
+  const stateDir = await mkdtemp(join(tmpdir(), 'cortexd-replay-'));
+  const replayed: Ev[] = [];
+  const sub = bus.events$.subscribe((e: AgentEvent) => replayed.push({ ...(e as unknown as Ev), at: start + clock.now() }));
+  let undelivered = 0;
+  try {
+    agent = new Agent({
+      loaded,
+      plugins,
+      bus,
+      clock,
+      logger: options.logger,
+      memory: false,
+      stateDir,
+      runtimeDir: false,
+      ...(options.cloud ? { cloud: options.cloud } : {}),
+    });
+    const running = agent;
+    running.start();
+    const stepMs = options.stepMs ?? 100;
+    const advanceTo = async (t: number) => {
+      while (clock.now() < t) {
+        clock.increment(Math.min(stepMs, t - clock.now()));
+        await settle();
+      }
+    };
+    await settle();
+    const inputsOf = (e: Ev) => e.type === 'input' || e.type === 'context' || (e.type === 'mode.changed' && e.trigger === 'manual');
+    for (const e of events.filter(inputsOf)) {
+      await advanceTo(e.at - start);
+      if (e.type === 'input') {
+        const delivered = feeds.push(String(e.input), { timestamp: e.at / 1000, text: String(e.text), final: Boolean(e.final) });
+        if (!delivered) undelivered++;
+      } else if (e.type === 'context') {
+        if (e.values && typeof e.values === 'object') running.setContext(e.values as Record<string, unknown>, String(e.source ?? 'replay'));
+      } else {
+        void running.switchMode(String(e.to), 'replayed manual switch');
+      }
+      await settle();
+    }
+    // The run's own stop, when it was recorded; else a tail in which what the last inputs started can finish.
+    const stopping = events.find((e) => e.type === 'agent.stopping')?.at;
+    await advanceTo(stopping !== undefined ? stopping - start : end - start + (options.tailMs ?? 3000));
+    running.stop('replay finished');
+    let finished = false;
+    void running.done.then(() => (finished = true));
+    for (let i = 0; i < 2000 && !finished; i++) {
+      clock.increment(stepMs);
+      await settle();
+    }
+  } finally {
+    sub.unsubscribe();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+  const recordedDecisions = decisionsOf(events);
+  const replayedDecisions = decisionsOf(replayed);
+  return {
+    recorded: recordedDecisions,
+    replayed: replayedDecisions,
+    diff: diffDecisions(recordedDecisions, replayedDecisions),
+    simulatedMs: clock.now(),
+    wallMs: performance.now() - wallStart,
+    undelivered,
+    extraModelCalls: model?.extra ?? 0,
+    missedModelCalls: model?.missed ?? 0,
+  };
+}

@@ -1,0 +1,46 @@
+// `run --record` and `run --foxglove`: starts the capture of a run (the recording file, the live Foxglove socket) and says where it goes.
+import { readFile } from 'node:fs/promises';
+import JSON5 from 'json5';
+import type { LoadedConfig } from '../config/schema.js';
+import type { AgentBus } from '../cortex/events.js';
+import { CortexError, describeError } from '../errors.js';
+import { errLine } from './output.js';
+import type { RunOptions } from './run.js';
+
+/** The default port of Foxglove's WebSocket protocol. */
+export const FOXGLOVE_PORT = 8765;
+
+export async function startRunCapture(bus: AgentBus, loaded: LoadedConfig, opts: RunOptions) {
+  const { startCapture } = await import('../record/capture.js');
+  // The file as written (variables not expanded, so no secret from the environment enters it); secret fields are blanked by the capture.
+  let config: unknown;
+  try {
+    config = { file: loaded.file, config: JSON5.parse(await readFile(loaded.file, 'utf8')) };
+  } catch {
+    config = undefined;
+  }
+  try {
+    const capture = await startCapture({
+      bus,
+      ...(opts.record
+        ? {
+            record: {
+              file: opts.record,
+              ...(opts.recordRotateMb ? { rotateBytes: opts.recordRotateMb * 1024 * 1024 } : {}),
+              ...(opts.recordKeep ? { keep: Math.floor(opts.recordKeep) } : {}),
+              ...(opts.recordFps ? { fps: opts.recordFps } : {}),
+            },
+          }
+        : {}),
+      ...(opts.foxglove !== undefined ? { foxglove: opts.foxglove === true ? FOXGLOVE_PORT : opts.foxglove } : {}),
+      config,
+      onError: (m) => errLine(`cortexd: ${m}`),
+    });
+    if (opts.record) errLine(`cortexd: recording to ${opts.record} (cortexd replay ${opts.record} --summary shows what it holds)`);
+    if (capture.foxgloveUrl)
+      errLine(`cortexd: Foxglove live view at ${capture.foxgloveUrl} (open it in Foxglove or Lichtblick: "Open connection", Foxglove WebSocket)`);
+    return capture;
+  } catch (err) {
+    throw new CortexError('record', `cannot start the recording: ${describeError(err)}`);
+  }
+}

@@ -1,0 +1,105 @@
+// What `--record` and `--foxglove` attach to a run: every bus event, camera frames (thinned to a rate) and microphone audio, to an MCAP file and a live Foxglove socket.
+import type { Subscription } from 'rxjs';
+import type { AgentBus } from '../cortex/events.js';
+import type { MediaTap } from '../cortex/input.js';
+import { redactDeep } from '../redact.js';
+import { audioMessage, cameraChannel, CONFIG_ATTACHMENT, type ChannelSpec, eventChannel, eventMessage, frameMessage, microphoneChannel } from './channels.js';
+import { FoxgloveLive } from './foxglove.js';
+import { Recorder, type RecorderStats } from './recorder.js';
+
+export interface CaptureOptions {
+  bus: AgentBus;
+  record?: {
+    file: string;
+    rotateBytes?: number;
+    keep?: number;
+    /** Camera frames per second kept in the file (default: every frame sent). */
+    fps?: number;
+  };
+  /** Port of the live Foxglove server (0: a free one). */
+  foxglove?: number;
+  /** The configuration that ran; stored redacted as the recording's attachment. */
+  config?: unknown;
+  onError?: (message: string) => void;
+}
+
+export interface Capture {
+  /** Handed to the agent: inputs give it the frames they send and the audio they hear. */
+  readonly media: MediaTap;
+  readonly foxgloveUrl: string | undefined;
+  close(): Promise<RecorderStats | undefined>;
+}
+
+/** `message` is the value or a function that makes it (made once, by the first sink that needs it). */
+type Sink = (spec: ChannelSpec, message: () => unknown, atMs: number, media: boolean) => void;
+
+export async function startCapture(options: CaptureOptions): Promise<Capture> {
+  const recorder = options.record
+    ? await Recorder.open({
+        file: options.record.file,
+        ...(options.record.rotateBytes !== undefined ? { rotateBytes: options.record.rotateBytes } : {}),
+        ...(options.record.keep !== undefined ? { keep: options.record.keep } : {}),
+        ...(options.config !== undefined
+          ? {
+              attachments: [{ name: CONFIG_ATTACHMENT, mediaType: 'application/json', data: Buffer.from(JSON.stringify(redactDeep(options.config), null, 2)) }],
+            }
+          : {}),
+        ...(options.onError ? { onError: options.onError } : {}),
+      })
+    : undefined;
+  let live: FoxgloveLive | undefined;
+  try {
+    live =
+      options.foxglove !== undefined
+        ? await FoxgloveLive.start({ port: options.foxglove, ...(options.onError ? { onError: options.onError } : {}) })
+        : undefined;
+  } catch (err) {
+    await recorder?.close();
+    throw err;
+  }
+  const sinks: Sink[] = [];
+  if (recorder) sinks.push((spec, message, atMs, media) => recorder.write(spec, message, atMs, media));
+  if (live) sinks.push((spec, message, atMs) => live.publish(spec, message, atMs));
+  const emit: Sink = (spec, make, atMs, media) => {
+    let made: { value: unknown } | undefined;
+    const once = () => (made ??= { value: make() }).value;
+    for (const sink of sinks) sink(spec, once, atMs, media);
+  };
+
+  const eventSpecs = new Map<string, ChannelSpec>();
+  const sub: Subscription = options.bus.events$.subscribe((event) => {
+    let spec = eventSpecs.get(event.type);
+    if (!spec) eventSpecs.set(event.type, (spec = eventChannel(event.type)));
+    emit(spec, () => eventMessage(event), event.at, false);
+  });
+
+  const minFrameGapMs = options.record?.fps ? 1000 / options.record.fps : 0;
+  const lastFrameAt = new Map<string, number>();
+  const cameraSpecs = new Map<string, ChannelSpec>();
+  const micSpecs = new Map<string, ChannelSpec>();
+  const media: MediaTap = {
+    frame(input, jpeg, atMs) {
+      const last = lastFrameAt.get(input);
+      if (last !== undefined && atMs - last < minFrameGapMs) return;
+      lastFrameAt.set(input, atMs);
+      let spec = cameraSpecs.get(input);
+      if (!spec) cameraSpecs.set(input, (spec = cameraChannel(input)));
+      emit(spec, () => frameMessage(input, jpeg, atMs), atMs, true);
+    },
+    audio(input, pcm, rate, atMs) {
+      let spec = micSpecs.get(input);
+      if (!spec) micSpecs.set(input, (spec = microphoneChannel(input)));
+      emit(spec, () => audioMessage(pcm, rate, atMs), atMs, true);
+    },
+  };
+
+  return {
+    media,
+    foxgloveUrl: live?.url,
+    async close() {
+      sub.unsubscribe();
+      await live?.close();
+      return recorder?.close();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+// The channels of a recording and of the live Foxglove socket: topic names, JSON schemas, and how a bus event or a media sample becomes a message.
+import type { AgentEvent } from '../cortex/events.js';
+import { redactDeep } from '../redact.js';
+
+/** One channel: a topic, its message encoding and its schema (JSON Schema, so Foxglove shows fields as tables and plots). */
+export interface ChannelSpec {
+  topic: string;
+  schemaName: string;
+  schema: Record<string, unknown>;
+}
+
+/** Bus events are on `/events/<type>` (dots kept: `/events/mode.changed`). */
+export const EVENT_PREFIX = '/events/';
+/** Camera frames of an input, as `foxglove.CompressedImage` (the JPEG the pipeline sent). */
+export const CAMERA_PREFIX = '/camera/';
+/** Microphone audio of an input, raw 16-bit PCM with its rate. */
+export const MICROPHONE_PREFIX = '/microphone/';
+/** A message that closes the current chunk (see recorder.ts); readers skip it. */
+export const SYNC_TOPIC = '/cortexd/sync';
+/** The configuration that ran, as an attachment (secrets redacted). */
+export const CONFIG_ATTACHMENT = 'config.json';
+
+const timeSchema = {
+  type: 'object',
+  properties: { sec: { type: 'integer', minimum: 0 }, nsec: { type: 'integer', minimum: 0 } },
+};
+
+/** The schema of every bus event: `type` and `at` always, the rest per type (kept open so new fields are recorded). */
+export function eventChannel(type: string): ChannelSpec {
+  return {
+    topic: `${EVENT_PREFIX}${type}`,
+    schemaName: `cortexd.event.${type}`,
+    schema: {
+      title: `cortexd.event.${type}`,
+      type: 'object',
+      properties: { type: { type: 'string' }, at: { type: 'number', description: 'ms since the epoch' } },
+      required: ['type', 'at'],
+      additionalProperties: true,
+    },
+  };
+}
+
+export function cameraChannel(input: string): ChannelSpec {
+  return {
+    topic: `${CAMERA_PREFIX}${input}`,
+    schemaName: 'foxglove.CompressedImage',
+    schema: {
+      title: 'foxglove.CompressedImage',
+      type: 'object',
+      properties: {
+        timestamp: timeSchema,
+        frame_id: { type: 'string' },
+        data: { type: 'string', contentEncoding: 'base64' },
+        format: { type: 'string' },
+      },
+    },
+  };
+}
+
+export function microphoneChannel(input: string): ChannelSpec {
+  return {
+    topic: `${MICROPHONE_PREFIX}${input}`,
+    schemaName: 'cortexd.RawAudio',
+    schema: {
+      title: 'cortexd.RawAudio',
+      type: 'object',
+      properties: {
+        timestamp: timeSchema,
+        format: { type: 'string', description: 'pcm_s16le' },
+        sample_rate: { type: 'integer' },
+        number_of_channels: { type: 'integer' },
+        data: { type: 'string', contentEncoding: 'base64' },
+      },
+    },
+  };
+}
+
+export const timeOf = (atMs: number) => ({ sec: Math.floor(atMs / 1000), nsec: Math.round((atMs % 1000) * 1e6) });
+
+/** A bus event as recorded: secrets redacted like the logs (prompts and answers may quote a key). */
+export function eventMessage(event: AgentEvent): Record<string, unknown> {
+  return redactDeep(event) as Record<string, unknown>;
+}
+
+export function frameMessage(input: string, jpeg: Buffer, atMs: number): Record<string, unknown> {
+  return { timestamp: timeOf(atMs), frame_id: input, data: jpeg.toString('base64'), format: 'jpeg' };
+}
+
+export function audioMessage(pcm: Buffer, rate: number, atMs: number): Record<string, unknown> {
+  return { timestamp: timeOf(atMs), format: 'pcm_s16le', sample_rate: rate, number_of_channels: 1, data: pcm.toString('base64') };
+}

@@ -1,0 +1,104 @@
+// A live Foxglove WebSocket server on loopback: the same channels as a recording, sent only to clients that subscribed.
+import type { AddressInfo } from 'node:net';
+import foxglove from '@foxglove/ws-protocol';
+import { WebSocketServer } from 'ws';
+import type { ChannelSpec } from './channels.js';
+
+// A CommonJS package whose named exports Node cannot see from ESM: taken from its default export.
+const { FoxgloveServer } = foxglove;
+type FoxgloveServer = InstanceType<typeof FoxgloveServer>;
+
+export interface FoxgloveLiveOptions {
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+  /** A client that does not read is closed once this many bytes wait for it (default 8 MiB). */
+  maxBufferedBytes?: number;
+  /** Clients at once (default 8). */
+  maxClients?: number;
+  onError?: (message: string) => void;
+}
+
+/**
+ * Channels are advertised when their first message comes, so a client sees the topics this run has.
+ * A slow client is closed rather than buffered without bound: live views are latest-wins by nature.
+ */
+export class FoxgloveLive {
+  private readonly server: FoxgloveServer;
+  private readonly wss: WebSocketServer;
+  private readonly channels = new Map<string, number>();
+  private readonly subscribed = new Set<number>();
+
+  private constructor(
+    wss: WebSocketServer,
+    private readonly options: FoxgloveLiveOptions,
+  ) {
+    this.wss = wss;
+    this.server = new FoxgloveServer({ name: 'cortexd' });
+    this.server.on('subscribe', (id) => this.subscribed.add(id));
+    this.server.on('unsubscribe', (id) => this.subscribed.delete(id));
+    this.server.on('error', (err) => options.onError?.(`foxglove: ${err.message}`));
+    const maxClients = options.maxClients ?? 8;
+    wss.on('connection', (conn, req) => {
+      if (wss.clients.size > maxClients) {
+        conn.close(1013, 'too many clients');
+        return;
+      }
+      this.server.handleConnection(conn, `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`);
+    });
+  }
+
+  static async start(options: FoxgloveLiveOptions): Promise<FoxgloveLive> {
+    const host = options.host ?? '127.0.0.1';
+    const wss = new WebSocketServer({
+      host,
+      port: options.port,
+      maxPayload: 64 * 1024,
+      handleProtocols: (protocols) => {
+        const chosen = [...protocols].find((p) => p === FoxgloveServer.SUPPORTED_SUBPROTOCOL);
+        return chosen ?? false;
+      },
+    });
+    await new Promise<void>((resolve, reject) => {
+      wss.once('listening', () => resolve());
+      wss.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new Error(
+            err.code === 'EADDRINUSE' ? `the Foxglove port ${options.port} is in use: pass another (--foxglove PORT)` : `Foxglove server: ${err.message}`,
+          ),
+        ),
+      );
+    });
+    return new FoxgloveLive(wss, options);
+  }
+
+  /** `ws://host:port`, what Foxglove or Lichtblick opens. */
+  get url(): string {
+    const a = this.wss.address() as AddressInfo;
+    return `ws://${a.address}:${a.port}`;
+  }
+
+  /** `message` is made only when a client subscribed to the channel. */
+  publish(spec: ChannelSpec, message: () => unknown, atMs: number): void {
+    let id = this.channels.get(spec.topic);
+    if (id === undefined) {
+      id = this.server.addChannel({
+        topic: spec.topic,
+        encoding: 'json',
+        schemaName: spec.schemaName,
+        schema: JSON.stringify(spec.schema),
+        schemaEncoding: 'jsonschema',
+      });
+      this.channels.set(spec.topic, id);
+    }
+    if (!this.subscribed.has(id)) return;
+    const limit = this.options.maxBufferedBytes ?? 8 * 1024 * 1024;
+    for (const client of this.wss.clients) if (client.bufferedAmount > limit) client.terminate();
+    this.server.sendMessage(id, BigInt(Math.round(atMs)) * 1_000_000n, Buffer.from(JSON.stringify(message())));
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}
