@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { projectRoot } from '../../src/paths.js';
 
 const ROOT = projectRoot();
@@ -43,7 +43,7 @@ interface Trace {
 }
 
 /** Runs the built CLI with the module tracer preloaded; returns what it printed and every module it loaded. */
-function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
+function traced(args: string[], env: NodeJS.ProcessEnv = {}, entry: string[] = [MAIN]): Trace {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-load-'));
   const out = join(dir, 'trace.txt');
   try {
@@ -57,7 +57,7 @@ function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
     };
     for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_CONFIG_DIR', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL'])
       delete run[k];
-    const r = spawnSync(process.execPath, [`--import=${TRACER}`, MAIN, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [`--import=${TRACER}`, ...entry, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
     const lines = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
     const paths = lines.map((l) => {
       const where = l.slice(4);
@@ -124,4 +124,17 @@ requireBuild();
       t.same(pluginCode(r), [], 'no file of actors/, devices/, the service, WebSim server, model plugins or vision');
     });
   }
+
+  t.test('the agent and the local service load no MCP client and no JWT library until a mode uses MCP or a token is handled', async (t) => {
+    const modules = ['dist/actors/agent.js', 'dist/src/service/index.js'].map((f) => JSON.stringify(pathToFileURL(join(ROOT, f)).href));
+    const r = traced([], {}, ['--input-type=module', '-e', modules.map((m) => `await import(${m});`).join('')]);
+    t.equal(r.code, 0, r.stderr);
+    t.ok(r.files.includes('dist/actors/agent.js') && r.files.includes('dist/src/service/index.js'), 'both were loaded');
+    t.ok(r.files.includes('dist/src/cortex/mcp.js'), 'the MCP module itself is part of the agent');
+    t.same(
+      ['@modelcontextprotocol/sdk', 'jose', 'zod-to-json-schema', 'ajv'].filter((p) => r.packages.has(p)),
+      [],
+      'the MCP SDK (with ajv, zod-to-json-schema) and jose are loaded on first use',
+    );
+  });
 }
