@@ -1,8 +1,5 @@
 // MCP tool servers (stdio, sse, streamable http): connect one and list its tools, call a tool with a timeout, turn results into text.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
 import type { RandomSource } from '../backoff.js';
@@ -59,8 +56,15 @@ export interface McpToolEntry {
   definition: ToolDefinition;
 }
 
-function makeTransport(config: McpServerConfig, logger: Logger): Transport {
+/*
+ * The SDK (with its own zod 3, zod-to-json-schema and ajv: hundreds of modules) is loaded by the
+ * first connection, not at start: an agent whose modes use no MCP server never loads it (issue 29,
+ * the first tick). Node caches the modules, so later connections pay nothing.
+ */
+
+async function makeTransport(config: McpServerConfig, logger: Logger): Promise<Transport> {
   if (config.transport === 'stdio') {
+    const { getDefaultEnvironment, StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const transport = new StdioClientTransport({
       command: config.command!,
       args: config.args,
@@ -75,7 +79,12 @@ function makeTransport(config: McpServerConfig, logger: Logger): Transport {
   }
   const url = new URL(config.url!);
   const requestInit = { headers: config.headers };
-  return config.transport === 'sse' ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  if (config.transport === 'sse') {
+    const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+    return new SSEClientTransport(url, { requestInit });
+  }
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  return new StreamableHTTPClientTransport(url, { requestInit });
 }
 
 /** A tool result as text for the model: text parts verbatim, other parts summarised, errors marked. */
@@ -117,8 +126,10 @@ export interface McpConnectOptions {
  * client closed; a tool whose model-facing name clashes with another of the server is skipped.
  */
 export async function connectMcpServer(config: McpServerConfig, options: McpConnectOptions): Promise<McpConnection> {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  options.signal.throwIfAborted();
+  const transport = await makeTransport(config, options.logger);
   const client = new Client({ name: 'cortexd', version: '0.1.0' });
-  const transport = makeTransport(config, options.logger);
   const signal = AbortSignal.any([AbortSignal.timeout(options.connectTimeoutMs), options.signal]);
   try {
     await client.connect(transport, { timeout: options.connectTimeoutMs, signal });

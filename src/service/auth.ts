@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SignJWT, jwtVerify } from 'jose';
 import { ensurePrivateDir, narrowMode, PRIVATE_FILE_MODE } from './files.js';
 
 /** Issuer and audience of the local identity provider's tokens. */
@@ -29,6 +28,9 @@ export function loadOrCreateSecret(path: string): string {
   return secret;
 }
 
+/** jose (46 modules) is loaded by the first token issued or checked, not when the service starts (issue 29: the first tick). */
+const jose = () => import('jose');
+
 export class JwtAuthority {
   private readonly key: Uint8Array;
   constructor(secret: string) {
@@ -37,6 +39,7 @@ export class JwtAuthority {
 
   /** A token whose subject is the user's id; `name` is informational. */
   async issue(user: { id: string; name: string }, ttlSeconds = JWT_DEFAULT_TTL_S): Promise<string> {
+    const { SignJWT } = await jose();
     return new SignJWT({ name: user.name })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(user.id)
@@ -49,6 +52,7 @@ export class JwtAuthority {
 
   /** The user id of a valid token, or undefined (bad signature, expired, wrong issuer, not a JWT). */
   async verify(token: string): Promise<string | undefined> {
+    const { jwtVerify } = await jose();
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: ['HS256'],

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { projectRoot } from '../../src/paths.js';
 
 const ROOT = projectRoot();
@@ -43,7 +43,7 @@ interface Trace {
 }
 
 /** Runs the built CLI with the module tracer preloaded; returns what it printed and every module it loaded. */
-function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
+function traced(args: string[], env: NodeJS.ProcessEnv = {}, entry: string[] = [MAIN]): Trace {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-load-'));
   const out = join(dir, 'trace.txt');
   try {
@@ -57,7 +57,7 @@ function traced(args: string[], env: NodeJS.ProcessEnv = {}): Trace {
     };
     for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_CONFIG_DIR', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL'])
       delete run[k];
-    const r = spawnSync(process.execPath, [`--import=${TRACER}`, MAIN, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [`--import=${TRACER}`, ...entry, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
     const lines = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
     const paths = lines.map((l) => {
       const where = l.slice(4);
@@ -90,21 +90,23 @@ requireBuild();
     t.ok(svg.files.includes('dist/src/cli/main.js'), 'project files were seen');
   });
 
-  t.test('--version prints the version of package.json and loads no dependency but commander', async (t) => {
+  t.test('--version prints the version of package.json and loads no dependency, only the entry and paths', async (t) => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
-    const r = traced(['--version']);
-    t.equal(r.code, 0, r.stderr);
+    for (const flag of ['--version', '-V']) {
+      const r = traced([flag]);
+      t.equal(r.code, 0, r.stderr);
+      t.equal(r.stdout.trim(), pkg.version, flag);
+      t.same(
+        Object.keys(pkg.dependencies).filter((p) => r.packages.has(p)),
+        [],
+        `${flag} loads no dependency`,
+      );
+      t.same(r.files, ['dist/src/cli/main.js', 'dist/src/cli/version.js', 'dist/src/paths.js'], `${flag} loads the entry and the version reader only`);
+    }
+    // With other arguments the program (commander) answers, as before.
+    const r = traced(['--version', 'check']);
     t.equal(r.stdout.trim(), pkg.version);
-    t.same(
-      Object.keys(pkg.dependencies).filter((p) => r.packages.has(p)),
-      ['commander'],
-    );
-    const core = ['dist/src/paths.js', 'dist/src/errors.js', 'dist/src/redact.js', 'dist/src/cloud/catalog.js'];
-    t.same(
-      r.files.filter((f) => !f.startsWith('dist/src/cli/') && !core.includes(f)),
-      [],
-      'the command registrations, paths, typed errors and the price table only',
-    );
+    t.ok(r.packages.has('commander'), 'commander parsed --version among other arguments');
   });
 
   for (const args of [
@@ -122,4 +124,17 @@ requireBuild();
       t.same(pluginCode(r), [], 'no file of actors/, devices/, the service, WebSim server, model plugins or vision');
     });
   }
+
+  t.test('the agent and the local service load no MCP client and no JWT library until a mode uses MCP or a token is handled', async (t) => {
+    const modules = ['dist/actors/agent.js', 'dist/src/service/index.js'].map((f) => JSON.stringify(pathToFileURL(join(ROOT, f)).href));
+    const r = traced([], {}, ['--input-type=module', '-e', modules.map((m) => `await import(${m});`).join('')]);
+    t.equal(r.code, 0, r.stderr);
+    t.ok(r.files.includes('dist/actors/agent.js') && r.files.includes('dist/src/service/index.js'), 'both were loaded');
+    t.ok(r.files.includes('dist/src/cortex/mcp.js'), 'the MCP module itself is part of the agent');
+    t.same(
+      ['@modelcontextprotocol/sdk', 'jose', 'zod-to-json-schema', 'ajv'].filter((p) => r.packages.has(p)),
+      [],
+      'the MCP SDK (with ajv, zod-to-json-schema) and jose are loaded on first use',
+    );
+  });
 }
