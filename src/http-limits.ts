@@ -52,8 +52,9 @@ export function limitedServer(handler: RequestListener<typeof IncomingMessage, t
   return server;
 }
 
-/** Live connections per peer address of a capped server (for tests and the bench). */
-const peerCounts = new WeakMap<Server, Map<string, number>>();
+/** Where a capped server keeps its live connections per peer address (on the server: no module state). */
+const PEERS = Symbol('cortexd.peers');
+type Capped = Server & { [PEERS]?: Map<string, number> };
 
 /**
  * Closes a new connection at once when its peer address already holds `max`. On loopback every local
@@ -62,7 +63,7 @@ const peerCounts = new WeakMap<Server, Map<string, number>>();
  */
 export function capConnections(server: Server, max: number): void {
   const counts = new Map<string, number>();
-  peerCounts.set(server, counts);
+  (server as Capped)[PEERS] = counts;
   server.on('connection', (socket: Socket) => {
     const peer = socket.remoteAddress ?? 'unknown';
     const n = counts.get(peer) ?? 0;
@@ -81,5 +82,5 @@ export function capConnections(server: Server, max: number): void {
 
 /** Connections each peer holds on `server` now. */
 export function connectionsByPeer(server: Server): Record<string, number> {
-  return Object.fromEntries(peerCounts.get(server) ?? []);
+  return Object.fromEntries((server as Capped)[PEERS] ?? []);
 }
