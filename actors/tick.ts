@@ -150,6 +150,8 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
         dispatch: (handle, value) => (saved ? saved.actions.push(dispatchAndSee(deps, handle, value)) : handle.dispatch(value, 'model')),
         signal,
         tick: req.seq,
+        // The governor hears the model is alive before the answer's first motion command (no text on it).
+        progress: (stage) => deps.bus.emit({ type: 'model.progress', at: now(), mode: deps.modeName, tick: req.seq, stage }),
       });
       let answer: LlmAnswer;
       turn.mark('request_sent', now());

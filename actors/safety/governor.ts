@@ -292,6 +292,13 @@ export const governorMachine = setup({
           fault(enqueue, c, 'model', null);
           enqueue.raise({ type: 'model.ended' });
           return;
+        case 'model.progress':
+          // A streamed answer is arriving: the model answers again, so the pause of a failed (or stalled) call
+          // ends now, before the answer's first motion command, and the stall timer restarts. The `model health`
+          // fault (a model that keeps failing) stays until the model is healthy; the e-stop is not touched.
+          fault(enqueue, c, 'model', null);
+          enqueue.raise({ type: 'model.progress' });
+          return;
         case 'model.error':
           fault(enqueue, c, 'model', lossStops ? `the model call failed (${e.error})` : null);
           enqueue.raise({ type: 'model.ended' });
@@ -318,8 +325,7 @@ export const governorMachine = setup({
           return;
         }
         default:
-          // Any other model.* event (a streamed part of an answer) shows the call is alive.
-          if (e.type.startsWith('model.')) enqueue.raise({ type: 'model.progress' });
+          return;
       }
     }),
   },

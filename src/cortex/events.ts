@@ -86,6 +86,12 @@ export type AgentEvent =
       /** What failed: `timeout`, `http_<status>`, `invalid_answer`, ... (metrics label); default `error`. */
       kind?: string;
     }
+  /**
+   * A streamed answer is arriving (actors/live-handout.ts): its first token, then at most one event per
+   * batch of sentences or completed tool call, never per token. No text: it only says the model is alive
+   * (the safety governor ends a failed call's pause and restarts its stall timer on it).
+   */
+  | { type: 'model.progress'; at: number; mode: string; tick: number; stage: ModelProgressStage }
   /** A model's health changed for the session (src/cortex/llm/model-health.ts): streaming switched off, failing, healthy again. */
   | { type: 'model'; at: number; mode: string; model: string; state: 'streaming_off' | 'failing' | 'healthy'; reason?: string; failures?: number }
   | {
@@ -153,6 +159,9 @@ export interface FleetCommandEvent {
 }
 
 export type AgentEventType = AgentEvent['type'];
+
+/** What of a streamed answer arrived: its first token, a complete sentence (or several), a tool call's complete arguments. */
+export type ModelProgressStage = 'first_token' | 'sentence' | 'tool_call';
 
 /**
  * A state change of an ASR or VLM socket session (actors/streams/session-machine.ts), or, with the

@@ -1,4 +1,4 @@
-// Every provider quirk with a real agent process: a typed question in, the model's stream replayed from the corpus, the action out, and no warning; a provider error mid-stream is a model error with its words.
+// Every provider quirk with a real agent process: a typed question in, the model's stream replayed from the corpus, the action out, and no warning; a provider error mid-stream is a model error with its words, and the next streamed move still runs.
 import { writeFileSync } from 'node:fs';
 import t from 'tap';
 import type { AgentEvent } from '../../src/cortex/events.js';
@@ -10,9 +10,12 @@ type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 if (!built) {
   t.fail('dist/ is missing: run `npm run build` before the integration tests');
 } else {
-  // The error shapes last: after a failed call the governor pauses motion until the next answer is on
-  // the bus, and a streamed answer dispatches its motion before that (see the report of issue 24).
-  const fixtures = loadFixtures().sort((a, b) => Number(Boolean(a.expect.error)) - Number(Boolean(b.expect.error)));
+  // In the corpus' order (by name), where errors are not last: a failed call pauses motion until the model
+  // answers again, and a streamed answer says so (`model.progress`) before it dispatches its move.
+  const fixtures = loadFixtures();
+  const moves = (f: (typeof fixtures)[number]) => f.expect.calls?.some((c) => c.name === 'move') ?? false;
+  const afterError = fixtures.filter((f, i) => i > 0 && fixtures[i - 1]!.expect.error && moves(f));
+  t.ok(afterError.length >= 2, `streamed moves right after a failed call: ${afterError.map((f) => f.name).join(', ')}`);
   const replay = await startReplayServer();
   t.teardown(() => replay.close());
   const w = workDir();
@@ -41,7 +44,7 @@ if (!built) {
   await agent.waitFor((e) => e.type === 'agent.started', 30_000, 'the agent to start');
 
   let n = 0;
-  for (const f of fixtures) {
+  for (const [i, f] of fixtures.entries()) {
     t.test(`${f.name} (${f.provider})`, async (t) => {
       replay.serve(f);
       const from = agent.events.length;
@@ -55,6 +58,25 @@ if (!built) {
           'the model error',
         );
         t.match(err.error, f.expect.error, "the provider's message");
+        // Its warnings (the failed call; the stop of the move still running) are on stderr before the next
+        // question, so the next fixture's "no warning" sees only its own.
+        // A move since the last failed call still runs (the dead-man timer is long): this failed call stops it.
+        const since = fixtures.slice(0, i).findLastIndex((g) => g.expect.error) + 1;
+        const moving = fixtures.slice(since, i).some(moves);
+        if (moving) {
+          const stop = await agent.waitFor<Ev<'safety'>>(
+            after((e) => e.type === 'safety' && e.kind === 'stop'),
+            20_000,
+            'the stop',
+          );
+          t.match(stop.reason, /the model call failed/, 'the failed call stopped the move still running');
+        }
+        const expected = [/model call failed/, ...(moving ? [/safety: stop sent \(service\)/] : [])];
+        const deadline = Date.now() + 10_000;
+        while (!expected.every((re) => re.test(agent.stderr().slice(stderrFrom)))) {
+          if (Date.now() > deadline) throw new Error(`timed out waiting for the warnings of the failed call; stderr: ${agent.stderr().slice(stderrFrom)}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
         return;
       }
       const answer = await agent.waitFor<Ev<'model.answer'>>(
@@ -78,6 +100,10 @@ if (!built) {
       t.notOk(
         agent.events.slice(from).some((e) => e.type === 'model.error' || e.type === 'model'),
         'no model error, no fallback',
+      );
+      t.notOk(
+        agent.events.slice(from).some((e) => e.type === 'safety' && e.kind === 'refused'),
+        'no motion refused (not even right after a failed call)',
       );
       t.notMatch(agent.stderr().slice(stderrFrom), /"level":40|WARN|warn/, 'no warning');
     });

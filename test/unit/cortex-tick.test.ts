@@ -1,13 +1,15 @@
-// One tick: idle ticks skip the model, keyword transitions end the tick, tool calls reach actions, unknown tools are dropped, MCP rounds are bounded.
+// One tick: idle ticks skip the model, keyword transitions end the tick, tool calls reach actions, unknown tools are dropped, MCP rounds are bounded, a streamed answer reports its progress.
 import t from 'tap';
 import { BehaviorSubject, EMPTY } from 'rxjs';
 import { pino } from 'pino';
 import { runTick, type TickDeps, type TickInput } from '../../actors/tick.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionHandle, McpHub } from '../../src/cortex/contracts.js';
-import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
+import type { AnswerObserver, LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
 import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';
 import { toolsForMode } from '../../src/cortex/tools.js';
+import { answerEvents } from '../../src/cloud/sse.js';
+import { assemble } from '../../src/cortex/llm/stream.js';
 
 const entry = (name: string, label: string) =>
   ({ name, llm_label: label, connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false }) as ActionConfig;
@@ -150,3 +152,79 @@ t.test('a failing model is reported, not thrown', async (t) => {
   t.same(await runTick(a.deps, req, signal), { calledModel: true });
   t.ok(a.events.some((e) => e.type === 'model.error' && /503/.test(e.error)));
 });
+
+/** An OpenAI-style event stream, one chunk per token: plain text, then an `emotion` call, then a `speak` call, each cut in 2-character pieces. */
+function tokenStream(): { body: string; tokens: number } {
+  const pieces = (text: string) => text.match(/[\s\S]{1,2}/g) ?? [];
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const out: string[] = [];
+  for (const p of pieces('Hello there. I am ready. Let us go.')) out.push(chunk({ content: p }));
+  const call = (index: number, name: string, args: string) => {
+    out.push(chunk({ tool_calls: [{ index, id: `call_${index}`, type: 'function', function: { name, arguments: '' } }] }));
+    for (const p of pieces(args)) out.push(chunk({ tool_calls: [{ index, function: { arguments: p } }] }));
+  };
+  call(0, 'emotion', '{"emotion":"happy"}');
+  call(1, 'speak', '{"sentence":"One is here. Two is here. Three."}');
+  const tokens = out.length;
+  out.push(chunk({}, 'tool_calls'), 'data: [DONE]\n\n');
+  return { body: out.join(''), tokens };
+}
+
+t.test(
+  'a streamed answer reports its progress on the bus: the first token, then per sentence and per tool call (before its dispatch), never per token, without text',
+  async (t) => {
+    const { body, tokens } = tokenStream();
+    const streamed = {
+      type: 'fake',
+      // The real reader and assembler over a real byte stream, one network piece per chunk.
+      ask: async (_req: LlmRequest, sig: AbortSignal, observer?: AnswerObserver) => {
+        const bytes = new TextEncoder().encode(body);
+        const res = new Response(
+          new ReadableStream({
+            start(c) {
+              for (let i = 0; i < bytes.length; i += 64) c.enqueue(bytes.slice(i, i + 64));
+              c.close();
+            },
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
+        );
+        return assemble(answerEvents(res, 'POST /x', sig), observer, 0, 'm');
+      },
+    };
+    const a = setup([], { inputs: [input(['hi'])], llm: streamed });
+    // What was on the bus when the emotion call was dispatched.
+    const seenAtDispatch: string[] = [];
+    const handles = a.deps.handles().map((h) =>
+      h.entry.llm_label === 'emotion'
+        ? {
+            ...h,
+            dispatch: (v: unknown) => {
+              seenAtDispatch.push(...a.events.map((e) => (e.type === 'model.progress' ? e.stage : e.type)));
+              h.dispatch(v, 'model');
+            },
+          }
+        : h,
+    );
+    a.deps.handles = () => handles;
+    await runTick(a.deps, req, signal);
+    const progress = a.events.filter((e): e is Extract<AgentEvent, { type: 'model.progress' }> => e.type === 'model.progress');
+    t.same(
+      progress.map((e) => e.stage),
+      ['first_token', 'sentence', 'sentence', 'tool_call', 'sentence', 'sentence', 'sentence'],
+      'first token; two complete sentences of text; the emotion call; the three sentences of speak',
+    );
+    t.ok(tokens > 5 * progress.length, `${progress.length} progress events for ${tokens} tokens`);
+    for (const e of progress) t.same(Object.keys(e).sort(), ['at', 'mode', 'stage', 'tick', 'type'], 'no text on a progress event');
+    t.match(progress[0], { mode: 'm', tick: 4 });
+    t.same(seenAtDispatch.slice(-2), ['sentence', 'tool_call'], 'the emotion call was reported before it was dispatched');
+    const answerAt = a.events.findIndex((e) => e.type === 'model.answer');
+    t.ok(answerAt > a.events.indexOf(progress.at(-1)!), 'all progress comes before the answer');
+    t.same(a.dispatched, [
+      ['emotion', { emotion: 'happy' }],
+      ['speak', { sentence: 'One is here.' }],
+      ['speak', { sentence: 'Two is here.' }],
+      ['speak', { sentence: 'Three.' }],
+    ]);
+  },
+);

@@ -109,13 +109,85 @@ t.test('a failed model call, a reconnecting socket and a stalled model stop moti
 
   r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 3, prompt: 'p' });
   r.clock.increment(3000);
-  r.bus.emit({ type: 'model.partial', at: 0 } as unknown as AgentEvent); // a streamed part: the call is alive
+  r.bus.emit({ type: 'model.progress', at: 0, mode: 'm', tick: 3, stage: 'first_token' }); // a streamed answer arrives: the call is alive
   r.clock.increment(3000);
   await settle();
   t.equal(r.safetyEvents('stop').filter((e) => e.cause === 'model_stall').length, 0, 'progress restarts the stall timer');
   r.clock.increment(1500);
   await settle();
   t.match(r.safetyEvents('stop').at(-1), { cause: 'model_stall', reason: /no answer for 4 s \(stalled\)/ });
+});
+
+const progress = (tick: number, stage: Ev<'model.progress'>['stage'] = 'sentence'): AgentEvent => ({ type: 'model.progress', at: 0, mode: 'm', tick, stage });
+
+t.test(
+  'a streamed answer after a failed call: its first token ends the pause, so the motion it streams is granted; a failing model and the e-stop stay',
+  async (t) => {
+    const r = rig(t, { deadman_seconds: 60, model_stall_seconds: 4, rate_limit: { commands: 100, per_seconds: 1 } });
+    r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 1, prompt: 'p' });
+    r.bus.emit({ type: 'model.error', at: 0, mode: 'm', tick: 1, error: 'POST /chat/completions: 503' });
+    await settle();
+    t.match(await r.go('walk forward'), { state: 'failed', error: /motion is paused while model: the model call failed/ });
+    // The next tick: the answer streams, its move is complete (and dispatched) before `model.answer` is on the bus.
+    r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 2, prompt: 'p' });
+    r.bus.emit(progress(2, 'first_token'));
+    r.bus.emit(progress(2, 'tool_call'));
+    t.equal((await r.go('walk forward')).state, 'done', 'the model answers again: the move it streamed is granted');
+    r.bus.emit({ type: 'model.answer', at: 0, mode: 'm', tick: 2, model: 'x', tool_calls: [], latency_ms: 1 });
+    await settle();
+    t.same(wire, ['MOVE walk forward']);
+
+    // A model that keeps failing stays stopped until it is healthy, streamed progress or not.
+    r.bus.emit({ type: 'model', at: 0, mode: 'm', model: 'x', state: 'failing', reason: '503', failures: 3 });
+    r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 3, prompt: 'p' });
+    r.bus.emit(progress(3, 'first_token'));
+    await settle();
+    t.match(await r.go('walk forward'), { state: 'failed', error: /motion is paused while model health: x keeps failing/ });
+    r.bus.emit({ type: 'model', at: 0, mode: 'm', model: 'x', state: 'healthy' });
+    r.bus.emit(progress(3, 'tool_call'));
+    t.equal((await r.go('walk forward')).state, 'done', 'healthy again');
+
+    // The e-stop is never released by the model.
+    r.governor.actor.send({ type: 'safety.estop', reason: 'button', source: 'serial' });
+    r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 4, prompt: 'p' });
+    r.bus.emit(progress(4, 'first_token'));
+    r.bus.emit(progress(4, 'tool_call'));
+    t.match(await r.go('walk forward'), { state: 'failed', error: /emergency stop latched \(serial: button\)/ });
+    t.equal(safetyStatusOf(r.governor.actor).estop?.source, 'serial');
+  },
+);
+
+t.test('an answer that streams longer than model_stall_seconds keeps motion allowed while it progresses; one that stops progressing stalls', async (t) => {
+  const r = rig(t, { deadman_seconds: 60, model_stall_seconds: 4, rate_limit: { commands: 100, per_seconds: 1 } });
+  r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 1, prompt: 'p' });
+  r.bus.emit(progress(1, 'first_token'));
+  await settle();
+  // 15 s of answer, a sentence or a tool call every 3 s: never 4 s without progress.
+  for (let s = 0; s < 15; s += 3) {
+    r.clock.increment(3000);
+    r.bus.emit(progress(1, s % 2 ? 'tool_call' : 'sentence'));
+    await settle();
+    t.equal((await r.go('walk forward')).state, 'done', `motion allowed ${s + 3} s into the answer`);
+  }
+  t.equal(r.safetyEvents('stop').length, 0, 'no stop while the answer progresses');
+  r.bus.emit({ type: 'model.answer', at: 0, mode: 'm', tick: 1, model: 'x', tool_calls: [], latency_ms: 15_000 });
+  await settle();
+
+  // The next answer starts, then nothing more comes: stalled 4 s after its last progress.
+  r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 2, prompt: 'p' });
+  r.clock.increment(2000);
+  r.bus.emit(progress(2, 'first_token'));
+  r.clock.increment(3000);
+  await settle();
+  t.equal(r.safetyEvents('stop').length, 0, 'counted from the last progress, not from the prompt');
+  r.clock.increment(1500);
+  await settle();
+  t.match(r.safetyEvents('stop').at(-1), { cause: 'model_stall', reason: /model: no answer for 4 s \(stalled\)/ });
+  t.equal(wire.at(-1), 'STOP');
+  t.match(await r.go('walk forward'), { state: 'failed', error: /motion is paused while model: no answer for 4 s/ });
+  // It goes on writing: alive again, and motion with it.
+  r.bus.emit(progress(2, 'tool_call'));
+  t.equal((await r.go('walk forward')).state, 'done', 'progress after a stall ends the pause');
 });
 
 t.test('the geofence: motion stops when the robot leaves it, only the return value is accepted outside, no fix counts as outside', async (t) => {
