@@ -23,6 +23,7 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
     GpsInput: () => import('./inputs/gps-input.js').then((m) => m.createGpsInput),
     BatteryInput: () => import('./inputs/battery-input.js').then((m) => m.createBatteryInput),
     MqttInput: () => import('./inputs/mqtt-input.js').then((m) => m.createMqttInput),
+    BodyInput: () => import('./inputs/body-input.js').then((m) => m.createBodyInput),
   },
   llms: {
     CloudLLM: () => import('../src/cortex/llm/cloud-llm.js').then((m) => m.createCloudLlm),
@@ -41,6 +42,7 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
       console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('move')),
       serial: () => import('./actions/connectors/serial.js').then((m) => m.createMoveSerialConnector),
       mqtt: () => import('./actions/connectors/mqtt.js').then((m) => m.createMqttConnector('move')),
+      body: () => import('./actions/connectors/body.js').then((m) => m.createBodyConnector),
     },
     face: {
       console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('face')),

@@ -83,6 +83,9 @@ export interface RunOptions {
   fresh?: boolean;
   events?: boolean;
   inspect?: string | boolean;
+  /** `--om1 [file]` and `--simulate` (src/cli/run-load.ts). */
+  om1?: string | boolean;
+  simulate?: boolean;
 }
 
 /** Closes what run opened, in order, each bounded so a stuck close cannot hold the exit. */
@@ -130,7 +133,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const level = process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL;
   const logger = createLogger(tty ? { level: level ?? 'warn', destination: view!.logDestination() } : {});
   setLogger(logger);
-  const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
+  const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
   for (const w of loaded.warnings) warnLine(w);
   const config = loaded.config;
   // The code of exactly the plugins this configuration uses, loaded before anything starts.
@@ -372,6 +375,8 @@ export function register(program: Command): void {
     .option('--fresh', 'start in the default mode, not in the mode remembered from the last run')
     .option('--events', 'print one JSON line per agent event on stdout instead of the terminal view')
     .option('--inspect [url]', 'send the statecharts to the Stately inspector (default ws://localhost:8080)')
+    .option('--om1 [file]', 'read the file as OM1 writes it (its names translated, each translation printed first)')
+    .option('--simulate', 'simulated bindings for every device and the embedded service for every address (said in the first lines)')
     .action(async (name: string | undefined, opts: RunOptions) => {
       const code = await runAgent(name, opts);
       process.exitCode = code;

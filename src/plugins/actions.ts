@@ -17,6 +17,7 @@ import {
   WebsimFaceOptions,
 } from './schemas/actions.js';
 import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
+import { bodyConnector } from './body.js';
 
 /**
  * The `console` connector of every action: prints what the robot would do. `move`'s counts as motion
@@ -94,7 +95,7 @@ export const moveAction: ActionDescriptor = {
   schema: ActionOptions,
   args: MoveArgs,
   queue: 'latest',
-  connectors: new Registry('connector', [consoleConnector('move', true), serialConnector('MOVE', 'action', true), mqttConnector('move', true)]),
+  connectors: new Registry('connector', [consoleConnector('move', true), serialConnector('MOVE', 'action', true), mqttConnector('move', true), bodyConnector]),
 };
 
 export const faceAction: ActionDescriptor = {
