@@ -1,7 +1,17 @@
 // Converts an OM1 configuration (as parsed) into this runtime's format, with one report line per translation and per missing part.
 import { MODEL_PREFIXES } from '../../cloud/catalog.js';
 import type { Robot } from '../../plugins/schemas/body.js';
-import { type Entry, type Options, type Scope, type Translation, translateAction, translateBackground, translateInput, translateLlm } from './names.js';
+import {
+  type Entry,
+  type Options,
+  type Scope,
+  type Translation,
+  translateAction,
+  translateBackground,
+  translateInput,
+  translateLlm,
+  translateSimulator,
+} from './names.js';
 
 export interface Om1Report {
   /** One line per translation: `PATH: OLD -> NEW (details)`. */
@@ -146,6 +156,14 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
       );
     }
     delete m.backgrounds;
+    if (Array.isArray(m.simulators)) {
+      const simulators: Entry[] = [];
+      asEntries(m.simulators).forEach((e, i) => {
+        const type = String(e.type);
+        apply(translateSimulator(type, optionsOf(e)), `${prefix}simulators[${i}].type`, type, (n) => simulators.push(n));
+      });
+      m.simulators = simulators;
+    }
     m.agent_inputs = inputs;
     m.agent_actions = actions;
     if (m.cortex_llm !== undefined) m.cortex_llm = llm(m.cortex_llm, `${prefix}cortex_llm`);

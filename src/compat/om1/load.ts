@@ -84,6 +84,12 @@ export async function loadAs(target: { name?: string; file?: string }, options: 
     for (const k of ADDRESS_KEYS) delete base[ADDRESS_ENV[k]];
     env = base;
   }
-  const loaded = await loadConfig({ file, text: JSON.stringify(raw) }, { ...loadOptions, ...(env ? { env } : {}) });
-  return { ...result, loaded };
+  try {
+    const loaded = await loadConfig({ file, text: JSON.stringify(raw) }, { ...loadOptions, ...(env ? { env } : {}) });
+    return { ...result, loaded };
+  } catch (err) {
+    // The translations made are part of the answer even when the translated file has problems.
+    if (err instanceof ConfigError && result.om1) Object.assign(err, { report: result.om1 });
+    throw err;
+  }
 }

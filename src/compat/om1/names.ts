@@ -413,3 +413,21 @@ export function translateBackground(type: string, options: Options, scope: Scope
       return missing(`background ${type} has no counterpart in this runtime`);
   }
 }
+
+// ---- Simulators ----------------------------------------------------------------------------------
+
+/** OM1's WebSim options: the page's address and port are kept; its tick rate and debug switches are OM1's page's own. */
+export function translateSimulator(type: string, options: Options): Translation {
+  if (type !== 'WebSim') return missing(`simulator ${type} has no counterpart in this runtime (WebSim)`);
+  const notes: string[] = [];
+  const config = pick(options, { host: 'host', port: 'port', token: 'token' }, notes, {
+    tick_rate: "OM1's page refresh; this page is pushed every agent event",
+    auto_reconnect: 'the page always reconnects',
+    debug_mode: 'the page always shows every event',
+  });
+  if (config.host === '0.0.0.0' && config.token === undefined) {
+    notes.push('host 0.0.0.0 -> 127.0.0.1 (a page reachable from the network needs a token here; set host and token to open it)');
+    config.host = '127.0.0.1';
+  }
+  return ok({ type: 'WebSim', config }, notes);
+}
