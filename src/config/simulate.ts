@@ -16,7 +16,7 @@ export function simulatedSpeechFile(): string {
 }
 
 const ASR_INPUTS = new Set(['SpeechlabASRInput', 'SpeechbASRInput']);
-const CAMERA_INPUTS = new Set(['VLMInput', 'LocalVLMInput']);
+const CAMERA_INPUTS = new Set(['VLMInput', 'LocalVLMInput', 'PresenceInput']);
 const SERIAL_INPUTS = new Set(['SerialReader', 'GpsInput']);
 const SPEAKER_CONNECTORS = new Set(['speechlab_tts', 'speechb_tts', 'local_tts']);
 /** The hosted model a simulated LocalLLM is answered by (the embedded service's rule-based model). */

@@ -18,6 +18,7 @@ import {
 } from './schemas/actions.js';
 import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
 import { bodyConnector } from './body.js';
+import { conversationAction } from './conversation.js';
 
 /**
  * The `console` connector of every action: prints what the robot would do. `move`'s counts as motion
@@ -117,4 +118,4 @@ export const rememberLocationAction: ActionDescriptor = {
 };
 
 /** Action plugins, by `agent_actions[].name`; each holds its connectors. */
-export const actionDescriptors = new Registry<ActionDescriptor>('action', [speakAction, moveAction, faceAction, rememberLocationAction]);
+export const actionDescriptors = new Registry<ActionDescriptor>('action', [speakAction, moveAction, faceAction, rememberLocationAction, conversationAction]);

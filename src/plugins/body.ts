@@ -1,6 +1,6 @@
 // Descriptors of the robot-body plugins: BodyInput and the `body` move connector (simulated body; real buses refused at check).
-import { connector, descriptor } from './define.js';
-import { BodyConnectorOptions, BodyInputSchema } from './schemas/body.js';
+import { cameraNeeds, connector, descriptor } from './define.js';
+import { BodyConnectorOptions, BodyInputSchema, PresenceInputSchema } from './schemas/body.js';
 import type { ConnectorDescriptor, InputDescriptor } from './types.js';
 
 export const bodyInput: InputDescriptor = descriptor({
@@ -14,4 +14,11 @@ export const bodyConnector: ConnectorDescriptor = connector({
   description: "moves the robot's body (binding sim: the simulated body, whose pose BodyInput reports)",
   schema: BodyConnectorOptions,
   motion: true,
+});
+
+export const presenceInput: InputDescriptor = descriptor({
+  type: 'PresenceInput',
+  description: 'a person in front of the camera (OpenCV faces on the robot): presence and approach as context values and a "Presence:" line',
+  schema: PresenceInputSchema,
+  needs: (c) => cameraNeeds(c.camera),
 });

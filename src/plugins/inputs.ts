@@ -14,7 +14,7 @@ import {
   serialConfigOf,
 } from './schemas/inputs.js';
 import type { InputDescriptor } from './types.js';
-import { bodyInput } from './body.js';
+import { bodyInput, presenceInput } from './body.js';
 
 export const textInput: InputDescriptor = {
   ...descriptor({
@@ -92,4 +92,5 @@ export const inputDescriptors = new Registry<InputDescriptor>('input', [
   batteryInput,
   mqttInput,
   bodyInput,
+  presenceInput,
 ]);

@@ -10,6 +10,7 @@ import {
   translateBackground,
   translateInput,
   translateLlm,
+  translateHook,
   translateSimulator,
 } from './names.js';
 
@@ -99,7 +100,12 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
 
   const apply = (t: Translation, path: string, from: string, onOk: (entry: Entry) => void) => {
     if (t.kind === 'ok') {
-      const to = String(t.entry.type ?? `${t.entry.name}/${t.entry.connector}`);
+      const to =
+        t.entry.type !== undefined
+          ? String(t.entry.type)
+          : t.entry.name !== undefined
+            ? `${String(t.entry.name)}/${String(t.entry.connector)}`
+            : `${String(t.entry.hook_type)} ${String(t.entry.handler_type)} hook`;
       say(path, `${from} -> ${to}${t.notes.length ? ` (${t.notes.join('; ')})` : ''}`);
       onOk(t.entry);
     } else if (t.kind === 'carried') say(path, `${from} -> carried by ${t.by}`);
@@ -156,6 +162,20 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
       );
     }
     delete m.backgrounds;
+    if (Array.isArray(m.lifecycle_hooks)) {
+      const hooks: Entry[] = [];
+      const conversation = actions.find((a) => a.name === 'conversation')?.llm_label;
+      asEntries(m.lifecycle_hooks).forEach((h, i) => {
+        const t = translateHook(
+          h,
+          typeof conversation === 'string' ? conversation : undefined,
+          actions.some((a) => a.name === 'speak'),
+        );
+        if (t.kind === 'ok' && t.entry === h) hooks.push(h);
+        else apply(t, `${prefix}lifecycle_hooks[${i}]`, `${String(h.hook_type)} ${String(h.handler_type)} hook`, (n) => hooks.push(n));
+      });
+      m.lifecycle_hooks = hooks;
+    }
     if (Array.isArray(m.simulators)) {
       const simulators: Entry[] = [];
       asEntries(m.simulators).forEach((e, i) => {

@@ -100,8 +100,8 @@ function hostedLlm(type: string, options: Options, prefixes: (provider: string) 
     notes.push(`model ${asked} is not offered; the nearest offered model ${h.fallback} is used`);
     model = h.fallback;
   }
-  const config = { provider: h.provider, model, ...pick(options, LLM_KEEP, notes, LLM_DROPPED) };
-  delete (config as Options).model_name;
+  const { model: _asked, ...rest } = options;
+  const config = { provider: h.provider, model, ...pick(rest, LLM_KEEP, notes, LLM_DROPPED) };
   return ok({ type: 'CloudLLM', config }, [`provider ${h.provider}`, `model ${asked} -> ${model}`, ...notes]);
 }
 
@@ -356,8 +356,26 @@ export function translateAction(name: string, connectorName: string, options: Op
   }
   if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
   if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
-  if (name === 'greeting_conversation')
-    return missing('the greeting conversation action (speech plus the greeting_conversation_finished context value): not built into this runtime');
+  if (name === 'greeting_conversation') {
+    const keys = { finished_key: 'greeting_conversation_finished', state_key: 'greeting_conversation_state' };
+    notes.push('each turn {response, conversation_state} is spoken, then greeting_conversation_finished is published (true when finished)');
+    if (connectorName === 'greeting_conversation_elevenlabs') {
+      return ok(
+        {
+          name: 'conversation',
+          connector: 'speechlab_tts',
+          config: { ...pick(options, { voice_id: 'voice', model_id: 'model' }, notes, TTS_DROPPED), ...keys },
+        },
+        notes,
+      );
+    }
+    if (connectorName === 'greeting_conversation_kokoro' || connectorName === 'greeting_conversation_riva') {
+      notes.push('speech by espeak-ng on this machine: the Kokoro/Riva server protocol is not spoken');
+      const { voice_id: _v, model_id: _m, base_url: _b, ...rest } = options;
+      return ok({ name: 'conversation', connector: 'local_tts', config: { ...pick(rest, {}, notes, TTS_DROPPED), ...keys } }, notes);
+    }
+    return missing(`greeting conversation connector ${connectorName} has no counterpart`);
+  }
   if (
     ['speak', 'move', 'face', 'remember_location'].includes(name) &&
     ['console', 'speechlab_tts', 'speechb_tts', 'local_tts', 'serial', 'websim', 'mqtt', 'state_dir', 'body'].includes(connectorName)
@@ -395,7 +413,12 @@ export function translateBackground(type: string, options: Options, scope: Scope
     case 'ElevenLabsTTS':
       return carried('the speak action (speechlab_tts synthesises each sentence itself)');
     case 'ApproachingPerson':
-      return missing('detection of a person approaching (publishes approaching_detected): not built into this runtime');
+      // OM1 hears of an approaching person from the robot's person-following service over Zenoh; here the
+      // robot's camera sees a face come into view.
+      return ok(
+        { type: 'PresenceInput', config: { descriptor: 'Presence', approaching_key: 'approaching_detected', camera: { binding: 'opencv', device: 0 } } },
+        ['a face coming into view of camera 0 (OpenCV on the robot) sets approaching_detected; OM1 reads it from its person-following service over Zenoh'],
+      );
     case 'RFmapper':
       return missing('radio-frequency mapping (Bluetooth/Wi-Fi scans uploaded to OpenMind): not built into this runtime');
     case 'UnitreeGo2RPLidar':
@@ -430,4 +453,48 @@ export function translateSimulator(type: string, options: Options): Translation 
     config.host = '127.0.0.1';
   }
   return ok({ type: 'WebSim', config }, notes);
+}
+
+// ---- Lifecycle hooks -----------------------------------------------------------------------------
+
+/** OM1's farewell (greeting_hook.geeting_end_hook) says one of three sentences by the turn count; here the middle one. */
+const FAREWELL = 'It was nice talking with you! If you have any more questions, come chat with me again!';
+
+/**
+ * A `function` hook names OM1's Python code (`module_name`.`function`), which this runtime cannot run:
+ * the greeting farewell becomes an action hook on the mode's conversation; the rest are missing.
+ */
+export function translateHook(hook: Entry, conversationLabel: string | undefined, hasSpeak: boolean): Translation {
+  const config = (typeof hook.handler_config === 'object' && hook.handler_config !== null ? hook.handler_config : {}) as Options;
+  if (hook.handler_type === 'message') {
+    const { message, tts_provider, model_id, base_url, voice_id, ...rest } = config;
+    const dropped = Object.entries({ tts_provider, model_id, base_url, voice_id }).filter(([, v]) => v !== undefined);
+    if (dropped.length === 0 && (hasSpeak || !conversationLabel)) return ok(hook);
+    const notes = dropped.map(([k, v]) => `${k} ${JSON.stringify(v)}: the message is spoken by the mode's own speech connector`);
+    if (!hasSpeak && conversationLabel) {
+      notes.push(`no speak action in this mode: the message is said by the ${conversationLabel} action (as a conversing turn)`);
+      return ok(
+        {
+          ...hook,
+          handler_type: 'action',
+          handler_config: { ...rest, action: conversationLabel, value: { response: message, conversation_state: 'conversing' } },
+        },
+        notes,
+      );
+    }
+    return ok({ ...hook, handler_config: { ...rest, message } }, notes);
+  }
+  if (hook.handler_type !== 'function') return ok(hook);
+  const fn = `${String(config.module_name ?? '')}.${String(config.function ?? '')}`;
+  if (fn === 'greeting_hook.geeting_end_hook' && conversationLabel) {
+    return ok(
+      { ...hook, handler_type: 'action', handler_config: { action: conversationLabel, value: { response: FAREWELL, conversation_state: 'concluding' } } },
+      [
+        `OM1's Python farewell -> the ${conversationLabel} action says "${FAREWELL}" (OM1 picks one of three by the turn count); its TTS options are the action's`,
+      ],
+    );
+  }
+  return missing(
+    `function hook ${fn} is OM1's Python code (${/slam|nav2/.test(fn) ? "it starts or stops the robot's SLAM/Nav2 stack" : 'not portable'}); hooks here run JavaScript modules in config/hooks/`,
+  );
 }

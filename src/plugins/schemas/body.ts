@@ -1,5 +1,6 @@
 // The config blocks of BodyInput and the `body` move connector: a robot body (battery, odometry, free paths) behind a binding.
 import { z } from 'zod';
+import { CameraConfigSchema } from './devices.js';
 import { CommonInputFields } from './inputs.js';
 
 /** Robot families whose bodies the runtime knows by their transports; `generic` is any simulated body. */
@@ -71,3 +72,16 @@ export const BodyConnectorOptions = z
   })
   .superRefine(refuseRealTransport);
 export type BodyConnectorOptions = z.output<typeof BodyConnectorOptions>;
+
+/** PresenceInput: LocalVLMInput's camera and OpenCV face detection, read as a person's presence. */
+export const PresenceInputSchema = z.looseObject({
+  ...CommonInputFields,
+  camera: CameraConfigSchema.prefault({ binding: 'opencv' }),
+  /** Frames analysed per second at most. */
+  fps: z.number().positive().max(30).default(2),
+  /** Context key set true when a face comes into view (someone approaches the robot), false when none is seen. */
+  approaching_key: z.string().min(1).default('person_approaching'),
+  /** Context key holding whether a face is in view now. */
+  present_key: z.string().min(1).default('person_present'),
+});
+export type PresenceInputConfig = z.output<typeof PresenceInputSchema>;
