@@ -5,23 +5,23 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
-import { runMany } from '../support/om1-runs.js';
+import { runMany, runOm1 } from '../support/om1-runs.js';
 
 const MAIN = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
 const CORPUS = resolve(projectRoot(), '..', 'shared', 'reference', 'om1-configs');
 if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
 
 /** One of each family: a hosted model with WebSim, a robot body over each bus (simulated), a local model, serial input. */
-const FILES = ['open_ai.json5', 'turtlebot4.json5', 'unitree_go2_basic.json5', 'ubtech_yanshee.json5', 'conversation_local.json5'];
+const FILES = ['open_ai.json5', 'turtlebot4.json5', 'ubtech_yanshee.json5', 'conversation_local.json5'];
 
 t.test('OM1 files run in simulation with model calls, several at once', async (t) => {
-  // Each run stops itself (SIGTERM) after the model's second answer; 90 s is only the hang guard.
+  // Each run stops itself (SIGTERM) after the model's first answer; 90 s is only the hang guard.
   const runs = await runMany(
     MAIN,
     FILES.map((f) => join(CORPUS, f)),
     90,
-    3,
-    2,
+    4,
+    1,
   );
   for (const r of runs) {
     const name = r.file.split('/').pop();
@@ -78,4 +78,58 @@ t.test('a legacy single-mode OM1 file without version converts, checks and runs'
   const [run] = await runMany(MAIN, [legacy], 90, 1, 1);
   t.equal(run!.code, 0, run!.stderrTail);
   t.ok((run!.counts['model.answer'] ?? 0) > 0, 'the model answered');
+});
+
+t.test("OM1's greeting rule fires on greeting_conversation_finished, published by the conversation action", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'om1-greeting-'));
+  const file = join(dir, 'greeting_bye.json5');
+  const mode = (extra: Record<string, unknown>) => ({
+    display_name: 'x',
+    description: 'x',
+    system_prompt_base: 'You are Bits.',
+    hertz: 0.001,
+    agent_inputs: [],
+    action_execution_mode: 'concurrent',
+    agent_actions: [],
+    backgrounds: [],
+    ...extra,
+  });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: 'v1.0.5',
+      default_mode: 'greeting',
+      allow_manual_switching: false,
+      mode_memory_enabled: false,
+      api_key: 'openmind_free',
+      system_governance: 'Be kind.',
+      cortex_llm: { type: 'OpenAILLM', config: { agent_name: 'Bits', history_length: 0 } },
+      modes: {
+        approaching: mode({}),
+        greeting: mode({
+          agent_actions: [{ name: 'greeting_conversation', llm_label: 'greeting_conversation', connector: 'greeting_conversation_elevenlabs' }],
+          lifecycle_hooks: [
+            {
+              hook_type: 'on_entry',
+              handler_type: 'action',
+              handler_config: { action: 'greeting_conversation', value: { response: 'Goodbye!', conversation_state: 'finished' } },
+              timeout_seconds: 30,
+            },
+          ],
+        }),
+      },
+      transition_rules: [
+        {
+          from_mode: 'greeting',
+          to_mode: 'approaching',
+          transition_type: 'context_aware',
+          context_conditions: { greeting_conversation_finished: true },
+          priority: 0,
+        },
+      ],
+    }),
+  );
+  const run = await runOm1(MAIN, file, 90, undefined, (e) => e.type === 'mode.changed');
+  t.equal(run.code, 0, run.stderrTail);
+  t.equal(run.counts['mode.changed'], 1, 'greeting -> approaching once the conversation said it was finished');
 });

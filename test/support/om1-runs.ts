@@ -19,7 +19,13 @@ export interface Om1Run {
  * `seconds` + 60 s). With `untilAnswers`, the run is stopped (SIGTERM, a graceful stop) once the model
  * answered that many times: `seconds` is then the most it may take.
  */
-export function runOm1(main: string, file: string, seconds: number, untilAnswers?: number): Promise<Om1Run> {
+export function runOm1(
+  main: string,
+  file: string,
+  seconds: number,
+  untilAnswers?: number,
+  stopWhen?: (event: Record<string, unknown>) => boolean,
+): Promise<Om1Run> {
   const extraArgs: string[] = [];
   const stateDir = mkdtempSync(join(tmpdir(), 'om1-run-'));
   const child = spawn(process.execPath, [main, 'run', '--om1', file, '--simulate', '--for', `${seconds}s`, '--events', '--fresh', ...extraArgs], {
@@ -37,6 +43,7 @@ export function runOm1(main: string, file: string, seconds: number, untilAnswers
       try {
         const e = JSON.parse(line) as { type?: string };
         if (e.type) counts[e.type] = (counts[e.type] ?? 0) + 1;
+        if (stopWhen?.(e)) child.kill('SIGTERM');
         if (untilAnswers !== undefined && e.type === 'model.answer' && counts['model.answer'] === untilAnswers) child.kill('SIGTERM');
       } catch {
         // not an event line
