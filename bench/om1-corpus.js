@@ -1,10 +1,10 @@
 // Runs OM1's reference configurations through `check --om1 --simulate` and `run --om1 --simulate`: prints how many pass and run with model calls, and what each other file still misses.
-// node bench/om1-corpus.js [--seconds 10] [--parallel 3]   (30 s runs: --seconds 30)
+// node bench/om1-corpus.js [--seconds 20] [--parallel 3]   (30 s runs: --seconds 30)
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, parallel: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '20' }, parallel: { type: 'string', default: '3' } } });
 const seconds = Number(values.seconds);
 const parallel = Number(values.parallel);
 const root = join(import.meta.dirname, '..');
@@ -34,7 +34,7 @@ const passing = checked.filter((c) => c.ok).map((c) => join(CORPUS, c.file));
 const started = Date.now();
 const [runs, baseline] = await Promise.all([
   runMany(MAIN, passing, seconds, parallel),
-  runOm1(MAIN, join(root, 'config', 'default.json5'), seconds).catch((e) => ({ code: -1, counts: {}, error: String(e) })),
+  runOm1(MAIN, join(root, 'config', 'default.json5'), seconds, undefined, undefined, false).catch((e) => ({ code: -1, counts: {}, error: String(e) })),
 ]);
 const ran = runs.filter((r) => r.code === 0 && (r.counts['model.answer'] ?? 0) > 0);
 const failedRuns = runs.filter((r) => !ran.includes(r));

@@ -25,13 +25,18 @@ export function runOm1(
   seconds: number,
   untilAnswers?: number,
   stopWhen?: (event: Record<string, unknown>) => boolean,
+  om1 = true,
 ): Promise<Om1Run> {
   const extraArgs: string[] = [];
   const stateDir = mkdtempSync(join(tmpdir(), 'om1-run-'));
-  const child = spawn(process.execPath, [main, 'run', '--om1', file, '--simulate', '--for', `${seconds}s`, '--events', '--fresh', ...extraArgs], {
-    env: { ...process.env, CORTEX_STATE_DIR: stateDir, CORTEX_LOG_LEVEL: 'warn', NOTIFY_SOCKET: '', CORTEX_METRICS_PORT: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [main, 'run', ...(om1 ? ['--om1', file] : ['--config', file]), '--simulate', '--for', `${seconds}s`, '--events', '--fresh', ...extraArgs],
+    {
+      env: { ...process.env, CORTEX_STATE_DIR: stateDir, CORTEX_LOG_LEVEL: 'warn', NOTIFY_SOCKET: '', CORTEX_METRICS_PORT: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const counts: Record<string, number> = {};
   let buf = '';
   let stderr = '';

@@ -478,8 +478,9 @@ export function translateHook(hook: Entry, conversationLabel: string | undefined
           ...hook,
           handler_type: 'action',
           handler_config: { ...rest, action: conversationLabel, value: { response: message, conversation_state: 'conversing' } },
+          timeout_seconds: typeof hook.timeout_seconds === 'number' ? hook.timeout_seconds : 15,
         },
-        notes,
+        hook.timeout_seconds === undefined ? [...notes, 'timeout 15 s (a spoken sentence outlasts the default 5 s)'] : notes,
       );
     }
     return ok({ ...hook, handler_config: { ...rest, message } }, notes);
