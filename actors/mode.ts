@@ -244,6 +244,8 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       standby: {
         on: {
           'mode.run': 'running',
+          // Context an action published while hooks run (a hook's spoken turn): the mode machine keeps it for when the mode is active.
+          'context.update': { actions: sendParent(({ event }) => event) },
           'mode.text': {
             guard: 'hasTextInput',
             actions: assign({ pendingText: ({ context, event }) => [...context.pendingText, event.text].slice(-PENDING_TEXT) }),

@@ -23,6 +23,8 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
     GpsInput: () => import('./inputs/gps-input.js').then((m) => m.createGpsInput),
     BatteryInput: () => import('./inputs/battery-input.js').then((m) => m.createBatteryInput),
     MqttInput: () => import('./inputs/mqtt-input.js').then((m) => m.createMqttInput),
+    BodyInput: () => import('./inputs/body-input.js').then((m) => m.createBodyInput),
+    PresenceInput: () => import('./backgrounds/presence.js').then((m) => m.createPresenceInput),
   },
   llms: {
     CloudLLM: () => import('../src/cortex/llm/cloud-llm.js').then((m) => m.createCloudLlm),
@@ -41,12 +43,18 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
       console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('move')),
       serial: () => import('./actions/connectors/serial.js').then((m) => m.createMoveSerialConnector),
       mqtt: () => import('./actions/connectors/mqtt.js').then((m) => m.createMqttConnector('move')),
+      body: () => import('./actions/connectors/body.js').then((m) => m.createBodyConnector),
     },
     face: {
       console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('face')),
       serial: () => import('./actions/connectors/serial.js').then((m) => m.createFaceSerialConnector),
       websim: () => import('./actions/connectors/websim.js').then((m) => m.createWebsimFaceConnector),
       mqtt: () => import('./actions/connectors/mqtt.js').then((m) => m.createMqttConnector('face')),
+    },
+    conversation: {
+      speechlab_tts: () => import('./actions/connectors/conversation.js').then((m) => m.createConversationConnector('speechlab_tts')),
+      local_tts: () => import('./actions/connectors/conversation.js').then((m) => m.createConversationConnector('local_tts')),
+      console: () => import('./actions/connectors/conversation.js').then((m) => m.createConversationConnector('console')),
     },
     remember_location: {
       state_dir: () => import('./actions/locations.js').then((m) => m.createStateDirConnector),

@@ -1,6 +1,6 @@
 // One action of a mode as an XState actor (`action:<llm_label>`): validates commands, applies its queue policy, runs them through its connector.
 import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
-import { and, assign, createActor, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
+import { and, assign, createActor, enqueueActions, fromCallback, fromPromise, sendParent, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import type { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector, CommandMark } from '../../src/cortex/action.js';
@@ -54,7 +54,13 @@ export type SafetyReply =
   | { type: 'safety.refused'; id: number; reason: string }
   | { type: 'safety.halt'; reason: string };
 
-export type ActionEvent = { type: 'action.command'; command: Command } | { type: 'action.interrupt' } | { type: 'action.cancel'; id: number } | SafetyReply;
+export type ActionEvent =
+  | { type: 'action.command'; command: Command }
+  | { type: 'action.interrupt' }
+  | { type: 'action.cancel'; id: number }
+  /** Context values a connector published (a conversation's state): on the bus and to the mode machine, as inputs' are. */
+  | { type: 'action.context'; values: Record<string, unknown> }
+  | SafetyReply;
 
 /** The system id of the safety governor in the agent's tree. */
 export const SAFETY_ID = 'safety';
@@ -104,13 +110,14 @@ function issuesText(error: z.ZodError): string {
 }
 
 /** Builds the connector of an entry; throws a PluginError naming the known connectors when it is unknown. */
-export function createConnector(entry: ActionConfig, deps: ActionHandleDeps): ActionConnector {
+export function createConnector(entry: ActionConfig, deps: ActionHandleDeps, publishContext?: (values: Record<string, unknown>) => void): ActionConnector {
   const spec = deps.plugins.connector(entry.name, entry.connector);
   const made = spec.create(entry.config ?? {}, {
     logger: deps.logger,
     stateDir: deps.stateDir,
     write: deps.write,
     ...(deps.cloud ? { cloud: deps.cloud } : {}),
+    ...(publishContext ? { publishContext } : {}),
   });
   if (spec.motion && typeof made.halt !== 'function') throw new Error(`connector ${entry.connector} of ${entry.name} moves the robot but has no halt()`);
   return made;
@@ -285,7 +292,7 @@ export const actionMachine = setup({
   },
 }).createMachine({
   id: 'action',
-  context: ({ input }) => {
+  context: ({ input, self }) => {
     let connector: ActionConnector | undefined;
     let spec: ActionDescriptor | undefined;
     let broken: string | undefined;
@@ -293,7 +300,7 @@ export const actionMachine = setup({
     try {
       spec = input.deps.plugins.action(input.entry.name);
       motion = input.deps.plugins.connector(input.entry.name, input.entry.connector).motion;
-      connector = createConnector(input.entry, input.deps);
+      connector = createConnector(input.entry, input.deps, (values) => self.send({ type: 'action.context', values }));
     } catch (err) {
       broken = `action ${input.entry.llm_label} not started: ${describeError(err)}`;
       input.deps.logger.warn(broken);
@@ -328,6 +335,14 @@ export const actionMachine = setup({
   on: {
     'action.command': { actions: 'accept' },
     'action.cancel': { actions: 'removeCancelled' },
+    'action.context': {
+      actions: [
+        ({ context, event }) =>
+          event.type === 'action.context' &&
+          context.deps.bus.emit({ type: 'context', at: Date.now(), source: `action.${context.entry.llm_label}`, values: event.values }),
+        sendParent(({ event }) => ({ type: 'context.update', values: event.type === 'action.context' ? event.values : {} })),
+      ],
+    },
   },
   states: {
     idle: {

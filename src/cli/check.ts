@@ -18,10 +18,18 @@ export function listConfigNames(dir = configDir()): string[] {
 }
 
 /** Checks one target; prints `ok: FILE (N modes)` or one line per problem; returns the exit code. */
-export async function checkOne(target: { name?: string; file?: string }): Promise<number> {
+export async function checkOne(target: { name?: string; file?: string }, as: { om1?: boolean; simulate?: boolean } = {}): Promise<number> {
   try {
-    const { displayName, loadConfig } = await import('../config/load.js');
-    const loaded = await loadConfig(target);
+    const { displayName } = await import('../config/load.js');
+    const { loadAs } = await import('../compat/om1/load.js');
+    const { loaded, om1, simulated } = await loadAs(target, as).catch((err: unknown) => {
+      // OM1's translations are printed before what is missing, so a user sees both.
+      const report = (err as { report?: { translations: string[] } }).report;
+      for (const line of report?.translations ?? []) out(`om1: ${line}`);
+      throw err;
+    });
+    for (const line of om1?.translations ?? []) out(`om1: ${line}`);
+    for (const line of simulated ?? []) out(`simulate: ${line}`);
     for (const w of loaded.warnings) warnLine(w);
     const modes = Object.keys(loaded.config.modes).length;
     out(`ok: ${displayName(loaded.file)} (${modes} mode${modes === 1 ? '' : 's'}${loaded.legacy ? ', converted from single-mode' : ''})`);
@@ -38,7 +46,11 @@ export function register(program: Command): void {
     .argument('[name]', 'configuration name: config/<name>.json5 (default: $CONFIG)')
     .option('--all', 'check every configuration in config/')
     .option('--config <path>', 'check a file by path')
-    .action(async (name: string | undefined, opts: { all?: boolean; config?: string }) => {
+    .option('--om1 [file]', 'read the file as OM1 writes it (its plugin names translated, each translation printed)')
+    .option('--simulate', 'check it as `cortexd run --simulate` runs it: simulated devices, the embedded service')
+    .action(async (name: string | undefined, opts: { all?: boolean; config?: string; om1?: string | boolean; simulate?: boolean }) => {
+      const as = { om1: opts.om1 !== undefined, simulate: opts.simulate === true };
+      if (typeof opts.om1 === 'string') opts.config = opts.om1;
       let code: number = EXIT.ok;
       if (opts.all) {
         const names = listConfigNames();
@@ -46,11 +58,11 @@ export function register(program: Command): void {
           out(`${configDir()}: no .json5 configurations found`);
           code = EXIT.invalid;
         }
-        for (const n of names) code = Math.max(code, await checkOne({ file: join(configDir(), `${n}.json5`) }));
+        for (const n of names) code = Math.max(code, await checkOne({ file: join(configDir(), `${n}.json5`) }, as));
       } else if (opts.config) {
-        code = await checkOne({ file: opts.config });
+        code = await checkOne({ file: opts.config }, as);
       } else {
-        code = await checkOne({ name });
+        code = await checkOne({ name }, as);
       }
       process.exitCode = code;
     });

@@ -12,6 +12,7 @@ import { register as registerRun } from './run.js';
 import { register as registerEstop } from './estop.js';
 import { register as registerFleet } from './fleet.js';
 import { register as registerReplay } from './replay.js';
+import { register as registerOm1 } from './om1.js';
 import { EXIT, reportError } from './output.js';
 import { packageVersion } from './version.js';
 
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
     registerEstop,
     registerFleet,
     registerReplay,
+    registerOm1,
   ])
     register(program);
   return program;

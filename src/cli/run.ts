@@ -104,6 +104,9 @@ export interface RunOptions {
   recordFps?: number;
   /** `--foxglove [PORT]`: true for the default port. */
   foxglove?: number | true;
+  /** `--om1 [file]` and `--simulate` (src/cli/run-load.ts). */
+  om1?: string | boolean;
+  simulate?: boolean;
 }
 
 /** Closes what run opened, in order, each bounded so a stuck close cannot hold the exit. */
@@ -155,7 +158,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const level = process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL;
   const logger = createLogger(tty ? { level: level ?? 'warn', destination: view!.logDestination() } : {});
   setLogger(logger);
-  const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
+  const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
   for (const w of loaded.warnings) warnLine(w);
   const config = loaded.config;
   // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
@@ -446,6 +449,8 @@ export function register(program: Command): void {
       if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`not a port: "${v}"`);
       return n;
     })
+    .option('--om1 [file]', 'read the file as OM1 writes it (its names translated, each translation printed first)')
+    .option('--simulate', 'simulated bindings for every device and the embedded service for every address (said in the first lines)')
     .action(async (name: string | undefined, opts: RunOptions) => {
       const code = await runAgent(name, opts);
       process.exitCode = code;

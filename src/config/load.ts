@@ -38,6 +38,11 @@ export interface LoadOptions {
   plugins?: boolean;
 }
 
+/** The problem of a field nothing carries out (`cortexd schema` lists every field that is). */
+export const UNKNOWN_FIELD =
+  'unknown field: this runtime does not carry it out (remove it; `cortexd schema` lists the fields it reads; an OM1 file runs with --om1)';
+export const UNKNOWN_PLUGIN_FIELD = "unknown field: this plugin does not carry it out (remove it; `cortexd schema` lists each plugin's options)";
+
 /** Largest configuration file read; anything bigger is refused before parsing. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
@@ -222,7 +227,8 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   if (!parsed.success) {
     for (const { path, message } of zodIssueMessages(parsed.error)) failOrUnset(path, message, 'format');
   }
-  for (const p of unknownFields(AgentConfig as z.ZodType, data)) warn(p, 'unknown field (kept, not used by this runtime)');
+  // Nothing is silently ignored: a field this runtime does not carry out is a problem, not a warning.
+  for (const p of unknownFields(AgentConfig as z.ZodType, data)) fail(p, UNKNOWN_FIELD);
 
   // URID from the file or the URID variable.
   // A URID in the file that is not a string is already reported by the schema.
@@ -252,7 +258,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);
     for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
-    for (const p of plugins.unknownFields) warn(p, 'unknown field (kept, not used by this plugin)');
+    for (const p of plugins.unknownFields) fail(p, UNKNOWN_PLUGIN_FIELD);
   }
   warnUnset();
   // Hosted addresses: the file's `service` block under the CORTEX_* variables; `embedded` is the local service.

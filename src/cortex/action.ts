@@ -44,6 +44,8 @@ export interface ActionContext {
   write: (line: string) => void;
   /** The hosted (or embedded local) service, for connectors that call it (speechlab_tts, speechb_tts). */
   cloud?: CloudClient;
+  /** Publishes context values for `context_aware` rules (a conversation that ended): the action actor hands them to the mode machine. */
+  publishContext?: (values: Record<string, unknown>) => void;
 }
 
 export type ConnectorFactory = (config: unknown, ctx: ActionContext) => ActionConnector;

@@ -17,6 +17,8 @@ import {
   WebsimFaceOptions,
 } from './schemas/actions.js';
 import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
+import { bodyConnector } from './body.js';
+import { conversationAction } from './conversation.js';
 
 /**
  * The `console` connector of every action: prints what the robot would do. `move`'s counts as motion
@@ -94,7 +96,7 @@ export const moveAction: ActionDescriptor = {
   schema: ActionOptions,
   args: MoveArgs,
   queue: 'latest',
-  connectors: new Registry('connector', [consoleConnector('move', true), serialConnector('MOVE', 'action', true), mqttConnector('move', true)]),
+  connectors: new Registry('connector', [consoleConnector('move', true), serialConnector('MOVE', 'action', true), mqttConnector('move', true), bodyConnector]),
 };
 
 export const faceAction: ActionDescriptor = {
@@ -116,4 +118,4 @@ export const rememberLocationAction: ActionDescriptor = {
 };
 
 /** Action plugins, by `agent_actions[].name`; each holds its connectors. */
-export const actionDescriptors = new Registry<ActionDescriptor>('action', [speakAction, moveAction, faceAction, rememberLocationAction]);
+export const actionDescriptors = new Registry<ActionDescriptor>('action', [speakAction, moveAction, faceAction, rememberLocationAction, conversationAction]);

@@ -14,6 +14,7 @@ import {
   serialConfigOf,
 } from './schemas/inputs.js';
 import type { InputDescriptor } from './types.js';
+import { bodyInput, presenceInput } from './body.js';
 
 export const textInput: InputDescriptor = {
   ...descriptor({
@@ -90,4 +91,6 @@ export const inputDescriptors = new Registry<InputDescriptor>('input', [
   gpsInput,
   batteryInput,
   mqttInput,
+  bodyInput,
+  presenceInput,
 ]);

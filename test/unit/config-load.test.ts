@@ -125,24 +125,32 @@ t.test('the global cortex_llm fills modes without one; a mode model replaces it 
   t.same(!n.ok && n.lines, ['modes.guard.cortex_llm: missing, and there is no global cortex_llm to use instead']);
 });
 
-t.test('unknown fields are kept and warned, at every level; plugin config blocks are not ours to warn about', async (t) => {
+t.test('unknown fields are problems at every level, each named: nothing is silently ignored', async (t) => {
   const cfg = validConfig({
     robot_colour: 'red',
     modes: { guard: mode({ vibe: 'calm', agent_inputs: [{ type: 'X', extra_in: 1, config: { anything: true } }] }), rest: mode() },
     cortex_llm: { type: 'SomeLLM', config: { custom_knob: 3 } },
   });
-  const r = await loadObject(t, cfg);
-  t.ok(r.ok);
-  if (!r.ok) return;
-  const paths = r.warnings.map((w) => w.replace(/^[^:]+: /, ''));
-  t.same(paths.sort(), [
-    'modes.guard.agent_inputs[0].extra_in: unknown field (kept, not used by this runtime)',
-    'modes.guard.vibe: unknown field (kept, not used by this runtime)',
-    'robot_colour: unknown field (kept, not used by this runtime)',
+  const r = await loadObject(t, cfg, { plugins: false });
+  t.notOk(r.ok);
+  if (r.ok) return;
+  const unknown = 'unknown field: this runtime does not carry it out (remove it; `cortexd schema` lists the fields it reads; an OM1 file runs with --om1)';
+  t.same(r.lines.filter((l) => l.includes('unknown field')).sort(), [
+    `modes.guard.agent_inputs[0].extra_in: ${unknown}`,
+    `modes.guard.vibe: ${unknown}`,
+    `robot_colour: ${unknown}`,
   ]);
-  const loose = r.loaded.config as unknown as Record<string, unknown>;
-  t.equal(loose.robot_colour, 'red', 'kept in the loaded configuration');
-  t.equal((r.loaded.config.modes.guard as unknown as Record<string, unknown>).vibe, 'calm');
+});
+
+t.test("a plugin's unknown option is a problem naming it", async (t) => {
+  const cfg = validConfig({ modes: { guard: mode({ agent_inputs: [{ type: 'TextInput', config: { colour: 'red' } }] }), rest: mode() } });
+  const r = await loadObject(t, cfg, { plugins: true });
+  t.notOk(r.ok);
+  if (r.ok) return;
+  t.same(
+    r.lines.filter((l) => l.includes('colour')),
+    ["modes.guard.agent_inputs[0].config.colour: unknown field: this plugin does not carry it out (remove it; `cortexd schema` lists each plugin's options)"],
+  );
 });
 
 t.test('$schema is a known top-level field: editors validate with it, the loader neither warns nor uses it', async (t) => {

@@ -42,9 +42,11 @@ t.test('the built-in registry pairs every descriptor with a loader that yields a
   const d = builtinPlugins.descriptors;
   t.same(d.inputs.names(), [
     'BatteryInput',
+    'BodyInput',
     'GpsInput',
     'LocalVLMInput',
     'MqttInput',
+    'PresenceInput',
     'SerialReader',
     'SpeechbASRInput',
     'SpeechlabASRInput',
@@ -55,9 +57,10 @@ t.test('the built-in registry pairs every descriptor with a loader that yields a
   t.same(d.simulators.names(), ['WebSim']);
   t.same(Object.fromEntries(d.actions.all().map((a) => [a.type, a.connectors.names()])), {
     speak: ['console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts'],
-    move: ['console', 'mqtt', 'serial'],
+    move: ['body', 'console', 'mqtt', 'serial'],
     face: ['console', 'mqtt', 'serial', 'websim'],
     remember_location: ['state_dir'],
+    conversation: ['console', 'local_tts', 'speechlab_tts'],
   });
   for (const [name, load] of Object.entries(builtinPlugins.loaders.inputs)) t.type(await load(), 'function', `input ${name}`);
   for (const [name, load] of Object.entries(builtinPlugins.loaders.llms)) t.type(await load(), 'function', `llm ${name}`);
@@ -80,7 +83,7 @@ t.test('every move connector is motion (the console too: the simulated robot obe
       .filter((c) => c.motion)
       .map((c) => `${a.type}:${c.type}`),
   );
-  t.same(motion, ['move:console', 'move:serial', 'move:mqtt']);
+  t.same(motion, ['move:console', 'move:serial', 'move:mqtt', 'move:body']);
 });
 
 t.test('resolvePlugins loads exactly the plugins the default configuration uses', async (t) => {
@@ -106,7 +109,10 @@ t.test('resolvePlugins loads exactly the plugins the default configuration uses'
     code: 'plugin_not_loaded',
     message: /input type "VLMInput" is not loaded.*\(loaded: LocalVLMInput, SpeechlabASRInput, TextInput\)/,
   });
-  t.throws(() => plugins.input('NoSuchInput'), { code: 'plugin_unknown', message: /unknown input type "NoSuchInput"; known: BatteryInput, GpsInput, / });
+  t.throws(() => plugins.input('NoSuchInput'), {
+    code: 'plugin_unknown',
+    message: /unknown input type "NoSuchInput"; known: BatteryInput, BodyInput, GpsInput, /,
+  });
   t.throws(() => plugins.llm('GPT'), { code: 'plugin_unknown', message: /unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM/ });
   t.throws(() => plugins.connector('move', 'serial'), {
     code: 'plugin_not_loaded',
@@ -114,9 +120,12 @@ t.test('resolvePlugins loads exactly the plugins the default configuration uses'
   });
   t.throws(() => plugins.connector('move', 'teleport'), {
     code: 'plugin_unknown',
-    message: /action move: unknown connector type "teleport"; known: console, mqtt, serial/,
+    message: /action move: unknown connector type "teleport"; known: body, console, mqtt, serial/,
   });
-  t.throws(() => plugins.action('fly'), { code: 'plugin_unknown', message: /unknown action type "fly"; known: face, move, remember_location, speak/ });
+  t.throws(() => plugins.action('fly'), {
+    code: 'plugin_unknown',
+    message: /unknown action type "fly"; known: conversation, face, move, remember_location, speak/,
+  });
   t.throws(() => plugins.simulator('Gazebo'), { code: 'plugin_unknown', message: /unknown simulator type "Gazebo"; known: WebSim/ });
 });
 
@@ -138,10 +147,10 @@ t.test('unknown names are refused together, before anything loads', async (t) =>
   t.ok(err instanceof PluginError);
   t.equal((err as PluginError).code, 'plugin_unknown');
   t.same((err as Error).message.split('\n'), [
-    'unknown input type "Radar"; known: BatteryInput, GpsInput, LocalVLMInput, MqttInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
+    'unknown input type "Radar"; known: BatteryInput, BodyInput, GpsInput, LocalVLMInput, MqttInput, PresenceInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
     'unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM',
-    'unknown action type "fly"; known: face, move, remember_location, speak',
-    'action move: unknown connector type "warp"; known: console, mqtt, serial',
+    'unknown action type "fly"; known: conversation, face, move, remember_location, speak',
+    'action move: unknown connector type "warp"; known: body, console, mqtt, serial',
   ]);
   t.same(loaded, [], 'no plugin code was loaded');
 });

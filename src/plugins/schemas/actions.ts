@@ -76,3 +76,22 @@ export const StateConnectorOptions = z.looseObject({
   /** Oldest GPS fix accepted, in seconds. */
   max_fix_age_seconds: z.number().positive().default(60),
 });
+
+// The conversation action (a greeting conversation that says when it is over).
+
+export const CONVERSATION_STATES = ['conversing', 'concluding', 'finished'] as const;
+export const ConversationArgs = z.object({
+  response: z.string().min(1).describe('what to say to the person, one or two short sentences'),
+  conversation_state: z.enum(CONVERSATION_STATES).describe('finished once the person said goodbye or the conversation is over'),
+});
+
+/** What every conversation connector adds to its speech options: the context keys it publishes after each turn. */
+const ConversationKeys = {
+  /** Set true after a turn whose state is `finished`, false after any other turn. */
+  finished_key: z.string().min(1).default('conversation_finished'),
+  /** The state of the last turn. */
+  state_key: z.string().min(1).default('conversation_state'),
+};
+export const ConversationSpeechlabOptions = SpeechlabTtsOptions.extend(ConversationKeys);
+export const ConversationLocalOptions = LocalTtsOptions.extend(ConversationKeys);
+export const ConversationConsoleOptions = ConsoleOptions.extend(ConversationKeys);

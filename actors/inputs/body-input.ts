@@ -1,0 +1,64 @@
+// BodyInput: a robot body's battery, odometry and free paths (the simulated body here) as a "Body:" prompt line and context values.
+import { type Observable, asyncScheduler, distinctUntilChanged, map, merge, tap, timer, type SchedulerLike } from 'rxjs';
+import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import { BodyInputSchema, type BodyInputConfig } from '../../src/plugins/schemas/body.js';
+import { type BodyState, simBody } from '../../devices/body/sim-body.js';
+import { BufferedInput } from './buffered-input.js';
+
+/**
+ * Reads the body every `poll_seconds` and at every move; emits a reading when what its facets show
+ * changed. Publishes context for `context_aware` rules: `battery_percent`, `battery_low` (battery),
+ * `odom_x`, `odom_y`, `odom_heading`, `odom_distance`, `moving` (odometry), `paths_clear` (paths).
+ * The simulated body has no obstacles: every path is free.
+ */
+export class BodyInput extends BufferedInput<BodyState> {
+  constructor(
+    private readonly config: BodyInputConfig,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
+    private readonly scheduler: SchedulerLike = asyncScheduler,
+  ) {
+    super({
+      type: 'BodyInput',
+      descriptor: config.descriptor ?? 'Body',
+      bufferSize: config.buffer_size,
+      wake: config.wake,
+      policy: 'latest',
+      ...(ctx?.logger ? { logger: ctx.logger } : {}),
+      ...(ctx?.signal ? { signal: ctx.signal } : {}),
+    });
+  }
+
+  private has(facet: BodyInputConfig['facets'][number]): boolean {
+    return this.config.facets.includes(facet);
+  }
+
+  protected source(): Observable<BodyState> {
+    const body = simBody(this.config.robot, this.config);
+    const key = (s: BodyState) =>
+      JSON.stringify([this.has('battery') ? Math.floor(s.battery_percent) : 0, this.has('odometry') ? [s.x, s.y, s.heading, s.last] : 0]);
+    return merge(timer(0, this.config.poll_seconds * 1000, this.scheduler).pipe(map(() => body.read())), body.state$).pipe(
+      distinctUntilChanged((a, b) => key(a) === key(b)),
+      tap((s) =>
+        this.ctx?.publishContext?.({
+          ...(this.has('battery') ? { battery_percent: s.battery_percent, battery_low: s.battery_percent <= this.config.low_percent } : {}),
+          ...(this.has('odometry')
+            ? { odom_x: s.x, odom_y: s.y, odom_heading: s.heading, odom_distance: s.distance, moving: !/^(stand still|sit)$/.test(s.last) }
+            : {}),
+          ...(this.has('paths') ? { paths_clear: ['forward', 'left', 'right', 'back'] } : {}),
+        }),
+      ),
+    );
+  }
+
+  protected toMessage(s: BodyState): InputMessage {
+    const parts: string[] = [];
+    if (this.has('battery')) parts.push(`battery ${Math.floor(s.battery_percent)}%${s.battery_percent <= this.config.low_percent ? ' (low)' : ''}`);
+    if (this.has('odometry')) parts.push(`at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg, ${s.distance} m travelled, last move: ${s.last}`);
+    if (this.has('paths')) parts.push('free paths: forward, left, right, back');
+    const low = this.has('battery') && s.battery_percent <= this.config.low_percent;
+    return { timestamp: s.at, text: `${this.config.robot} (simulated): ${parts.join('; ')}`, final: low };
+  }
+}
+
+/** The BodyInput plugin (its descriptor is in src/plugins/body.ts). */
+export const createBodyInput: InputFactory = (raw, ctx) => new BodyInput(BodyInputSchema.parse(raw ?? {}), ctx);

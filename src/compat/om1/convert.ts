@@ -1,0 +1,219 @@
+// Converts an OM1 configuration (as parsed) into this runtime's format, with one report line per translation and per missing part.
+import { MODEL_PREFIXES } from '../../cloud/catalog.js';
+import type { Robot } from '../../plugins/schemas/body.js';
+import {
+  type Entry,
+  type Options,
+  type Scope,
+  type Translation,
+  translateAction,
+  translateBackground,
+  translateInput,
+  translateLlm,
+  translateHook,
+  translateSimulator,
+} from './names.js';
+
+export interface Om1Report {
+  /** One line per translation: `PATH: OLD -> NEW (details)`. */
+  translations: string[];
+  /** What this runtime does not carry out, one line each (PATH: what: why / what would carry it out). */
+  missing: string[];
+  /** Plugins that only talk to third-party web services: unsupported on purpose, one line each. */
+  unsupported: string[];
+}
+
+export interface Om1Conversion extends Om1Report {
+  /** The native configuration (version, modes...), still with `${VAR}` references: the loader substitutes them. */
+  config: Record<string, unknown>;
+}
+
+/** OM1's placeholder URIDs: accepted and read as "no URID". */
+const PLACEHOLDER_URIDS = new Set(['om1_qwertyui', 'default', '']);
+
+/** Fields of a mode (or of a legacy file's top level) that name plugins. */
+const MODE_PLUGIN_FIELDS = ['agent_inputs', 'agent_actions', 'backgrounds', 'cortex_llm', 'action_execution_mode'] as const;
+
+const FAMILIES: Array<[RegExp, Robot, Scope['transport']]> = [
+  [/UnitreeG1|unitree_g1|arm_g1/, 'unitree_g1', 'unitree_dds'],
+  [/UnitreeGo2|Go2|go2_|unitree_/, 'unitree_go2', 'unitree_dds'],
+  [/TurtleBot4|Turtlebot4|move_turtle/, 'turtlebot4', 'ros2_zenoh'],
+  [/Tron|limx/, 'limx_tron', 'limx_sdk'],
+  [/Ubtech|yanshee|ub_tts/, 'ubtech_yanshee', 'ubtech_http'],
+];
+
+/** The robot family a file is written for, from the plugin names it uses (the first family found). */
+function familyOf(text: string): { robot: Robot | undefined; transport: Scope['transport'] } {
+  for (const [re, robot, transport] of FAMILIES) if (re.test(text)) return { robot, transport };
+  return { robot: undefined, transport: undefined };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const asEntries = (v: unknown): Entry[] => (Array.isArray(v) ? v.filter(isObject) : []);
+const optionsOf = (e: Entry): Options => (isObject(e.config) ? e.config : {});
+const describe = (o: Options) => (Object.keys(o).length ? ` ${JSON.stringify(o)}` : '');
+
+/**
+ * Converts an OM1 file. A file without `version` is OM1's oldest single-mode format: it is read as
+ * v1.0.0, and a file without `modes` stays single-mode (the loader converts legacy files itself).
+ * Global backgrounds run in every mode (OM1 runs them for the whole runtime: here they restart at a
+ * mode switch); a mode's own backgrounds run with the mode, as in OM1.
+ */
+export function convertOm1(raw: Record<string, unknown>, options: { simulate?: boolean } = {}): Om1Conversion {
+  const report: Om1Report = { translations: [], missing: [], unsupported: [] };
+  const out: Record<string, unknown> = { ...raw };
+  const { robot, transport } = familyOf(JSON.stringify(raw));
+  const networkInterface = typeof raw.unitree_ethernet === 'string' && raw.unitree_ethernet ? raw.unitree_ethernet : undefined;
+  const say = (path: string, line: string) => report.translations.push(`${path}: ${line}`);
+
+  if (raw.version === undefined) {
+    out.version = 'v1.0.0';
+    say('version', "none (OM1's oldest single-mode format) -> v1.0.0");
+  }
+  if (typeof raw.URID === 'string' && PLACEHOLDER_URIDS.has(raw.URID.trim().toLowerCase())) {
+    delete out.URID;
+    say('URID', `${JSON.stringify(raw.URID)} is OM1's placeholder -> no URID (set URID to this robot's id to join a fleet)`);
+  }
+  for (const key of ['unitree_ethernet', 'robot_ip'] as const) {
+    if (raw[key] === undefined) continue;
+    delete out[key];
+    say(
+      key,
+      `${JSON.stringify(raw[key])} -> ${robot ? `the ${robot} body's binding (${key === 'unitree_ethernet' ? 'network_interface' : 'robot address'})` : 'not needed: the file names no robot body'}`,
+    );
+  }
+  if (raw.knowledge_base !== undefined) {
+    delete out.knowledge_base;
+    report.missing.push('knowledge_base: retrieval from a knowledge base (RAG) is not built into this runtime');
+  }
+
+  const globalBackgrounds = asEntries(raw.backgrounds);
+  const backgroundOptions = (mode: Record<string, unknown>) =>
+    new Map([...globalBackgrounds, ...asEntries(mode.backgrounds)].map((b) => [String(b.type), optionsOf(b)] as const));
+  const scopeFor = (mode: Record<string, unknown>): Scope => ({
+    robot,
+    transport,
+    networkInterface,
+    backgrounds: backgroundOptions(mode),
+    simulate: options.simulate === true,
+  });
+
+  const apply = (t: Translation, path: string, from: string, onOk: (entry: Entry) => void) => {
+    if (t.kind === 'ok') {
+      const to =
+        t.entry.type !== undefined
+          ? String(t.entry.type)
+          : t.entry.name !== undefined
+            ? `${String(t.entry.name)}/${String(t.entry.connector)}`
+            : `${String(t.entry.hook_type)} ${String(t.entry.handler_type)} hook`;
+      say(path, `${from} -> ${to}${t.notes.length ? ` (${t.notes.join('; ')})` : ''}`);
+      onOk(t.entry);
+    } else if (t.kind === 'carried') say(path, `${from} -> carried by ${t.by}`);
+    else if (t.kind === 'missing') report.missing.push(`${path}: ${from}: ${t.reason}`);
+    else report.unsupported.push(`${path}: ${from}: talks only to ${t.service}; unsupported`);
+  };
+
+  const llm = (entry: unknown, path: string): unknown => {
+    if (!isObject(entry)) return entry;
+    const type = String(entry.type);
+    let next: unknown = entry;
+    apply(
+      translateLlm(type, optionsOf(entry), (p) => MODEL_PREFIXES[p as keyof typeof MODEL_PREFIXES] ?? []),
+      `${path}.type`,
+      type,
+      (e) => {
+        next = { ...entry, ...e };
+      },
+    );
+    return next;
+  };
+
+  /** Translates one mode (or a legacy file's top level) in place into `m`. */
+  const convertMode = (m: Record<string, unknown>, base: string, globalBgs: Entry[]) => {
+    const prefix = base ? `${base}.` : '';
+    const scope = scopeFor(m);
+    const inputs: Entry[] = [];
+    asEntries(m.agent_inputs).forEach((e, i) => {
+      const type = String(e.type);
+      const t = translateInput(type, optionsOf(e), scope);
+      if (t.kind === 'carried' && /Locations/.test(type)) m.remember_locations = true;
+      apply(t, `${prefix}agent_inputs[${i}].type`, `${type}${describe(optionsOf(e))}`, (n) => inputs.push(n));
+    });
+    const actions: Entry[] = [];
+    asEntries(m.agent_actions).forEach((e, i) => {
+      const name = String(e.name);
+      const connector = String(e.connector);
+      const t = translateAction(name, connector, optionsOf(e), scope);
+      apply(t, `${prefix}agent_actions[${i}]`, `${name}/${connector}${describe(optionsOf(e))}`, (n) => {
+        const { implementation: _impl, ...rest } = e;
+        actions.push({ ...rest, ...n, llm_label: e.llm_label ?? name });
+      });
+    });
+    const hasBody = () => inputs.some((x) => x.type === 'BodyInput');
+    const hasGps = () => inputs.some((x) => x.type === 'GpsInput');
+    const backgrounds = [
+      ...globalBgs.map((b, i) => ({ b, path: `backgrounds[${i}]` })),
+      ...asEntries(m.backgrounds).map((b, i) => ({ b, path: `${prefix}backgrounds[${i}]` })),
+    ];
+    for (const { b, path } of backgrounds) {
+      const type = String(b.type);
+      apply(translateBackground(type, optionsOf(b), scope, { hasBody: hasBody(), hasGps: hasGps() }), `${path}.type`, `${type} (background)`, (n) =>
+        inputs.push(n),
+      );
+    }
+    delete m.backgrounds;
+    if (Array.isArray(m.lifecycle_hooks)) {
+      const hooks: Entry[] = [];
+      const conversation = actions.find((a) => a.name === 'conversation')?.llm_label;
+      asEntries(m.lifecycle_hooks).forEach((h, i) => {
+        const t = translateHook(
+          h,
+          typeof conversation === 'string' ? conversation : undefined,
+          actions.some((a) => a.name === 'speak'),
+        );
+        if (t.kind === 'ok' && t.entry === h) hooks.push(h);
+        else apply(t, `${prefix}lifecycle_hooks[${i}]`, `${String(h.hook_type)} ${String(h.handler_type)} hook`, (n) => hooks.push(n));
+      });
+      m.lifecycle_hooks = hooks;
+    }
+    if (Array.isArray(m.simulators)) {
+      const simulators: Entry[] = [];
+      asEntries(m.simulators).forEach((e, i) => {
+        const type = String(e.type);
+        apply(translateSimulator(type, optionsOf(e)), `${prefix}simulators[${i}].type`, type, (n) => simulators.push(n));
+      });
+      m.simulators = simulators;
+    }
+    m.agent_inputs = inputs;
+    m.agent_actions = actions;
+    if (m.cortex_llm !== undefined) m.cortex_llm = llm(m.cortex_llm, `${prefix}cortex_llm`);
+    const mode = m.action_execution_mode;
+    if (mode !== undefined) {
+      delete m.action_execution_mode;
+      if (mode === 'concurrent')
+        say(`${prefix}action_execution_mode`, "concurrent -> this runtime's own behaviour (each action's queue runs its commands independently)");
+      else report.missing.push(`${prefix}action_execution_mode: ${JSON.stringify(mode)}: only concurrent execution is carried out`);
+    }
+  };
+
+  if (isObject(raw.modes)) {
+    const modes: Record<string, unknown> = {};
+    for (const [name, mode] of Object.entries(raw.modes)) {
+      if (!isObject(mode)) {
+        modes[name] = mode;
+        continue;
+      }
+      const m = { ...mode };
+      convertMode(m, `modes.${name}`, globalBackgrounds);
+      modes[name] = m;
+    }
+    out.modes = modes;
+    delete out.backgrounds;
+    if (raw.cortex_llm !== undefined) out.cortex_llm = llm(raw.cortex_llm, 'cortex_llm');
+  } else {
+    // A single-mode file: its top level is its one mode (the loader turns it into a mode).
+    convertMode(out, '', []);
+  }
+  for (const f of MODE_PLUGIN_FIELDS) if (out[f] === undefined) delete out[f];
+  return { config: out, ...report };
+}

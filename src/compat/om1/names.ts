@@ -1,0 +1,501 @@
+// OM1's plugin names and options mapped to this runtime's: one translator per OM1 name, each saying what it changed or what is missing.
+import type { Robot } from '../../plugins/schemas/body.js';
+
+/** An OM1 entry (`agent_inputs[]`, `agent_actions[]`, `cortex_llm`, `backgrounds[]`) as written. */
+export type Entry = Record<string, unknown>;
+/** Options of an entry (`config`). */
+export type Options = Record<string, unknown>;
+
+/** What the converter knows of the whole file while it translates one entry. */
+export interface Scope {
+  /** The robot family the file is written for (from its plugin names), if any. */
+  robot: Robot | undefined;
+  /** The robot bus the family uses (the body binding asked for; `cortexd run --simulate` makes it `sim`). */
+  transport: 'unitree_dds' | 'ros2_zenoh' | 'limx_sdk' | 'ubtech_http' | undefined;
+  /** `unitree_ethernet` of the file: the network interface of the robot's bus. */
+  networkInterface: string | undefined;
+  /** Options of the mode's (and global) backgrounds by OM1 type: the Gps input reads the Gps background's port. */
+  backgrounds: Map<string, Options>;
+  /** `--simulate`: a device this runtime cannot open (RTSP audio, a robot's own speaker) is simulated instead of missing. */
+  simulate: boolean;
+}
+
+/** The result of translating one entry. */
+export type Translation =
+  | { kind: 'ok'; entry: Entry; notes: string[] }
+  /** No entry: what OM1 did is carried by another entry or by the runtime itself. */
+  | { kind: 'carried'; by: string }
+  /** Not carried out by this runtime: why, and what would carry it out. */
+  | { kind: 'missing'; reason: string }
+  /** A plugin that only talks to a third-party web service: unsupported on purpose. */
+  | { kind: 'unsupported'; service: string };
+
+const ok = (entry: Entry, notes: string[] = []): Translation => ({ kind: 'ok', entry, notes });
+const missing = (reason: string): Translation => ({ kind: 'missing', reason });
+const unsupported = (service: string): Translation => ({ kind: 'unsupported', service });
+const carried = (by: string): Translation => ({ kind: 'carried', by });
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+/** Copies the options named in `keep` that are set; reports every other option as dropped with `why`. */
+function pick(options: Options, keep: Record<string, string>, notes: string[], dropped: Record<string, string> = {}): Options {
+  const out: Options = {};
+  for (const [k, v] of Object.entries(options)) {
+    if (k in keep) out[keep[k]!] = v;
+    else if (k in dropped) notes.push(`${k} ${JSON.stringify(v)}: ${dropped[k]}`);
+    else notes.push(`${k} ${JSON.stringify(v)}: an option this runtime does not know; left out`);
+  }
+  return out;
+}
+
+// ---- Models -----------------------------------------------------------------------------------
+
+/** OM1's model names to the hosted API's brand-neutral ones, per provider (src/cloud/catalog.ts). */
+const MODEL_RENAMES: Array<[RegExp, string]> = [
+  [/^gpt-/, 'gen-'],
+  [/^deepseek-chat$/, 'deep-chat'],
+  [/^gemini-/, 'twin-'],
+  [/^grok-/, 'gk-'],
+  [/^qwen/, 'qw'],
+  [/^meta-llama\/llama-/, 'orgm/ll-'],
+  [/^anthropic\/claude-sonnet-/, 'orgc/sage-mid-'],
+  [/^anthropic\/claude-opus-/, 'orgc/sage-top-'],
+];
+export function renameModel(model: string): string {
+  for (const [re, to] of MODEL_RENAMES) if (re.test(model)) return model.replace(re, to);
+  return model;
+}
+
+/** Hosted model plugins: provider, OM1's default model, a fallback when OM1's model is not offered. */
+const HOSTED: Record<string, { provider: string; model: string; fallback?: string }> = {
+  OpenAILLM: { provider: 'provider_a', model: 'gpt-4o-mini' },
+  DeepSeekLLM: { provider: 'provider_b', model: 'deepseek-chat' },
+  GeminiLLM: { provider: 'provider_c', model: 'gemini-2.0-flash-exp', fallback: 'twin-2.5-flash' },
+  XAILLM: { provider: 'provider_d', model: 'grok-4-latest' },
+  OpenRouter: { provider: 'provider_f', model: 'meta-llama/llama-3.3-70b-instruct' },
+};
+
+const LLM_KEEP = {
+  agent_name: 'agent_name',
+  history_length: 'history_length',
+  temperature: 'temperature',
+  max_tokens: 'max_tokens',
+  timeout: 'timeout_seconds',
+};
+const LLM_DROPPED = {
+  base_url: "the hosted service's address is the configuration's `service.base_url` (or CORTEX_BASE_URL), not the model's",
+  api_key: "the key is the configuration's `api_key` (or OM_API_KEY)",
+  num_ctx: "not sent: an OpenAI-compatible endpoint uses the server's own context size",
+};
+
+function hostedLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
+  const h = HOSTED[type]!;
+  const notes: string[] = [];
+  const asked = str(options.model) ?? h.model;
+  let model = renameModel(asked);
+  const offered = prefixes(h.provider);
+  if (!offered.some((p) => model.startsWith(p))) {
+    if (!h.fallback) return missing(`model ${asked} (as ${model}) is not offered by ${h.provider}; offered: ${offered.join(', ')}`);
+    notes.push(`model ${asked} is not offered; the nearest offered model ${h.fallback} is used`);
+    model = h.fallback;
+  }
+  const { model: _asked, ...rest } = options;
+  const config = { provider: h.provider, model, ...pick(rest, LLM_KEEP, notes, LLM_DROPPED) };
+  return ok({ type: 'CloudLLM', config }, [`provider ${h.provider}`, `model ${asked} -> ${model}`, ...notes]);
+}
+
+/** A model on a server of the robot's (OM1's QwenLLM and OllamaLLM) becomes LocalLLM. */
+function localLlm(options: Options, defaultUrl: string | undefined, defaultModel: string): Translation {
+  const notes: string[] = [];
+  let base = str(options.base_url);
+  if (!base) {
+    if (!defaultUrl) return missing('no base_url: LocalLLM needs the server address');
+    notes.push(`no base_url: ${defaultUrl} assumed (the local model server's port in OM1's own files); set base_url to your server`);
+    base = defaultUrl;
+  }
+  if (!/\/v1\/?$/.test(base)) {
+    notes.push(`base_url ${base} -> ${base.replace(/\/$/, '')}/v1 (the OpenAI-compatible path)`);
+    base = `${base.replace(/\/$/, '')}/v1`;
+  }
+  const model = str(options.model) ?? defaultModel;
+  const { base_url: _b, model: _m, ...rest } = options;
+  return ok({ type: 'LocalLLM', config: { base_url: base, model, ...pick(rest, LLM_KEEP, notes, LLM_DROPPED) } }, notes);
+}
+
+export function translateLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
+  if (type in HOSTED) return hostedLlm(type, options, prefixes);
+  if (type === 'QwenLLM') return localLlm(options, 'http://127.0.0.1:8860/v1', 'qwen');
+  if (type === 'OllamaLLM') return localLlm(options, 'http://localhost:11434', 'llama3.2');
+  if (['CloudLLM', 'LocalLLM', 'MultiLLM'].includes(type)) return ok({ type, config: options });
+  return missing(`model plugin ${type} has no counterpart (CloudLLM, LocalLLM, MultiLLM)`);
+}
+
+// ---- Inputs -------------------------------------------------------------------------------------
+
+/** OM1's language names (GoogleASRInput) to BCP-47 base codes. */
+const LANGUAGES: Record<string, string> = {
+  english: 'en',
+  chinese: 'zh',
+  german: 'de',
+  french: 'fr',
+  japanese: 'ja',
+  korean: 'ko',
+  spanish: 'es',
+  italian: 'it',
+  portuguese: 'pt',
+  russian: 'ru',
+  arabic: 'ar',
+};
+
+const ASR_DROPPED = { base_url: "the recognition socket is the service's (`service.ws_base_url`)", stream_base_url: "the service's address is used" };
+
+function asr(options: Options, notes: string[], defaultLanguage = 'english'): Options {
+  const raw = str(options.language) ?? defaultLanguage;
+  const lower = raw.toLowerCase();
+  const language = LANGUAGES[lower] ?? (/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/.test(raw) ? raw.split('-')[0]!.toLowerCase() : 'en');
+  notes.push(`language ${raw} -> ${language}`);
+  const { language: _l, ...rest } = options;
+  return {
+    descriptor: 'Voice',
+    language,
+    ...pick(rest, { enable_tts_interrupt: 'allow_interruption', allow_interruption: 'allow_interruption' }, notes, ASR_DROPPED),
+  };
+}
+
+const cameraOf = (options: Options, notes: string[]): Options => {
+  const rtsp = str(options.rtsp_url);
+  if (rtsp) {
+    notes.push(`rtsp_url -> camera { binding: opencv, device: ${rtsp} } (OpenCV reads the RTSP stream)`);
+    return { binding: 'opencv', device: rtsp };
+  }
+  const index = num(options.camera_index) ?? 0;
+  notes.push(`camera_index ${index} -> camera { binding: opencv, device: ${index} }`);
+  return { binding: 'opencv', device: index };
+};
+
+const VLM_DROPPED = {
+  base_url: "the vision socket is the service's (`service.vlm_ws_url`)",
+  stream_base_url: "the service's address is used",
+  log_file: 'no detection log file: `cortexd run --events` records what the input saw',
+  camera_index: 'see camera',
+  rtsp_url: 'see camera',
+};
+
+function vlm(type: 'VLMInput' | 'LocalVLMInput', options: Options, descriptor: string): Translation {
+  const notes: string[] = [];
+  const camera = cameraOf(options, notes);
+  const { prompt, descriptor_for_LLM, ...rest } = options;
+  if (prompt !== undefined)
+    return missing(`prompt ${JSON.stringify(prompt)}: the vision socket describes frames with its own prompt; a per-input prompt is not carried out`);
+  const label = str(descriptor_for_LLM) ?? descriptor;
+  if (descriptor_for_LLM !== undefined) notes.push(`descriptor_for_LLM -> descriptor ${label}`);
+  return ok({ type, config: { descriptor: label, camera, ...pick(rest, {}, notes, VLM_DROPPED) } }, notes);
+}
+
+/** The robot's body: battery, odometry or paths of the family's bus. */
+function body(scope: Scope, facets: string[], notes: string[] = [], options: Options = {}): Translation {
+  if (!scope.robot || !scope.transport) return missing('a robot body input, but the file names no robot family this runtime knows');
+  const config: Options = { robot: scope.robot, binding: scope.transport, facets };
+  if (scope.networkInterface) config.network_interface = scope.networkInterface;
+  notes.push(`${scope.robot} over ${scope.transport}: ${facets.join(', ')}`);
+  for (const [k, v] of Object.entries(options)) {
+    if (k === 'URID' || k === 'use_zenoh') notes.push(`${k} ${JSON.stringify(v)}: chosen by the binding, not per input`);
+    else notes.push(`${k} ${JSON.stringify(v)}: a lidar or odometry tuning option of OM1's driver; the simulated body has no sensor to tune`);
+  }
+  return ok({ type: 'BodyInput', config }, notes);
+}
+
+function gps(scope: Scope, background: string, options: Options): Translation {
+  const notes: string[] = [];
+  const port = str(options.serial_port) ?? str(scope.backgrounds.get(background)?.serial_port);
+  if (!port) return missing(`${background}: no serial_port (OM1 reads it from the ${background} background)`);
+  notes.push(`serial_port ${port}${options.serial_port ? '' : ` (from the ${background} background)`}`);
+  if (background === 'Rtk') notes.push("RTK corrections are the receiver's: its NMEA fix quality 4/5 is read as any fix");
+  return ok(
+    { type: 'GpsInput', config: { descriptor: background === 'Rtk' ? 'RTK GPS' : 'GPS', serial_port: port, baud_rate: background === 'Rtk' ? 115200 : 9600 } },
+    notes,
+  );
+}
+
+const WEB_INPUTS: Record<string, string> = {
+  GovernanceEthereum: 'governance rules read from the Ethereum blockchain',
+  WalletCoinbase: 'a Coinbase wallet balance',
+  WalletEthereum: 'an Ethereum wallet balance',
+  TwitterInput: "X/Twitter's search API",
+  DIMOTesla: "DIMO's Tesla vehicle API",
+  FabricClosestPeer: "OpenMind's Fabric peer network",
+};
+
+export function translateInput(type: string, options: Options, scope: Scope): Translation {
+  const notes: string[] = [];
+  if (type in WEB_INPUTS) return unsupported(WEB_INPUTS[type]!);
+  switch (type) {
+    case 'GoogleASRInput':
+      return ok({ type: 'SpeechlabASRInput', config: asr(options, notes) }, notes);
+    case 'RivaASRInput':
+      notes.push("OM1's Riva server protocol is not spoken: the service's recognition socket is used");
+      return ok({ type: 'SpeechlabASRInput', config: asr(options, notes) }, notes);
+    case 'GoogleASRRTSPInput':
+    case 'UbtechASRInput': {
+      const what = type === 'UbtechASRInput' ? "the Yanshee robot's microphone (its YanAPI)" : 'audio from an RTSP stream';
+      if (!scope.simulate) return missing(`${what}: this runtime's microphone reads ALSA devices only (arecord/sox) or a replayed file`);
+      notes.push(`${what} -> a replayed file (--simulate)`);
+      const { rtsp_url: _r, ...rest } = options;
+      return ok({ type: 'SpeechlabASRInput', config: asr(rest, notes) }, notes);
+    }
+    case 'VLMVila':
+    case 'VLMOpenAI':
+    case 'VLMGemini':
+    case 'VLMVilaRTSP':
+    case 'VLMOpenAIRTSP':
+    case 'UnitreeGo2CameraVLMCloud':
+      return vlm('VLMInput', options, 'Vision');
+    case 'VLM_COCO_Local':
+    case 'VLM_Local_YOLO':
+    case 'DummyVLMLocal':
+    case 'FaceEmotionCapture':
+      return vlm('LocalVLMInput', options, type === 'FaceEmotionCapture' ? 'Faces' : 'Vision');
+    case 'SerialReader':
+      return ok({ type: 'SerialReader', config: pick(options, { serial_port: 'serial_port', port: 'serial_port', baud_rate: 'baud_rate' }, notes) }, notes);
+    case 'Gps':
+    case 'Rtk':
+      return gps(scope, type, options);
+    case 'UnitreeGo2Battery':
+    case 'TurtleBot4Battery':
+    case 'ChargingStatusUnitreeGo2':
+      return body(scope, ['battery'], notes, options);
+    case 'UnitreeGo2Odom':
+    case 'Turtlebot4Odom':
+    case 'TronOdom':
+    case 'UnitreeG1Odom':
+    case 'UnitreeG1Basic':
+    case 'UnitreeGo2GPSOdomReader':
+      return body(scope, type === 'UnitreeG1Basic' ? ['battery', 'odometry'] : ['odometry'], notes, options);
+    case 'UnitreeGo2RPLidar':
+    case 'TurtleBot4RPLidar':
+    case 'SimplePaths':
+      return body(scope, ['paths'], notes, options);
+    case 'LocationsInput':
+    case 'UnitreeGo2LocationsInput':
+    case 'UnitreeG1LocationsInput':
+      return carried("the mode's remember_locations: true (saved places are in every prompt)");
+    default:
+      if (
+        ['TextInput', 'SpeechlabASRInput', 'SpeechbASRInput', 'VLMInput', 'LocalVLMInput', 'GpsInput', 'BatteryInput', 'MqttInput', 'BodyInput'].includes(type)
+      )
+        return ok({ type, config: options });
+      return missing(`input ${type} has no counterpart in this runtime`);
+  }
+}
+
+// ---- Actions -------------------------------------------------------------------------------------
+
+const TTS_DROPPED = {
+  silence_rate:
+    'not carried out as a counter: OM1 speaks every (N+1)th tick unless someone spoke; this runtime calls the model only when an input has news (the wake policy), which keeps an idle robot quiet',
+  enable_tts_interrupt: "barge-in is the voice input's allow_interruption",
+};
+
+const WEB_ACTIONS: Record<string, string> = {
+  twitterAPI: "X/Twitter's posting API",
+  tesla: "DIMO's Tesla vehicle API",
+  fabric: "OpenMind's Fabric peer network",
+};
+
+const BODY_MOVES = new Set(['unitree_sdk', 'unitree_om_path_sdk', 'unitree_rplidar_sdk', 'go2_game_controller', 'zenoh', 'limx_sdk', 'yanshee_motion']);
+
+/** Translates an action entry (`name` + `connector` + `config`); `llm_label` and `exclude_from_prompt` are kept. */
+export function translateAction(name: string, connectorName: string, options: Options, scope: Scope): Translation {
+  const notes: string[] = [];
+  if (connectorName in WEB_ACTIONS) return unsupported(WEB_ACTIONS[connectorName]!);
+  const speechOf = (connector: string, keep: Record<string, string>) =>
+    ok({ name: 'speak', connector, config: pick(options, keep, notes, TTS_DROPPED) }, notes);
+  if (connectorName === 'elevenlabs_tts') {
+    if (name !== 'speak') notes.push(`action ${name} -> speak (the model's tool keeps its label)`);
+    return speechOf('speechlab_tts', { voice_id: 'voice', model_id: 'model' });
+  }
+  if (connectorName === 'kokoro_tts' || connectorName === 'riva_tts') {
+    notes.push(`speech by espeak-ng on this machine: ${connectorName === 'kokoro_tts' ? "a Kokoro server's" : "a Riva server's"} protocol is not spoken`);
+    const { voice_id: _v, model_id: _m, base_url: _b, ...rest } = options;
+    return ok({ name: 'speak', connector: 'local_tts', config: pick(rest, {}, notes, TTS_DROPPED) }, notes);
+  }
+  if (connectorName === 'ub_tts') {
+    if (!scope.simulate) return missing("speech through the Yanshee robot's speaker (its YanAPI): no UBTech binding is built into this runtime");
+    notes.push("the Yanshee robot's speaker -> espeak-ng (--simulate)");
+    return ok({ name: 'speak', connector: 'local_tts', config: {} }, notes);
+  }
+  if (connectorName === 'ros2' && ['speak', 'face', 'move'].includes(name)) {
+    notes.push('OM1\'s ros2 connector only logs the command ("SendThisToROS2"); console prints it the same way');
+    return ok({ name, connector: 'console', config: {} }, notes);
+  }
+  if (connectorName === 'avatar' && name === 'face') {
+    notes.push("OM1's avatar page -> WebSim's face panel");
+    return ok({ name: 'face', connector: 'websim', config: {} }, notes);
+  }
+  if (connectorName === 'serial_arduino') {
+    notes.push('OM1\'s serial_arduino has no port configured (it logs "Simulating transmit"); console prints the command the same way');
+    return ok({ name: 'move', connector: 'console', config: {} }, notes);
+  }
+  if (name === 'remember_location')
+    return ok({ name: 'remember_location', connector: 'state_dir', config: {} }, ['the place is stored in the state directory at the latest GPS fix']);
+  if (BODY_MOVES.has(connectorName) && /^move/.test(name)) {
+    if (!scope.robot || !scope.transport) return missing(`${connectorName} moves a robot this file names no family of`);
+    const config: Options = { robot: scope.robot, binding: scope.transport };
+    if (scope.networkInterface) config.network_interface = scope.networkInterface;
+    const dropped: Record<string, string> = {
+      speed_x: "the game controller's speed; the body moves step_m per command",
+      speed_yaw: "the game controller's turn rate; the body turns turn_deg per command",
+      lateral_correction: 'a drift correction of the real Go2',
+      yaw_correction: 'a drift correction of the real Go2',
+    };
+    for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: ${dropped[k] ?? "an option of OM1's driver; left out"}`);
+    if (name !== 'move') notes.push(`action ${name} -> move (the model's tool keeps its label)`);
+    if (connectorName === 'go2_game_controller') notes.push("OM1 also reads a physical game controller; this runtime's body takes the model's moves only");
+    return ok({ name: 'move', connector: 'body', config }, [`${scope.robot} over ${scope.transport}`, ...notes]);
+  }
+  if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
+  if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
+  if (name === 'greeting_conversation') {
+    const keys = { finished_key: 'greeting_conversation_finished', state_key: 'greeting_conversation_state' };
+    notes.push('each turn {response, conversation_state} is spoken, then greeting_conversation_finished is published (true when finished)');
+    if (connectorName === 'greeting_conversation_elevenlabs') {
+      return ok(
+        {
+          name: 'conversation',
+          connector: 'speechlab_tts',
+          config: { ...pick(options, { voice_id: 'voice', model_id: 'model' }, notes, TTS_DROPPED), ...keys },
+        },
+        notes,
+      );
+    }
+    if (connectorName === 'greeting_conversation_kokoro' || connectorName === 'greeting_conversation_riva') {
+      notes.push('speech by espeak-ng on this machine: the Kokoro/Riva server protocol is not spoken');
+      const { voice_id: _v, model_id: _m, base_url: _b, ...rest } = options;
+      return ok({ name: 'conversation', connector: 'local_tts', config: { ...pick(rest, {}, notes, TTS_DROPPED), ...keys } }, notes);
+    }
+    return missing(`greeting conversation connector ${connectorName} has no counterpart`);
+  }
+  if (
+    ['speak', 'move', 'face', 'remember_location'].includes(name) &&
+    ['console', 'speechlab_tts', 'speechb_tts', 'local_tts', 'serial', 'websim', 'mqtt', 'state_dir', 'body'].includes(connectorName)
+  )
+    return ok({ name, connector: connectorName, config: options });
+  return missing(`action ${name} with connector ${connectorName} has no counterpart in this runtime`);
+}
+
+// ---- Backgrounds ---------------------------------------------------------------------------------
+
+/** A background's translation: an input entry that runs for the mode, carried by another entry, or missing. */
+export function translateBackground(type: string, options: Options, scope: Scope, mode: { hasBody: boolean; hasGps: boolean }): Translation {
+  switch (type) {
+    case 'UnitreeGo2State':
+    case 'UnitreeGo2Odom':
+    case 'UnitreeG1Odom':
+      if (mode.hasBody) return carried(`the ${scope.robot ?? 'robot'} body of this mode's BodyInput`);
+      return body(scope, ['battery', 'odometry'], [], options).kind === 'ok'
+        ? (() => {
+            const t = body(scope, ['battery', 'odometry'], [], options) as Extract<Translation, { kind: 'ok' }>;
+            (t.entry.config as Options).wake = 'never';
+            return { ...t, notes: [...t.notes, 'wake never: it publishes context and rides along in the prompt'] };
+          })()
+        : body(scope, ['battery', 'odometry'], [], options);
+    case 'Gps':
+    case 'Rtk':
+      if (mode.hasGps) return carried("this mode's GpsInput (the same serial port)");
+      return gps(scope, type, options).kind === 'ok'
+        ? (() => {
+            const t = gps(scope, type, options) as Extract<Translation, { kind: 'ok' }>;
+            (t.entry.config as Options).wake = 'never';
+            return t;
+          })()
+        : gps(scope, type, options);
+    case 'ElevenLabsTTS':
+      return carried('the speak action (speechlab_tts synthesises each sentence itself)');
+    case 'ApproachingPerson':
+      // OM1 hears of an approaching person from the robot's person-following service over Zenoh; here the
+      // robot's camera sees a face come into view.
+      return ok(
+        { type: 'PresenceInput', config: { descriptor: 'Presence', approaching_key: 'approaching_detected', camera: { binding: 'opencv', device: 0 } } },
+        ['a face coming into view of camera 0 (OpenCV on the robot) sets approaching_detected; OM1 reads it from its person-following service over Zenoh'],
+      );
+    case 'RFmapper':
+      return missing('radio-frequency mapping (Bluetooth/Wi-Fi scans uploaded to OpenMind): not built into this runtime');
+    case 'UnitreeGo2RPLidar':
+      return missing('the RPLidar driver over serial: no lidar binding is built into this runtime');
+    case 'UnitreeGo2AMCL':
+    case 'UnitreeGo2LidarLocalization':
+    case 'UnitreeGo2Navigation':
+    case 'UnitreeG1Navigation':
+    case 'UnitreeGo2FrontierExploration':
+      return missing(`${type}: localisation, navigation and exploration need the robot's Nav2/SLAM stack; none is built into this runtime`);
+    case 'UnitreeGo2Locations':
+    case 'UnitreeG1Locations':
+      return carried("the mode's remember_locations (locations.json in the state directory)");
+    default:
+      return missing(`background ${type} has no counterpart in this runtime`);
+  }
+}
+
+// ---- Simulators ----------------------------------------------------------------------------------
+
+/** OM1's WebSim options: the page's address and port are kept; its tick rate and debug switches are OM1's page's own. */
+export function translateSimulator(type: string, options: Options): Translation {
+  if (type !== 'WebSim') return missing(`simulator ${type} has no counterpart in this runtime (WebSim)`);
+  const notes: string[] = [];
+  const config = pick(options, { host: 'host', port: 'port', token: 'token' }, notes, {
+    tick_rate: "OM1's page refresh; this page is pushed every agent event",
+    auto_reconnect: 'the page always reconnects',
+    debug_mode: 'the page always shows every event',
+  });
+  if (config.host === '0.0.0.0' && config.token === undefined) {
+    notes.push('host 0.0.0.0 -> 127.0.0.1 (a page reachable from the network needs a token here; set host and token to open it)');
+    config.host = '127.0.0.1';
+  }
+  return ok({ type: 'WebSim', config }, notes);
+}
+
+// ---- Lifecycle hooks -----------------------------------------------------------------------------
+
+/** OM1's farewell (greeting_hook.geeting_end_hook) says one of three sentences by the turn count; here the middle one. */
+const FAREWELL = 'It was nice talking with you! If you have any more questions, come chat with me again!';
+
+/**
+ * A `function` hook names OM1's Python code (`module_name`.`function`), which this runtime cannot run:
+ * the greeting farewell becomes an action hook on the mode's conversation; the rest are missing.
+ */
+export function translateHook(hook: Entry, conversationLabel: string | undefined, hasSpeak: boolean): Translation {
+  const config = (typeof hook.handler_config === 'object' && hook.handler_config !== null ? hook.handler_config : {}) as Options;
+  if (hook.handler_type === 'message') {
+    const { message, tts_provider, model_id, base_url, voice_id, ...rest } = config;
+    const dropped = Object.entries({ tts_provider, model_id, base_url, voice_id }).filter(([, v]) => v !== undefined);
+    if (dropped.length === 0 && (hasSpeak || !conversationLabel)) return ok(hook);
+    const notes = dropped.map(([k, v]) => `${k} ${JSON.stringify(v)}: the message is spoken by the mode's own speech connector`);
+    if (!hasSpeak && conversationLabel) {
+      notes.push(`no speak action in this mode: the message is said by the ${conversationLabel} action (as a conversing turn)`);
+      return ok(
+        {
+          ...hook,
+          handler_type: 'action',
+          handler_config: { ...rest, action: conversationLabel, value: { response: message, conversation_state: 'conversing' } },
+          timeout_seconds: typeof hook.timeout_seconds === 'number' ? hook.timeout_seconds : 15,
+        },
+        hook.timeout_seconds === undefined ? [...notes, 'timeout 15 s (a spoken sentence outlasts the default 5 s)'] : notes,
+      );
+    }
+    return ok({ ...hook, handler_config: { ...rest, message } }, notes);
+  }
+  if (hook.handler_type !== 'function') return ok(hook);
+  const fn = `${String(config.module_name ?? '')}.${String(config.function ?? '')}`;
+  if (fn === 'greeting_hook.geeting_end_hook' && conversationLabel) {
+    return ok(
+      { ...hook, handler_type: 'action', handler_config: { action: conversationLabel, value: { response: FAREWELL, conversation_state: 'concluding' } } },
+      [
+        `OM1's Python farewell -> the ${conversationLabel} action says "${FAREWELL}" (OM1 picks one of three by the turn count); its TTS options are the action's`,
+      ],
+    );
+  }
+  return missing(
+    `function hook ${fn} is OM1's Python code (${/slam|nav2/.test(fn) ? "it starts or stops the robot's SLAM/Nav2 stack" : 'not portable'}); hooks here run JavaScript modules in config/hooks/`,
+  );
+}

@@ -1,0 +1,123 @@
+// `--simulate`: rewrites a configuration (as parsed, before loading) onto simulated bindings for every device and the embedded service.
+import { join } from 'node:path';
+import { projectRoot } from '../paths.js';
+
+export interface Simulation {
+  config: Record<string, unknown>;
+  /** One line per rewritten binding: `PATH: what -> simulated what`. */
+  lines: string[];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The speech the simulated microphone replays (a person saying "turn left", looped). */
+export function simulatedSpeechFile(): string {
+  return join(projectRoot(), 'config', 'media', 'turn_left.wav');
+}
+
+const ASR_INPUTS = new Set(['SpeechlabASRInput', 'SpeechbASRInput']);
+const CAMERA_INPUTS = new Set(['VLMInput', 'LocalVLMInput', 'PresenceInput']);
+const SERIAL_INPUTS = new Set(['SerialReader', 'GpsInput']);
+const SPEAKER_CONNECTORS = new Set(['speechlab_tts', 'speechb_tts', 'local_tts']);
+/** The hosted model a simulated LocalLLM is answered by (the embedded service's rule-based model). */
+const SIMULATED_MODEL = { provider: 'provider_a', model: 'gen-4o-mini' };
+
+/**
+ * Every device on its simulated binding: the microphone replays a recorded sentence, the camera is
+ * synthetic frames, serial ports are serialport's mock ports, speakers are the null sink, robot
+ * bodies are the simulated body; every service address is the embedded service, and a model on
+ * another server (LocalLLM) is answered by the embedded service too. MQTT and MCP servers are left
+ * as they are (their lines say so): there is no simulated broker or tool server.
+ */
+export function simulateConfig(raw: Record<string, unknown>): Simulation {
+  const lines: string[] = [];
+  const config: Record<string, unknown> = structuredClone(raw);
+  const at = (path: string, line: string) => lines.push(`${path}: ${line}`);
+
+  const llm = (entry: unknown, path: string) => {
+    if (!isObject(entry)) return;
+    if (entry.type === 'LocalLLM') {
+      const c = isObject(entry.config) ? entry.config : {};
+      at(path, `LocalLLM at ${String(c.base_url)} -> CloudLLM ${SIMULATED_MODEL.model} of the embedded service`);
+      entry.type = 'CloudLLM';
+      const keep = Object.fromEntries(
+        Object.entries(c).filter(([k]) => ['agent_name', 'history_length', 'temperature', 'max_tokens', 'timeout_seconds', 'stream', 'skip_idle'].includes(k)),
+      );
+      entry.config = { ...keep, ...SIMULATED_MODEL };
+    } else if (entry.type === 'MultiLLM' && isObject(entry.config) && Array.isArray(entry.config.models)) {
+      entry.config.models.forEach((m, i) => llm(m, `${path}.config.models[${i}]`));
+    }
+  };
+
+  const mode = (m: Record<string, unknown>, prefix: string) => {
+    const inputs = Array.isArray(m.agent_inputs) ? m.agent_inputs : [];
+    inputs.forEach((e, i) => {
+      if (!isObject(e)) return;
+      const path = `${prefix}agent_inputs[${i}]`;
+      const c: Record<string, unknown> = isObject(e.config) ? e.config : (e.config = {});
+      const type = String(e.type);
+      if (ASR_INPUTS.has(type)) {
+        c.microphone = { binding: 'replay', file: simulatedSpeechFile(), loop: true };
+        at(path, `${type} microphone -> replay of config/media/turn_left.wav`);
+      } else if (CAMERA_INPUTS.has(type)) {
+        c.camera = { binding: 'synthetic', fps: 5 };
+        at(path, `${type} camera -> synthetic frames`);
+      } else if (SERIAL_INPUTS.has(type)) {
+        c.binding = 'mock';
+        at(path, `${type} serial port ${String(c.serial_port ?? c.path ?? '(default)')} -> a mock port`);
+      } else if (type === 'BodyInput') {
+        at(path, `BodyInput binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
+        c.binding = 'sim';
+      } else if (type === 'MqttInput') {
+        at(path, 'MqttInput: not simulated (its broker is used as configured)');
+      }
+    });
+    const actions = Array.isArray(m.agent_actions) ? m.agent_actions : [];
+    actions.forEach((e, i) => {
+      if (!isObject(e)) return;
+      const path = `${prefix}agent_actions[${i}]`;
+      const c: Record<string, unknown> = isObject(e.config) ? e.config : (e.config = {});
+      const connector = String(e.connector);
+      if (SPEAKER_CONNECTORS.has(connector)) {
+        c.speaker = { binding: 'null' };
+        at(path, `${connector} speaker -> the null sink (played in real time, not heard)`);
+      } else if (connector === 'serial') {
+        c.binding = 'mock';
+        at(path, `serial ${String(c.path)} -> a mock port`);
+      } else if (connector === 'body') {
+        at(path, `body binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
+        c.binding = 'sim';
+      } else if (connector === 'mqtt') {
+        at(path, 'mqtt: not simulated (its broker is used as configured)');
+      }
+    });
+    if (m.cortex_llm !== undefined) llm(m.cortex_llm, `${prefix}cortex_llm`);
+  };
+
+  if (isObject(config.modes)) {
+    for (const [name, m] of Object.entries(config.modes)) if (isObject(m)) mode(m, `modes.${name}.`);
+    if (config.cortex_llm !== undefined) llm(config.cortex_llm, 'cortex_llm');
+  } else {
+    mode(config, '');
+  }
+  config.service = { base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' };
+  at('service', 'every address -> embedded (the local service in this process; CORTEX_* addresses are not read)');
+  return { config, lines };
+}
+
+/** The serial paths a simulated configuration opens with the mock binding (each needs a mock port made before start). */
+export function mockSerialPaths(config: {
+  modes: Record<
+    string,
+    { agent_inputs: Array<{ type: string; config: Record<string, unknown> }>; agent_actions: Array<{ connector: string; config: Record<string, unknown> }> }
+  >;
+}): string[] {
+  const paths = new Set<string>();
+  for (const m of Object.values(config.modes)) {
+    for (const i of m.agent_inputs)
+      if (i.config.binding === 'mock' && (i.type === 'SerialReader' || i.type === 'GpsInput'))
+        paths.add(String(i.config.serial_port ?? i.config.path ?? (i.type === 'GpsInput' ? '/dev/ttyACM0' : '/dev/ttyUSB0')));
+    for (const a of m.agent_actions) if (a.connector === 'serial' && a.config.binding === 'mock' && typeof a.config.path === 'string') paths.add(a.config.path);
+  }
+  return [...paths];
+}

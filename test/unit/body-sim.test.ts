@@ -1,0 +1,57 @@
+// Proves the simulated robot body: the pose follows move commands through the body connector, the battery drains, BodyInput reports and publishes it.
+import t from 'tap';
+import { SimBody } from '../../devices/body/sim-body.js';
+import { createBodyConnector } from '../../actors/actions/connectors/body.js';
+import { BodyInput } from '../../actors/inputs/body-input.js';
+import { BodyConnectorOptions, BodyInputSchema } from '../../src/plugins/schemas/body.js';
+import pino from 'pino';
+
+t.test('walking and turning move the pose; distance drains the battery', async (t) => {
+  let now = 0;
+  const body = new SimBody('generic', { start_battery_percent: 100, drain_percent_per_minute: 1 }, () => now);
+  body.walk(1, 'walk forward');
+  body.turn(90, 'turn left');
+  const s = body.walk(2, 'walk forward');
+  t.same([s.x, s.y, s.heading, s.distance], [1, 2, 90, 3]);
+  now = 60_000;
+  t.equal(body.read().battery_percent, 100 - 1 - 3 * 2);
+  t.equal(body.turn(-270, 'turn right').heading, -180);
+});
+
+t.test('the body connector moves the shared body of its robot; halt stands still once', async (t) => {
+  const lines: string[] = [];
+  const c = createBodyConnector(
+    { robot: 'turtlebot4', step_m: 1, turn_deg: 90, command_seconds: 0 },
+    { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: (l) => lines.push(l) },
+  );
+  const ac = new AbortController();
+  await c.run({ action: 'walk forward' }, ac.signal);
+  await c.run({ action: 'turn left' }, ac.signal);
+  await c.run({ action: 'walk forward' }, ac.signal);
+  await c.halt!();
+  await c.halt!();
+  t.same(lines, [
+    '[turtlebot4] walk forward: x 1 m, y 0 m, heading 0 deg',
+    '[turtlebot4] turn left: x 1 m, y 0 m, heading 90 deg',
+    '[turtlebot4] walk forward: x 1 m, y 1 m, heading 90 deg',
+    '[turtlebot4] stand still',
+  ]);
+  // BodyInput of the same robot reads the same body and publishes its odometry.
+  const published: Array<Record<string, unknown>> = [];
+  const input = new BodyInput(BodyInputSchema.parse({ robot: 'turtlebot4', facets: ['battery', 'odometry'] }), {
+    logger: pino({ level: 'silent' }),
+    signal: new AbortController().signal,
+    publishContext: (v) => published.push(v),
+  });
+  const sub = input.listen().subscribe((raw) => input.rawToText(raw));
+  t.teardown(() => (sub.unsubscribe(), input.stop()));
+  t.match(input.formattedLatestBuffer(), /turtlebot4 \(simulated\): battery \d+%; at x 1 m, y 1 m, heading 90 deg, 2 m travelled, last move: stand still/);
+  t.match(published[0], { odom_x: 1, odom_y: 1, odom_heading: 90, odom_distance: 2, moving: false });
+});
+
+t.test("a robot's real bus is refused with what it needs", async (t) => {
+  const r = BodyConnectorOptions.safeParse({ robot: 'unitree_go2', binding: 'unitree_dds' });
+  t.notOk(r.success);
+  t.match(r.error?.issues[0]?.message, /^binding "unitree_dds" needs Unitree's DDS bus .*; use binding "sim"/);
+  t.ok(BodyInputSchema.safeParse({ robot: 'unitree_go2' }).success, 'sim is the default');
+});
