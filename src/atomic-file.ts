@@ -1,5 +1,6 @@
 // Atomic state files: a reader (or a restart after kill -9) sees the old content or the new, never a torn write.
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -33,5 +34,36 @@ export function writeJsonAtomic(path: string, data: unknown): void {
     fsyncSync(dirFd);
   } finally {
     closeSync(dirFd);
+  }
+}
+
+/**
+ * `writeJsonAtomic` off the event loop: the same steps (temporary file, fsync, rename, fsync of the
+ * directory) in libuv's thread pool, so a slow disk never stalls a tick or the e-stop socket. Callers
+ * that write one file repeatedly must chain the writes (one in flight at a time), as
+ * HistoryPersister does, so an older content never lands after a newer one.
+ */
+export async function writeJsonAtomicAsync(path: string, data: unknown): Promise<void> {
+  const dir = dirname(path);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  try {
+    const file = await open(tmp, 'w', 0o600);
+    try {
+      await file.writeFile(`${JSON.stringify(data, null, 2)}\n`);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  const dirHandle = await open(dir, 'r');
+  try {
+    await dirHandle.sync();
+  } finally {
+    await dirHandle.close();
   }
 }

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { writeJsonAtomic } from '../atomic-file.js';
+import { writeJsonAtomicAsync } from '../atomic-file.js';
 import { describeError } from '../errors.js';
 import { redact } from '../redact.js';
 import type { HistorySnapshot } from './history.js';
@@ -76,13 +76,16 @@ export function loadHistory(file: string, logger?: Logger): HistorySnapshot | un
 }
 
 /**
- * Saves a history after each change, coalescing changes of one event-loop turn into one atomic write
- * (temporary file, fsync, rename, fsync of the directory: after a kill -9 the file holds the old
- * history or the new one, never a mix). `flush()` writes what is pending now (at stop).
+ * Saves a history after each change as one atomic write (temporary file, fsync, rename, fsync of the
+ * directory: after a kill -9 the file holds the old history or the new one, never a mix), done in the
+ * thread pool so the fsync never stalls the tick or the e-stop path. One write is in flight at a time;
+ * changes that come meanwhile are coalesced into the next one, so the file always moves forward. An
+ * answer is on disk a few milliseconds after it came (the next answer finds it there). `flush()`
+ * starts writing what is pending now (at stop); the pending write keeps the process alive until done.
  */
 export class HistoryPersister {
   private pending: HistorySnapshot | undefined;
-  private scheduled = false;
+  private writing: Promise<void> | undefined;
 
   constructor(
     private readonly file: string,
@@ -91,20 +94,27 @@ export class HistoryPersister {
 
   save(snapshot: HistorySnapshot): void {
     this.pending = snapshot;
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+    this.flush();
   }
 
-  flush(): void {
-    this.scheduled = false;
-    const snapshot = this.pending;
-    this.pending = undefined;
-    if (!snapshot) return;
-    try {
-      writeJsonAtomic(this.file, storedForm(snapshot));
-    } catch (err) {
-      this.logger?.warn(`conversation history not saved to ${this.file}: ${describeError(err)}`);
+  /** Starts writing what is pending, unless a write is in flight (it takes the pending one next); resolves when all is written. */
+  flush(): Promise<void> {
+    this.writing ??= this.drain().finally(() => {
+      this.writing = undefined;
+      // A change that came after the loop's last look is written now.
+      if (this.pending) void this.flush();
+    });
+    return this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    for (let snapshot = this.pending; snapshot; snapshot = this.pending) {
+      this.pending = undefined;
+      try {
+        await writeJsonAtomicAsync(this.file, storedForm(snapshot));
+      } catch (err) {
+        this.logger?.warn(`conversation history not saved to ${this.file}: ${describeError(err)}`);
+      }
     }
   }
 }

@@ -122,7 +122,7 @@ export function chatPlugin(options: ChatPluginOptions): ChatLlm {
       history?.reviseAnswer(prompt, answer);
     },
     stop() {
-      persister?.flush();
+      void persister?.flush();
       history?.stop();
     },
   };
