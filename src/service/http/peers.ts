@@ -8,6 +8,8 @@ export const tooManyConnections = (peer: string, limit: number): string =>
 
 /** A refused connection that does not close its end is cut off this much after the answer. */
 const CUT_AFTER_MS = 1000;
+/** Refused connections given their answer at once; past this many waiting to be cut off, a refusal is a plain close. */
+const MAX_LINGERING = 64;
 
 /** `::ffff:127.0.0.1` and `127.0.0.1` are one peer. */
 function peerOf(socket: Socket): string {
@@ -18,20 +20,26 @@ function peerOf(socket: Socket): string {
 /**
  * Counts open connections per remote address from the moment they are accepted until they close.
  * A connection past `limit` gets `429 {"error": ...}` with `Connection: close` and is destroyed a
- * second later whatever it does, before any of its bytes are read: 3,000 slow connections from one
- * peer cost the service at most `limit` file descriptors beyond a moment. Returns what it counts,
- * for tests and metrics.
+ * second later whatever it does, before any of its bytes are read; while 64 refused connections are
+ * already waiting out that second, a further one is closed without an answer. So 3,000 slow
+ * connections from one peer hold at most `limit` + 64 of the service's file descriptors. Returns
+ * what it counts, for tests and metrics.
  */
 export function capConnectionsPerPeer(server: Server, limit: number): { open(peer: string): number } {
   const open = new Map<string, number>();
+  // Refused connections waiting out CUT_AFTER_MS: bounded too, so a flood of refusals holds no more descriptors than this.
+  let lingering = 0;
   // First of the server's listeners: a refused connection is paused before the HTTP parser could read from it.
   server.prependListener('connection', (socket: Socket) => {
     const peer = peerOf(socket);
     const n = open.get(peer) ?? 0;
     if (n >= limit) {
       socket.pause();
-      const body = JSON.stringify({ error: tooManyConnections(peer, limit) });
       socket.on('error', () => undefined);
+      if (lingering >= MAX_LINGERING) return void socket.destroy();
+      lingering++;
+      socket.once('close', () => lingering--);
+      const body = JSON.stringify({ error: tooManyConnections(peer, limit) });
       socket.end(
         `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`,
       );
