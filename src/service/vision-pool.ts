@@ -54,6 +54,8 @@ export function residentBytes(pid: number | undefined): number {
 }
 
 const DEFAULT_MEMORY_BYTES = 512 * 1024 * 1024;
+/** Keys with a frame waiting at once, each keeping its one place whatever the queue bound (so at most this many frames, plus `queue`, wait). */
+const MAX_KEYS_WAITING = 32;
 /**
  * Niceness of a vision worker: below the service's event loop (chat, sockets) when both want the CPU,
  * not so low that other programs on the machine starve it.
@@ -267,10 +269,10 @@ interface Waiting {
  * Decoding and detection never run on the service's event loop: each frame goes to a worker
  * process (at a lower CPU priority than the service), one frame per worker at a time. Frames wait
  * in a queue per API key, and a free worker takes the next frame of the key served least recently,
- * so a key with many sockets and fast frames gets the same turns as a key with one. A key keeps at
- * most `queuePerKey` frames waiting (a newer frame drops its oldest: latest frame wins); all keys
- * together at most `queue` (past it a newer frame takes the place of the oldest frame of the key
- * served most recently, or is refused when that key is its own). Dropped frames get VisionBusyError;
+ * so a key with many sockets and fast frames gets the same turns as a key with one. A key's first
+ * waiting frame always gets a place (up to 32 keys waiting); further frames of one key wait only
+ * while fewer than `queue` frames wait in all and the key has fewer than `queuePerKey`, otherwise
+ * a newer frame replaces the key's oldest (latest frame wins). Dropped frames get VisionBusyError;
  * the session continues. A frame running longer than `jobTimeoutMs`, or a worker over `memoryBytes`,
  * kills the worker; the next frame starts a fresh one.
  */
@@ -317,14 +319,12 @@ export class VisionPool {
 
   private enqueue(job: Waiting): void {
     const mine = this.waiting.get(job.key) ?? [];
-    if (mine.length >= (this.opts.queuePerKey ?? 2)) this.drop(mine[0]!, new VisionBusyError(this.waitingCount));
-    else if (this.waitingCount >= this.opts.queue) {
-      // Full: the key that had a turn most recently gives up its oldest frame, unless that key is this one.
-      let victim: string | undefined;
-      for (const k of this.waiting.keys()) if (victim === undefined || (this.lastServed.get(k) ?? 0) > (this.lastServed.get(victim) ?? 0)) victim = k;
-      const list = victim === undefined ? undefined : this.waiting.get(victim);
-      if (!list || (victim === job.key && list.length === 0)) return job.reject(new VisionBusyError(this.waitingCount));
-      this.drop(list[0]!, new VisionBusyError(this.waitingCount));
+    if (mine.length === 0) {
+      // A key's first waiting frame always gets a place (within MAX_KEYS_WAITING keys): its turn comes after one frame of each other key.
+      if (this.waitingCount >= Math.max(this.opts.queue, MAX_KEYS_WAITING)) return job.reject(new VisionBusyError(this.waitingCount));
+    } else if (mine.length >= (this.opts.queuePerKey ?? 2) || this.waitingCount >= this.opts.queue) {
+      // More frames of one key wait only while the queue has room and the key its share; else the newest replaces the key's oldest.
+      this.drop(mine[0]!, new VisionBusyError(this.waitingCount));
     }
     const list = this.waiting.get(job.key) ?? [];
     list.push(job);
