@@ -61,13 +61,16 @@ const MAX_KEYS_WAITING = 32;
  * not so low that other programs on the machine starve it.
  */
 const WORKER_NICE = 5;
+/** Time for a worker to load OpenCV and its cascade and say it is ready (slow on a loaded Pi). */
+const WORKER_START_MS = 60_000;
 /** How often a running frame's worker memory is read. */
 const MEMORY_POLL_MS = 50;
 
 interface Job {
   resolve(a: FrameAnalysis): void;
   reject(e: Error): void;
-  timer: NodeJS.Timeout;
+  /** Set once the worker is ready and the frame sent. */
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -127,15 +130,21 @@ class Worker {
         env: { ...process.env, OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING: '1', OPENCV_LOG_LEVEL: process.env.OPENCV_LOG_LEVEL ?? 'ERROR' },
       });
       this.child = child;
-      // Analysis is background work: the service's own event loop (chat, sockets) comes first for the CPU.
-      try {
-        if (child.pid) setPriority(child.pid, WORKER_NICE);
-      } catch {
-        // Not allowed here: the worker keeps the service's priority.
-      }
+      // A worker that never becomes ready (a wedged OpenCV load) is killed: its exit rejects the start.
+      const starting = setTimeout(() => child.kill('SIGKILL'), WORKER_START_MS);
+      starting.unref();
+      child.once('message', () => clearTimeout(starting));
+      child.once('exit', () => clearTimeout(starting));
       child.on('message', (m: WorkerReply) => {
         if (m.type === 'ready') {
           this.baseRss = residentBytes(child.pid);
+          // Analysis is background work: the service's own event loop (chat, sockets) comes first for
+          // the CPU. Starting (loading OpenCV) runs at the service's priority, so it is not starved.
+          try {
+            if (child.pid) setPriority(child.pid, WORKER_NICE);
+          } catch {
+            // Not allowed here: the worker keeps the service's priority.
+          }
           resolve(child);
         } else if (m.type === 'unavailable') reject(new VisionUnavailableError(m.message));
         else this.settle(m);
@@ -155,17 +164,22 @@ class Worker {
 
   async analyse(session: string, frame: Buffer, reduce: 1 | 2 | 4 | 8, id: number): Promise<FrameAnalysis> {
     this.touch();
+    const job: Job = { resolve: () => undefined, reject: () => undefined, timer: undefined };
     const settled = new Promise<FrameAnalysis>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.opts.logger.warn({ ms: this.opts.jobTimeoutMs }, 'vision worker stuck: replaced');
-        this.kill();
-      }, this.opts.jobTimeoutMs);
-      this.jobs.set(id, { resolve, reject, timer });
+      job.resolve = resolve;
+      job.reject = reject;
     });
+    this.jobs.set(id, job);
     // Handled below or by the caller; this keeps a rejection that comes while the worker starts from counting as unhandled.
     settled.catch(() => undefined);
     try {
       const child = await this.start();
+      // The frame's time starts once the worker is ready: starting OpenCV is not the frame's doing.
+      if (this.jobs.has(id))
+        job.timer = setTimeout(() => {
+          this.opts.logger.warn({ ms: this.opts.jobTimeoutMs }, 'vision worker stuck: replaced');
+          this.kill();
+        }, this.opts.jobTimeoutMs);
       const watch = setInterval(() => {
         if (residentBytes(child.pid) <= this.memoryBytes) return;
         this.opts.logger.warn({ limit: this.memoryBytes }, 'vision worker over its memory bound: replaced');

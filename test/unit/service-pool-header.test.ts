@@ -148,6 +148,12 @@ t.test('JSON bounds are checked on the bytes before parsing', async (t) => {
     undefined,
     'brackets inside strings and escaped quotes do not count',
   );
+  const afterBackslash = Buffer.from(`${JSON.stringify({ a: 'ends in a backslash \\' }).slice(0, -1)},"b":${'['.repeat(70)}`);
+  t.same(
+    checkJsonLimits(afterBackslash, limits),
+    { status: 400, message: `nested deeper than 64 levels (at byte ${afterBackslash.indexOf('[') + 63})` },
+    'a string ending in an escaped backslash ends there',
+  );
   const wide = Buffer.from(JSON.stringify({ messages: Array.from({ length: 10_001 }, () => ({})) }));
   t.same(checkJsonLimits(wide, limits), { status: 413, message: `more than 10000 objects and arrays (at byte ${wide.indexOf('{}') + 3 * 9_998})` });
   const fine = Buffer.from(JSON.stringify({ messages: Array.from({ length: 3000 }, () => ({ role: 'tool', content: 'x' })) }));

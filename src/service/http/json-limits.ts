@@ -22,8 +22,8 @@ const CLOSE_BRACE = 0x7d;
 const CLOSE_BRACKET = 0x5d;
 
 /**
- * Scans `body` (UTF-8 bytes) once, tracking only whether it is inside a string: every `{` or `[`
- * outside a string opens a level, every `}` or `]` closes one. Stops at the first byte past a
+ * Scans `body` (UTF-8 bytes) once, skipping strings with a native search for their closing quote:
+ * every `{` or `[` outside a string opens a level, every `}` or `]` closes one. Stops at the first byte past a
  * bound, so a refused body costs at most one pass and no allocation, whatever its shape
  * (`[[[[...` of a megabyte is refused at byte `depth + 1`). It validates nothing else:
  * JSON.parse still decides whether the body is JSON.
@@ -31,16 +31,21 @@ const CLOSE_BRACKET = 0x5d;
 export function checkJsonLimits(body: Uint8Array, limits: JsonLimits): JsonRefusal | undefined {
   let depth = 0;
   let containers = 0;
-  let inString = false;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-      continue;
-    }
-    if (c === QUOTE) inString = true;
-    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i]!;
+    if (c === QUOTE) {
+      // A string: jump to its closing quote (native search), past quotes escaped by an odd run of backslashes.
+      let j = buf.indexOf(QUOTE, i + 1);
+      while (j !== -1) {
+        let slashes = 0;
+        while (buf[j - 1 - slashes] === BACKSLASH) slashes++;
+        if (slashes % 2 === 0) break;
+        j = buf.indexOf(QUOTE, j + 1);
+      }
+      if (j === -1) return undefined;
+      i = j;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > limits.depth) return { status: 400, message: `nested deeper than ${limits.depth} levels (at byte ${i})` };
       if (++containers > limits.containers) return { status: 413, message: `more than ${limits.containers} objects and arrays (at byte ${i})` };
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
