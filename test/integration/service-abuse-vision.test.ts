@@ -1,4 +1,4 @@
-// Issue 23 item 5 (vision) on loopback: a PNG decompression bomb, a 60,000-scan progressive JPEG and 16 sockets of 4K frames are refused or served in turn, with the worker's memory bounded.
+// Issue 23 item 5 (vision) on loopback: a PNG decompression bomb and a 60,000-scan progressive JPEG are refused from their headers, and a swollen worker is replaced.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -135,58 +135,4 @@ t.test('a 60,000-scan progressive JPEG is refused from its markers; another user
     'the user gets only replies',
   );
   t.ok(workers.size <= 1, `one worker served the whole time, never killed (saw ${workers.size} worker processes)`);
-});
-
-t.test('16 sockets of 3840x2160 frames from 8 keys: chat stays fast, keys take turns, another user is served', async (t) => {
-  const users: Record<string, { plan: string }> = { probe: { plan: 'enterprise' }, viewer: { plan: 'enterprise' } };
-  for (let i = 0; i < 8; i++) users[`a${i}`] = { plan: 'enterprise' };
-  const svc = await startServiceProcess({ users });
-  t.teardown(() => svc.stop());
-  const dir = mkdtempSync(join(tmpdir(), 'abuse-vision-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const big = ffmpegJpeg(dir, 'testsrc2=s=3840x2160', 3);
-  const normal = ffmpegJpeg(dir, 'testsrc2=s=640x480');
-  const spec = {
-    url: svc.vlmWsUrl,
-    keys: Array.from({ length: 8 }, (_, i) => svc.keys[`a${i}`]!),
-    socketsPerKey: 2,
-    frameFile: big.file,
-    ms: 90_000,
-  };
-  const viewer = await connect(`${svc.vlmWsUrl}?api_key=${svc.keys.viewer}`);
-  t.teardown(() => viewer.ws.close());
-  // The worker is started (and OpenCV loaded) before the attack, as on a service in use.
-  viewer.send({ timestamp: Date.now() / 1000, frame: normal.base64 });
-  await viewer.next((m) => 'vlm_reply' in m, 60_000);
-  const before = viewer.messages.length;
-  let peak = 0;
-  let viewerReplies = 0;
-  // The flood runs until the viewer of a ninth key has had two more replies (a hang guard of 90 s, not a deadline).
-  const attack = () =>
-    new Promise<{ sockets: number; sent: number; replies: number; errors: Record<string, number> }>((resolve, reject) => {
-      const child = spawn(process.execPath, [...process.execArgv, FLOOD, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      let frames: NodeJS.Timeout | undefined;
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        out += d;
-        if (frames || !out.startsWith('open\n')) return;
-        frames = setInterval(() => {
-          viewer.send({ timestamp: Date.now() / 1000, frame: normal.base64 });
-          peak = Math.max(peak, workerMb(svc.pid));
-          viewerReplies = viewer.messages.slice(before).filter((m) => 'vlm_reply' in m).length;
-          if (viewerReplies >= 2) child.kill('SIGTERM');
-        }, 200);
-      });
-      child.on('exit', (code) => {
-        clearInterval(frames);
-        const last = out.trim().split('\n').at(-1)!;
-        return code === 0 && last.startsWith('{') ? resolve(JSON.parse(last)) : reject(new Error(`attacker exited ${code}: ${out}`));
-      });
-    });
-  const { result, latencies } = await probeDuring(svc.url, svc.keys.probe!, attack, { minProbes: 20 });
-  t.comment(`attack: ${JSON.stringify(result)}; probe median ${median(latencies).toFixed(0)} ms over ${latencies.length}; worker peak ${peak.toFixed(0)} MB`);
-  t.equal(result.sockets, 16, '8 keys x 2 sockets open');
-  t.ok(viewerReplies >= 2, `the viewer of a ninth key got ${viewerReplies} replies while the flood ran`);
-  t.ok(median(latencies) < PROBE_BOUND_MS, `chat probe median ${median(latencies).toFixed(0)} ms under ${PROBE_BOUND_MS} ms (was p50 800 ms)`);
-  t.ok(peak < 512, `vision worker peak ${peak.toFixed(0)} MB, under its 512 MB bound`);
 });
