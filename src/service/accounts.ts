@@ -147,13 +147,15 @@ export class Accounts {
 
   /**
    * Admits a request that may cost up to `estimateMicro`: refused (undefined) unless the balance
-   * minus every open reservation is positive; admitted, it reserves its estimate. So at most one
-   * request in progress at a time is not fully covered, and concurrency cannot overdraw the account
-   * by more than that one request (the once-only allowance, README "Metering").
+   * minus every open reservation is positive and covers the whole estimate (the request's worst
+   * case); admitted, it reserves its estimate. So requests admitted together can never cost more
+   * than the balance: only a charge above its own estimate (an upstream reporting more tokens than
+   * the request allowed) can take the balance below zero (README "Metering").
    */
   reserve(userId: string, estimateMicro: number): Reservation | undefined {
     if (!Number.isSafeInteger(estimateMicro) || estimateMicro < 0) throw new Error(`invalid reservation ${estimateMicro}`);
-    if (this.freeMicro(userId) <= 0) return undefined;
+    const free = this.freeMicro(userId);
+    if (free <= 0 || free < estimateMicro) return undefined;
     this.reserved.set(userId, (this.reserved.get(userId) ?? 0) + estimateMicro);
     return { userId, micro: estimateMicro, settled: false };
   }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Accounts, Reservation, User } from './accounts.js';
 import { apiKeyFromHeaders, bearer, type JwtAuthority } from './auth.js';
 import type { ApiKeys, VerifiedKey } from './keys.js';
+import { microToBalanceCu, microToCostCu } from './metering.js';
 import type { BackendOptions, ServiceLimits } from './options.js';
 import type { FairPool } from './pool.js';
 import type { TokenBuckets } from './ratelimit.js';
@@ -83,18 +84,33 @@ export function requireApiKey(ctx: ServiceContext, req: FastifyRequest, reply: F
 export const BALANCE_RESERVED =
   'Insufficient CU balance: the remaining compute units are reserved by requests in progress. Retry when they finish, or add prepaid credit.';
 
-/** The 402 text for an account whose free balance is not positive. */
-export function insufficientMessage(ctx: ServiceContext, userId: string): string {
-  return ctx.accounts.availableMicro(userId) > 0 ? BALANCE_RESERVED : INSUFFICIENT_BALANCE;
+/**
+ * Decision: the 402 text when the account has credit but not enough for this request's worst case
+ * (`estimateMicro`); `what` says what the worst case is made of, e.g. `at most 1200 prompt tokens and
+ * 4096 output tokens of gen-4o`.
+ */
+export const worstCaseMessage = (estimateMicro: number, freeMicro: number, what?: string): string =>
+  `Insufficient CU balance: this request may cost up to ${microToCostCu(estimateMicro)} CU${what ? ` (${what})` : ''} and the account has ${Math.max(0, microToBalanceCu(freeMicro))} CU available. Lower max_tokens, shorten the request, or add prepaid credit.`;
+
+/**
+ * The 402 text for a refused request: no credit left; credit left but reserved by requests in
+ * progress (it would cover this one once they finish); or credit too small for the request's worst case.
+ */
+export function insufficientMessage(ctx: ServiceContext, userId: string, estimateMicro = 0, what?: string): string {
+  const available = ctx.accounts.availableMicro(userId);
+  if (available <= 0) return INSUFFICIENT_BALANCE;
+  if (available >= Math.max(1, estimateMicro)) return BALANCE_RESERVED;
+  return worstCaseMessage(estimateMicro, ctx.accounts.freeMicro(userId), what);
 }
 
 /**
- * Admits a metered request (Accounts.reserve): reserves `estimateMicro` or sends the 402. The
- * caller settles the reservation once the answer is known (charge) or the request failed (release).
+ * Admits a metered request (Accounts.reserve): reserves `estimateMicro`, the request's worst case,
+ * when the account's free balance covers all of it, or sends the 402. The caller settles the
+ * reservation once the answer is known (charge) or the request failed (release).
  */
-export function admit(ctx: ServiceContext, key: VerifiedKey, estimateMicro: number, reply: FastifyReply): Reservation | undefined {
+export function admit(ctx: ServiceContext, key: VerifiedKey, estimateMicro: number, reply: FastifyReply, what?: string): Reservation | undefined {
   const r = ctx.accounts.reserve(key.userId, estimateMicro);
-  if (!r) sendError(reply, 402, insufficientMessage(ctx, key.userId));
+  if (!r) sendError(reply, 402, insufficientMessage(ctx, key.userId, estimateMicro, what));
   return r;
 }
 

@@ -7,6 +7,7 @@ import { createLogger } from '../log.js';
 import { Accounts } from './accounts.js';
 import { createAdmin, type ServiceAdmin } from './admin.js';
 import { buildApp } from './app.js';
+import { capConnectionsPerPeer } from './http/peers.js';
 import { JwtAuthority, loadOrCreateSecret } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { openDb } from './db.js';
@@ -77,7 +78,15 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
         perKeyRunning: Math.max(1, Math.ceil(limits.asrDecoders / 2)),
         perKeyTotal: Math.max(1, Math.ceil(limits.asrDecodeQueue / 2)),
       }),
-      vision: new VisionPool({ workers: limits.vlmWorkers, queue: limits.vlmQueue, jobTimeoutMs: limits.vlmJobTimeoutMs, idleMs: 60_000, logger }),
+      vision: new VisionPool({
+        workers: limits.vlmWorkers,
+        queue: limits.vlmQueue,
+        queuePerKey: limits.vlmQueuePerKey,
+        jobTimeoutMs: limits.vlmJobTimeoutMs,
+        memoryBytes: limits.vlmWorkerMemoryBytes,
+        idleMs: 60_000,
+        logger,
+      }),
     },
   };
   const releasePools = (): void => {
@@ -88,6 +97,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     rmSync(tmpDir, { recursive: true, force: true });
   };
   const app = buildApp(ctx);
+  capConnectionsPerPeer(app.server, limits.connectionsPerPeer);
   const sockets = attachSockets(app.server, ctx);
   try {
     await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });

@@ -78,6 +78,24 @@ export interface ServiceLimits {
   wsSendQueueBytes: number;
   /** Output tokens reserved for a chat request that names no max_tokens. Default 4096. */
   chatReserveTokens: number;
+  /** Deepest nesting of objects and arrays in a JSON body, checked before parsing (400 past it). Default 64. */
+  jsonDepth: number;
+  /** Objects and arrays in one JSON body, counted before parsing (413 past it). Default 10,000. */
+  jsonContainers: number;
+  /** Largest PNG frame in pixels (PNG has no reduced decoding; from IHDR). Default 2,073,600 (1920x1080 fits). */
+  vlmMaxPngPixels: number;
+  /** Most scans (SOS markers) of a JPEG frame: each is a pass over the image when decoding. Default 100. */
+  vlmMaxJpegScans: number;
+  /** Memory (RSS) a vision worker may use: past it during a frame the worker is killed; past half its headroom after a frame, it is replaced. Default 512 MiB. */
+  vlmWorkerMemoryBytes: number;
+  /** Frames waiting for analysis per API key (the latest of each session; older ones are dropped). Default 2. */
+  vlmQueuePerKey: number;
+  /** TCP connections open at once from one peer address (HTTP and sockets together); more are closed at accept. Default 256. */
+  connectionsPerPeer: number;
+  /** Time from a socket message's first byte to its last: past it the socket is closed 1008. Default 10 s. */
+  wsMessageTimeoutMs: number;
+  /** A socket on which the client sends nothing for this long is closed 1001. Default 120 s. */
+  wsIdleTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: ServiceLimits = {
@@ -106,6 +124,15 @@ export const DEFAULT_LIMITS: ServiceLimits = {
   vlmJobTimeoutMs: 20_000,
   wsSendQueueBytes: 1024 * 1024,
   chatReserveTokens: 4096,
+  jsonDepth: 64,
+  jsonContainers: 10_000,
+  vlmMaxPngPixels: 1920 * 1080,
+  vlmMaxJpegScans: 100,
+  vlmWorkerMemoryBytes: 512 * 1024 * 1024,
+  vlmQueuePerKey: 2,
+  connectionsPerPeer: 256,
+  wsMessageTimeoutMs: 10_000,
+  wsIdleTimeoutMs: 120_000,
 };
 
 export interface ServiceOptions {

@@ -7,6 +7,7 @@ import { startAsrSession } from './asr-session.js';
 import { insufficientMessage, invalidKeyMessage, type ServiceContext } from './context.js';
 import type { VerifiedKey } from './keys.js';
 import { startVlmSession } from './vlm-session.js';
+import { limitSocketTime } from './ws-limits.js';
 
 /** Path of the second (`speechb`) recognition socket on the same server (the spec leaves it open). */
 export const ASR_SECOND_PATH = '/asr';
@@ -50,7 +51,9 @@ export interface SocketsHandle {
  * clients that cannot put secrets in URLs). A key is checked at connect; a key deleted later ends
  * nothing already open, but every metering charge of the session still goes to it. A key may hold
  * limits.asrSessionsPerKey recognition sockets (both kinds together) and limits.vlmSessionsPerKey
- * vision sockets; one more is refused at the upgrade with 429 and a JSON body.
+ * vision sockets; one more is refused at the upgrade with 429 and a JSON body. An open socket must
+ * send each message whole within limits.wsMessageTimeoutMs of its first byte (else 1008) and send
+ * something at least every limits.wsIdleTimeoutMs (else 1001): ws-limits.ts.
  */
 export function attachSockets(server: Server, ctx: ServiceContext): SocketsHandle {
   // One message per turn of the event loop (allowSynchronousEvents: false): a client flooding tiny
@@ -92,6 +95,7 @@ export function attachSockets(server: Server, ctx: ServiceContext): SocketsHandl
     const wss = kind === 'vlm' ? vlmWss : asrWss;
     wss.handleUpgrade(req, socket, head, (ws) => {
       open.add(ws);
+      limitSocketTime(ws, socket, { messageMs: ctx.limits.wsMessageTimeoutMs, idleMs: ctx.limits.wsIdleTimeoutMs });
       ws.once('close', () => {
         open.delete(ws);
         release();

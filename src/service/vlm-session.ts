@@ -14,23 +14,27 @@ export const VLM_REPLY_EVERY_MS = 1000;
 
 /**
  * Vision socket behaviour (decisions; the spec shows only `{vlm_reply}`):
- * - a frame's size is read from its JPEG/PNG header first: one that is not JPEG or PNG, or larger than
- *   limits.vlmMaxSide / vlmMaxPixels, gets `{error: "Invalid frame: ..."}` and is never decoded;
+ * - a frame's size is read from its JPEG/PNG header first: one that is not JPEG or PNG, larger than
+ *   limits.vlmMaxSide / vlmMaxPixels (a PNG: vlmMaxPngPixels), or a JPEG of more than vlmMaxJpegScans
+ *   scans, gets `{error: "Invalid frame: ..."}` and is never decoded;
  * - every valid frame is analysed unless a reply was sent less than VLM_REPLY_EVERY_MS ago, in which
  *   case it waits as "latest frame" and older waiting frames are dropped (a slow analyser never builds
  *   a queue); the first frame is answered at once;
  * - decoding and detection run in the vision worker pool (vision-pool.ts), never on the service's
- *   event loop; large JPEGs are decoded at 1/2, 1/4 or 1/8 scale (longer side at most 1280 pixels);
+ *   event loop, with frames of all keys served in turn; large JPEGs are decoded at 1/2, 1/4 or 1/8
+ *   scale (longer side at most 1280 pixels);
  * - errors are `{error: "..."}` text frames: an invalid message or frame is reported and the session
  *   continues; `Vision busy: ...` when the pool's queue is full (the frame is dropped); a missing
  *   vision backend is reported, then the socket closes (1011);
  * - a client that does not read its replies is closed 1008 (ws-send.ts);
  * - vision is not metered (the price tables list no vision price).
  */
-export function startVlmSession(ws: WebSocket, _key: VerifiedKey, ctx: ServiceContext): void {
+export function startVlmSession(ws: WebSocket, key: VerifiedKey, ctx: ServiceContext): void {
   const log = ctx.logger.child({ socket: 'vlm' });
-  const vision = ctx.pools.vision.open(randomUUID());
+  const vision = ctx.pools.vision.open(randomUUID(), key.keyId);
   const send = boundedSender(ws, ctx.limits.wsSendQueueBytes);
+  const l = ctx.limits;
+  const bounds = { maxSide: l.vlmMaxSide, maxPixels: l.vlmMaxPixels, maxPngPixels: l.vlmMaxPngPixels, maxJpegScans: l.vlmMaxJpegScans };
   let waiting: { frame: Buffer; reduce: 1 | 2 | 4 | 8 } | undefined;
   let busy = false;
   let lastReplyAt = 0;
@@ -54,6 +58,7 @@ export function startVlmSession(ws: WebSocket, _key: VerifiedKey, ctx: ServiceCo
       send({ vlm_reply: describe(await vision.analyse(frame, reduce)) });
       lastReplyAt = Date.now();
     } catch (err) {
+      if (closed) return;
       const message = err instanceof Error ? err.message : String(err);
       if (err instanceof VisionUnavailableError) {
         send({ error: `Vision backend unavailable: ${message}` });
@@ -81,9 +86,9 @@ export function startVlmSession(ws: WebSocket, _key: VerifiedKey, ctx: ServiceCo
     if (!parsed.success)
       return void send({ error: `Invalid vision message: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` });
     const frame = Buffer.from(parsed.data.frame, 'base64');
-    const header = readImageHeader(frame);
+    const header = readImageHeader(frame, ctx.limits.vlmMaxJpegScans);
     if (typeof header === 'string') return void send({ error: `Invalid frame: ${header}` });
-    const tooBig = oversize(header, ctx.limits.vlmMaxSide, ctx.limits.vlmMaxPixels);
+    const tooBig = oversize(header, bounds);
     if (tooBig) return void send({ error: `Invalid frame: ${tooBig}` });
     waiting = { frame, reduce: reductionFor(header) };
     void pump();

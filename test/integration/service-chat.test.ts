@@ -142,10 +142,17 @@ t.test('chat completions', async (t) => {
     t.equal(res.status, 402);
     t.match(await res.json(), { error: /^Insufficient CU balance/ });
     svc.admin.setCredits('poor', { prepaid: 1 });
+    const short = await chat(svc, 'provider_c', { ...hello, model: 'twin-2.5-flash' }, { authorization: `Bearer ${poor}` });
+    t.equal(short.status, 402, "1 CU does not cover the request's worst case");
+    t.match(await short.json(), {
+      error:
+        /^Insufficient CU balance: this request may cost up to \d+ CU \(at most \d+ prompt tokens and 512 output tokens of twin-2\.5-flash\) and the account has 1 CU available\./,
+    });
+    svc.admin.setCredits('poor', { prepaid: 200 });
     t.equal(
       (await chat(svc, 'provider_c', { ...hello, model: 'twin-2.5-flash' }, { authorization: `Bearer ${poor}` })).status,
       200,
-      'prepaid credit admits again',
+      'prepaid credit covering the worst case admits again',
     );
   });
 

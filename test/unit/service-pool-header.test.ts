@@ -1,7 +1,8 @@
-// Proves the service's bounded fair pool (turns by key, refusals at once, aborts), the image header reader (sizes without decoding, no crash on junk) and worker flags.
+// Proves the service's bounded fair pool (turns by key, refusals at once, aborts), the image header reader (sizes and scan counts without decoding, no crash on junk), JSON bounds before parsing, and worker flags.
 import t from 'tap';
 import { FairPool } from '../../src/service/pool.js';
-import { oversize, readImageHeader, reductionFor } from '../../src/service/backends/image-header.js';
+import { oversize, readImageHeader, reductionFor, type FrameBounds } from '../../src/service/backends/image-header.js';
+import { checkJsonLimits } from '../../src/service/http/json-limits.js';
 
 /** A job that finishes when the test says so. */
 function gate() {
@@ -76,9 +77,9 @@ function png(w: number, h: number): Buffer {
 }
 
 t.test('image headers: sizes of JPEG and PNG without decoding; junk is a reason, not a crash', async (t) => {
-  t.same(readImageHeader(jpeg(640, 480)), { format: 'jpeg', width: 640, height: 480 });
-  t.same(readImageHeader(jpeg(8000, 8000)), { format: 'jpeg', width: 8000, height: 8000 });
-  t.same(readImageHeader(png(33, 17)), { format: 'png', width: 33, height: 17 });
+  t.same(readImageHeader(jpeg(640, 480)), { format: 'jpeg', width: 640, height: 480, scans: 1 });
+  t.same(readImageHeader(jpeg(8000, 8000)), { format: 'jpeg', width: 8000, height: 8000, scans: 1 });
+  t.same(readImageHeader(png(33, 17)), { format: 'png', width: 33, height: 17, scans: 1 });
   t.equal(readImageHeader(Buffer.from('not a jpeg')), 'not a JPEG or PNG image');
   t.equal(readImageHeader(jpeg(640, 480).subarray(0, 30)), 'JPEG header ends before its size');
   t.equal(readImageHeader(Buffer.from([0xff, 0xd8, 0xff, 0xda, 0, 2])), 'JPEG has no frame header before its image data');
@@ -91,21 +92,72 @@ t.test('image headers: sizes of JPEG and PNG without decoding; junk is a reason,
     if (typeof r === 'string' || (r.width >= 0 && r.height > 0)) answered++;
   }
   t.equal(answered, 2000, '2000 random headers: each a reason or a size, none a crash');
+  const b: FrameBounds = { maxSide: 4096, maxPixels: 8 * 1024 * 1024, maxPngPixels: 1920 * 1080, maxJpegScans: 100 };
   t.equal(
-    oversize({ format: 'jpeg', width: 8000, height: 8000 }, 4096, 8 * 1024 * 1024),
+    oversize({ format: 'jpeg', width: 8000, height: 8000, scans: 1 }, b),
     '8000x8000 is larger than the limit (at most 4096 pixels a side and 8388608 pixels in all)',
   );
-  t.equal(oversize({ format: 'jpeg', width: 3840, height: 2160 }, 4096, 8 * 1024 * 1024), undefined);
+  t.equal(oversize({ format: 'jpeg', width: 3840, height: 2160, scans: 1 }, b), undefined);
   t.equal(
-    oversize({ format: 'jpeg', width: 4096, height: 4096 }, 4096, 8 * 1024 * 1024),
+    oversize({ format: 'jpeg', width: 4096, height: 4096, scans: 1 }, b),
     '4096x4096 is larger than the limit (at most 4096 pixels a side and 8388608 pixels in all)',
     'the pixel limit counts too',
   );
+  t.equal(oversize({ format: 'png', width: 1920, height: 1080, scans: 1 }, b), undefined, 'a 1080p PNG is decoded');
+  t.equal(
+    oversize({ format: 'png', width: 4096, height: 2048, scans: 1 }, b),
+    'a 4096x2048 PNG is larger than the PNG limit (2073600 pixels in all; send JPEG for larger frames)',
+    'a PNG is decoded whole: its bound is lower',
+  );
+  t.equal(
+    oversize({ format: 'jpeg', width: 640, height: 480, scans: 101 }, b),
+    'the JPEG has more than 100 scans (progressive passes); at most 100 are decoded',
+  );
   t.same(
-    [640, 1280, 1281, 2560, 3840, 4096].map((w) => reductionFor({ format: 'jpeg', width: w, height: 480 })),
+    [640, 1280, 1281, 2560, 3840, 4096].map((w) => reductionFor({ format: 'jpeg', width: w, height: 480, scans: 1 })),
     [1, 1, 2, 2, 4, 4],
   );
-  t.equal(reductionFor({ format: 'png', width: 4000, height: 480 }), 1, 'PNG has no reduced decoding');
+  t.equal(reductionFor({ format: 'png', width: 4000, height: 480, scans: 1 }), 1, 'PNG has no reduced decoding');
+});
+
+/** A progressive-looking JPEG of `scans` scans: each an SOS header and entropy data with byte stuffing and restart markers, as a decoder walks them. */
+function scanned(scans: number, stray = false): Buffer {
+  const head = jpeg(640, 480).subarray(0, -4);
+  const scan = Buffer.from([0xff, 0xda, 0x00, 0x08, 0x01, 0x01, 0x00, 0x01, 0x3f, 0x00, 0x12, 0xff, 0x00, 0x34, 0xff, 0xd0, 0x56, 0xff, 0xff, 0x00]);
+  const parts = [head];
+  for (let i = 0; i < scans; i++) parts.push(scan, stray && i === 0 ? Buffer.from([0x00, 0x11]) : Buffer.alloc(0));
+  parts.push(Buffer.from([0xff, 0xd9]));
+  return Buffer.concat(parts);
+}
+
+t.test('JPEG scans are counted through their entropy-coded data, stopping past the bound', async (t) => {
+  t.match(readImageHeader(scanned(1)), { format: 'jpeg', width: 640, height: 480, scans: 1 });
+  t.match(readImageHeader(scanned(10)), { scans: 10 }, 'stuffed 0xFF00 bytes and restart markers are data, not scans');
+  t.match(readImageHeader(scanned(10, true)), { scans: 10 }, 'stray bytes between segments are skipped as a decoder skips them');
+  t.match(readImageHeader(scanned(60_000), 100), { scans: 101 }, '60,000 scans: counting stops at the 101st');
+  t.match(readImageHeader(scanned(60_000), 1_000_000), { scans: 60_000 }, 'and counts them all when asked');
+});
+
+t.test('JSON bounds are checked on the bytes before parsing', async (t) => {
+  const limits = { depth: 64, containers: 10_000 };
+  const nested = Buffer.from(`${'['.repeat(524_288)}${']'.repeat(524_288)}`);
+  t.same(checkJsonLimits(nested, limits), { status: 400, message: 'nested deeper than 64 levels (at byte 64)' }, 'a megabyte of [[[ stops at byte 64');
+  t.equal(checkJsonLimits(Buffer.from(`${'['.repeat(64)}${']'.repeat(64)}`), limits), undefined, '64 levels are fine');
+  t.equal(
+    checkJsonLimits(Buffer.from(JSON.stringify({ s: '[[[[{{{{'.repeat(100), e: 'a\\"[[[' })), limits),
+    undefined,
+    'brackets inside strings and escaped quotes do not count',
+  );
+  const afterBackslash = Buffer.from(`${JSON.stringify({ a: 'ends in a backslash \\' }).slice(0, -1)},"b":${'['.repeat(70)}`);
+  t.same(
+    checkJsonLimits(afterBackslash, limits),
+    { status: 400, message: `nested deeper than 64 levels (at byte ${afterBackslash.indexOf('[') + 63})` },
+    'a string ending in an escaped backslash ends there',
+  );
+  const wide = Buffer.from(JSON.stringify({ messages: Array.from({ length: 10_001 }, () => ({})) }));
+  t.same(checkJsonLimits(wide, limits), { status: 413, message: `more than 10000 objects and arrays (at byte ${wide.indexOf('{}') + 3 * 9_998})` });
+  const fine = Buffer.from(JSON.stringify({ messages: Array.from({ length: 3000 }, () => ({ role: 'tool', content: 'x' })) }));
+  t.equal(checkJsonLimits(fine, limits), undefined, '3000 messages pass');
 });
 
 t.test('a vision worker inherits loader flags only, never a script or a debugger port', async (t) => {

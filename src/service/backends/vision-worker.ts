@@ -16,6 +16,9 @@ export type WorkerReply =
 
 const send = (m: WorkerReply): void => void process.send?.(m);
 
+/** Longest side analysed: larger decoded frames are shrunk to it (the JPEG reduction targets the same). */
+const ANALYSE_SIDE = 1280;
+
 async function main(): Promise<void> {
   let cv: OpenCV;
   let create: () => Promise<Analyser>;
@@ -23,6 +26,8 @@ async function main(): Promise<void> {
     const { loadOpenCV } = await import('../../vision/opencv.js');
     const { VisionAnalyser } = await import('../../vision/analyse.js');
     cv = await loadOpenCV();
+    // One thread: the worker is background work beside the service on a small machine.
+    cv.setNumThreads?.(1);
     create = () => VisionAnalyser.create();
     // The cascade is checked once at start, so a missing opencv-data is reported before any frame.
     await create();
@@ -46,6 +51,15 @@ async function main(): Promise<void> {
         throw new Error(`frame is not a decodable image (${String(err)})`);
       }
       if (!mat || mat.empty || mat.cols === 0) throw new Error('frame is not a decodable image');
+      // Detection memory and time grow with the image: anything decoded larger (a PNG, which has no
+      // reduced decoding) is shrunk to ANALYSE_SIDE first.
+      const side = Math.max(mat.cols, mat.rows);
+      if (side > ANALYSE_SIDE) {
+        const scale = ANALYSE_SIDE / side;
+        const small = mat.resize(Math.max(1, Math.round(mat.rows * scale)), Math.max(1, Math.round(mat.cols * scale)));
+        mat.release();
+        mat = small;
+      }
       send({ type: 'result', id: m.id, analysis: await a.analyseMat(mat) });
     } catch (err) {
       send({ type: 'error', id: m.id, message: err instanceof Error ? err.message : String(err) });

@@ -2,7 +2,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import { isProvider, modelSupported, unsupportedModelMessage, type Provider } from '../../cloud/catalog.js';
-import { ChatCompletionRequestSchema, type ChatCompletionRequest } from '../../cloud/protocol.js';
+import {
+  AssistantMessageSchema,
+  ChatCompletionRequestSchema,
+  SystemMessageSchema,
+  ToolMessageSchema,
+  UserMessageSchema,
+  type ChatCompletionRequest,
+} from '../../cloud/protocol.js';
 import { BackendError, createChatBackend, estimatePromptTokens } from '../backends/chat.js';
 import type { Reservation } from '../accounts.js';
 import { admit, INVALID_JSON, requireApiKey, sendError, type ServiceContext } from '../context.js';
@@ -21,6 +28,26 @@ function zodSummary(issues: ReadonlyArray<{ path: PropertyKey[]; message: string
     .join('; ');
 }
 
+const BY_ROLE = { system: SystemMessageSchema, user: UserMessageSchema, assistant: AssistantMessageSchema, tool: ToolMessageSchema } as const;
+
+/**
+ * The first invalid message, checked against its own role's schema only, or undefined. The request
+ * schema's union tries every role on every bad message and builds an issue for each: 10,000 empty
+ * objects took it seconds of the event loop. This stops at the first bad message instead.
+ */
+export function firstInvalidMessage(messages: unknown): string | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as { role?: unknown } | null;
+    const role = m !== null && typeof m === 'object' ? m.role : undefined;
+    const schema = typeof role === 'string' && Object.hasOwn(BY_ROLE, role) ? BY_ROLE[role as keyof typeof BY_ROLE] : undefined;
+    if (!schema) return `messages.${i}.role: expected one of system, user, assistant, tool`;
+    const r = schema.safeParse(m);
+    if (!r.success) return zodSummary(r.error.issues.map((x) => ({ ...x, path: ['messages', i, ...x.path] })));
+  }
+  return undefined;
+}
+
 export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.post<{ Params: { provider: string } }>('/api/core/:provider/chat/completions', async (req, reply) => {
     const key = requireApiKey(ctx, req, reply);
@@ -32,13 +59,21 @@ export function registerChatRoutes(app: FastifyInstance, ctx: ServiceContext): v
     if (!isProvider(provider)) return sendError(reply, 404, `unsupported model provider: ${provider}`);
     const model = (body as { model?: unknown }).model;
     if (typeof model === 'string' && !modelSupported(provider, model)) return sendError(reply, 404, unsupportedModelMessage(provider, model));
+    const badMessage = firstInvalidMessage((body as { messages?: unknown }).messages);
+    if (badMessage) return sendError(reply, 400, `Invalid request: ${badMessage}`);
     const parsed = ChatCompletionRequestSchema.safeParse(body);
     if (!parsed.success) return sendError(reply, 400, `Invalid request: ${zodSummary(parsed.error.issues)}`);
     const cfg = chatBackendFor(provider, ctx.backends);
     const bounds = chatBounds(ctx, provider, parsed.data, cfg.kind === 'rules');
     // A request without an output bound is sent upstream with the one it was reserved for.
     const request: ChatCompletionRequest = bounds.injectMaxTokens ? { ...parsed.data, max_tokens: bounds.outputTokens } : parsed.data;
-    const reservation = admit(ctx, key, bounds.reserveMicro, reply);
+    const reservation = admit(
+      ctx,
+      key,
+      bounds.reserveMicro,
+      reply,
+      `at most ${bounds.promptTokens} prompt tokens and ${bounds.outputTokens} output tokens of ${request.model}`,
+    );
     if (!reservation) return reply;
 
     const backend = createChatBackend(provider, cfg);
