@@ -110,11 +110,12 @@ export interface VoiceGateOptions {
 }
 
 /**
- * Hang-over default, chosen with `node bench/voice-turn.js --hangovers ...` (cut words against latency):
- * espeak-ng's and natural pauses between words stay under it, and the final comes within the turn's
- * latency budget.
+ * Hang-over default, chosen with `node bench/voice-turn.js --sweep 100,150,200,300` (cut words against
+ * latency): the WebRTC detector keeps calling a few frames speech after a word (its own overhang),
+ * so a 150 ms pause inside a question was never cut even at 100 ms, while every 50 ms more is 50 ms
+ * more before the final. 150 keeps a margin for slower speakers; raise it for hesitant ones.
  */
-export const DEFAULT_HANGOVER_MS = 200;
+export const DEFAULT_HANGOVER_MS = 150;
 /** Commit padding default: the local service commits after 500 ms of silence; hosted recognisers commonly after 300-500 ms. */
 export const DEFAULT_COMMIT_MS = 600;
 

@@ -70,6 +70,9 @@ export function rawBody(file: AudioFile): Readable {
   return createReadStream(file.path, { highWaterMark: 64 * 1024 });
 }
 
+/** Bytes of a live response kept in memory for a client that keeps up (beyond this it reads from the file). */
+const LIVE_MEMORY_BYTES = 256 * 1024;
+
 /** Synthesised audio written to a file and, at the same time, read back from it for the client as it grows. */
 export interface LiveAudioFile {
   /** The bytes as they are written (read from the file: a slow client costs disk, not memory). */
@@ -87,6 +90,10 @@ export function audioToLiveFile(audio: Readable, dir: string, maxBytes: number, 
   const path = join(dir, `tts-${randomUUID()}.audio`);
   const remove = (): Promise<void> => rm(path, { force: true });
   let written = 0;
+  let received = 0;
+  /** Chunks not yet read by the client, kept while they fit LIVE_MEMORY_BYTES: a client that keeps up is served from memory, not read back. */
+  const recent: Array<{ start: number; buf: Buffer }> = [];
+  let recentBytes = 0;
   let ended = false;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
@@ -103,6 +110,12 @@ export function audioToLiveFile(audio: Readable, dir: string, maxBytes: number, 
         signal.throwIfAborted();
         const buf = chunk as Buffer;
         if (written + buf.length > maxBytes) throw new BackendError(500, 'Failed to read response body', `the audio is larger than ${maxBytes} bytes`);
+        if (recentBytes + buf.length <= LIVE_MEMORY_BYTES) {
+          recent.push({ start: received, buf });
+          recentBytes += buf.length;
+        }
+        received += buf.length;
+        notify();
         await out.write(buf);
         written += buf.length;
         notify();
@@ -127,9 +140,17 @@ export function audioToLiveFile(audio: Readable, dir: string, maxBytes: number, 
       void (async () => {
         try {
           await created;
-          reader ??= await open(path, 'r');
           for (;;) {
+            while (recent.length && recent[0]!.start < offset) recentBytes -= recent.shift()!.buf.length;
+            if (recent[0]?.start === offset) {
+              const { buf } = recent.shift()!;
+              recentBytes -= buf.length;
+              offset += buf.length;
+              this.push(buf);
+              return;
+            }
             if (offset < written) {
+              reader ??= await open(path, 'r');
               const buf = Buffer.alloc(Math.min(size || 64 * 1024, written - offset));
               const { bytesRead } = await reader.read(buf, 0, buf.length, offset);
               offset += bytesRead;
