@@ -75,7 +75,11 @@ if (SWEEP.length) {
 }
 
 // The baseline transcript: the question decoded whole, after its end (how the local service decoded before it decoded live).
-const baselineHeard = execFileSync('pocketsphinx_continuous', ['-infile', wav, '-logfn', '/dev/null', '-jsgf', writeGrammar()], { encoding: 'utf8' })
+const baselineHeard = execFileSync(
+  'pocketsphinx_continuous',
+  ['-infile', wav, '-logfn', '/dev/null', '-dither', 'yes', '-seed', '1', '-jsgf', writeGrammar()],
+  { encoding: 'utf8' },
+)
   .split('\n')
   .map((l) => l.trim())
   .filter(Boolean)
