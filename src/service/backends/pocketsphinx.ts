@@ -1,7 +1,7 @@
 // Offline speech recognition with pocketsphinx: a warm decoder per utterance fed while the person speaks (a FIFO), and one-shot decodes for partials; JSGF command grammar or the open English model.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { type FileHandle, open, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -27,8 +27,10 @@ const joinLines = (out: string): string =>
 /** A decoder process reading a FIFO. */
 interface DecoderProcess {
   child: ChildProcess;
-  /** Our end of the FIFO: the open returns once the decoder has opened its end (it waits in the thread pool meanwhile). */
-  writer: Promise<FileHandle>;
+  /** Our end of the FIFO (non-blocking), open once the decoder has opened its end; rejects if it died first. */
+  writer: Promise<number>;
+  /** Closes our end once (the decoder's end of input); also done when the decoder exits. */
+  closeWriter: () => void;
   /** Its text, once its input ended and it exited. */
   out: Promise<string>;
 }
@@ -37,44 +39,53 @@ interface DecoderProcess {
  * One utterance decoded while it is spoken: a `pocketsphinx_continuous` started ahead (warm: models
  * loaded, waiting on its FIFO) gets each piece of audio as it arrives; `finish()` ends its input and
  * resolves with what it printed, so the final costs the last piece and the end of the search, not a
- * decode of the whole utterance. Writes are asynchronous and in order (the event loop never waits on
- * the pipe); what waits is at most the utterance, which the session bounds.
+ * decode of the whole utterance. Writes never block: the FIFO is non-blocking and what does not fit
+ * waits here (at most the utterance, which the session bounds) and is retried shortly.
  */
 export class LiveUtterance {
-  private chain: Promise<FileHandle | undefined>;
+  private readonly pending: Buffer[] = [];
+  private fd: number | undefined;
   private child: ChildProcess | undefined;
   private ended = false;
   private aborted = false;
+  private exited = false;
+  private retry: NodeJS.Timeout | undefined;
+  private closeWriter: (() => void) | undefined;
   private readonly result: Promise<string>;
 
   constructor(process: Promise<DecoderProcess>) {
-    this.chain = process.then(
-      (p) => {
-        this.child = p.child;
-        if (this.aborted) p.child.kill('SIGKILL');
-        return p.writer;
-      },
-      () => undefined,
-    );
-    this.result = process.then((p) => p.out);
+    this.result = process.then((p) => {
+      this.child = p.child;
+      this.closeWriter = p.closeWriter;
+      void p.out.then(
+        () => this.stop(),
+        () => this.stop(),
+      );
+      if (this.aborted) p.child.kill('SIGKILL');
+      void p.writer.then(
+        (fd) => {
+          this.fd = fd;
+          this.pump();
+        },
+        () => undefined,
+      );
+      return p.out;
+    });
     this.result.catch(() => undefined);
   }
 
   /** Feeds 16 kHz s16le mono PCM, in order. */
   write(pcm16k: Buffer): void {
     if (this.ended || pcm16k.length === 0) return;
-    this.chain = this.chain.then(async (h) => {
-      if (h) await h.write(pcm16k).catch(() => undefined);
-      return h;
-    });
+    this.pending.push(pcm16k);
+    this.pump();
   }
 
   /** Ends the utterance; resolves with its text ('' when nothing of the grammar was heard). */
   finish(): Promise<string> {
     if (!this.ended) {
       this.ended = true;
-      // Closing our end is the decoder's end of input.
-      void this.chain.then((h) => h?.close()).catch(() => undefined);
+      this.pump();
     }
     return this.result;
   }
@@ -82,7 +93,46 @@ export class LiveUtterance {
   /** Stops the decoder; its result rejects. */
   abort(): void {
     this.ended = this.aborted = true;
+    this.pending.length = 0;
     this.child?.kill('SIGKILL');
+    this.stop();
+  }
+
+  private stop(): void {
+    this.exited = true;
+    clearTimeout(this.retry);
+    this.closeFd();
+  }
+
+  private pump(): void {
+    if (this.fd === undefined || this.fd < 0 || this.exited) return;
+    clearTimeout(this.retry);
+    while (this.pending.length) {
+      const buf = this.pending[0]!;
+      let n: number;
+      try {
+        n = writeSync(this.fd, buf);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
+          // The decoder is behind (its pipe is full): try again shortly.
+          this.retry = setTimeout(() => this.pump(), 5);
+          return;
+        }
+        this.pending.length = 0;
+        this.child?.kill('SIGKILL');
+        return;
+      }
+      if (n < buf.length) this.pending[0] = buf.subarray(n);
+      else this.pending.shift();
+    }
+    // All written: closing our end is the decoder's end of input.
+    if (this.ended) this.closeFd();
+  }
+
+  private closeFd(): void {
+    if (this.fd === undefined || this.fd < 0) return;
+    this.closeWriter?.();
+    this.fd = -1;
   }
 }
 
@@ -136,12 +186,28 @@ export class PocketsphinxRecognizer {
     if (this.closed) throw new Error('recognizer closed');
     const child = spawn(this.program, ['-infile', fifo, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.live.add(child);
-    let opened = false;
-    const writer = open(fifo, constants.O_WRONLY);
-    writer.then(
-      () => (opened = true),
-      () => undefined,
-    );
+    let gone = false;
+    // A non-blocking open for writing succeeds once the decoder has opened its end (ENXIO before):
+    // tried every few ms while it loads, so no thread waits on the FIFO and nothing is lost.
+    const writer = new Promise<number>((resolve, reject) => {
+      const attempt = (): void => {
+        if (gone) return reject(new Error('decoder exited before reading'));
+        try {
+          resolve(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'ENXIO') return reject(err);
+          setTimeout(attempt, 5);
+        }
+      };
+      attempt();
+    });
+    writer.catch(() => undefined);
+    let writerClosed = false;
+    const closeWriter = (): void => {
+      if (writerClosed) return;
+      writerClosed = true;
+      void writer.then((fd) => closeSync(fd)).catch(() => undefined);
+    };
     let out = '';
     let err = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -150,22 +216,15 @@ export class PocketsphinxRecognizer {
       child.on('error', reject);
       child.on('close', (code, signal) => {
         this.live.delete(child);
-        // Died before opening the FIFO: a reader of our own releases the open that waits for one.
-        if (!opened) {
-          try {
-            closeSync(openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK));
-          } catch {
-            // gone already
-          }
-        }
-        void writer.then((h) => h.close()).catch(() => undefined);
+        gone = true;
+        closeWriter();
         void unlink(fifo).catch(() => undefined);
         if (code === 0) resolve(joinLines(out));
         else reject(new Error(`pocketsphinx ${signal ? `was killed (${signal})` : `exited with ${code}`}${err ? `: ${err.trim().split('\n').pop()}` : ''}`));
       });
     });
     result.catch(() => undefined);
-    return { child, writer, out: result };
+    return { child, writer, out: result, closeWriter };
   }
 
   /** Text of one utterance (16 kHz s16le mono). Rejects on process failure; killed by `signal`. */
