@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { findOnPath } from '../src/which.js';
 
 export { findOnPath };
-import { writeFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { DeviceError } from './device-error.js';
@@ -14,10 +14,13 @@ import { PLAYERS, SpeakerConfigSchema, type PlayerName, type SpeakerConfig } fro
 export { PLAYERS, SpeakerConfigSchema, type PlayerName, type SpeakerConfig } from '../src/plugins/schemas/devices.js';
 
 export interface AudioClip {
+  /** The audio, or its first bytes when `more` follows. */
   data: Buffer;
   format: 'wav' | 'mp3' | 'pcm';
   /** Sample rate of `pcm` clips (mono s16le). */
   rate?: number;
+  /** The rest of a clip that is still being synthesised: played as it arrives (the first sound does not wait for the end). */
+  more?: AsyncIterable<Buffer>;
 }
 
 export interface PlayResult {
@@ -127,7 +130,21 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
         interrupted = true;
         child.kill('SIGTERM');
       });
-      child.stdin?.end(clip.data);
+      if (!clip.more) return void child.stdin?.end(clip.data);
+      const more = clip.more;
+      void (async () => {
+        child.stdin?.write(clip.data);
+        try {
+          for await (const chunk of more) {
+            if (interrupted) break;
+            if (child.stdin && !child.stdin.write(chunk)) await new Promise((r) => child.stdin!.once('drain', r));
+          }
+          child.stdin?.end();
+        } catch (err) {
+          interrupted || child.kill('SIGTERM');
+          reject(err);
+        }
+      })();
     });
 
   const waitDuration = (ms: number, onInterrupt: (fn: () => void) => void) =>
@@ -139,8 +156,19 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
       });
     });
 
+  /** The whole of a streamed clip (file and null sinks), read as it arrives. */
+  const drain = async (clip: AudioClip, write?: (chunk: Buffer) => Promise<void>): Promise<AudioClip> => {
+    if (!clip.more) return clip;
+    const chunks = [clip.data];
+    for await (const chunk of clip.more) {
+      chunks.push(chunk);
+      await write?.(chunk);
+    }
+    return { data: Buffer.concat(chunks), format: clip.format, ...(clip.rate !== undefined ? { rate: clip.rate } : {}) };
+  };
+
   const playNow = async (clip: AudioClip, myGeneration: number, signal?: AbortSignal, options?: PlayOptions): Promise<PlayResult> => {
-    const durationMs = clipDurationMs(clip);
+    let durationMs = clipDurationMs(clip);
     if (myGeneration !== generation || signal?.aborted) return { completed: false, durationMs };
     const onInterrupt = (fn: () => void) => {
       interruptCurrent = fn;
@@ -148,16 +176,26 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
     const onAbort = () => interruptCurrent?.();
     signal?.addEventListener('abort', onAbort, { once: true });
     playing.next(true);
-    options?.onStart?.(Date.now());
+    const startedAt = Date.now();
+    options?.onStart?.(startedAt);
     try {
       if (parsed.binding === 'file') {
         const ext = clip.format === 'pcm' ? 'raw' : clip.format;
-        await writeFile(join(parsed.dir, `${String(++clipCount).padStart(4, '0')}.${ext}`), clip.data);
+        const path = join(parsed.dir, `${String(++clipCount).padStart(4, '0')}.${ext}`);
+        await writeFile(path, clip.data);
+        clip = await drain(clip, (chunk) => appendFile(path, chunk));
         pruneClips(parsed.dir, parsed.keep);
         // Interrupted while the file was written: it does not "play" on.
         if (myGeneration !== generation || signal?.aborted) return { completed: false, durationMs };
-      }
-      const completed = parsed.binding === 'player' ? await runPlayer(clip, onInterrupt) : parsed.realtime ? await waitDuration(durationMs, onInterrupt) : true;
+      } else if (parsed.binding === 'null') clip = await drain(clip);
+      durationMs = clipDurationMs(clip);
+      // A streamed clip "plays" from its first byte: what is left of its duration once all of it is here.
+      const completed =
+        parsed.binding === 'player'
+          ? await runPlayer(clip, onInterrupt)
+          : parsed.realtime
+            ? await waitDuration(Math.max(0, durationMs - (Date.now() - startedAt)), onInterrupt)
+            : true;
       return { completed, durationMs };
     } finally {
       interruptCurrent = undefined;

@@ -131,6 +131,7 @@ export class AsrInput extends BufferedInput<AsrRaw> {
               onsetMs: config.vad.onset_ms,
               preRollMs: config.vad.pre_roll_ms,
               hangoverMs: config.vad.hangover_ms,
+              commitMs: config.vad.commit_ms,
               chunkMs: config.chunk_ms,
               onSpeech: (at: number) => (this.lastSpeechAt = at),
               onUnavailable: (err: unknown) => this.logger?.warn(`${type}: ${describeError(err)}; sending all audio`),

@@ -51,6 +51,8 @@ export interface AsrVadOptions {
   onsetMs: number;
   preRollMs: number;
   hangoverMs: number;
+  /** Zeros sent at once at the end of an utterance (the recogniser commits on them), ms. Default DEFAULT_COMMIT_MS. */
+  commitMs?: number;
   chunkMs: number;
   /** Another detector (tests); default the WebRTC one at the stream's rate. */
   detector?: () => VoiceDetector | Promise<VoiceDetector>;
@@ -110,6 +112,7 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' 
             onsetMs: vad.onsetMs,
             preRollMs: vad.preRollMs,
             hangoverMs: vad.hangoverMs,
+            ...(vad.commitMs !== undefined ? { commitMs: vad.commitMs } : {}),
             chunkMs: vad.chunkMs,
             ...(options.now ? { now: options.now } : {}),
             onOnset: (at) => {

@@ -88,8 +88,16 @@ export interface VoiceGateOptions {
   onsetMs?: number;
   /** Audio before the onset that is sent with it, so word onsets reach the recogniser, ms. Default 300. */
   preRollMs?: number;
-  /** Audio after the last speech frame that is still sent (the recogniser's own endpointing needs its silence), ms. Default 800. */
+  /** Non-speech after the last speech frame that ends the utterance (a shorter pause does not split it); it is sent, ms. Default DEFAULT_HANGOVER_MS. */
   hangoverMs?: number;
+  /**
+   * Zeros sent at once when the gate closes, so the recogniser's endpointing (it commits an utterance
+   * after a run of silence) commits now instead of after that much real time, ms. 0 sends none.
+   * Default DEFAULT_COMMIT_MS.
+   */
+  commitMs?: number;
+  /** The gate closed (end of speech decided): `at` is when, ms since the epoch. */
+  onEnd?: (at: number) => void;
   /** Largest buffer sent at once, ms (the socket's message size). Default 100. */
   chunkMs?: number;
   /** The gate opened: speech began (time of its first frame, ms since the epoch). Barge-in listens here. */
@@ -101,9 +109,21 @@ export interface VoiceGateOptions {
   now?: () => number;
 }
 
+/**
+ * Hang-over default, chosen with `node bench/voice-turn.js --sweep 100,150,200,300` (cut words against
+ * latency): the WebRTC detector keeps calling a few frames speech after a word (its own overhang),
+ * so a 150 ms pause inside a question was never cut even at 100 ms, while every 50 ms more is 50 ms
+ * more before the final. 150 keeps a margin for slower speakers; raise it for hesitant ones.
+ */
+export const DEFAULT_HANGOVER_MS = 150;
+/** Commit padding default: the local service commits after 500 ms of silence; hosted recognisers commonly after 300-500 ms. */
+export const DEFAULT_COMMIT_MS = 600;
+
 export interface VoiceGateStats {
   /** Bytes of audio passed on (speech, pre-roll, hang-over). */
   passedBytes: number;
+  /** Bytes of end-of-utterance zeros sent (commitMs per utterance; not in passedBytes). */
+  commitBytes?: number;
   /** Bytes of silence held back. */
   gatedBytes: number;
   onsets: number;
@@ -112,7 +132,8 @@ export interface VoiceGateStats {
 /**
  * Passes speech and drops silence. Frames of 20 ms are classified as they arrive; `onsetMs` of
  * consecutive speech opens the gate, which then sends the `preRollMs` before the onset, everything
- * while speech goes on, and `hangoverMs` after the last speech frame, then closes. Output buffers are
+ * while speech goes on, and `hangoverMs` after the last speech frame, then closes and sends
+ * `commitMs` of zeros at once (the end of the utterance, for the recogniser's endpointing). Output buffers are
  * at most `chunkMs` and are flushed when the gate closes, so an utterance's tail never waits for the
  * next one. Rate: at most one buffer per `chunkMs` of passed audio. Drop policy: silence outside the
  * pre-roll and hang-over is dropped (counted in `stats.gatedBytes`); speech never is. Once the detector
@@ -124,7 +145,8 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
   const bytesPerMs = (options.rate * 2) / 1000;
   const onsetFrames = Math.max(1, Math.ceil((options.onsetMs ?? 60) / frameMs));
   const preRollFrames = Math.ceil((options.preRollMs ?? 300) / frameMs);
-  const hangoverFrames = Math.ceil((options.hangoverMs ?? 800) / frameMs);
+  const hangoverFrames = Math.ceil((options.hangoverMs ?? DEFAULT_HANGOVER_MS) / frameMs);
+  const commitBytes = Math.round(((options.commitMs ?? DEFAULT_COMMIT_MS) * bytesPerMs) / 2) * 2;
   const chunkBytes = Math.max(frameBytes, Math.round(((options.chunkMs ?? 100) * bytesPerMs) / frameBytes) * frameBytes);
   const now = options.now ?? Date.now;
   return (source) =>
@@ -189,6 +211,12 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
                 open = false;
                 speechRun = 0;
                 flush();
+                // End of the utterance: the recogniser gets it at once (silence its endpointing commits on), not after real time.
+                if (commitBytes > 0) {
+                  stats.commitBytes = (stats.commitBytes ?? 0) + commitBytes;
+                  subscriber.next(Buffer.alloc(commitBytes));
+                }
+                options.onEnd?.(frameEnd);
               }
               continue;
             }

@@ -3,12 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import { ASR_DEFAULT_RATE, ASR_RATES } from '../cloud/catalog.js';
 import { AsrClientMessageSchema, SpeechbAsrClientMessageSchema } from '../cloud/protocol.js';
-import { PocketsphinxRecognizer } from './backends/pocketsphinx.js';
+import { LIVE_TAIL_BYTES, type LiveUtterance, PocketsphinxRecognizer, trimTrailingZeros } from './backends/pocketsphinx.js';
 import { EnergyVad, resampleS16 } from './backends/vad.js';
 import type { ServiceContext } from './context.js';
 import type { VerifiedKey } from './keys.js';
 import { asrCostMicro } from './metering.js';
-import { KeyBusyError, PoolBusyError } from './pool.js';
 import { boundedSender } from './ws-send.js';
 
 /** Fixed prefix of every `error` event message (spec: "a fixed error text plus details"). */
@@ -29,10 +28,15 @@ export const MAX_PENDING_FINALS = 4;
  *   first-message rate or an exhausted balance is reported, then the socket closes (1008).
  * - `speechb`: only `{asr_reply}` for committed transcripts; its errors are `{error}` frames.
  * - Both close with 1000 "silence timeout" after limits.asrSilenceMs without detected speech.
- * - Decodes run in the service's shared recognizer pool (ctx.pools.asr: limits.asrDecoders processes
- *   at once, keys in turn): a partial is skipped when no recognizer is free and stopped when its
- *   utterance is committed, so a final never waits behind a partial; a committed utterance waits, unless MAX_PENDING_FINALS of this session or the pool's queue are full, in which case it
- *   is dropped with an error event `Recognition error: recognizer busy: ...`.
+ * - Finals are decoded live: from the start of an utterance its audio goes, piece by piece, to a
+ *   decoder process started ahead (one per session, warm), which at the commit has only the last
+ *   piece left; trailing zeros (the robot's end-of-utterance padding) beyond 100 ms are not fed. A live
+ *   decoder is one process per utterance outside the shared pool (its CPU follows the audio the socket
+ *   sends; sockets per key are bounded); at most MAX_PENDING_FINALS committed utterances of a session
+ *   may be finishing, one more is dropped with `Recognition error: recognizer busy: ...`.
+ * - Partials are one-shot decodes in the service's shared recognizer pool (ctx.pools.asr:
+ *   limits.asrDecoders processes at once, keys in turn): skipped when no recognizer is free, stopped
+ *   when their utterance is committed.
  * - A client that does not read its messages is closed 1008 (ws-send.ts).
  * Audio is metered per message over the cumulative session bytes (35 CU/min speechlab, 50 general);
  * the session ends (1008) once the account's balance, less what requests in progress reserved, is
@@ -78,25 +82,42 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
   /** The running partial decode; a committed utterance stops it so the final does not wait behind it. */
   let partialAbort: AbortController | undefined;
 
+  /** The utterance being decoded while it is spoken, and how many of its bytes (session rate) it has had. */
+  let live: LiveUtterance | undefined;
+  let fedBytes = 0;
+  const feed = (utterance: Buffer, to: LiveUtterance | undefined = live): void => {
+    if (!to || utterance.length <= fedBytes) return;
+    to.write(resampleS16(utterance.subarray(fedBytes), rate ?? ASR_DEFAULT_RATE, 16000));
+    fedBytes = utterance.length;
+  };
+
   const commit = (pcm: Buffer): void => {
     utteranceNo++;
     partialAbort?.abort();
-    if (pendingFinals >= MAX_PENDING_FINALS)
+    const utterance = live;
+    live = undefined;
+    if (!utterance) return;
+    if (pendingFinals >= MAX_PENDING_FINALS) {
+      utterance.abort();
       return sendError(`recognizer busy: ${MAX_PENDING_FINALS} utterances of this session are waiting; this one was dropped`);
+    }
+    // The robot pads the end of an utterance with zeros so the endpointing commits at once: the decoder needs only a little of them.
+    const keep = Math.round((LIVE_TAIL_BYTES * (rate ?? ASR_DEFAULT_RATE)) / 16000) & ~1;
+    const trimmed = trimTrailingZeros(pcm, keep);
+    feed(trimmed, utterance);
+    // The decoder finishes now; only the order in which finals are sent is kept.
+    const text = utterance.finish();
     pendingFinals++;
     finals = finals.then(async () => {
       try {
-        const text = await decode(pcm);
-        if (!text) return;
-        if (flavour === 'speechlab') send({ asr_reply: text, clientId, time: Date.now() });
-        else send({ asr_reply: text });
+        const said = await text;
+        if (!said) return;
+        if (flavour === 'speechlab') send({ asr_reply: said, clientId, time: Date.now() });
+        else send({ asr_reply: said });
       } catch (err) {
         if (!abort.signal.aborted) {
-          if (err instanceof PoolBusyError || err instanceof KeyBusyError) sendError(`recognizer busy: ${err.message} This utterance was dropped.`);
-          else {
-            log.warn({ err }, 'decode failed');
-            sendError(`decoder failed: ${err instanceof Error ? err.message : String(err)}`);
-          }
+          log.warn({ err }, 'decode failed');
+          sendError(`decoder failed: ${err instanceof Error ? err.message : String(err)}`);
         }
       } finally {
         pendingFinals--;
@@ -154,6 +175,7 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
       if (!ok) return fatal(`unsupported sample rate ${JSON.stringify(r)}; use one of ${ASR_RATES.join(', ')}`);
       rate = r as number;
       vad = new EnergyVad({ rate });
+      recognizer.prewarm();
     }
     if (!parsed.success) return sendError(`invalid message: ${parsed.error.issues[0]?.message ?? 'bad shape'}`);
     let pcm = Buffer.from(parsed.data.audio, 'base64');
@@ -178,8 +200,12 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
       if (ev.type === 'start') {
         lastPartialMs = 0;
         lastPartialText = '';
+        live?.abort();
+        live = recognizer.begin();
+        fedBytes = 0;
       } else if (ev.type === 'speech') {
         heardSpeech();
+        feed(ev.pcm);
         partial(ev.pcm, ev.speechMs);
       } else commit(ev.pcm);
     }
@@ -188,10 +214,12 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
 
   ws.on('close', () => {
     closed = true;
+    live?.abort();
     clearTimeout(silenceTimer);
     clearInterval(restartTimer);
     abort.abort();
-    void finals.finally(() => recognizer.close());
+    // Nobody reads the finals any more: every decoder stops now (a hung one cannot keep its process).
+    recognizer.close();
   });
   ws.on('error', (err) => log.debug({ err }, 'socket error'));
 

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BehaviorSubject, Subject, from, lastValueFrom, toArray } from 'rxjs';
-import { loadVoiceDetector, voiceGate, type VoiceGateStats } from '../../src/pipelines/voice-gate.js';
+import { DEFAULT_COMMIT_MS, DEFAULT_HANGOVER_MS, loadVoiceDetector, voiceGate, type VoiceGateStats } from '../../src/pipelines/voice-gate.js';
 import { asrSession } from '../../actors/streams/asr-stream.js';
 
 requireCommands(['espeak-ng', 'sox']);
@@ -48,11 +48,18 @@ const gateAll = async (chunks: Buffer[], stats: VoiceGateStats, onOnset?: (at: n
   return Buffer.concat(out);
 };
 
-t.test('silence is held back; the speech goes out whole, with 300 ms before it and 800 ms after', async (t) => {
+t.test('silence is held back; the speech goes out whole, with 300 ms before it and the hang-over after, then the commit zeros', async (t) => {
   const rec = recording();
-  const stats = { passedBytes: 0, gatedBytes: 0, onsets: 0 };
+  const stats: VoiceGateStats = { passedBytes: 0, gatedBytes: 0, onsets: 0 };
   const onsets: number[] = [];
-  const sent = await gateAll(pieces(rec.pcm, 640), stats, (at) => onsets.push(at));
+  const out = await gateAll(pieces(rec.pcm, 640), stats, (at) => onsets.push(at));
+  const commit = DEFAULT_COMMIT_MS * 32;
+  t.equal(stats.commitBytes, commit, 'one utterance ended: its commit padding sent once');
+  t.ok(
+    out.subarray(out.length - commit).every((b) => b === 0),
+    'the padding is silence, at the end',
+  );
+  const sent = out.subarray(0, out.length - commit);
   t.equal(stats.onsets, 1, 'one utterance');
   t.equal(onsets.length, 1);
   const at = rec.pcm.indexOf(sent.subarray(0, 640));
@@ -60,8 +67,8 @@ t.test('silence is held back; the speech goes out whole, with 300 ms before it a
   t.same(sent, rec.pcm.subarray(at, at + sent.length), 'one contiguous piece');
   t.ok(at <= rec.speechStart - 0.2 * RATE * 2, `it starts at least 200 ms before the speech (${(rec.speechStart - at) / 32} ms)`);
   t.ok(
-    at + sent.length >= rec.speechEnd + 0.5 * RATE * 2,
-    `and ends at least 500 ms after it, for the recogniser's endpointing (${(at + sent.length - rec.speechEnd) / 32} ms)`,
+    at + sent.length >= rec.speechEnd + (DEFAULT_HANGOVER_MS - 60) * 32,
+    `and ends about the hang-over after it (${(at + sent.length - rec.speechEnd) / 32} ms); with the padding, the recogniser hears 500 ms of silence at once`,
   );
   t.ok(sent.length < rec.pcm.length * 0.65, `silence held back: ${sent.length} of ${rec.pcm.length} bytes sent`);
   t.equal(stats.passedBytes + stats.gatedBytes <= rec.pcm.length, true);

@@ -70,3 +70,30 @@ t.test('player commands read stdin with the right format flags', async (t) => {
   t.equal(findOnPath('definitely-not-a-player', '/usr/bin'), undefined);
   t.equal(findOnPath('sh', '/nonexistent:/bin'), '/bin/sh');
 });
+
+t.test('a streamed clip starts playing on its first bytes and the file sink gets all of it', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'speaker-stream-'));
+  const speaker = createSpeaker({ binding: 'file', dir, realtime: false });
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  const events: string[] = [];
+  let asked: () => void = () => undefined;
+  const restAsked = new Promise<void>((r) => (asked = r));
+  async function* rest() {
+    events.push('rest asked');
+    asked();
+    await gate;
+    yield Buffer.alloc(3200, 1);
+    yield Buffer.alloc(3200, 2);
+  }
+  const played = speaker.play({ data: Buffer.alloc(3200), format: 'pcm', rate: 16000, more: rest() }, undefined, { onStart: () => events.push('started') });
+  await restAsked;
+  t.same(events, ['started', 'rest asked'], 'playback started before the rest of the clip existed');
+  release();
+  t.same(await played, { completed: true, durationMs: 300 }, 'the duration counts every byte');
+  const file = readdirSync(dir).find((f) => f.endsWith('.raw'))!;
+  const bytes = readFileSync(join(dir, file));
+  t.equal(bytes.length, 9600);
+  t.equal(bytes[3200], 1);
+  t.equal(bytes[6400], 2);
+});

@@ -137,7 +137,7 @@ t.test('configs: defaults, the older interrupt name, and a clear error without t
     chunk_ms: 100,
     ring_ms: 10_000,
     microphone: { binding: 'recorder', rate: 16000 },
-    vad: { enabled: true, pre_roll_ms: 300, hangover_ms: 800 },
+    vad: { enabled: true, pre_roll_ms: 300, hangover_ms: 150, commit_ms: 600 },
   });
   t.equal(SpeechbASRInputSchema.parse({}).language, 'en-US');
   t.equal(SpeechlabASRInputSchema.parse({ enable_tts_interrupt: true }).enable_tts_interrupt, true);

@@ -1,5 +1,6 @@
 // The speak connectors that make sound: speechlab_tts and speechb_tts (hosted service), local_tts (espeak-ng); sentences synthesised ahead, played in order by the speaker device.
 import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import { CortexError, describeError } from '../../../src/errors.js';
 import type { ActionConnector, ActionContext, CommandJob, ConnectorFactory } from '../../../src/cortex/action.js';
@@ -49,6 +50,40 @@ export function espeak(
       else reject(new CortexError('tts_local', `${options.command} exited with code ${String(code)}: ${stderr.trim()}`));
     });
   });
+}
+
+/**
+ * A clip that is ready at its first bytes: the rest follows in `more` as the service sends it, so the
+ * speaker starts on the first sound, not on the end of the synthesis. Closing the stream (an
+ * interruption, an abort) closes the connection.
+ */
+export async function streamedClip(audio: Readable, format: string | undefined, signal: AbortSignal, firstByte: () => void): Promise<AudioClip> {
+  const it = audio[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const broke = (err: unknown): never => {
+    audio.destroy();
+    if (signal.aborted) throw signal.reason;
+    throw new CortexError('tts_stream', `speech stream broke: ${describeError(err)}`, { cause: err });
+  };
+  let first: IteratorResult<Buffer>;
+  try {
+    first = await it.next();
+  } catch (err) {
+    return broke(err);
+  }
+  if (first.done) throw new CortexError('tts_stream', 'the speech stream ended without audio');
+  firstByte();
+  async function* more(): AsyncGenerator<Buffer> {
+    try {
+      for (;;) {
+        const next = await it.next().catch(broke);
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      audio.destroy();
+    }
+  }
+  return { ...clipFromFormat(first.value, format), more: more() };
 }
 
 type Synth<O> = (sentence: string, options: O, ctx: ActionContext, signal: AbortSignal, firstByte: () => void) => Promise<AudioClip>;
@@ -168,19 +203,7 @@ export const createSpeechlabTtsConnector = speakingConnector(
       },
       { signal },
     );
-    const chunks: Buffer[] = [];
-    try {
-      for await (const chunk of res.audio) {
-        firstByte();
-        chunks.push(chunk as Buffer);
-      }
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      throw new CortexError('tts_stream', `speech stream broke: ${describeError(err)}`, { cause: err });
-    } finally {
-      res.audio.destroy();
-    }
-    return clipFromFormat(Buffer.concat(chunks), o.response_format);
+    return streamedClip(res.audio, o.response_format, signal, firstByte);
   },
   (sentence) => ttsCost('speechlab', [...sentence].length),
 );

@@ -70,8 +70,10 @@ const AsrFields = {
       onset_ms: z.number().int().min(20).max(1000).default(60),
       /** Audio before the onset sent with it, so word onsets are not lost, ms. */
       pre_roll_ms: z.number().int().min(0).max(2000).default(300),
-      /** Audio after the last speech sent, so the recogniser's endpointing hears the pause, ms. */
-      hangover_ms: z.number().int().min(0).max(5000).default(800),
+      /** Non-speech after the last speech that ends the utterance (shorter pauses do not split it), ms; chosen by bench/voice-turn.js. */
+      hangover_ms: z.number().int().min(0).max(5000).default(150),
+      /** Silence sent at once at the end of an utterance so the recogniser commits it now, ms (0: none). */
+      commit_ms: z.number().int().min(0).max(3000).default(600),
     })
     .prefault({}),
 };

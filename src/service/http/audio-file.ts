@@ -1,6 +1,6 @@
 // Synthesised audio goes to a private temporary file, then to the client from disk: JSON with base64 or raw bytes, never whole in memory.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -68,4 +68,107 @@ export function base64JsonBody(file: AudioFile, prefix: string, suffix: string):
 /** The file's raw bytes as a stream (the binary endpoint). */
 export function rawBody(file: AudioFile): Readable {
   return createReadStream(file.path, { highWaterMark: 64 * 1024 });
+}
+
+/** Bytes of a live response kept in memory for a client that keeps up (beyond this it reads from the file). */
+const LIVE_MEMORY_BYTES = 256 * 1024;
+
+/** Synthesised audio written to a file and, at the same time, read back from it for the client as it grows. */
+export interface LiveAudioFile {
+  /** The bytes as they are written (read from the file: a slow client costs disk, not memory). */
+  body: Readable;
+  /** The whole file, once the audio ended (rejects as audioToFile does). */
+  file: Promise<AudioFile>;
+}
+
+/**
+ * Like audioToFile, but the client need not wait for the end: `body` follows the file as it is
+ * written (the streaming endpoint sends the first bytes as the synthesiser makes them). A failed
+ * synthesis ends `body` with the error.
+ */
+export function audioToLiveFile(audio: Readable, dir: string, maxBytes: number, signal: AbortSignal): LiveAudioFile {
+  const path = join(dir, `tts-${randomUUID()}.audio`);
+  const remove = (): Promise<void> => rm(path, { force: true });
+  let written = 0;
+  let received = 0;
+  /** Chunks not yet read by the client, kept while they fit LIVE_MEMORY_BYTES: a client that keeps up is served from memory, not read back. */
+  const recent: Array<{ start: number; buf: Buffer }> = [];
+  let recentBytes = 0;
+  let ended = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const created = open(path, 'w', 0o600);
+  const file = (async (): Promise<AudioFile> => {
+    const out = await created;
+    try {
+      for await (const chunk of audio) {
+        signal.throwIfAborted();
+        const buf = chunk as Buffer;
+        if (written + buf.length > maxBytes) throw new BackendError(500, 'Failed to read response body', `the audio is larger than ${maxBytes} bytes`);
+        if (recentBytes + buf.length <= LIVE_MEMORY_BYTES) {
+          recent.push({ start: received, buf });
+          recentBytes += buf.length;
+        }
+        received += buf.length;
+        notify();
+        await out.write(buf);
+        written += buf.length;
+        notify();
+      }
+    } catch (err) {
+      audio.destroy();
+      failure = err instanceof BackendError ? err : new BackendError(500, 'Failed to read response body');
+      throw signal.aborted ? err : failure;
+    } finally {
+      ended = true;
+      await out.close().catch(() => undefined);
+      notify();
+    }
+    return { path, bytes: written, remove };
+  })();
+  file.catch(() => void remove());
+  let reader: FileHandle | undefined;
+  let offset = 0;
+  const body = new Readable({
+    highWaterMark: 64 * 1024,
+    read(size) {
+      void (async () => {
+        try {
+          await created;
+          for (;;) {
+            while (recent.length && recent[0]!.start < offset) recentBytes -= recent.shift()!.buf.length;
+            if (recent[0]?.start === offset) {
+              const { buf } = recent.shift()!;
+              recentBytes -= buf.length;
+              offset += buf.length;
+              this.push(buf);
+              return;
+            }
+            if (offset < written) {
+              reader ??= await open(path, 'r');
+              const buf = Buffer.alloc(Math.min(size || 64 * 1024, written - offset));
+              const { bytesRead } = await reader.read(buf, 0, buf.length, offset);
+              offset += bytesRead;
+              this.push(buf.subarray(0, bytesRead));
+              return;
+            }
+            if (failure) return void this.destroy(failure);
+            if (ended) return void this.push(null);
+            await new Promise<void>((resolve) => (wake = resolve));
+          }
+        } catch (err) {
+          this.destroy(err as Error);
+        }
+      })();
+    },
+    destroy(err, done) {
+      void (reader?.close() ?? Promise.resolve()).finally(() => done(err));
+    },
+  });
+  return { body, file };
 }

@@ -3,13 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TTS_DEFAULTS } from '../../cloud/catalog.js';
 import { PATHS, SpeechbTtsRequestSchema, SpeechlabTtsRequestSchema } from '../../cloud/protocol.js';
 import { BackendError } from '../backends/chat.js';
-import { parseAudioFormat, synthesize, type SynthesisRequest } from '../backends/tts.js';
+import { parseAudioFormat, synthesize, WarmEspeak, type SynthesisRequest } from '../backends/tts.js';
 import { admit, INVALID_JSON, requireApiKey, sendError, type ServiceContext } from '../context.js';
 import type { VerifiedKey } from '../keys.js';
 import { billedCharacters, ttsCostMicro, type TtsVendor } from '../metering.js';
 import { ttsBackendFor } from '../options.js';
 import { KeyBusyError, PoolBusyError } from '../pool.js';
-import { audioToFile, base64JsonBody, rawBody, type AudioFile } from './audio-file.js';
+import { audioToFile, audioToLiveFile, base64JsonBody, type AudioFile } from './audio-file.js';
 
 /** The spec's one 400 text of the speechlab endpoints (missing input, invalid JSON, unsupported format). */
 export const SPEECHLAB_BAD_REQUEST = 'Missing or invalid JSON in request';
@@ -35,6 +35,7 @@ async function synthesizeAndSend(
   vendor: TtsVendor,
   sreq: SynthesisRequest,
   send: (file: AudioFile, contentType: string, format: string) => FastifyReply,
+  warm?: WarmEspeak,
 ): Promise<FastifyReply> {
   const chars = billedCharacters(sreq.text);
   const cost = ttsCostMicro(vendor, chars);
@@ -56,7 +57,7 @@ async function synthesizeAndSend(
     const { file, contentType, format } = await ctx.pools.tts.run(
       key.keyId,
       async () => {
-        const synthesis = await synthesize(vendor, ttsBackendFor(vendor, ctx.backends), sreq, abort.signal);
+        const synthesis = await synthesize(vendor, ttsBackendFor(vendor, ctx.backends), sreq, abort.signal, warm);
         const file = await audioToFile(synthesis.audio, ctx.tmpDir, ctx.limits.ttsAudioBytes, abort.signal);
         return { file, contentType: synthesis.contentType, format: synthesis.format };
       },
@@ -71,6 +72,81 @@ async function synthesizeAndSend(
     return send(file, contentType, format);
   } catch (err) {
     ctx.accounts.settle(reservation);
+    if (abort.signal.aborted) return reply;
+    if (err instanceof BackendError) {
+      if (err instanceof PoolBusyError || err instanceof KeyBusyError) reply.header('retry-after', '1');
+      return sendError(reply, err.status, err.message, err.details);
+    }
+    req.log.debug({ err }, 'synthesis failed');
+    return sendError(reply, 500, `Speech synthesis failed: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    ctx.closing.removeEventListener('abort', onClosing);
+  }
+}
+
+/**
+ * The binary streaming endpoint: as synthesizeAndSend, but the response starts with the first bytes
+ * the synthesiser makes (no Content-Length), read back from the temporary file as it grows, so a
+ * slow client still costs disk, not memory or a pool slot. The pool slot is held while synthesising;
+ * the price is charged when the synthesis ends well; a synthesis that fails midway ends the body early
+ * (the client sees a broken stream) and is not charged.
+ */
+async function synthesizeAndStream(
+  ctx: ServiceContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  key: VerifiedKey,
+  sreq: SynthesisRequest,
+  warm: WarmEspeak,
+): Promise<FastifyReply> {
+  const chars = billedCharacters(sreq.text);
+  const cost = ttsCostMicro('speechlab', chars);
+  if (ctx.pendingAudio.bytes > ctx.limits.ttsPendingBytes) {
+    reply.header('retry-after', '1');
+    const mb = Math.round(ctx.pendingAudio.bytes / (1024 * 1024));
+    return sendError(reply, 503, `Service busy: ${mb} MiB of synthesised audio is waiting for slow clients. Retry later.`);
+  }
+  const reservation = admit(ctx, key, cost, reply);
+  if (!reservation) return reply;
+  const abort = new AbortController();
+  const onClosing = (): void => abort.abort();
+  ctx.closing.addEventListener('abort', onClosing, { once: true });
+  let replyClosed = false;
+  reply.raw.once('close', () => {
+    replyClosed = true;
+    ctx.closing.removeEventListener('abort', onClosing);
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  let started: (v: { body: import('node:stream').Readable; contentType: string }) => void = () => undefined;
+  const first = new Promise<{ body: import('node:stream').Readable; contentType: string }>((resolve) => (started = resolve));
+  const job = ctx.pools.tts.run(
+    key.keyId,
+    async () => {
+      const synthesis = await synthesize('speechlab', ttsBackendFor('speechlab', ctx.backends), sreq, abort.signal, warm);
+      const live = audioToLiveFile(synthesis.audio, ctx.tmpDir, ctx.limits.ttsAudioBytes, abort.signal);
+      started({ body: live.body, contentType: synthesis.contentType });
+      return live.file;
+    },
+    abort.signal,
+  );
+  job.then(
+    (file) => {
+      if (replyClosed) void file.remove();
+      else {
+        ctx.pendingAudio.bytes += file.bytes;
+        reply.raw.once('close', () => {
+          ctx.pendingAudio.bytes -= file.bytes;
+          void file.remove();
+        });
+      }
+      ctx.accounts.settle(reservation, { keyId: key.keyId, userId: key.userId, kind: 'tts', item: 'speechlab/tts', quantityIn: chars, costMicro: cost });
+    },
+    () => ctx.accounts.settle(reservation),
+  );
+  try {
+    const { body, contentType } = await Promise.race([first, job.then(() => first)]);
+    return reply.type(contentType).send(body);
+  } catch (err) {
     if (abort.signal.aborted) return reply;
     if (err instanceof BackendError) {
       if (err instanceof PoolBusyError || err instanceof KeyBusyError) reply.header('retry-after', '1');
@@ -103,12 +179,15 @@ function speechlabJson(reply: FastifyReply, text: string, file: AudioFile, forma
 }
 
 export function registerTtsRoutes(app: FastifyInstance, ctx: ServiceContext): void {
+  // espeak-ng processes kept ready for the offline backend; stopped with the service.
+  const warm = new WarmEspeak();
+  ctx.closing.addEventListener('abort', () => warm.close(), { once: true });
   app.post(PATHS.speechlabTts, async (req, reply) => {
     const key = requireApiKey(ctx, req, reply);
     if (!key) return reply;
     const sreq = speechlabRequest(ctx, req.body, reply);
     if (!sreq) return reply;
-    return synthesizeAndSend(ctx, req, reply, key, 'speechlab', sreq, (file, _type, format) => speechlabJson(reply, sreq.text, file, format));
+    return synthesizeAndSend(ctx, req, reply, key, 'speechlab', sreq, (file, _type, format) => speechlabJson(reply, sreq.text, file, format), warm);
   });
 
   app.post(PATHS.speechlabTtsStream, async (req, reply) => {
@@ -116,9 +195,7 @@ export function registerTtsRoutes(app: FastifyInstance, ctx: ServiceContext): vo
     if (!key) return reply;
     const sreq = speechlabRequest(ctx, req.body, reply);
     if (!sreq) return reply;
-    return synthesizeAndSend(ctx, req, reply, key, 'speechlab', sreq, (file, contentType) =>
-      reply.type(contentType).header('content-length', String(file.bytes)).send(rawBody(file)),
-    );
+    return synthesizeAndStream(ctx, req, reply, key, sreq, warm);
   });
 
   app.post(PATHS.speechbTts, async (req, reply) => {
@@ -136,9 +213,18 @@ export function registerTtsRoutes(app: FastifyInstance, ctx: ServiceContext): vo
       voice: r.language_code ?? r.voice,
       original: { input: r.text, response_format: SPEECHB_FORMAT },
     };
-    return synthesizeAndSend(ctx, req, reply, key, 'speechb', sreq, (file) => {
-      const { body: out, length } = base64JsonBody(file, '{"audio":"', `","format":"${SPEECHB_FORMAT}"}`);
-      return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(out);
-    });
+    return synthesizeAndSend(
+      ctx,
+      req,
+      reply,
+      key,
+      'speechb',
+      sreq,
+      (file) => {
+        const { body: out, length } = base64JsonBody(file, '{"audio":"', `","format":"${SPEECHB_FORMAT}"}`);
+        return reply.type('application/json; charset=utf-8').header('content-length', String(length)).send(out);
+      },
+      warm,
+    );
   });
 }
