@@ -69,7 +69,7 @@ export function register(program: Command): void {
         }
         // Plugin types do not change the statechart, so a configuration naming unknown plugins still draws.
         const { loadConfig } = await import('../config/load.js');
-        const loaded = await loadConfig(opts.config ? { file: opts.config } : { name }, { plugins: false });
+        const loaded = await loadConfig(opts.config ? { file: opts.config } : { name }, { plugins: false, unknownFields: 'warn' });
         for (const w of loaded.warnings) warnLine(w);
         const text = await renderGraph(loaded.config, opts.format);
         if (opts.output) writeFileSync(opts.output, text);

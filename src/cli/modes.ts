@@ -16,7 +16,7 @@ export function register(program: Command): void {
           import('./modes-table.js'),
           import('../redact.js'),
         ]);
-        const loaded = await loadConfig(opts.config ? { file: opts.config } : { name });
+        const loaded = await loadConfig(opts.config ? { file: opts.config } : { name }, { unknownFields: 'warn' });
         for (const w of loaded.warnings) warnLine(w);
         out(opts.json ? JSON.stringify(redactDeep(loaded.config), null, 2) : renderModes(loaded));
         process.exitCode = EXIT.ok;

@@ -36,6 +36,11 @@ export interface LoadOptions {
   env?: Record<string, string | undefined>;
   /** Resolve plugin types through the registry and validate their config blocks (default true). */
   plugins?: boolean;
+  /**
+   * A field nothing carries out: `error` (default: check and run, nothing silently ignored) or `warn`
+   * (graph and modes, which only draw or list what the file describes, e.g. an OM1 file as it is).
+   */
+  unknownFields?: 'error' | 'warn';
 }
 
 /** The problem of a field nothing carries out (`cortexd schema` lists every field that is). */
@@ -228,7 +233,8 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     for (const { path, message } of zodIssueMessages(parsed.error)) failOrUnset(path, message, 'format');
   }
   // Nothing is silently ignored: a field this runtime does not carry out is a problem, not a warning.
-  for (const p of unknownFields(AgentConfig as z.ZodType, data)) fail(p, UNKNOWN_FIELD);
+  const unknown = options.unknownFields === 'warn' ? warn : fail;
+  for (const p of unknownFields(AgentConfig as z.ZodType, data)) unknown(p, UNKNOWN_FIELD);
 
   // URID from the file or the URID variable.
   // A URID in the file that is not a string is already reported by the schema.
@@ -258,7 +264,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);
     for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
-    for (const p of plugins.unknownFields) fail(p, UNKNOWN_PLUGIN_FIELD);
+    for (const p of plugins.unknownFields) unknown(p, UNKNOWN_PLUGIN_FIELD);
   }
   warnUnset();
   // Hosted addresses: the file's `service` block under the CORTEX_* variables; `embedded` is the local service.
