@@ -29,7 +29,7 @@ export const STORM_PHRASES = [
 export function stormConfig(dir: string, port: number): string {
   const root = projectRoot();
   const text = readFileSync(join(root, 'config', 'default.json5'), 'utf8')
-    .replaceAll('simulators: [{ type: "WebSim" }]', `simulators: [{ type: "WebSim", config: { port: ${port} } }]`)
+    .replaceAll('simulators: [{ type: "WebSim" }]', `simulators: [{ type: "WebSim", config: { port: ${port}, token: "${STORM_TOKEN}" } }]`)
     .replace('timeout_seconds: 120,', 'timeout_seconds: 2,')
     .replace('timeout_seconds: 300,', 'timeout_seconds: 3,')
     .replace('timeout_seconds: 60,', 'timeout_seconds: 2,');
@@ -39,6 +39,9 @@ export function stormConfig(dir: string, port: number): string {
   cpSync(join(root, 'config', 'hooks'), join(dir, 'hooks'), { recursive: true });
   return file;
 }
+
+/** The WebSim token stormConfig sets: switches and typed text act only with a token. */
+export const STORM_TOKEN = 'storm-q7Xf2Lm9Rz4Kb8Tw';
 
 export interface StormOptions {
   /** WebSim's port on loopback. */
@@ -80,7 +83,7 @@ export interface StormReport {
 const bump = (o: Record<string, number>, k: string) => void (o[k] = (o[k] ?? 0) + 1);
 
 /** Opens WebSim's `/events` socket, retrying until it listens (at most `ms`, or until `stopped()`). */
-export async function openWebSim(port: number, token?: string, ms = 15_000, stopped: () => boolean = () => false): Promise<WebSocket> {
+export async function openWebSim(port: number, token: string | undefined = STORM_TOKEN, ms = 15_000, stopped: () => boolean = () => false): Promise<WebSocket> {
   const end = Date.now() + ms;
   const url = `ws://127.0.0.1:${port}/events${token ? `?token=${encodeURIComponent(token)}` : ''}`;
   for (;;) {
@@ -160,7 +163,7 @@ export async function runSwitchStorm(options: StormOptions): Promise<StormReport
  * Brings the agent to `mode` by hand (retrying while a switch is in progress) and lets it run there
  * for `settleMs`, so samples taken afterwards compare like with like. Resolves false if it never got there.
  */
-export async function settleIn(port: number, mode: string, settleMs: number, token?: string, ms = 30_000): Promise<boolean> {
+export async function settleIn(port: number, mode: string, settleMs: number, token: string | undefined = STORM_TOKEN, ms = 30_000): Promise<boolean> {
   const ws = await openWebSim(port, token);
   const end = Date.now() + ms;
   let id = 0;
