@@ -64,6 +64,7 @@ function makeTransport(config: McpServerConfig, logger: Logger): Transport {
     const transport = new StdioClientTransport({
       command: config.command!,
       args: config.args,
+      ...(config.cwd ? { cwd: config.cwd } : {}),
       env: { ...getDefaultEnvironment(), ...config.env },
       stderr: 'pipe',
     });
