@@ -372,9 +372,11 @@ export function register(program: Command): void {
     .option('--fresh', 'start in the default mode, not in the mode remembered from the last run')
     .option('--events', 'print one JSON line per agent event on stdout instead of the terminal view')
     .option('--inspect [url]', 'send the statecharts to the Stately inspector (default ws://localhost:8080)')
+    .option('--verbose', 'show debug lines, with what devices print (ALSA, the recorder), in the view')
     .option('--websim-port <port>', 'port of the WebSim page (default: its config, else 8000 or the next free one)')
-    .action(async (name: string | undefined, opts: RunOptions & { websimPort?: string }) => {
+    .action(async (name: string | undefined, opts: RunOptions & { websimPort?: string; verbose?: boolean }) => {
       if (opts.websimPort !== undefined) process.env.CORTEX_WEBSIM_PORT = opts.websimPort;
+      if (opts.verbose) process.env.CORTEX_LOG_LEVEL ??= 'debug';
       // No name, no --config, no $CONFIG: the offline companion, config/default.json5.
       const code = await runAgent(name ?? (opts.config || process.env.CONFIG ? undefined : 'default'), opts);
       process.exitCode = code;
