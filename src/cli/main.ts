@@ -15,6 +15,7 @@ import { register as registerCloud } from './cloud.js';
 import { register as registerRun } from './run.js';
 import { register as registerEstop } from './estop.js';
 import { register as registerFleet } from './fleet.js';
+import { register as registerInit } from './init.js';
 import { EXIT, reportError } from './output.js';
 
 /*
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
     registerRun,
     registerEstop,
     registerFleet,
+    registerInit,
   ])
     register(program);
   return program;
