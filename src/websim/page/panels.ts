@@ -13,6 +13,12 @@ export function h(tag: string, cls: string | null, ...children: Child[]): HTMLEl
 
 const time = (at: number) => h('span', 'time', new Date(at).toLocaleTimeString());
 
+/** A context value as a person reads it: a time (`*_at`, epoch ms) as the date and time, anything else as JSON. */
+export function shownValue(name: string, value: unknown): string {
+  if ((name === 'at' || name.endsWith('_at')) && typeof value === 'number' && value > 1e12) return new Date(value).toLocaleString();
+  return JSON.stringify(value);
+}
+
 /** Short JSON of a value for one line (action values, tool-call arguments). */
 export function brief(value: unknown, max = 200): string {
   if (value === undefined) return '';
@@ -66,7 +72,7 @@ export function renderTurn(panel: HTMLElement, box: HTMLElement, s: SimState): v
 export function renderContext(list: HTMLElement, s: SimState): void {
   const entries = Object.entries(s.context)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, c]): [string, Child[]] => [name, [time(c.at), `${JSON.stringify(c.value)} (${c.source})`]]);
+    .map(([name, c]): [string, Child[]] => [name, [time(c.at), `${shownValue(name, c.value)} (${c.source})`]]);
   pairs(list, entries, 'none set yet');
 }
 
@@ -92,7 +98,7 @@ export function renderCounters(list: HTMLElement, s: SimState): void {
     list,
     [
       ['ticks', [String(c.ticks)]],
-      ['late ticks', [String(c.late_ticks)]],
+      ['late ticks', [String(c.late_ticks), h('span', 'note', ' skipped: the tick before ran past its slot (1/hertz), usually a slow model answer')]],
       ['model calls', [String(c.model_calls)]],
       ['model errors', [String(c.model_errors)]],
       ['CU spent', [c.cu_spent.toLocaleString('en', { maximumFractionDigits: 2 })]],
