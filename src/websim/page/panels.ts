@@ -1,5 +1,6 @@
 // The text panels of the page (conversation, inputs, counters, model answer, actions, hooks, errors), filled with textContent only.
 import type { SimState } from './state.js';
+import { shownValue } from './show.js';
 
 type Child = Node | string;
 
@@ -12,12 +13,6 @@ export function h(tag: string, cls: string | null, ...children: Child[]): HTMLEl
 }
 
 const time = (at: number) => h('span', 'time', new Date(at).toLocaleTimeString());
-
-/** A context value as a person reads it: a time (`*_at`, epoch ms) as the date and time, anything else as JSON. */
-export function shownValue(name: string, value: unknown): string {
-  if ((name === 'at' || name.endsWith('_at')) && typeof value === 'number' && value > 1e12) return new Date(value).toLocaleString();
-  return JSON.stringify(value);
-}
 
 /** Short JSON of a value for one line (action values, tool-call arguments). */
 export function brief(value: unknown, max = 200): string {
