@@ -11,10 +11,13 @@ export class DeviceError extends CortexError {
   readonly device: DeviceKind;
   /** Set by `withRestarts` on a failure it recovers from: the wait before the next try, in ms. */
   retryInMs?: number;
-  constructor(device: DeviceKind, message: string, options?: { cause?: unknown; code?: string }) {
+  /** What the device program printed (ALSA's dump...): for `--verbose` and the log, never in the message. */
+  readonly detail?: string;
+  constructor(device: DeviceKind, message: string, options?: { cause?: unknown; code?: string; detail?: string }) {
     super(options?.code ?? `${device}_failed`, `${device}: ${message}`, options);
     this.name = 'DeviceError';
     this.device = device;
+    if (options?.detail) this.detail = options.detail;
   }
 
   /** Wraps anything thrown or emitted (libraries here emit strings) as a DeviceError. */

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
 import type { Logger } from 'pino';
 import { DeviceError, withRestarts } from './device-error.js';
+import { KEPT_OUTPUT, lastLine, noAudioDevice } from './device-output.js';
 import { createReplayMicrophone } from './microphone-replay.js';
 import { MicrophoneConfigSchema, type MicrophoneConfig, type RecorderMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
@@ -43,6 +44,24 @@ interface Recording {
 const requireCjs = createRequire(import.meta.url);
 const recordLib = requireCjs('node-record-lpcm16') as { record(options: Record<string, unknown>): Recording };
 
+/**
+ * A recorder failure in our words. The library's own text ("... has exited with error code 1. Enable
+ * debugging with the environment variable DEBUG=record.") is replaced: no capture device at all is
+ * `microphone_no_device`; otherwise the recorder's last line. What it printed is the error's `detail`.
+ */
+export function recorderFailure(recorder: string, err: unknown, context: string, output: string): DeviceError {
+  const detail = output.trim();
+  const exited = typeof err === 'string' ? /has exited with error code (\d+)/.exec(err) : null;
+  if (noAudioDevice(output))
+    return new DeviceError('microphone', `no microphone (${recorder} found no capture device)`, { code: 'microphone_no_device', detail });
+  if (exited) {
+    const last = lastLine(output);
+    return new DeviceError('microphone', `${recorder} exited with code ${exited[1]}${last ? `: ${last}` : ''}`, { ...(detail ? { detail } : {}) });
+  }
+  const e = DeviceError.from('microphone', err, context);
+  return detail ? new DeviceError('microphone', e.message.replace(/^microphone: /, ''), { code: e.code, cause: err, detail }) : e;
+}
+
 /** One run of the recorder program: errors (typed) when it fails to start, exits, or reports an error string. */
 export function recordOnce(config: Pick<RecorderMicrophoneConfig, 'recorder' | 'device' | 'rate'>): Observable<Buffer> {
   return new Observable<Buffer>((subscriber) => {
@@ -60,8 +79,10 @@ export function recordOnce(config: Pick<RecorderMicrophoneConfig, 'recorder' | '
       subscriber.error(DeviceError.from('microphone', err, `cannot start ${config.recorder}`));
       return;
     }
+    let output = '';
+    recording.process.stderr?.on('data', (d: Buffer | string) => (output = (output + d.toString()).slice(-KEPT_OUTPUT)));
     const fail = (err: unknown, context: string) => {
-      if (!stopped) subscriber.error(DeviceError.from('microphone', err, context));
+      if (!stopped) subscriber.error(recorderFailure(config.recorder, err, context, output));
     };
     const stream = recording.stream();
     const onData = (chunk: Buffer | string) => subscriber.next(typeof chunk === 'string' ? Buffer.from(chunk, 'binary') : chunk);

@@ -8,6 +8,7 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { DeviceError } from './device-error.js';
+import { KEPT_OUTPUT, lastLine, noAudioDevice } from './device-output.js';
 import { isWav, parseWav } from './wav.js';
 import { PLAYERS, SpeakerConfigSchema, type PlayerName, type SpeakerConfig } from '../src/plugins/schemas/devices.js';
 
@@ -83,6 +84,18 @@ function choosePlayer(configured: PlayerName | undefined, clip: AudioClip): Play
   return found;
 }
 
+/**
+ * A player that exited with an error, in our words: no audio device at all is `speaker_no_device`
+ * ("no sound card", so the speech connector can fall back to files); anything else names the player,
+ * its code and its last line. The whole output is the error's `detail`.
+ */
+export function playerFailure(cmd: string, code: number | null, output: string): DeviceError {
+  const detail = output.trim();
+  if (noAudioDevice(output)) return new DeviceError('speaker', `no sound card (${cmd} found no audio device)`, { code: 'speaker_no_device', detail });
+  const last = lastLine(output);
+  return new DeviceError('speaker', `${cmd} exited with code ${String(code)}${last ? `: ${last}` : ''}`, { ...(detail ? { detail } : {}) });
+}
+
 /** Clip files of a file sink (`0001.wav`...), oldest first. */
 function numberedClips(dir: string): Array<{ n: number; file: string }> {
   return readdirSync(dir)
@@ -118,13 +131,13 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
       const child: ChildProcess = spawn(cmd, args, { stdio: ['pipe', 'ignore', 'pipe'] });
       let interrupted = false;
       let stderr = '';
-      child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+      child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-KEPT_OUTPUT)));
       child.stdin?.on('error', () => {}); // EPIPE when interrupted mid-write
       child.on('error', (err) => reject(DeviceError.from('speaker', err, `cannot run ${cmd}`)));
       child.on('close', (code) => {
         if (interrupted) resolve(false);
         else if (code === 0) resolve(true);
-        else reject(new DeviceError('speaker', `${cmd} exited with code ${String(code)}: ${stderr.trim()}`));
+        else reject(playerFailure(cmd, code, stderr));
       });
       onInterrupt(() => {
         interrupted = true;

@@ -1,7 +1,7 @@
 // Atomic state files: a reader (or a restart after kill -9) sees the old content or the new, never a torn write.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /**
  * Writes `data` as JSON to `path`: a temporary file beside it (mode 0600), fsync, rename over the
@@ -66,4 +66,37 @@ export async function writeJsonAtomicAsync(path: string, data: unknown): Promise
   } finally {
     await dirHandle.close();
   }
+}
+
+/** True when no process has this id (a writer that a kill -9 ended); a process of another user counts as alive. */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Removes the temporary files of `path` (`<path>.<pid>.tmp`) whose writer is no longer running: what a
+ * kill -9 in the middle of writeJsonAtomic leaves. Called when a state file is read at start. A write
+ * still in progress (this process's, or another live agent's) is left alone. Never throws.
+ */
+export function removeStaleTemps(path: string): string[] {
+  const removed: string[] = [];
+  try {
+    const prefix = `${basename(path)}.`;
+    for (const name of readdirSync(dirname(path))) {
+      const m = name.startsWith(prefix) ? /^\.(\d+)\.tmp$/.exec(name.slice(prefix.length - 1)) : null;
+      if (!m) continue;
+      const pid = Number(m[1]);
+      if (pid === process.pid || !gone(pid)) continue;
+      rmSync(join(dirname(path), name), { force: true });
+      removed.push(name);
+    }
+  } catch {
+    /* no directory yet */
+  }
+  return removed;
 }

@@ -58,21 +58,65 @@ export function estopTargets(name: string | undefined, opts: Pick<EstopOptions, 
   return found.sort().map((f) => join(dir, f));
 }
 
-/** Runs the command against every target; exit 0 only when every agent answered OK. */
+/** The agent a socket belongs to: `estop-<name>.sock` is agent <name>; any other path is shown as it is. */
+export function agentOfSocket(path: string): string {
+  const m = /(?:^|\/)estop-(.+)\.sock$/.exec(path);
+  return m ? `agent ${m[1]}` : path;
+}
+
+/** A clock time as a person reads it: `2026-11-25 20:31:07` in local time. */
+export function showTime(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** A STATUS answer with its times (`at`, `*_at`: epoch ms) shown as times; anything else as it came. */
+export function readableStatus(answer: string): string {
+  if (!answer.startsWith('OK {')) return answer;
+  try {
+    const status = JSON.parse(answer.slice(3)) as unknown;
+    const walk = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(walk);
+      if (v && typeof v === 'object')
+        return Object.fromEntries(
+          Object.entries(v).map(([k, x]) => [k, (k === 'at' || k.endsWith('_at')) && typeof x === 'number' && x > 1e12 ? showTime(x) : walk(x)]),
+        );
+      return v;
+    };
+    return `OK ${JSON.stringify(walk(status))}`;
+  } catch {
+    return answer;
+  }
+}
+
+/**
+ * Runs the command against every target, one line per agent. Exit 0 when every agent answered OK;
+ * for `--release` of every agent (no name), an agent with nothing latched is said so and does not
+ * fail the command: it is 0 when every latched agent was released.
+ */
 export async function runEstop(
   name: string | undefined,
   opts: EstopOptions,
   out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
 ): Promise<number> {
   const line = opts.status ? 'STATUS' : opts.release ? 'RELEASE' : `ESTOP ${(opts.reason ?? 'cortexd estop').replace(/\s+/g, ' ').slice(0, 200)}`;
+  const everyAgent = !name && !opts.socket;
   let ok = true;
   for (const path of estopTargets(name, opts)) {
+    const who = agentOfSocket(path);
+    const where = who === path ? path : `${who} (${path})`;
     try {
       const answer = await estopRequest(path, line, opts.timeoutMs);
-      out(`${path}: ${answer}`);
+      const nothingLatched = answer === 'ERR no emergency stop is latched';
+      if (opts.release && everyAgent && nothingLatched) {
+        out(`${where}: nothing latched`);
+        continue;
+      }
+      out(`${where}: ${opts.status ? readableStatus(answer) : answer}`);
       if (!answer.startsWith('OK')) ok = false;
     } catch (err) {
-      errLine(`cortexd estop: ${(err as Error).message}`);
+      errLine(`cortexd estop: ${who === path ? '' : `${who}: `}${(err as Error).message}`);
       ok = false;
     }
   }

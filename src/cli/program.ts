@@ -13,6 +13,7 @@ import { register as registerEstop } from './estop.js';
 import { register as registerFleet } from './fleet.js';
 import { register as registerReplay } from './replay.js';
 import { register as registerOm1 } from './om1.js';
+import { register as registerInit } from './init.js';
 import { EXIT, reportError } from './output.js';
 import { packageVersion } from './version.js';
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
     registerFleet,
     registerReplay,
     registerOm1,
+    registerInit,
   ])
     register(program);
   return program;

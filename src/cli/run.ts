@@ -429,8 +429,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
 export function register(program: Command): void {
   program
     .command('run')
-    .description('run an agent: config/NAME.json5 (or CONFIG=NAME), until SIGTERM/SIGINT or --for')
-    .argument('[name]', 'configuration name (default: $CONFIG)')
+    .description('run an agent: config/NAME.json5 (or CONFIG=NAME; default: default), until SIGTERM/SIGINT or --for')
+    .argument('[name]', 'configuration name (default: $CONFIG, else default)')
     .option('--config <path>', 'run the configuration file at PATH')
     .option('--for <duration>', 'stop (as on SIGTERM) after this long: 500ms, 30s, 2m, 1h', parseDuration)
     .option('--fresh', 'start in the default mode, not in the mode remembered from the last run')
@@ -451,8 +451,13 @@ export function register(program: Command): void {
     })
     .option('--om1 [file]', 'read the file as OM1 writes it (its names translated, each translation printed first)')
     .option('--simulate', 'simulated bindings for every device and the embedded service for every address (said in the first lines)')
-    .action(async (name: string | undefined, opts: RunOptions) => {
-      const code = await runAgent(name, opts);
+    .option('--verbose', 'show debug lines, with what devices print (ALSA, the recorder), in the view')
+    .option('--websim-port <port>', 'port of the WebSim page (default: its config, else 8000 or the next free one)')
+    .action(async (name: string | undefined, opts: RunOptions & { websimPort?: string; verbose?: boolean }) => {
+      if (opts.websimPort !== undefined) process.env.CORTEX_WEBSIM_PORT = opts.websimPort;
+      if (opts.verbose) process.env.CORTEX_LOG_LEVEL ??= 'debug';
+      // No name, no --config, no $CONFIG: the offline companion, config/default.json5.
+      const code = await runAgent(name ?? (opts.config || process.env.CONFIG ? undefined : 'default'), opts);
       process.exitCode = code;
       // Whatever a plugin may still hold (stdin, a socket), the process ends shortly after a finished run.
       setTimeout(() => process.exit(code), 1000).unref();

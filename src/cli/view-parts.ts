@@ -45,29 +45,47 @@ export const shapeOf = (text: string): string =>
  * `flush()` is called (at stop). Kinds are keys the caller makes (usually `shapeOf` the message).
  */
 export class Repeats {
-  private readonly seen = new Map<string, { since: number; suppressed: number }>();
+  private readonly seen = new Map<string, { since: number; suppressed: number; first?: number; last: number }>();
   constructor(private readonly windowMs: number) {}
 
   /** `print`: show this one; `summary`: how many were held back since the last one shown (0: none). */
   offer(key: string, at: number): { print: boolean; summary: number } {
     const s = this.seen.get(key);
     if (!s) {
-      this.seen.set(key, { since: at, suppressed: 0 });
+      this.seen.set(key, { since: at, suppressed: 0, last: at });
       return { print: true, summary: 0 };
     }
+    s.last = at;
     if (at - s.since < this.windowMs) {
       s.suppressed += 1;
+      s.first ??= at;
       return { print: false, summary: 0 };
     }
     const summary = s.suppressed;
-    this.seen.set(key, { since: at, suppressed: 0 });
+    this.seen.set(key, { since: at, suppressed: 0, last: at });
     return { print: true, summary };
   }
 
-  /** The kinds with messages held back, and how many; clears them. */
-  flush(): Array<{ key: string; suppressed: number }> {
-    const out = [...this.seen].filter(([, s]) => s.suppressed > 0).map(([key, s]) => ({ key, suppressed: s.suppressed }));
-    for (const [key, s] of this.seen) this.seen.set(key, { since: s.since, suppressed: 0 });
+  /**
+   * Kinds that stopped: nothing of them for `quietMs`. Each is forgotten (its next message is shown as
+   * new) and, when some were held back, returned with how many and when the first and last of them came.
+   */
+  ended(now: number, quietMs: number): Array<{ key: string; suppressed: number; first: number; last: number }> {
+    const out: Array<{ key: string; suppressed: number; first: number; last: number }> = [];
+    for (const [key, s] of this.seen) {
+      if (now - s.last < quietMs) continue;
+      this.seen.delete(key);
+      if (s.suppressed > 0) out.push({ key, suppressed: s.suppressed, first: s.first ?? s.last, last: s.last });
+    }
+    return out;
+  }
+
+  /** The kinds with messages held back, how many, and when the first and last of them came; clears them. */
+  flush(): Array<{ key: string; suppressed: number; first: number; last: number }> {
+    const out = [...this.seen]
+      .filter(([, s]) => s.suppressed > 0)
+      .map(([key, s]) => ({ key, suppressed: s.suppressed, first: s.first ?? s.last, last: s.last }));
+    for (const [key, s] of this.seen) this.seen.set(key, { since: s.since, suppressed: 0, last: s.last });
     return out;
   }
 }

@@ -5,6 +5,7 @@ import type { AgentBus, AgentEvent } from '../cortex/events.js';
 import { colorAllowed } from '../log.js';
 import { Repeats, renderParts, shapeOf, type Part, type StartFacts, type Style } from './view-parts.js';
 import { StreamSummary, type StreamLine } from './view-streams.js';
+import { oneLine } from '../../devices/device-output.js';
 
 export { speechFacts, type StartFacts } from './view-parts.js';
 
@@ -17,6 +18,8 @@ export interface ViewOptions {
   facts?: Partial<StartFacts>;
   /** Identical warnings and errors are shown once per this long, then summarised (default 5 min). */
   repeatWindowMs?: number;
+  /** A repeated failure not seen for this long has ended: its summary is printed then (default 60 s). */
+  quietMs?: number;
 }
 
 const time = (at: number): string => new Date(at).toTimeString().slice(0, 8);
@@ -55,6 +58,8 @@ export class TerminalView {
   private readonly shownShape = new Map<string, string>();
   private sub: Subscription | undefined;
   private logBuffer = '';
+  private readonly quietMs: number;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(options: ViewOptions = {}) {
     this.write = options.write ?? ((t) => process.stdout.write(t));
@@ -62,6 +67,7 @@ export class TerminalView {
     this.facts = options.facts ?? {};
     this.speaking = this.facts.speakingModes ? new Set(this.facts.speakingModes) : undefined;
     this.repeats = new Repeats(options.repeatWindowMs ?? 5 * 60_000);
+    this.quietMs = options.quietMs ?? 60_000;
   }
 
   /** Sets what the start lines say, once the configuration is loaded (the view may show log lines before). */
@@ -73,11 +79,18 @@ export class TerminalView {
 
   attach(bus: AgentBus): this {
     this.sub = bus.events$.subscribe((e) => this.render(e));
+    this.sweeper = setInterval(() => this.sweep(Date.now()), Math.min(5000, this.quietMs)).unref();
     return this;
   }
 
   detach(): void {
     this.sub?.unsubscribe();
+    clearInterval(this.sweeper);
+  }
+
+  /** Ends the summaries of repeated failures that stopped coming: one line each, when they stopped, not at exit. */
+  sweep(now: number): void {
+    for (const r of this.repeats.ended(now, this.quietMs)) this.line(now, { style: 'dim', text: heldBack(r, 'ended') });
   }
 
   /** Output of `console` connectors (`[speak] Hello!`): what the robot does, in bold. */
@@ -105,7 +118,18 @@ export class TerminalView {
   }
 
   private logLine(line: string): void {
-    let entry: { level?: number; time?: number; msg?: string; mode?: string; safety?: string };
+    let entry: {
+      level?: number;
+      time?: number;
+      msg?: string;
+      mode?: string;
+      safety?: string;
+      action?: string;
+      hook?: string;
+      input?: string;
+      err?: unknown;
+      error?: unknown;
+    };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -113,11 +137,20 @@ export class TerminalView {
     }
     // The safety governor's log lines repeat its `safety` events, which the view prints itself.
     if (entry.safety !== undefined) return;
+    // A failure of an action, hook or input is also its bus event, which the view prints: one line, not two.
+    const failure = entry.err !== undefined || entry.error !== undefined || / failed\b/.test(entry.msg ?? '');
+    if (failure && (entry.action !== undefined || entry.hook !== undefined || entry.input !== undefined)) return;
+    // Debug lines (`--verbose`) carry what a device printed, a line of its own each.
+    const output = (entry as { device_output?: unknown }).device_output;
+    if (typeof output === 'string') {
+      for (const l of output.split(/\r?\n/).filter((x) => x.trim())) this.line(entry.time ?? Date.now(), { style: 'dim', text: `  | ${l}` });
+      return;
+    }
     const level = LOG_LEVELS[entry.level ?? 30] ?? 'log';
     const at = typeof entry.time === 'number' ? entry.time : Date.now();
     const msg = entry.msg ?? '';
     const style: Style = (entry.level ?? 30) >= 50 ? 'red' : (entry.level ?? 30) >= 40 ? 'yellow' : 'dim';
-    this.once(`log:${level}:${shapeOf(msg)}`, at, [{ style, text: `${level}${entry.mode ? ` (${entry.mode})` : ''}: ${msg}` }]);
+    this.once(`log:${level}:${shapeOf(msg)}`, at, [{ style, text: `${level}${entry.mode ? ` (${entry.mode})` : ''}: ${oneLine(msg, 240)}` }]);
   }
 
   private line(at: number, ...parts: Part[]): void {
@@ -194,7 +227,7 @@ export class TerminalView {
       case 'model.answer':
         return this.answer(e);
       case 'model.error':
-        return this.once(`model.error:${shapeOf(e.error)}`, e.at, [{ style: 'red', text: `model failed: ${e.error}` }]);
+        return this.once(`model.error:${shapeOf(e.error)}`, e.at, [{ style: 'red', text: `model failed: ${oneLine(e.error, 240)}` }]);
       case 'action':
         return this.action(e);
       case 'hook':
@@ -209,7 +242,7 @@ export class TerminalView {
         return;
       }
       case 'error':
-        return this.once(`error:${e.source}:${shapeOf(e.message)}`, e.at, [{ style: 'red', text: `${e.source}: ${e.message}` }]);
+        return this.once(`error:${e.source}:${shapeOf(e.message)}`, e.at, [{ style: 'red', text: `${e.source}: ${oneLine(e.message, 240)}` }]);
       case 'safety':
         // A dead-man stop after every command would fill the screen: stops of one cause are held back like warnings.
         if (e.kind === 'stop') return this.once(`safety:stop:${e.cause ?? ''}`, e.at, [safetyLine(e)]);
@@ -225,8 +258,7 @@ export class TerminalView {
         return;
       case 'agent.stopping':
         for (const s of this.streams.flush(e.at)) this.line(e.at, { style: 'yellow', text: s.text });
-        for (const r of this.repeats.flush())
-          this.line(e.at, { style: 'dim', text: `(held back ${r.suppressed} more like: ${r.key.replace(/^[a-z.]+:/, '')})` });
+        for (const r of this.repeats.flush()) this.line(e.at, { style: 'dim', text: heldBack(r, 'still') });
         return this.line(e.at, { style: 'cyan', text: `stopping (${e.reason})...` });
       case 'agent.stopped':
         return this.line(e.at, { style: 'cyan', text: `stopped (exit ${e.code})` });
@@ -271,18 +303,27 @@ export class TerminalView {
     }
     // Commands cut off because their mode was left are the switch's doing, not a failure.
     if ((e.state === 'failed' || e.state === 'dropped') && e.error !== 'action stopped') {
-      this.once(`action:${e.label}:${e.state}:${shapeOf(e.error ?? '')}`, e.at, [{ style: 'yellow', text: `${e.label} ${e.state}: ${e.error ?? ''}` }]);
+      this.once(`action:${e.label}:${e.state}:${shapeOf(e.error ?? '')}`, e.at, [
+        { style: 'yellow', text: `${e.label} ${e.state}: ${oneLine(e.error ?? '', 240)}` },
+      ]);
     }
   }
 
   private hook(e: Extract<AgentEvent, { type: 'hook' }>): void {
     const what = `${e.hook_type} ${e.handler_type} hook of ${e.mode}`;
     if (e.cancelled) return this.line(e.at, { style: 'dim', text: `${what} cancelled${e.error ? `: ${e.error.replace(/^cancelled: /, '')}` : ''}` });
-    if (!e.ok) return this.line(e.at, { style: 'yellow', text: `${what} failed: ${e.error ?? ''}` });
+    if (!e.ok) return this.once(`hook:${what}:${shapeOf(e.error ?? '')}`, e.at, [{ style: 'yellow', text: `${what} failed: ${oneLine(e.error ?? '', 240)}` }]);
     if (e.handler_type.startsWith('message') && !this.canSpeak(e.mode)) {
       this.line(e.at, { style: 'yellow', text: `not spoken (mode ${e.mode} has no speak action): ${e.hook_type} ${e.handler_type}` });
     }
   }
+}
+
+/** The summary of a repeated failure: how many more, from when to when, and whether it ended or still went on at stop. */
+function heldBack(r: { key: string; suppressed: number; first: number; last: number }, state: 'ended' | 'still'): string {
+  const what = r.key.replace(/^[a-z.]+:/, '');
+  const span = r.first === r.last ? `at ${time(r.last)}` : `from ${time(r.first)} to ${time(r.last)}`;
+  return `(${r.suppressed} more like: ${what}, ${span}${state === 'ended' ? '; no more since' : ''})`;
 }
 
 /** The safety governor's line: e-stops and releases in bold, stops and refusals in yellow. */

@@ -1,6 +1,7 @@
 // Checks that need the whole configuration: mode references, rule targets, duplicate labels, hook placement.
 import type { AgentConfig, HookConfig } from './schema.js';
 import { locateHookModule } from '../modes/hook-module.js';
+import { didYouMean } from './suggest.js';
 
 export interface CrossProblem {
   path: Array<PropertyKey>;
@@ -21,16 +22,19 @@ export function crossCheck(config: AgentConfig): CrossProblem[] {
   const isMode = (name: string) => Object.hasOwn(config.modes, name);
 
   if (!isMode(config.default_mode)) {
-    problems.push({ path: ['default_mode'], message: `${q(config.default_mode)} is not a mode; ${known}` });
+    problems.push({ path: ['default_mode'], message: `${q(config.default_mode)} is not a mode; ${known}${didYouMean(config.default_mode, modeNames)}` });
   }
   if (isMode('*')) problems.push({ path: ['modes', '*'], message: '"*" is reserved for rules that apply from any mode' });
 
   config.transition_rules.forEach((rule, i) => {
     if (rule.from_mode !== '*' && !isMode(rule.from_mode)) {
-      problems.push({ path: ['transition_rules', i, 'from_mode'], message: `${q(rule.from_mode)} is not a mode ("*" means any mode); ${known}` });
+      problems.push({
+        path: ['transition_rules', i, 'from_mode'],
+        message: `${q(rule.from_mode)} is not a mode ("*" means any mode); ${known}${didYouMean(rule.from_mode, modeNames)}`,
+      });
     }
     if (!isMode(rule.to_mode)) {
-      problems.push({ path: ['transition_rules', i, 'to_mode'], message: `${q(rule.to_mode)} is not a mode; ${known}` });
+      problems.push({ path: ['transition_rules', i, 'to_mode'], message: `${q(rule.to_mode)} is not a mode; ${known}${didYouMean(rule.to_mode, modeNames)}` });
     }
     if (rule.transition_type === 'manual' && !config.allow_manual_switching) {
       problems.push({ path: ['transition_rules', i, 'transition_type'], message: 'a manual rule needs allow_manual_switching: true' });

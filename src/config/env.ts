@@ -36,13 +36,18 @@ export interface SubstitutionResult {
   substituted: SubstitutedValue[];
 }
 
+/** The `.env` file the variables are read from (it may not exist): `$CORTEX_ENV_FILE`, else `.env` in the project. */
+export function envFilePath(processEnv: NodeJS.ProcessEnv = process.env): string {
+  return processEnv.CORTEX_ENV_FILE ?? join(projectRoot(), '.env');
+}
+
 /**
  * The variables a configuration sees: the `.env` file beside the project (or `$CORTEX_ENV_FILE`)
  * overlaid by the process environment, so the process environment wins. The file is read only when
  * it is a regular file within MAX_ENV_FILE_BYTES (a FIFO or a link to a device is skipped, never waited on).
  */
 export function configEnvironment(processEnv: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
-  const file = processEnv.CORTEX_ENV_FILE ?? join(projectRoot(), '.env');
+  const file = envFilePath(processEnv);
   let fromFile: Record<string, string> = {};
   try {
     fromFile = parseDotenv(readRegularFile(file, MAX_ENV_FILE_BYTES));

@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import { formatPath } from './env.js';
 import { isSecretField } from '../redact.js';
+import { didYouMean } from './suggest.js';
 
 /**
  * A short, quoted rendering of a bad value for messages: `"fast"`, `12`, `an object`. loadConfig
@@ -65,7 +66,7 @@ export function zodIssueMessages(error: z.ZodError, prefix: Array<PropertyKey> =
         break;
       }
       case 'invalid_value':
-        message = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(input)}`;
+        message = `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${describeValue(input)}${typeof input === 'string' ? didYouMean(input, issue.values.map(String)) : ''}`;
         break;
       case 'too_small':
       case 'too_big':
@@ -74,9 +75,20 @@ export function zodIssueMessages(error: z.ZodError, prefix: Array<PropertyKey> =
             ? `${issue.message.toLowerCase()}, got ${describeValue(input)}`
             : `${issue.message}, got ${describeValue(input)}`;
         break;
-      case 'invalid_union':
-        message = `not a valid value: got ${describeValue(input)}`;
+      case 'invalid_union': {
+        // A discriminated union (a device's `binding`): the value is the discriminator's, and its options are the valid values.
+        const u = issue as { discriminator?: string; options?: unknown[] };
+        if (u.discriminator && Array.isArray(u.options)) {
+          const given = input && typeof input === 'object' ? (input as Record<string, unknown>)[u.discriminator] : input;
+          const names = u.options.map(String);
+          const hint = typeof given === 'string' ? didYouMean(given, names) : '';
+          message = `${describeValue(given)} is not a valid ${u.discriminator}; valid: ${u.options.map((v) => JSON.stringify(v)).join(', ')}${hint}`;
+          if (path[path.length - 1] !== u.discriminator) path.push(u.discriminator);
+        } else {
+          message = `not a valid value: got ${describeValue(input)}`;
+        }
         break;
+      }
       case 'unrecognized_keys':
         message = `unknown field(s) ${issue.keys.join(', ')}`;
         break;

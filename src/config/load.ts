@@ -1,11 +1,15 @@
 // Loads a configuration: read, JSON5 parse, version check, substitution, legacy conversion, validation.
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import JSON5 from 'json5';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { configDir, stateDir } from '../paths.js';
-import { configEnvironment, formatPath, substituteAll } from './env.js';
+import { configEnvironment, envFilePath, formatPath, substituteAll } from './env.js';
+import { unreachableAddresses } from './address-check.js';
+import { missingServerFiles, resolveServerDirs } from './paths-check.js';
+import { didYouMean } from './suggest.js';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { Concealer } from './conceal.js';
@@ -75,6 +79,21 @@ export function resolveTarget(target: LoadTarget): { file: string; configName: s
   return { file: join(configDir(), `${stem}.json5`), configName: stem };
 }
 
+/** For a name with no file: the names there are, and the likely one. */
+function unknownNameMessage(name: string): string {
+  let names: string[] = [];
+  try {
+    names = readdirSync(configDir())
+      .filter((f) => f.endsWith('.json5'))
+      .map((f) => f.slice(0, -'.json5'.length))
+      .sort();
+  } catch {
+    names = [];
+  }
+  const known = names.length ? `known: ${names.join(', ')}${didYouMean(name, names)}` : `${displayName(configDir())} has no configurations`;
+  return `no configuration named ${JSON.stringify(name)}; ${known} (or pass --config PATH)`;
+}
+
 /** The file name as printed in problems: relative to the working directory when inside it. */
 export function displayName(file: string): string {
   const rel = relative(process.cwd(), file);
@@ -133,6 +152,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
       text = readRegularFile(file, MAX_CONFIG_BYTES);
     } catch (err) {
       if (!(err instanceof UnreadableFile)) throw err;
+      if (err.code === 'ENOENT' && !target.file) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: unknownNameMessage(configName) }]);
       throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
     }
   }
@@ -213,7 +233,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
       const example = variables[0]!;
       fail(
         p,
-        `environment variable${variables.length > 1 ? 's' : ''} ${names} ${variables.length > 1 ? 'are' : 'is'} not set and ${variables.length > 1 ? 'have' : 'has'} no default (write \${${example}:-default} or set it)`,
+        `environment variable${variables.length > 1 ? 's' : ''} ${names} ${variables.length > 1 ? 'are' : 'is'} not set and ${variables.length > 1 ? 'have' : 'has'} no default: set ${variables.length > 1 ? 'them' : 'it'} in ${displayName(envFilePath())} or the environment, or write \${${example}:-default}`,
         'env',
       );
     } else if (p === 'api_key' && message.startsWith('missing')) {
@@ -245,7 +265,9 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     warnUnset();
     throw new ConfigError(issues, warnings);
   }
-  const config = parsed.data;
+  // Relative paths of stdio tool servers mean the configuration's directory, whatever the working directory.
+  const config = resolveServerDirs(parsed.data, dirname(file));
+  for (const p of missingServerFiles(config)) fail(p.path, p.message, 'reference');
 
   // Modes without a model take the global one; a mode's own model replaces it whole.
   const modes: Record<string, ModeConfig & { cortex_llm: LlmConfig }> = {};
@@ -274,6 +296,12 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   } catch (err) {
     if (err instanceof ConfigError) for (const i of err.issues) fail(i.path, i.message);
     else throw err;
+  }
+  if (addresses && options.plugins !== false) {
+    for (const p of unreachableAddresses(config, addresses, displayName(envFilePath()))) {
+      if (p.placeholder) warn(p.path, `no address configured: the placeholder ${p.message}`);
+      else fail(p.path, p.message, 'reference');
+    }
   }
   // The fleet channel: the `fleet` block under the CORTEX_MQTT_* variables (off unless a broker is named).
   const fleet = readFleet(config.fleet, env, { urid: uridCheck.ok ? uridCheck.urid : undefined, configFile: file });

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import type { AgentConfig } from './schema.js';
 import { checkSafetyValues } from './safety-check.js';
+import { checkActionHooks } from './hooks-check.js';
 import { descriptors as builtin } from '../plugins/index.js';
 import type { PluginDescriptors, PluginInfo, Registry } from '../plugins/index.js';
 
@@ -54,5 +55,6 @@ export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors
     });
   }
   for (const p of checkSafetyValues(config, descriptors)) result.problems.push({ ...p, unknownType: false });
+  for (const p of checkActionHooks(config, descriptors)) result.problems.push({ ...p, unknownType: false });
   return result;
 }

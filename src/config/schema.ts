@@ -141,6 +141,8 @@ export const McpServer = z
     transport: z.enum(MCP_TRANSPORTS),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
+    /** Working directory of a stdio server; relative to the configuration's directory, which is the default. */
+    cwd: z.string().min(1).optional(),
     env: z.record(z.string(), z.string()).default({}),
     url: z.string().optional(),
     headers: z.record(z.string(), z.string()).default({}),

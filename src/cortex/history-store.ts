@@ -1,9 +1,9 @@
 // Keeps a mode's conversation history in the state directory: bounded, redacted like logs, written atomically, read back at start.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { writeJsonAtomicAsync } from '../atomic-file.js';
+import { removeStaleTemps, writeJsonAtomicAsync } from '../atomic-file.js';
 import { describeError } from '../errors.js';
 import { redact } from '../redact.js';
 import type { HistorySnapshot } from './history.js';
@@ -47,12 +47,7 @@ export function storedForm(snapshot: HistorySnapshot): z.infer<typeof StoredHist
  * answer replaces it. Temporary files left by a write that a kill -9 interrupted are removed.
  */
 export function loadHistory(file: string, logger?: Logger): HistorySnapshot | undefined {
-  try {
-    const prefix = `${basename(file)}.`;
-    for (const name of readdirSync(dirname(file))) if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(dirname(file), name), { force: true });
-  } catch {
-    /* no directory yet */
-  }
+  removeStaleTemps(file);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

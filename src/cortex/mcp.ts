@@ -68,6 +68,7 @@ async function makeTransport(config: McpServerConfig, logger: Logger): Promise<T
     const transport = new StdioClientTransport({
       command: config.command!,
       args: config.args,
+      ...(config.cwd ? { cwd: config.cwd } : {}),
       env: { ...getDefaultEnvironment(), ...config.env },
       stderr: 'pipe',
     });

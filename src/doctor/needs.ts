@@ -1,4 +1,5 @@
 // What hardware and servers a configuration uses (microphone, camera, serial ports, speaker, other servers), asked of each plugin's descriptor, for doctor.
+import type { AddressKey } from '../cloud/addresses.js';
 import type { AgentConfig } from '../config/schema.js';
 import { descriptors as builtin } from '../plugins/index.js';
 import { implicitActions } from '../plugins/used.js';
@@ -20,6 +21,8 @@ export interface DeviceNeeds {
   speaker?: { player?: string; device?: string; reason: string };
   /** Servers other than the hosted API that plugins call (a LocalLLM's `base_url`), with who calls them. */
   network?: Array<{ url: string; reason: string }>;
+  /** Addresses of the hosted API (or the embedded service) that plugins call, with the first entry that calls each. */
+  services?: Array<{ address: AddressKey; reason: string }>;
 }
 
 interface Entry {
@@ -56,6 +59,7 @@ export function deviceNeeds(config: Pick<AgentConfig, 'modes' | 'cortex_llm'>, d
   const needs: DeviceNeeds = { configured: true, serial: [] };
   const serial = new Set<string>();
   const network = new Map<string, string>();
+  const services = new Map<AddressKey, string>();
   for (const e of entries(config, descriptors)) {
     const reason = `${e.where} (${e.label})`;
     const list: DeviceNeed[] = e.descriptor?.needs(e.config ?? {}) ?? [];
@@ -65,9 +69,11 @@ export function deviceNeeds(config: Pick<AgentConfig, 'modes' | 'cortex_llm'>, d
       else if (n.kind === 'serial') serial.add(n.path);
       else if (n.kind === 'speaker') needs.speaker ??= { ...(n.player ? { player: n.player } : {}), ...(n.device ? { device: n.device } : {}), reason };
       else if (n.kind === 'network' && !network.has(n.url)) network.set(n.url, reason);
+      else if (n.kind === 'service' && !services.has(n.address)) services.set(n.address, reason);
     }
   }
   needs.serial = [...serial].sort();
   if (network.size) needs.network = [...network].map(([url, reason]) => ({ url, reason }));
+  if (services.size) needs.services = [...services].map(([address, reason]) => ({ address, reason }));
   return needs;
 }

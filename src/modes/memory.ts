@@ -1,6 +1,6 @@
 // Mode memory on disk: the current and previous mode and the last transitions, written atomically per config.
 import { readFileSync } from 'node:fs';
-import { writeJsonAtomic } from '../atomic-file.js';
+import { removeStaleTemps, writeJsonAtomic } from '../atomic-file.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { stateDir } from '../paths.js';
@@ -47,6 +47,7 @@ export interface MemoryRead {
 
 /** Reads mode memory. A missing file is normal; an unreadable or corrupt one yields a warning and is ignored. */
 export function readModeMemory(path: string): MemoryRead {
+  removeStaleTemps(path);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -1,4 +1,5 @@
 // A typed, explicit table of plugin descriptors by the name a configuration uses: no scanning, no side effects, fixed once built.
+import { didYouMean } from '../config/suggest.js';
 import type { PluginInfo, PluginKind } from './types.js';
 
 export class Registry<D extends PluginInfo> {
@@ -33,6 +34,6 @@ export class Registry<D extends PluginInfo> {
   /** The message `cortexd check` prints for a name this table lacks. */
   unknownMessage(type: string): string {
     const known = this.names();
-    return `unknown ${this.kind} type "${type}"; known: ${known.length ? known.join(', ') : '(none registered yet)'}`;
+    return `unknown ${this.kind} type "${type}"; known: ${known.length ? known.join(', ') : '(none registered yet)'}${didYouMean(type, known)}`;
   }
 }

@@ -15,7 +15,12 @@ export interface ResolvedWebSimOptions {
   port: number;
   token: string | undefined;
   loopback: boolean;
+  /** The port is the default (no `port` in the block, no CORTEX_WEBSIM_PORT): a busy one moves to the next free port. */
+  nextFree?: boolean;
 }
+
+/** Sets the port of every WebSim of the run (`cortexd run --websim-port N`); wins over the block's `port`. */
+export const PORT_ENV = 'CORTEX_WEBSIM_PORT';
 
 /** A WebSim that cannot start (unsafe bind, bad token, port taken, page missing). */
 export class WebSimError extends CortexError {
@@ -72,5 +77,13 @@ export function resolveWebSimOptions(config: unknown, env: Record<string, string
       `WebSim refuses to bind ${options.host}: a non-loopback address needs a token (config.token or ${TOKEN_ENV}); use host 127.0.0.1 to keep it local`,
     );
   }
-  return { host: options.host, port: options.port, token, loopback };
+  const envPort = env[PORT_ENV];
+  let port = options.port;
+  if (envPort !== undefined && envPort !== '') {
+    port = Number(envPort);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new WebSimError('websim_config', `${PORT_ENV}: not a port number: ${JSON.stringify(envPort)} (0-65535)`);
+  }
+  const given = (config as { port?: unknown } | undefined)?.port !== undefined || (envPort !== undefined && envPort !== '');
+  return { host: options.host, port, token, loopback, ...(given ? {} : { nextFree: true }) };
 }

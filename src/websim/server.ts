@@ -17,7 +17,8 @@ import { AttemptLimiter, checkOrigin, checkToken, presentsToken, sessionCookie, 
 import { CSP, STYLE, pageHtml } from './html.js';
 import { buildMeta } from './meta.js';
 import { ClientMessage, handleMessage, type PageSession } from './messages.js';
-import { WebSimError, type ResolvedWebSimOptions } from './options.js';
+import { PORT_ENV, WebSimError, type ResolvedWebSimOptions } from './options.js';
+import { listenOnFreePort } from './port.js';
 import { DEFAULT_SOCKET_LIMITS, SocketGuard, type DropReason, type SocketLimits } from './socket-guard.js';
 import { loadOrCreateToken } from './token.js';
 import { initialState, reduce, type MediaStatus, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './page/state.js';
@@ -154,11 +155,16 @@ export class WebSim implements SimulatorHandle {
     this.routes(app);
     app.server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
     try {
-      await app.listen({ host: this.options.host, port: this.options.port });
+      await listenOnFreePort(app, this.options, this.logger);
     } catch (err) {
       await this.release();
       const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'EADDRINUSE' ? 'the port is in use' : code === 'EADDRNOTAVAIL' ? 'the address is not on this machine' : (err as Error).message;
+      const why =
+        code === 'EADDRINUSE'
+          ? `the port is in use (another agent?): pass --websim-port N, or set ${PORT_ENV}`
+          : code === 'EADDRNOTAVAIL'
+            ? 'the address is not on this machine'
+            : (err as Error).message;
       throw new WebSimError('websim_listen', `WebSim cannot listen on ${this.options.host}:${this.options.port}: ${why}`, { cause: err });
     }
     const address = app.server.address();

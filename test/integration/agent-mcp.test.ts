@@ -63,8 +63,10 @@ t.test('mcp_tools: "use mcp_everything_echo with message=hello" calls the npm MC
   const w = workDir();
   const cfg = JSON5.parse(readFileSync(join(ROOT, 'config', 'mcp_tools.json5'), 'utf8')) as {
     cortex_llm: unknown;
-    modes: Record<string, { agent_inputs: Array<{ type: string; config: Record<string, unknown> }> }>;
+    modes: Record<string, { agent_inputs: Array<{ type: string; config: Record<string, unknown> }>; mcp_servers: Array<{ cwd?: string }> }>;
   };
+  // The copy lives elsewhere: its tool server keeps the shipped file's directory, where its relative paths point.
+  for (const server of cfg.modes.assistant!.mcp_servers) server.cwd = join(ROOT, 'config');
   cfg.cortex_llm = { type: 'LocalLLM', config: { base_url: proxy.url, model: 'gen-4o-mini', history_length: 0 } };
   for (const input of cfg.modes.assistant!.agent_inputs) if (input.type === 'TextInput') input.config = { ...input.config, source: 'socket', path: w.socket };
   const config = w.file('mcp_tools.json5');

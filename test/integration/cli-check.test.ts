@@ -82,7 +82,9 @@ requireBuild();
   t.test('unknown names, missing files and bad names are one line, exit 2', async (t) => {
     const missing = cortexd('check', 'does_not_exist');
     t.equal(missing.code, 2);
-    t.same(missing.out, [`${join(configDir, 'does_not_exist.json5')}: file not found`]);
+    t.equal(missing.out.length, 1);
+    t.match(missing.out[0], `${join(configDir, 'does_not_exist.json5')}: no configuration named "does_not_exist"; known: bad, `);
+    t.match(missing.out[0], /good, legacy_bot.* \(or pass --config PATH\)$/);
     const traversal = cortexd('check', '../etc/passwd');
     t.equal(traversal.code, 2);
     t.match(traversal.out, [/not a configuration name/]);

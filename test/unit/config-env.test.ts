@@ -47,8 +47,8 @@ t.test('an unset variable without default in a required field is an error naming
   t.notOk(r.ok);
   if (r.ok) return;
   t.same(r.lines.sort(), [
-    'modes.guard.system_prompt_base: environment variables P1, P2 are not set and have no default (write ${P1:-default} or set it)',
-    'system_governance: environment variable LAWS is not set and has no default (write ${LAWS:-default} or set it)',
+    'modes.guard.system_prompt_base: environment variables P1, P2 are not set and have no default: set them in .env or the environment, or write ${P1:-default}',
+    'system_governance: environment variable LAWS is not set and has no default: set it in .env or the environment, or write ${LAWS:-default}',
   ]);
   t.ok(r.issues.every((i) => i.kind === 'env'));
   t.same(r.warnings, [], 'not also reported as an optional field');
@@ -87,13 +87,15 @@ t.test('an unset variable inside a list removes the whole list property', async 
     }),
   );
   t.same(!required.ok && required.lines, [
-    'transition_rules[0].trigger_keywords: environment variable WORD is not set and has no default (write ${WORD:-default} or set it)',
+    'transition_rules[0].trigger_keywords: environment variable WORD is not set and has no default: set it in .env or the environment, or write ${WORD:-default}',
   ]);
 });
 
 t.test('an unset required field of a legacy file is named at the path the file uses', async (t) => {
   const r = await loadObject(t, legacyConfig({ system_prompt_base: '${PROMPT}' }));
-  t.same(!r.ok && r.lines, ['system_prompt_base: environment variable PROMPT is not set and has no default (write ${PROMPT:-default} or set it)']);
+  t.same(!r.ok && r.lines, [
+    'system_prompt_base: environment variable PROMPT is not set and has no default: set it in .env or the environment, or write ${PROMPT:-default}',
+  ]);
   t.same(!r.ok && r.warnings, []);
 });
 

@@ -14,8 +14,8 @@ t.test('loopback means 127.0.0.0/8, ::1 and localhost; wildcards and other names
 });
 
 t.test('defaults: 127.0.0.1:8000, no token', async (t) => {
-  t.same(resolveWebSimOptions({}, {}), { host: '127.0.0.1', port: 8000, token: undefined, loopback: true });
-  t.same(resolveWebSimOptions(undefined, {}), { host: '127.0.0.1', port: 8000, token: undefined, loopback: true });
+  t.same(resolveWebSimOptions({}, {}), { host: '127.0.0.1', port: 8000, token: undefined, loopback: true, nextFree: true });
+  t.same(resolveWebSimOptions(undefined, {}), { host: '127.0.0.1', port: 8000, token: undefined, loopback: true, nextFree: true });
 });
 
 t.test('a non-loopback host needs a token from the config or the environment', async (t) => {

@@ -7,6 +7,8 @@ import type { ActionConnector, ActionContext, CommandJob, ConnectorFactory } fro
 import { ttsCost } from '../../../src/cloud/prices.js';
 import { LocalTtsOptions, SpeechbTtsOptions, SpeechlabTtsOptions } from '../../../src/plugins/schemas/actions.js';
 import { createSpeaker, type AudioClip, type SpeakerConfig } from '../../../devices/speaker.js';
+import { join } from 'node:path';
+import { withFileFallback } from '../../../devices/speaker-fallback.js';
 import { isWav } from '../../../devices/wav.js';
 
 /** Audio container of a `format` name the hosted API returns (`pcm_22050`, `wav_22050`, `mp3_44100_128`). */
@@ -145,7 +147,14 @@ function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(
 ): ConnectorFactory {
   return (config, ctx): ActionConnector => {
     const options = schema.parse(config ?? {});
-    const speaker = createSpeaker(options.speaker);
+    // No sound card (a container, CI, a robot before its speaker is wired): speech goes on into files, said once.
+    const speaker = withFileFallback(createSpeaker(options.speaker), {
+      dir: join(ctx.stateDir, 'speech'),
+      onFallback: (line, detail) => {
+        ctx.logger.warn(line);
+        if (detail) ctx.logger.debug({ device_output: detail }, 'speaker output');
+      },
+    });
     const line = new TaskLine(SYNTHESES_AT_ONCE);
     const synthesise = (sentence: string, signal: AbortSignal, job?: Omit<CommandJob, 'prepared'>): Promise<AudioClip> => {
       let first = false;

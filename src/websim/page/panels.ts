@@ -1,5 +1,6 @@
 // The text panels of the page (conversation, inputs, counters, model answer, actions, hooks, errors), filled with textContent only.
 import type { SimState } from './state.js';
+import { shownValue } from './show.js';
 
 type Child = Node | string;
 
@@ -66,7 +67,7 @@ export function renderTurn(panel: HTMLElement, box: HTMLElement, s: SimState): v
 export function renderContext(list: HTMLElement, s: SimState): void {
   const entries = Object.entries(s.context)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, c]): [string, Child[]] => [name, [time(c.at), `${JSON.stringify(c.value)} (${c.source})`]]);
+    .map(([name, c]): [string, Child[]] => [name, [time(c.at), `${shownValue(name, c.value)} (${c.source})`]]);
   pairs(list, entries, 'none set yet');
 }
 
@@ -92,7 +93,7 @@ export function renderCounters(list: HTMLElement, s: SimState): void {
     list,
     [
       ['ticks', [String(c.ticks)]],
-      ['late ticks', [String(c.late_ticks)]],
+      ['late ticks', [String(c.late_ticks), h('span', 'note', ' skipped: the tick before ran past its slot (1/hertz), usually a slow model answer')]],
       ['model calls', [String(c.model_calls)]],
       ['model errors', [String(c.model_errors)]],
       ['CU spent', [c.cu_spent.toLocaleString('en', { maximumFractionDigits: 2 })]],

@@ -1,0 +1,78 @@
+// `cortexd init NAME [--template companion|serial-robot|voice|mcp]`: writes config/NAME.json5, a commented configuration to start from that passes `cortexd check`.
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { configDir, projectRoot } from '../paths.js';
+import { checkOne } from './check.js';
+import { EXIT, errLine, out } from './output.js';
+
+/** Each template is a shipped configuration: tested by the suite, commented for a reader, runnable here. */
+export const TEMPLATES = {
+  companion: {
+    file: 'default.json5',
+    about: 'a companion that runs offline on any machine: typed text, simulated microphone and camera, speech into WAV files',
+  },
+  'serial-robot': { file: 'serial_robot.json5', about: 'a robot body on a serial motor controller, with a battery, behind the safety governor' },
+  voice: { file: 'conversation.json5', about: 'a voice companion: microphone, speech recognition, a speaker (embedded service until CORTEX_BASE_URL is set)' },
+  mcp: { file: 'mcp_tools.json5', about: 'an assistant that uses the tools of an MCP server' },
+} as const;
+export type TemplateName = keyof typeof TEMPLATES;
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/** The template's text with its name replaced by `name` and a first comment saying where it came from and what to do next. */
+export function templateText(template: TemplateName, name: string, targetDir: string = configDir()): string {
+  const shipped = join(projectRoot(), 'config');
+  const source = readFileSync(join(shipped, TEMPLATES[template].file), 'utf8');
+  let renamed = source.replace(/^(\s*)name: "[^"]*",/m, `$1name: "${name}",`);
+  // Written elsewhere than config/ (CORTEX_CONFIG_DIR): the shipped media and the project's node_modules by their full paths.
+  if (resolve(targetDir) !== resolve(shipped)) {
+    renamed = renamed.replaceAll('${CONFIG_DIR}/media/', `${shipped}/media/`).replaceAll('"../node_modules/', `"${join(projectRoot(), 'node_modules')}/`);
+  }
+  const head = [
+    `// ${name}: made by \`cortexd init ${name} --template ${template}\` (${TEMPLATES[template].about}).`,
+    `// Check it with \`cortexd check ${name}\`, run it with \`cortexd run ${name}\`; the comments below say what each part does.`,
+    '// A mode is a block under `modes`: a prompt, a rate (hertz), inputs, actions, hooks; transition_rules switch between modes.',
+    '',
+  ].join('\n');
+  return head + renamed;
+}
+
+/** Writes config/NAME.json5 from a template and checks it; exit 2 for a bad name or template, 1 when the file exists. */
+export async function runInit(name: string, opts: { template?: string; force?: boolean }): Promise<number> {
+  const template = (opts.template ?? 'companion') as TemplateName;
+  if (!Object.hasOwn(TEMPLATES, template)) {
+    errLine(`cortexd init: unknown template ${JSON.stringify(opts.template)}; known: ${Object.keys(TEMPLATES).join(', ')}`);
+    return EXIT.invalid;
+  }
+  if (!NAME_RE.test(name)) {
+    errLine(`cortexd init: not a configuration name: ${JSON.stringify(name)} (letters, digits, _ and - only)`);
+    return EXIT.invalid;
+  }
+  const file = join(configDir(), `${name}.json5`);
+  if (existsSync(file) && !opts.force) {
+    errLine(`cortexd init: ${file} exists; pick another name, or --force to replace it`);
+    return EXIT.failure;
+  }
+  writeFileSync(file, templateText(template, name), { flag: opts.force ? 'w' : 'wx' });
+  // The template's function hooks (config/hooks/), beside the new file when it is written elsewhere; existing files are kept.
+  const hooks = join(projectRoot(), 'config', 'hooks');
+  if (resolve(configDir()) !== resolve(projectRoot(), 'config') && existsSync(hooks))
+    cpSync(hooks, join(configDir(), 'hooks'), { recursive: true, force: false });
+  out(`wrote ${file} from the ${template} template`);
+  const code = await checkOne({ file });
+  if (code === EXIT.ok) out(`next: cortexd run ${name}`);
+  return code;
+}
+
+export function register(program: Command): void {
+  program
+    .command('init')
+    .description('write config/NAME.json5 from a commented template that passes check')
+    .argument('<name>', 'configuration name (letters, digits, _ and -)')
+    .option('--template <template>', `one of ${Object.keys(TEMPLATES).join(', ')} (default companion)`)
+    .option('--force', 'replace an existing file')
+    .action(async (name: string, opts: { template?: string; force?: boolean }) => {
+      process.exitCode = await runInit(name, opts);
+    });
+}
