@@ -134,10 +134,18 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
         await settle();
       }
     };
+    // A mode's inputs listen once its entry is done, which may wait on real work (hooks, the model's
+    // client): the simulated clock does not move on while the agent is getting ready (bounded in real time).
+    const whenReady = async () => {
+      const deadline = performance.now() + 5000;
+      while (!running.ready && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    };
     await settle();
+    await whenReady();
     const inputsOf = (e: Ev) => e.type === 'input' || e.type === 'context' || (e.type === 'mode.changed' && e.trigger === 'manual');
     for (const e of events.filter(inputsOf)) {
       await advanceTo(e.at - start);
+      await whenReady();
       if (e.type === 'input') {
         const delivered = feeds.push(String(e.input), { timestamp: e.at / 1000, text: String(e.text), final: Boolean(e.final) });
         if (!delivered) undelivered++;

@@ -132,6 +132,11 @@ t.test('a recorded run reads back, replays to the same decisions, and a changed 
   const speed = /\((\d+)x real time\)/.exec(same.out);
   t.ok(speed, 'the replay says how fast it ran');
 
+  // The configured model (the embedded rule model, deterministic) answers live: the same decisions.
+  const live = await cli(['replay', file, '--model', 'live']);
+  t.equal(live.code, 0, `a live replay with the same model matches: ${live.out}${live.err}`);
+  t.match(live.out, /model live/);
+
   // Against a copy with one keyword changed: exactly the changed switch (and what followed in chat) differs, exit 1.
   // The copy's model address is a port that counts connections: the recorded model must make none.
   let connections = 0;
