@@ -3,15 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { EMPTY } from 'rxjs';
-import { pino } from 'pino';
-import { runTick } from '../dist/actors/tick.js';
-import { createActionHandle } from '../dist/actors/actions/action.js';
 import { AgentBus } from '../dist/src/cortex/events.js';
-import { toolsForMode } from '../dist/src/cortex/tools.js';
-import { builtinPlugins, resolvePlugins } from '../dist/actors/plugins.js';
 import { startCapture } from '../dist/src/record/capture.js';
 import { MAIN, freePort, startAgent } from './lib/agent.js';
+import { tickRig } from './lib/tick-rig.js';
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,7 +14,6 @@ const arg = (name, def) => {
 };
 const N = arg('ticks', 3000);
 const SECONDS = arg('seconds', 40);
-const logger = pino({ level: 'silent' });
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-bench-record-'));
 
 // --- 1. Tick cost: the tick-overhead set-up (10 inputs, 5 actions, an instant model), bus read by --events alone vs also by the recorder.
@@ -27,52 +21,7 @@ async function tickCost(record) {
   const bus = new AgentBus();
   bus.events$.subscribe(() => {});
   const capture = record ? await startCapture({ bus, record: { file: join(dir, `tick-${Date.now()}.mcap`) } }) : undefined;
-  const entries = ['speak:speak', 'face:emotion', 'move:move', 'face:face2', 'move:move2'].map((s) => {
-    const [name, llm_label] = s.split(':');
-    return { name, llm_label, connector: 'console', implementation: 'passthrough', config: {}, exclude_from_prompt: false };
-  });
-  const mode = { system_prompt_base: 'You are a robot.', agent_actions: entries, hertz: 100 };
-  const plugins = await resolvePlugins(builtinPlugins, { modes: { bench: { agent_inputs: [], agent_actions: entries, simulators: [] } } });
-  const handles = entries.map((e) => createActionHandle(e, { logger, bus, mode: 'bench', stateDir: dir, write: () => {}, plugins }));
-  let seq = 0;
-  const inputs = Array.from({ length: 10 }, (_, i) => ({
-    finals: [],
-    plugin: {
-      type: `Input${i}`,
-      descriptor: i === 0 ? 'Voice' : `Sensor ${i}`,
-      listen: () => EMPTY,
-      poll: async () => undefined,
-      rawToText: () => undefined,
-      formattedLatestBuffer: () => `reading ${i} at tick ${seq}`,
-      stop: async () => {},
-    },
-  }));
-  const answer = {
-    toolCalls: [
-      { name: 'speak', arguments: { sentence: 'Hello there.' } },
-      { name: 'emotion', arguments: { emotion: 'joy' } },
-      { name: 'move', arguments: { action: 'sit' } },
-    ],
-    model: 'instant',
-    latencyMs: 0,
-  };
-  const deps = {
-    config: { system_governance: 'Obey the laws.', system_prompt_examples: 'Say hello.', system_prompt_base: '' },
-    modeName: 'bench',
-    mode,
-    inputs,
-    handles: () => handles,
-    llm: { type: 'instant', ask: async () => answer },
-    toolsForMode,
-    bus,
-    logger,
-    keywords: () => false,
-    skipIdle: true,
-    maxToolRounds: 3,
-  };
-  const signal = new AbortController().signal;
-  // The same call as bench/tick-overhead.js makes.
-  const tick = () => runTick(deps, { seq: seq++, slot: seq, dueAt: 0, startedAt: 0, latenessMs: 0, skipped: 0, wake: false }, signal);
+  const { tick, stop } = await tickRig(bus, dir);
   for (let i = 0; i < 200; i++) await tick();
   const t0 = process.cpuUsage();
   const w0 = performance.now();
@@ -81,7 +30,7 @@ async function tickCost(record) {
   const stats = capture ? await capture.close() : undefined;
   const cpu = process.cpuUsage(t0);
   const wall = performance.now() - w0;
-  for (const h of handles) await h.stop?.();
+  await stop();
   return { cpu_ms_per_tick: (cpu.user + cpu.system) / 1000 / N, wall_ms_per_tick: wall / N, messages: stats?.messages };
 }
 
