@@ -1,6 +1,6 @@
 // Benchmark: resident memory of the default agent in idle, after a spell of explore (camera, OpenCV, speech), and back in idle: what a mode starts, it must stop.
 // Usage: node bench/mode-memory.js [--seconds 60] [--settle 10]   (after npm run build; default 20 s of explore)
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
@@ -39,8 +39,8 @@ async function defaultConfig() {
   return { dir, config: join(dir, 'default.json5'), state: join(dir, 'state'), port };
 }
 
-/** WebSim's socket, as a person's browser uses it: switches modes. */
-async function webSim(port) {
+/** WebSim's socket, as a person's browser uses it: switches modes, after proving the token the agent generated (`<state>/websim-token`). */
+async function webSim(port, state) {
   const end = Date.now() + 15_000;
   for (;;) {
     try {
@@ -50,6 +50,8 @@ async function webSim(port) {
         s.once('error', reject);
       });
       let id = 0;
+      const tokenFile = join(state, 'websim-token');
+      if (existsSync(tokenFile)) ws.send(JSON.stringify({ type: 'auth', token: readFileSync(tokenFile, 'utf8').trim(), id: ++id }));
       return { switchMode: (mode) => ws.send(JSON.stringify({ type: 'mode.switch', mode, id: ++id })), close: () => ws.close() };
     } catch (err) {
       if (Date.now() > end) throw err;
@@ -66,7 +68,7 @@ const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { st
 try {
   await agent.waitFor((e) => e.type === 'tick', 30_000, 'the first tick');
   await agent.waitFor((e) => e.type === 'simulator.ready', 30_000, 'WebSim');
-  const sim = await webSim(d.port);
+  const sim = await webSim(d.port, d.state);
   await sleep(SETTLE_S * 1000);
   const idleBefore = rssMb(agent.child.pid);
   const bareBefore = rssMb(bare.pid);

@@ -61,13 +61,18 @@ export interface WebSimClient {
   close(): void;
 }
 
-/** Connects to a running agent's WebSim `/events` socket, retrying until it listens (at most `ms`). */
-export async function webSimClient(port: number, ms = 15_000): Promise<WebSimClient> {
+/**
+ * Connects to a running agent's WebSim `/events` socket, retrying until it listens (at most `ms`).
+ * `token`: the configured one (which watching needs too); default the token an agent made by
+ * defaultAgentDir generated.
+ */
+export async function webSimClient(port: number, ms = 15_000, configuredToken?: string): Promise<WebSimClient> {
   const end = Date.now() + ms;
   for (;;) {
     try {
       const ws = await new Promise<WebSocket>((resolve, reject) => {
-        const socket = new WebSocket(`ws://127.0.0.1:${port}/events`, { headers: { Origin: `http://127.0.0.1:${port}` } });
+        const query = configuredToken ? `?token=${encodeURIComponent(configuredToken)}` : '';
+        const socket = new WebSocket(`ws://127.0.0.1:${port}/events${query}`, { headers: { Origin: `http://127.0.0.1:${port}` } });
         socket.once('open', () => resolve(socket));
         socket.once('error', reject);
       });

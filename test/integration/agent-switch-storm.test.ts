@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seededRandom } from '../support/fault-proxy.js';
 import { metricSample, procStats } from '../support/proc-stats.js';
-import { STORM_MODES, STORM_PHRASES, runSwitchStorm, settleIn, stormConfig } from '../support/switch-storm.js';
+import { STORM_MODES, STORM_PHRASES, STORM_TOKEN, runSwitchStorm, settleIn, stormConfig } from '../support/switch-storm.js';
 import { startAgent } from '../helpers/agent-process.js';
 import { freePort, webSimClient } from '../helpers/default-agent.js';
 
@@ -67,7 +67,7 @@ t.test('30 s of switches (WebSim), keywords (typed) and timeouts (2-3 s modes) a
   const changed = (to: string, trigger: string, since: number) =>
     agent.waitFor((e) => e.type === 'mode.changed' && e.to === to && e.trigger === trigger && e.at >= since, 20_000, `${trigger} switch to ${to}`);
   const t0 = Date.now();
-  const sim = await webSimClient(websim);
+  const sim = await webSimClient(websim, 15_000, STORM_TOKEN);
   sim.say('wake up');
   await changed('idle', 'input_triggered', t0);
   await changed('sleep', 'time_based', t0);
