@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { Observable, Subject } from 'rxjs';
 import type { Logger } from 'pino';
 import { DeviceError, withRestarts } from './device-error.js';
-import { KEPT_OUTPUT, lastLine, noAudioDevice } from './device-output.js';
+import { KEPT_OUTPUT, lastLine, noAudioDevice } from '../src/device-output.js';
 import { createReplayMicrophone } from './microphone-replay.js';
 import { MicrophoneConfigSchema, type MicrophoneConfig, type RecorderMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 

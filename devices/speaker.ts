@@ -8,7 +8,7 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BehaviorSubject, type Observable } from 'rxjs';
 import { DeviceError } from './device-error.js';
-import { KEPT_OUTPUT, lastLine, noAudioDevice } from './device-output.js';
+import { KEPT_OUTPUT, lastLine, noAudioDevice } from '../src/device-output.js';
 import { isWav, parseWav } from './wav.js';
 import { PLAYERS, SpeakerConfigSchema, type PlayerName, type SpeakerConfig } from '../src/plugins/schemas/devices.js';
 

@@ -5,7 +5,7 @@ import type { AgentBus, AgentEvent } from '../cortex/events.js';
 import { colorAllowed } from '../log.js';
 import { Repeats, renderParts, shapeOf, type Part, type StartFacts, type Style } from './view-parts.js';
 import { StreamSummary, type StreamLine } from './view-streams.js';
-import { oneLine } from '../../devices/device-output.js';
+import { oneLine } from '../device-output.js';
 
 export { speechFacts, type StartFacts } from './view-parts.js';
 

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { describeValue } from './issues.js';
 import type { AgentConfig, HookConfig } from './schema.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean } from '../plugins/suggest.js';
 import type { PluginDescriptors } from '../plugins/index.js';
 
 export interface HookProblem {

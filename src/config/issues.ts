@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { formatPath } from './env.js';
 import { isSecretField } from '../redact.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean } from '../plugins/suggest.js';
 
 /**
  * A short, quoted rendering of a bad value for messages: `"fast"`, `12`, `an object`. loadConfig

@@ -9,7 +9,7 @@ import { configDir, stateDir } from '../paths.js';
 import { configEnvironment, envFilePath, formatPath, substituteAll } from './env.js';
 import { unreachableAddresses } from './address-check.js';
 import { missingServerFiles, resolveServerDirs } from './paths-check.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean } from '../plugins/suggest.js';
 import { unknownFields, zodIssueMessages } from './issues.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { Concealer } from './conceal.js';

@@ -1,5 +1,5 @@
 // A typed, explicit table of plugin descriptors by the name a configuration uses: no scanning, no side effects, fixed once built.
-import { didYouMean } from '../config/suggest.js';
+import { didYouMean } from './suggest.js';
 import type { PluginInfo, PluginKind } from './types.js';
 
 export class Registry<D extends PluginInfo> {

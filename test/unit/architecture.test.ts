@@ -34,6 +34,8 @@ const ALLOWED: Record<string, string> = {
     "issue 29, not done yet: the tick's tool hub reads each MCP actor's connection from its context; it should ask the actor by event (tools list, call with reply)",
   'getSnapshot actors/mode.ts modeParts':
     "issue 29, not done yet: the tick reads each listening input's plugin (formatted buffer) from the input actor's context; the plugin should live in the input's listen closure and answer a drain event",
+  'module-mutable devices/body/sim-body.ts bodies':
+    "the simulated body stands for the physical robot, which outlives the agents of a process (a reload): the move connector and the body input of one configuration share it as they would share the robot; it holds no actor's decision",
   'module-mutable actors/actions/locations.ts gpsPositions':
     'issue 29, not done yet: the GPS input and the remember-location action share the last fix through this board; it should be a context value the action is sent',
   // Memoised loads and pure caches: they hold what the code or the machine is, never what an actor decided.

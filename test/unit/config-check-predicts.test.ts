@@ -2,7 +2,7 @@
 import t, { type Test } from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { closest, editDistance } from '../../src/config/suggest.js';
+import { closest, editDistance } from '../../src/plugins/suggest.js';
 import { neverResolves } from '../../src/config/address-check.js';
 import { mode, tempDir, tryLoad, validConfig, writeConfig } from '../helpers/config-fixtures.js';
 

@@ -48,7 +48,7 @@ function shadowedByOthers(cfg: AgentConfig, mode: string, index: number): boolea
 
 for (const file of ['spot_modes.json5', 'unitree_go2_modes.json5']) {
   t.test(`every transition of ${file}`, async (t) => {
-    const cfg = (await loadConfig({ file: join(corpus, file) }, { plugins: false, env: { OM_API_KEY: 'k' } })).config;
+    const cfg = (await loadConfig({ file: join(corpus, file) }, { plugins: false, unknownFields: 'warn', env: { OM_API_KEY: 'k' } })).config;
     const model = createMachine(toStatelyJson(cfg) as never);
     const events = cfg.transition_rules.map((_, i) => ({ type: `rule.${i}` }));
     const edges = adjacencyMapToArray(getAdjacencyMap(model, { events })).filter((e) => e.state.value !== e.nextState.value);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { TerminalView } from '../../src/cli/view.js';
-import { lastLine, noAudioDevice, oneLine } from '../../devices/device-output.js';
+import { lastLine, noAudioDevice, oneLine } from '../../src/device-output.js';
 import { recorderFailure } from '../../devices/microphone.js';
 import { createSpeaker, playerFailure } from '../../devices/speaker.js';
 import { withFileFallback } from '../../devices/speaker-fallback.js';

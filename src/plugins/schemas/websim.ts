@@ -1,6 +1,6 @@
 // WebSim's config block as a zod schema (address, port, token): data only; the loopback rule is applied in src/websim/options.ts.
 import { z } from 'zod';
-import { MIN_TOKEN_LENGTH, tokenWeakness } from '../../websim/token.js';
+import { MIN_TOKEN_LENGTH, tokenWeakness } from './token-strength.js';
 
 export { MIN_TOKEN_LENGTH };
 
