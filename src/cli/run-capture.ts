@@ -1,6 +1,5 @@
 // `run --record` and `run --foxglove`: starts the capture of a run (the recording file, the live Foxglove socket) and says where it goes.
 import { readFile } from 'node:fs/promises';
-import JSON5 from 'json5';
 import type { LoadedConfig } from '../config/schema.js';
 import type { AgentBus } from '../cortex/events.js';
 import { CortexError, describeError } from '../errors.js';
@@ -15,6 +14,8 @@ export async function startRunCapture(bus: AgentBus, loaded: LoadedConfig, opts:
   // The file as written (variables not expanded, so no secret from the environment enters it); secret fields are blanked by the capture.
   let config: unknown;
   try {
+    // Loaded here, not at the top: every `cortexd` command imports run.ts, and `estop` must not need json5.
+    const { default: JSON5 } = await import('json5');
     config = { file: loaded.file, config: JSON5.parse(await readFile(loaded.file, 'utf8')) };
   } catch {
     config = undefined;

@@ -14,7 +14,10 @@ export type WorkerReply =
   | { type: 'result'; id: number; analysis: FrameAnalysis }
   | { type: 'error'; id: number; message: string };
 
-const send = (m: WorkerReply): void => void process.send?.(m);
+/** To the parent while it listens; once it has closed the channel (it is stopping) replies are dropped, never thrown. */
+const send = (m: WorkerReply): void => {
+  if (process.connected) process.send?.(m, undefined, {}, () => undefined);
+};
 
 /** Longest side analysed: larger decoded frames are shrunk to it (the JPEG reduction targets the same). */
 const ANALYSE_SIDE = 1280;

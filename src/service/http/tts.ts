@@ -139,9 +139,11 @@ async function synthesizeAndStream(
           void file.remove();
         });
       }
-      ctx.accounts.settle(reservation, { keyId: key.keyId, userId: key.userId, kind: 'tts', item: 'speechlab/tts', quantityIn: chars, costMicro: cost });
+      settleQuietly(() =>
+        ctx.accounts.settle(reservation, { keyId: key.keyId, userId: key.userId, kind: 'tts', item: 'speechlab/tts', quantityIn: chars, costMicro: cost }),
+      );
     },
-    () => ctx.accounts.settle(reservation),
+    () => settleQuietly(() => ctx.accounts.settle(reservation)),
   );
   try {
     const { body, contentType } = await Promise.race([first, job.then(() => first)]);
@@ -227,4 +229,16 @@ export function registerTtsRoutes(app: FastifyInstance, ctx: ServiceContext): vo
       warm,
     );
   });
+}
+
+/**
+ * A synthesis that ends after the service closed (the agent stopping mid-sentence) finds the accounts
+ * database closed: its charge is dropped with the process, never thrown out of the promise chain.
+ */
+function settleQuietly(settle: () => void): void {
+  try {
+    settle();
+  } catch {
+    /* the service is closed */
+  }
 }
