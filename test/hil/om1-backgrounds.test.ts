@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const MAIN = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
 if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
 const dir = mkdtempSync(join(tmpdir(), 'hil-om1-bg-'));

@@ -5,6 +5,9 @@ import type { AgentEvent } from '../../src/cortex/events.js';
 import { built, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { loadFixtures, startReplayServer } from '../support/provider-replay.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
 if (!built) {

@@ -9,6 +9,9 @@ import { haveMosquitto, startMosquitto } from '../support/mosquitto.js';
 import { MAX_COMMAND_BYTES, makeCommand } from '../../src/fleet/protocol.js';
 import { fleetFlood } from '../../bench/lib/fleet-flood.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 requireBuild();
 if (!haveMosquitto()) throw new Error('mosquitto, mosquitto_passwd and openssl are missing (bash scripts/setup.sh --tests installs them)');
 

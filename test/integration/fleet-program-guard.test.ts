@@ -7,6 +7,9 @@ import { USERS, Watcher, agentConfig, fleetBroker, fleetCli } from '../helpers/f
 import { haveMosquitto } from '../support/mosquitto.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 requireBuild();
 if (!haveMosquitto()) throw new Error('mosquitto, mosquitto_passwd and openssl are missing (bash scripts/setup.sh --tests installs them)');

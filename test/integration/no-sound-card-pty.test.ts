@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { requireBuild } from '../helpers/requires.js';
 import { hasScript, runInPty, visible } from '../helpers/pty.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 requireBuild();
 const aplayFails = spawnSync('aplay', ['-q', '-t', 'raw', '-f', 'S16_LE', '-r', '16000', '-d', '1', '/dev/zero'], { encoding: 'utf8' }).status !== 0;
 const skip = !hasScript ? 'util-linux script is not installed' : !aplayFails ? 'this machine has a sound card: aplay plays' : false;

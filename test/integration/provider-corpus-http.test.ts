@@ -16,6 +16,9 @@ import { createLocalLlm } from '../../src/cortex/llm/local-llm.js';
 import { toolsForMode } from '../../src/cortex/tools.js';
 import { loadFixtures, sampleCuts, startReplayServer, type ProviderFixture, type ReplayServer } from '../support/provider-replay.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 /** Byte boundaries tried per fixture and plugin over HTTP (seeded); every boundary is covered by test/unit/provider-corpus.test.ts. */
 const CUTS_PER_FIXTURE = 2;
 

@@ -16,6 +16,9 @@ import { toolsForMode } from '../../src/cortex/tools.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import { loadFixtures, startReplayServer, type ProviderFixture, type ReplayServer } from '../support/provider-replay.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const corpus = new Map(loadFixtures().map((f) => [f.name, f]));
 let replay: ReplayServer;
 t.before(async () => {

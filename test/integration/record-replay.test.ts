@@ -14,6 +14,9 @@ import { readRecording } from '../../src/record/reader.js';
 import { MAIN, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { requireBuild } from '../helpers/requires.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 requireBuild();
 const { FoxgloveClient } = foxglove;
 const WAV = join(import.meta.dirname, '..', '..', 'config', 'media', 'turn_left.wav');

@@ -8,6 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { connect, refusedUpgrade, sendPcm, speechPcm } from '../fixtures/service/ws-client.js';
 import { descendantNames, max, memoryDuring, probeDuring, startServiceProcess } from '../helpers/service-process.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const PROBE_BOUND_MS = 500;
 const SLOW_BODIES = fileURLToPath(new URL('../fixtures/service/slow-bodies.ts', import.meta.url));
 

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { connect } from '../fixtures/service/ws-client.js';
 import { descendantNames, max, memoryDuring, probeDuring, startServiceProcess } from '../helpers/service-process.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 /** The bound of the issue: a well-behaved client's request answers within this while an attack runs. */
 const PROBE_BOUND_MS = 500;
 

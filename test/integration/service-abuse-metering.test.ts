@@ -7,6 +7,9 @@ import { chatBounds } from '../../src/service/http/chat-metering.js';
 import { DEFAULT_LIMITS } from '../../src/service/options.js';
 import type { ServiceContext } from '../../src/service/context.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const silent = pino({ level: 'silent' });
 
 /** The shared scripted model as a slow upstream: "slow answer" after `delayMs`, with the usage `usage(body)` says. */

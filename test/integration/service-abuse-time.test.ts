@@ -7,6 +7,9 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { probeDuring, probeOnce, startServiceProcess } from '../helpers/service-process.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const PROBE_BOUND_MS = 500;
 const SLOW = fileURLToPath(new URL('../fixtures/service/slow-connections.ts', import.meta.url));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

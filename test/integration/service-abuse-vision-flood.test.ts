@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '../fixtures/service/ws-client.js';
 import { descendants, probeDuring, startServiceProcess } from '../helpers/service-process.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const PROBE_BOUND_MS = 500;
 const FLOOD = fileURLToPath(new URL('../fixtures/service/vision-flood.ts', import.meta.url));
 

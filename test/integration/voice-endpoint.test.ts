@@ -12,6 +12,9 @@ import { DEFAULT_HANGOVER_MS, loadVoiceDetector, voiceGate, type VoiceGateStats 
 import { startService } from '../../src/service/index.js';
 import { connect } from '../fixtures/service/ws-client.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 requireCommands(['espeak-ng', 'sox', 'pocketsphinx_continuous']);
 
 const RATE = 16000;

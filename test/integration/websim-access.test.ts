@@ -14,6 +14,9 @@ import { WebSim } from '../../src/websim/server.js';
 import { generateToken, tokenWeakness } from '../../src/websim/token.js';
 import { client, stubAgent } from '../helpers/websim.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const logger = pino({ level: 'silent' });
 const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
 const loaded = await loadConfig({ name: 'default' });

@@ -13,6 +13,9 @@ import { resolveWebSimOptions } from '../../src/websim/options.js';
 import { WebSim } from '../../src/websim/server.js';
 import { client, stubAgent } from '../helpers/websim.js';
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 const logger = pino({ level: 'silent' });
 const loaded = await loadConfig({ name: 'default' });
 /** Short limits so the file stays quick; the defaults (src/http-limits.ts, socket-guard.ts) are the same code with larger numbers. */
