@@ -21,6 +21,32 @@ export const SPEECHB_FORMAT = 'wav_22050';
 const tooLong = (n: number, max: number): string => `Text too long: ${n} characters, the maximum is ${max}`;
 
 /**
+ * What both synthesis routes do first: refuse while too much audio waits for slow clients (503),
+ * reserve the request's cost (or answer the refusal), and tie an abort to the client leaving early or
+ * the service closing (`done()` unties it from the service). Undefined when the reply was already sent.
+ */
+function beginSynthesis(ctx: ServiceContext, reply: FastifyReply, key: VerifiedKey, cost: number) {
+  if (ctx.pendingAudio.bytes > ctx.limits.ttsPendingBytes) {
+    reply.header('retry-after', '1');
+    const mb = Math.round(ctx.pendingAudio.bytes / (1024 * 1024));
+    sendError(reply, 503, `Service busy: ${mb} MiB of synthesised audio is waiting for slow clients. Retry later.`);
+    return undefined;
+  }
+  const reservation = admit(ctx, key, cost, reply);
+  if (!reservation) return undefined;
+  const abort = new AbortController();
+  const onClosing = (): void => abort.abort();
+  ctx.closing.addEventListener('abort', onClosing, { once: true });
+  let closed = false;
+  reply.raw.once('close', () => {
+    closed = true;
+    ctx.closing.removeEventListener('abort', onClosing);
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  return { reservation, abort, replyClosed: () => closed, done: () => ctx.closing.removeEventListener('abort', onClosing) };
+}
+
+/**
  * Synthesises `sreq` for `key` and answers with `send(file)`. In order: reserve the exact price
  * (402), wait for a slot of the synthesis pool (429 for a key over its share, 503 when the queue is
  * full or limits.ttsPendingBytes of audio already wait for slow clients, both with Retry-After),
@@ -39,20 +65,9 @@ async function synthesizeAndSend(
 ): Promise<FastifyReply> {
   const chars = billedCharacters(sreq.text);
   const cost = ttsCostMicro(vendor, chars);
-  if (ctx.pendingAudio.bytes > ctx.limits.ttsPendingBytes) {
-    reply.header('retry-after', '1');
-    const mb = Math.round(ctx.pendingAudio.bytes / (1024 * 1024));
-    return sendError(reply, 503, `Service busy: ${mb} MiB of synthesised audio is waiting for slow clients. Retry later.`);
-  }
-  const reservation = admit(ctx, key, cost, reply);
-  if (!reservation) return reply;
-  const abort = new AbortController();
-  const onClosing = (): void => abort.abort();
-  ctx.closing.addEventListener('abort', onClosing, { once: true });
-  reply.raw.once('close', () => {
-    ctx.closing.removeEventListener('abort', onClosing);
-    if (!reply.raw.writableFinished) abort.abort();
-  });
+  const begun = beginSynthesis(ctx, reply, key, cost);
+  if (!begun) return reply;
+  const { reservation, abort } = begun;
   try {
     const { file, contentType, format } = await ctx.pools.tts.run(
       key.keyId,
@@ -80,7 +95,7 @@ async function synthesizeAndSend(
     req.log.debug({ err }, 'synthesis failed');
     return sendError(reply, 500, `Speech synthesis failed: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
-    ctx.closing.removeEventListener('abort', onClosing);
+    begun.done();
   }
 }
 
@@ -101,22 +116,9 @@ async function synthesizeAndStream(
 ): Promise<FastifyReply> {
   const chars = billedCharacters(sreq.text);
   const cost = ttsCostMicro('speechlab', chars);
-  if (ctx.pendingAudio.bytes > ctx.limits.ttsPendingBytes) {
-    reply.header('retry-after', '1');
-    const mb = Math.round(ctx.pendingAudio.bytes / (1024 * 1024));
-    return sendError(reply, 503, `Service busy: ${mb} MiB of synthesised audio is waiting for slow clients. Retry later.`);
-  }
-  const reservation = admit(ctx, key, cost, reply);
-  if (!reservation) return reply;
-  const abort = new AbortController();
-  const onClosing = (): void => abort.abort();
-  ctx.closing.addEventListener('abort', onClosing, { once: true });
-  let replyClosed = false;
-  reply.raw.once('close', () => {
-    replyClosed = true;
-    ctx.closing.removeEventListener('abort', onClosing);
-    if (!reply.raw.writableFinished) abort.abort();
-  });
+  const begun = beginSynthesis(ctx, reply, key, cost);
+  if (!begun) return reply;
+  const { reservation, abort } = begun;
   let started: (v: { body: import('node:stream').Readable; contentType: string }) => void = () => undefined;
   const first = new Promise<{ body: import('node:stream').Readable; contentType: string }>((resolve) => (started = resolve));
   const job = ctx.pools.tts.run(
@@ -131,7 +133,7 @@ async function synthesizeAndStream(
   );
   job.then(
     (file) => {
-      if (replyClosed) void file.remove();
+      if (begun.replyClosed()) void file.remove();
       else {
         ctx.pendingAudio.bytes += file.bytes;
         reply.raw.once('close', () => {
@@ -157,7 +159,7 @@ async function synthesizeAndStream(
     req.log.debug({ err }, 'synthesis failed');
     return sendError(reply, 500, `Speech synthesis failed: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
-    ctx.closing.removeEventListener('abort', onClosing);
+    begun.done();
   }
 }
 
