@@ -1,5 +1,5 @@
 // An MCAP recording of a run: chunked, lz4-compressed, closed every second so a kill -9 loses at most the last one, rotated by size with a retention count.
-import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { McapWriter } from '@mcap/core';
 import { FileHandleWritable } from '@mcap/nodejs';
 import { describeError } from '../errors.js';
@@ -216,9 +216,4 @@ export class Recorder {
     this.pendingMedia = 0;
     this.options.onError?.(`recording to ${this.options.file} stopped: ${describeError(err)}`);
   }
-}
-
-/** Size of a recording file (bench, summary). */
-export async function fileSize(file: string): Promise<number> {
-  return (await stat(file)).size;
 }
