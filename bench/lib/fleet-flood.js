@@ -1,5 +1,5 @@
 // A fleet command flood against a real agent on a real mosquitto: e-stop socket latency during the flood against the idle baseline, tick lateness, the fleet estop behind the flood, RSS.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -163,6 +163,8 @@ export async function fleetFlood(opts = {}) {
     await agent.waitFor((e) => e.type === 'fleet' && e.state === 'connected', 30_000, 'the fleet connected');
     await agent.waitFor((e) => e.type === 'tick', 30_000, 'the first tick');
 
+    // The socket's thread may listen a little after the start: waited for (30 s hang guard).
+    for (let i = 0; !existsSync(estopSocket) && i < 300; i++) await sleep(100);
     const ticksFrom = (i) => agent.events.slice(i).filter((e) => e.type === 'tick');
     const rss = { idle: rssOf(agent.child.pid), peak: 0 };
     const rssTimer = setInterval(() => (rss.peak = Math.max(rss.peak, rssOf(agent.child.pid))), 100);

@@ -1,5 +1,5 @@
 // The WebSim flood of issue 23: agent RSS through a typing flood (and pages that never read) against its idle baseline, and the e-stop socket's latency meanwhile.
-import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,7 +79,12 @@ export async function websimFlood(opts = {}) {
   try {
     const ready = await agent.waitFor((e) => e.type === 'simulator.ready', 60_000, 'WebSim listening');
     await agent.waitFor((e) => e.type === 'agent.started', 60_000, 'agent.started');
-    const sockName = readdirSync(join(dir, 'run')).find((f) => f.startsWith('estop-') && f.endsWith('.sock'));
+    // The socket's thread may listen a little after agent.started: waited for (30 s hang guard).
+    let sockName;
+    for (let i = 0; !sockName && i < 300; i++) {
+      sockName = existsSync(join(dir, 'run')) ? readdirSync(join(dir, 'run')).find((f) => f.startsWith('estop-') && f.endsWith('.sock')) : undefined;
+      if (!sockName) await sleep(100);
+    }
     if (!sockName) throw new Error('the agent opened no e-stop socket');
     const pid = agent.child.pid;
     prober = estopProber(join(dir, 'run', sockName), 50);
