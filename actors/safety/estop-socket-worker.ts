@@ -125,7 +125,9 @@ function run(port: MessagePort, data: EstopWorkerData): void {
 
   const server = createServer(serve);
   let listening = false;
+  let closed = false;
   const close = () => {
+    closed = true;
     server.close();
     if (listening) {
       try {
@@ -159,6 +161,7 @@ function run(port: MessagePort, data: EstopWorkerData): void {
       if (await inUse(data.path)) throw new Error('another agent listens on it');
       unlinkSync(data.path);
     }
+    if (closed) return;
     // Bound under a temporary name, given its group and mode, then renamed: the socket appears complete.
     const tmp = `${data.path}.${process.pid}.tmp`;
     await new Promise<void>((resolve, reject) => {
@@ -177,6 +180,8 @@ function run(port: MessagePort, data: EstopWorkerData): void {
       throw err;
     }
     listening = true;
+    // Told to close while starting: the socket just made goes again.
+    if (closed) return close();
     server.on('error', (err) => send({ type: 'failed', message: err.message }));
     send({ type: 'listening', priority: raisePriority() });
   };
