@@ -1,11 +1,12 @@
 // The local e-stop socket of `cortexd estop`: a Unix socket that only root and the service's group can open (file mode and group, enforced by the kernel).
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { readFileSync, unlinkSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { fromCallback, type AnyActorRef, type EventObject } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
 import { describeError } from '../../src/errors.js';
+import { EstopGate } from './estop-gate.js';
+import type { EstopWorkerData, FromEstopWorker, ToEstopWorker } from './estop-socket-worker.js';
 import { safetyStatusOf } from './status.js';
 
 /*
@@ -22,6 +23,14 @@ import { safetyStatusOf } from './status.js';
  *   `RELEASE`         ->  `OK released` | `ERR no emergency stop is latched`
  *   `STATUS`          ->  `OK {"estop":...,"motion":"still",...}` (JSON of SafetyStatus)
  * Anything else is answered `ERR unknown command ...`. A line over 1 KiB, or 10 s idle, ends the connection.
+ *
+ * Its own thread (estop-socket-worker.ts). The socket is served by a worker thread, so a busy main
+ * thread (a flood of fleet commands or WebSim lines, a process start, a collection) never delays
+ * it. ESTOP latches the shared gate (estop-gate.ts) and is answered at once: from that moment the
+ * governor refuses every motion command (it takes the gate, synchronously, before deciding on one);
+ * the main thread then latches the governor, which sends the stop to what moves, on its next turn.
+ * STATUS is the governor's status as last posted by the main thread, with a socket latch it has not
+ * taken yet applied. RELEASE is decided by the governor on the main thread and answered after it.
  */
 
 export interface EstopSocketOptions {
@@ -38,10 +47,9 @@ export interface EstopSocketInput {
   bus: AgentBus;
   /** Reads the status for STATUS and for the answers; default the governor's snapshot. */
   status?: () => unknown;
+  /** The latch shared with the socket's thread, which the governor checks before every motion command. */
+  gate?: EstopGate;
 }
-
-const MAX_LINE = 1024;
-const IDLE_MS = 10_000;
 
 /** The id of group `group` (a name from /etc/group, or a number). */
 export function groupId(group: string | number | undefined): number {
@@ -55,112 +63,88 @@ export function groupId(group: string | number | undefined): number {
   throw new Error(`no group named "${group}" in /etc/group`);
 }
 
-/** Resolves when `path` accepts a connection (another agent listens there), false when nothing does. */
-function inUse(path: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(path);
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('error', () => resolve(false));
-  });
+/** The socket thread's script: the compiled file next to this one, or the source under a TypeScript loader (tests). */
+function workerUrl(): URL {
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return new URL(`./estop-socket-worker.${ext}`, import.meta.url);
 }
 
-/** Handles one connection: reads command lines, answers each. */
-function serve(conn: Socket, input: EstopSocketInput, status: () => unknown): void {
-  conn.setEncoding('utf8');
-  conn.setTimeout(IDLE_MS, () => conn.destroy());
-  conn.on('error', () => conn.destroy());
-  let buf = '';
-  conn.on('data', (chunk: string) => {
-    buf += chunk;
-    if (buf.length > MAX_LINE && !buf.includes('\n')) {
-      conn.end('ERR line too long\n');
-      return;
-    }
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl).replace(/\r$/, '').trim();
-      buf = buf.slice(nl + 1);
-      if (line) conn.write(`${answer(line, input, status)}\n`);
-    }
-  });
-}
-
-function answer(line: string, input: EstopSocketInput, status: () => unknown): string {
-  const [word = '', ...rest] = line.split(/\s+/);
-  const command = word.toUpperCase();
+/** The answer to RELEASE, given by the governor on this (the main) thread. */
+function release(input: EstopSocketInput, gate: EstopGate, status: () => unknown): string {
   const latched = () => (status() as { estop?: unknown }).estop != null;
-  if (command === 'ESTOP') {
-    input.governor.send({ type: 'safety.estop', source: 'socket', reason: rest.join(' ').slice(0, 200) || 'cortexd estop' });
-    return latched() ? 'OK latched' : 'ERR the governor did not latch';
-  }
-  if (command === 'RELEASE') {
-    if (!latched()) return 'ERR no emergency stop is latched';
-    input.governor.send({ type: 'safety.release', source: 'socket' });
-    return latched() ? 'ERR still latched' : 'OK released';
-  }
-  if (command === 'STATUS') return `OK ${JSON.stringify(status())}`;
-  return `ERR unknown command "${word.slice(0, 40)}" (ESTOP [reason], RELEASE, STATUS)`;
+  // A latch the socket set but the governor has not taken yet is taken first: the release frees that one too.
+  const pending = gate.take();
+  if (pending) input.governor.send({ type: 'safety.estop', source: 'socket', reason: pending.reason });
+  if (!latched()) return 'ERR no emergency stop is latched';
+  input.governor.send({ type: 'safety.release', source: 'socket' });
+  return latched() ? 'ERR still latched' : 'OK released';
 }
 
 /**
- * A child of the governor: listens while the agent runs, removes the socket file when it stops. A
- * stale file left by a killed agent is replaced; a socket another running agent listens on is not
- * touched (reported, and this agent runs without the socket source).
+ * A child of the governor: runs the socket's thread while the agent runs, removes the socket file
+ * when it stops. The thread latches `gate` and answers ESTOP and STATUS itself; this side turns a
+ * latch into the governor's (`safety.estop`), answers RELEASE through the governor and keeps the
+ * thread's copy of the status current (posted when it changes). A stale file left by a killed agent
+ * is replaced; a socket another running agent listens on is not touched (reported, and this agent
+ * runs without the socket source).
  */
 export const estopSocketLogic = fromCallback<EventObject, EstopSocketInput>(({ input }) => {
   const options = input.options;
   if (!options) return;
+  const gate = input.gate ?? new EstopGate();
   const status = input.status ?? (() => safetyStatusOf(input.governor));
-  let server: Server | undefined;
   let stopped = false;
   let listening = false;
-  const fail = (err: unknown) => {
-    const message = `e-stop socket ${options.path} unavailable: ${describeError(err)}`;
-    input.logger.error(message);
-    input.bus.emit({ type: 'error', at: Date.now(), source: 'safety', message });
+  const fail = (message: string) => {
+    const line = `e-stop socket ${options.path} unavailable: ${message}`;
+    input.logger.error(line);
+    input.bus.emit({ type: 'error', at: Date.now(), source: 'safety', message: line });
   };
-  const start = async () => {
-    const gid = groupId(options.group);
-    const dir = dirname(options.path);
-    if (!existsSync(dir)) {
-      mkdirSync(dir, { recursive: true, mode: 0o750 });
-      chownSync(dir, -1, gid);
-      chmodSync(dir, 0o750);
-    }
-    if (existsSync(options.path)) {
-      if (!statSync(options.path).isSocket()) throw new Error('a file that is not a socket is in the way');
-      if (await inUse(options.path)) throw new Error('another agent listens on it');
-      unlinkSync(options.path);
-    }
+  let gid: number;
+  try {
+    gid = groupId(options.group);
+  } catch (err) {
+    fail(describeError(err));
+    return;
+  }
+  const data: EstopWorkerData = { path: options.path, gid, gate: gate.buffer };
+  const worker = new Worker(workerUrl(), { workerData: data });
+  const post = (m: ToEstopWorker) => {
+    if (!stopped) worker.postMessage(m);
+  };
+  // The thread's copy of the status, posted when it changes; `taken` tells it which socket latches it includes.
+  let shown = '';
+  const publish = () => {
+    const value = status() as Record<string, unknown>;
+    const text = JSON.stringify(value);
+    if (text === shown) return;
+    shown = text;
+    post({ type: 'status', status: value, taken: gate.taken() });
+  };
+  publish();
+  const sub = input.governor.subscribe({ next: publish, error: () => undefined });
+  setTimeout(publish, 0);
+  worker.on('message', (m: FromEstopWorker) => {
     if (stopped) return;
-    server = createServer((conn) => serve(conn, input, status));
-    // Bound under a temporary name, given its group and mode, then renamed: the socket appears complete.
-    const tmp = `${options.path}.${process.pid}.tmp`;
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(tmp, () => {
-        server!.off('error', reject);
-        resolve();
-      });
-    });
-    try {
-      chownSync(tmp, -1, gid);
-      chmodSync(tmp, 0o660);
-      renameSync(tmp, options.path);
-    } catch (err) {
-      unlinkSync(tmp);
-      throw err;
-    }
-    listening = true;
-    server.on('error', fail);
-    input.logger.info(`e-stop socket at ${options.path} (root and group ${gid})`);
-    if (stopped) close();
-  };
-  const close = () => {
-    const s = server;
-    server = undefined;
-    if (!s) return;
-    s.close();
+    if (m.type === 'estop') {
+      const pending = gate.take();
+      if (pending) input.governor.send({ type: 'safety.estop', source: 'socket', reason: pending.reason });
+      publish();
+    } else if (m.type === 'release') {
+      const line = release(input, gate, status);
+      // The status first: a STATUS behind the RELEASE on the same connection shows the release.
+      publish();
+      post({ type: 'answer', id: m.id, line });
+    } else if (m.type === 'listening') {
+      listening = true;
+      input.logger.info(`e-stop socket at ${options.path} (root and group ${gid}, answered on its own thread ${m.priority})`);
+    } else fail(m.message);
+  });
+  worker.on('error', (err) => fail(describeError(err)));
+  return () => {
+    stopped = true;
+    sub.unsubscribe();
+    // The file goes now, not when the thread gets to it: the process may exit first.
     if (listening) {
       try {
         unlinkSync(options.path);
@@ -168,13 +152,10 @@ export const estopSocketLogic = fromCallback<EventObject, EstopSocketInput>(({ i
         /* already gone */
       }
     }
-  };
-  start().catch((err) => {
-    close();
-    fail(err);
-  });
-  return () => {
-    stopped = true;
-    close();
+    worker.postMessage({ type: 'close' } satisfies ToEstopWorker);
+    // A thread that does not end on its own within a second is ended.
+    const t = setTimeout(() => void worker.terminate(), 1000);
+    t.unref();
+    worker.once('exit', () => clearTimeout(t));
   };
 });

@@ -3,7 +3,18 @@ import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, setup, type AnyActorRef, type EventObject } from 'xstate';
 import type { AgentBus, AgentEvent } from '../../src/cortex/events.js';
 import { outsideFence, positionOf, type Position } from '../../src/safety/geofence.js';
-import { decide, keepGrants, policyOf, type Facts, type Latch, type ModePolicy, type SafetyCause, type SafetyPolicy } from '../../src/safety/policy.js';
+import {
+  decide,
+  keepGrants,
+  motionValue,
+  policyOf,
+  type Facts,
+  type Latch,
+  type ModePolicy,
+  type SafetyCause,
+  type SafetyPolicy,
+} from '../../src/safety/policy.js';
+import { EstopGate } from './estop-gate.js';
 import { estopSerialLogic } from './estop-serial.js';
 import { estopSocketLogic, type EstopSocketOptions } from './estop-socket.js';
 
@@ -23,6 +34,8 @@ export interface GovernorInput {
   persist?: (latch: Latch | null) => void;
   /** The local e-stop socket (`cortexd estop`); absent: none. */
   socket?: EstopSocketOptions;
+  /** The latch the socket's thread sets (default: a new one); checked before every motion command. */
+  gate?: EstopGate;
 }
 
 /** A motion command asking to reach its connector; answered `safety.granted` or `safety.refused` to `replyTo`. */
@@ -58,8 +71,9 @@ interface Motion {
   mode: string;
 }
 
-interface GovernorContext extends Omit<GovernorInput, 'latch' | 'mode' | 'socket'> {
+interface GovernorContext extends Omit<GovernorInput, 'latch' | 'mode' | 'socket' | 'gate'> {
   socket: EstopSocketOptions | undefined;
+  gate: EstopGate;
   mode: string;
   /** Motion actions running now, by actor session id: where halts go. */
   actions: Record<string, AnyActorRef>;
@@ -182,6 +196,16 @@ export const governorMachine = setup({
   actions: {
     decideRequest: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== 'safety.request') return;
+      // The e-stop socket's thread may have latched since the main thread last ran: that latch is
+      // taken here, before anything is decided, so the command is refused and the governor latches.
+      const socketLatch = c.gate.take();
+      if (socketLatch) {
+        const reason = `emergency stop latched (socket: ${socketLatch.reason})`;
+        enqueue.sendTo(event.replyTo, { type: 'safety.refused', id: event.id, reason });
+        enqueue.raise({ type: 'safety.estop', source: 'socket', reason: socketLatch.reason });
+        enqueue(() => announce(c, { kind: 'refused', cause: 'estop', reason, mode: event.mode, label: event.label, value: motionValue(event.value) }));
+        return;
+      }
       const now = c.now();
       const d = decide(pol(c, event.mode), factsOf(c), event, now);
       if (!d.ok) {
@@ -340,6 +364,7 @@ export const governorMachine = setup({
       now: input.now,
       ...(input.persist ? { persist: input.persist } : {}),
       socket: input.socket,
+      gate: input.gate ?? new EstopGate(),
       mode: input.mode,
       actions: {},
       latch: input.latch ?? null,
@@ -363,7 +388,7 @@ export const governorMachine = setup({
     {
       id: 'estop:socket',
       src: 'estopSocket',
-      input: ({ context, self }) => ({ options: context.socket, governor: self, logger: context.logger, bus: context.bus }),
+      input: ({ context, self }) => ({ options: context.socket, governor: self, logger: context.logger, bus: context.bus, gate: context.gate }),
     },
   ],
   on: {

@@ -1,6 +1,5 @@
 // A fleet command flood against a real agent on a real mosquitto: e-stop socket latency during the flood against the idle baseline, tick lateness, the fleet estop behind the flood, RSS.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import mqtt from 'mqtt';
 import { startMosquitto } from '../../dist/test/support/mosquitto.js';
 import { makeCommand } from '../../dist/src/fleet/protocol.js';
 import { percentile, startAgent } from './agent.js';
+import { prober } from './estop-prober.js';
 
 const shipped = (f) => readFileSync(new URL(`../../systemd/mosquitto/${f}`, import.meta.url), 'utf8');
 const round = (x, d = 1) => (x === undefined || x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
@@ -21,60 +21,6 @@ function rssOf(pid) {
   } catch {
     return 0;
   }
-}
-
-/*
- * The e-stop prober runs in a worker thread: the operator's side keeps this thread's event loop
- * busy, which would otherwise show up as the agent's latency. It sends STATUS on a fresh connection
- * every `everyMs`, one at a time, the way `cortexd estop` does; a probe that takes longer than the
- * interval also stands for the probes it held up (latency minus each interval it covered: the
- * coordinated-omission correction), so a stall shows in as many samples as it lasted, not in one.
- */
-const PROBER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { connect } = require('node:net');
-const out = [];
-const errors = {};
-let running = true;
-function probe() {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const s = connect(workerData.path);
-    const timer = setTimeout(() => (s.destroy(), resolve(performance.now() - t0)), 30000);
-    s.on('connect', () => s.write('STATUS\\n'));
-    s.on('data', () => (clearTimeout(timer), s.destroy(), resolve(performance.now() - t0)));
-    s.on('error', (e) => (clearTimeout(timer), (errors[e.code] = (errors[e.code] || 0) + 1), resolve(performance.now() - t0)));
-  });
-}
-const done = (async () => {
-  while (running) {
-    const ms = await probe();
-    out.push(ms);
-    for (let held = ms - workerData.everyMs; held > 0; held -= workerData.everyMs) out.push(held);
-    await new Promise((r) => setTimeout(r, Math.max(0, workerData.everyMs - ms)));
-  }
-})();
-parentPort.on('message', async () => {
-  running = false;
-  await done;
-  parentPort.postMessage({ out, errors });
-});
-`;
-
-/** Starts probing `path` every `everyMs`; `stop()` resolves with the latencies (ms). */
-function prober(path, everyMs) {
-  const w = new Worker(PROBER, { eval: true, workerData: { path, everyMs } });
-  return {
-    stop: () =>
-      new Promise((resolve) => {
-        w.once('message', ({ out, errors }) => {
-          void w.terminate();
-          if (Object.keys(errors).length) console.error('e-stop probe errors', errors);
-          resolve(out);
-        });
-        w.postMessage('stop');
-      }),
-  };
 }
 
 /** Publishes each line as one QoS 1 message on r1's commands topic, in order, with mosquitto_pub; resolves when it exits. */
@@ -163,6 +109,8 @@ export async function fleetFlood(opts = {}) {
     await agent.waitFor((e) => e.type === 'fleet' && e.state === 'connected', 30_000, 'the fleet connected');
     await agent.waitFor((e) => e.type === 'tick', 30_000, 'the first tick');
 
+    // The socket's thread may listen a little after the start: waited for (30 s hang guard).
+    for (let i = 0; !existsSync(estopSocket) && i < 300; i++) await sleep(100);
     const ticksFrom = (i) => agent.events.slice(i).filter((e) => e.type === 'tick');
     const rss = { idle: rssOf(agent.child.pid), peak: 0 };
     const rssTimer = setInterval(() => (rss.peak = Math.max(rss.peak, rssOf(agent.child.pid))), 100);

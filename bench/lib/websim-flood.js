@@ -1,10 +1,11 @@
 // The WebSim flood of issue 23: agent RSS through a typing flood (and pages that never read) against its idle baseline, and the e-stop socket's latency meanwhile.
-import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { freePort, percentile, startAgent } from './agent.js';
+import { prober } from './estop-prober.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /** Targets: the audit's memory ceiling, and the e-stop path's p99 (as for the fleet flood). */
@@ -17,38 +18,6 @@ const rssMb = (pid) => {
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const round = (x) => (x === undefined ? null : Math.round(x * 100) / 100);
-
-/** One e-stop socket prober: a line `STATUS` every `everyMs`, the answer's round trip recorded. */
-function estopProber(path, everyMs) {
-  const sock = connect(path);
-  sock.setEncoding('utf8');
-  sock.on('error', () => undefined);
-  const samples = [];
-  let sentAt = 0;
-  let phase = 'idle';
-  const byPhase = { idle: [], flood: [] };
-  let buf = '';
-  sock.on('data', (d) => {
-    buf += d;
-    while (buf.includes('\n')) {
-      buf = buf.slice(buf.indexOf('\n') + 1);
-      const ms = performance.now() - sentAt;
-      samples.push(ms);
-      byPhase[phase].push(ms);
-      sentAt = 0;
-    }
-  });
-  const timer = setInterval(() => {
-    if (sentAt !== 0) return; // one in flight at a time; a slow answer delays the next probe
-    sentAt = performance.now();
-    sock.write('STATUS\n');
-  }, everyMs);
-  return {
-    setPhase: (p) => (phase = p),
-    byPhase,
-    stop: () => (clearInterval(timer), sock.destroy()),
-  };
-}
 
 /**
  * Runs the default agent (its WebSim on a free port), measures its idle RSS and e-stop socket latency,
@@ -74,16 +43,25 @@ export async function websimFlood(opts = {}) {
   const state = join(dir, 'state');
   const agent = startAgent(config, state, { CORTEX_RUNTIME_DIR: join(dir, 'run') });
   const silent = [];
-  let prober;
+  let probe;
   let ws;
   try {
     const ready = await agent.waitFor((e) => e.type === 'simulator.ready', 60_000, 'WebSim listening');
     await agent.waitFor((e) => e.type === 'agent.started', 60_000, 'agent.started');
-    const sockName = readdirSync(join(dir, 'run')).find((f) => f.startsWith('estop-') && f.endsWith('.sock'));
+    // The socket's thread may listen a little after agent.started: waited for (30 s hang guard).
+    let sockName;
+    for (let i = 0; !sockName && i < 300; i++) {
+      sockName = existsSync(join(dir, 'run')) ? readdirSync(join(dir, 'run')).find((f) => f.startsWith('estop-') && f.endsWith('.sock')) : undefined;
+      if (!sockName) await sleep(100);
+    }
     if (!sockName) throw new Error('the agent opened no e-stop socket');
     const pid = agent.child.pid;
-    prober = estopProber(join(dir, 'run', sockName), 50);
+    const sockPath = join(dir, 'run', sockName);
+    // Probed from a worker thread (bench/lib/estop-prober.js): this thread is busy with the flood.
+    probe = prober(sockPath, 50);
     await sleep(idleSeconds * 1000);
+    const idle = await probe.stop();
+    probe = undefined;
     const baseline = rssMb(pid);
 
     const token = readFileSync(ready.token_file, 'utf8').trim();
@@ -103,7 +81,7 @@ export async function websimFlood(opts = {}) {
       s.pause();
       silent.push(s);
     }
-    prober.setPhase('flood');
+    probe = prober(sockPath, 50);
     const filler = 'robot please repeat after me '.repeat(Math.ceil(lineLength / 29) + 1);
     let peak = baseline;
     let sent = 0;
@@ -125,8 +103,8 @@ export async function websimFlood(opts = {}) {
     const after = rssMb(pid);
     const speech = agent.events.filter((e) => e.type === 'action' && e.label === 'speak');
     const websimDrops = agent.events.filter((e) => e.type === 'error' && e.source === 'websim').at(-1)?.message ?? null;
-    const idle = prober.byPhase.idle;
-    const flood = prober.byPhase.flood;
+    const flood = await probe.stop();
+    probe = undefined;
     const metrics = {
       flood_seconds: seconds,
       lines_sent: sent,
@@ -152,7 +130,7 @@ export async function websimFlood(opts = {}) {
     if (p99 === null || p99 >= ESTOP_P99_TARGET_MS) targetsMissed.push(`websim flood: e-stop socket p99 ${p99} ms >= ${ESTOP_P99_TARGET_MS} ms`);
     return { metrics, targetsMissed };
   } finally {
-    prober?.stop();
+    await probe?.stop();
     ws?.close();
     for (const s of silent) s.destroy();
     await agent.stop();

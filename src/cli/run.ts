@@ -148,6 +148,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     ConfigWatcher,
     fleetReloadRefusal,
     programRefusal,
+    variableRefusal,
     readReloadPolicy,
   } = await loadRunModules();
   const viewOn = !opts.events;
@@ -272,7 +273,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
         lines: err.issues.map((i) => oneLine(formatIssue(i))),
       };
     }
-    const refusal = how.pushed ? programRefusal(next.config, policy, running.configName) : undefined;
+    const refusal = how.pushed ? (programRefusal(next.config, policy, running.configName) ?? variableRefusal(next, running)) : undefined;
     if (refusal) return refusal;
     let nextPlugins: Plugins;
     try {

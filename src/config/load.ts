@@ -192,9 +192,12 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   // whatever the working directory (systemd starts services in /); the environment may override them.
   const sub = substituteAll(data, { CONFIG_DIR: dirname(file), STATE_DIR: stateDir(), ...env });
   for (const p of sub.problems) fail(p.path, p.message, 'env');
+  const variables: { path: string; names: string[] }[] = [];
   for (const s of sub.substituted) {
     const secretive = s.variables.filter((v) => !BUILT_IN_VARIABLES.has(v) || env[v] !== undefined);
     if (secretive.length > 0) concealer.add(s.value, secretive);
+    const names = s.variables.filter((v) => !BUILT_IN_VARIABLES.has(v));
+    if (names.length > 0) variables.push({ path: formatPath(s.path), names });
   }
   data = (sub.value ?? {}) as Record<string, unknown>;
 
@@ -330,6 +333,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     ...(uridCheck.ok && uridCheck.urid ? { urid: uridCheck.urid } : {}),
     ...(fleet.settings ? { fleet: fleet.settings } : {}),
     sha256: createHash('sha256').update(text).digest('hex'),
+    variables,
     warnings,
   };
 }

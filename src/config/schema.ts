@@ -251,5 +251,7 @@ export interface LoadedConfig {
   fleet?: FleetSettings;
   /** SHA-256 (hex) of the file's bytes as read: which configuration runs, for the fleet's state. */
   sha256?: string;
+  /** Where the file reads the environment: each `${VAR}` substituted, by path (built-ins CONFIG_DIR/STATE_DIR left out). */
+  variables?: { path: string; names: string[] }[];
   warnings: string[];
 }

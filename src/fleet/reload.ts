@@ -3,7 +3,7 @@ import JSON5 from 'json5';
 import { CortexError } from '../errors.js';
 import { readRegularFile } from '../config/read-file.js';
 import { AllowedPrograms, describeUse, refusedPrograms, type AllowedProgram } from '../config/program-guard.js';
-import type { AgentConfig } from '../config/schema.js';
+import type { AgentConfig, LoadedConfig } from '../config/schema.js';
 import type { CommandResult } from './execute.js';
 
 /** Environment variables of the policy (systemd/cortexd.env.example): they live on the robot, never in a pushed file. */
@@ -95,5 +95,23 @@ export function programRefusal(next: AgentConfig, policy: ReloadPolicy, running:
     ok: false,
     reason: `the new configuration would start ${n} program${n === 1 ? '' : 's'} this robot does not allow (allowlist: ${where}); ${running} keeps running`,
     lines: refused.map(describeUse),
+  };
+}
+
+/**
+ * A pushed configuration may read the robot's environment (`${VAR}`) only where the running one
+ * does: the same variable at the same place. Otherwise a pushed file could move a secret of the
+ * robot (an API key, a password) into a field that sends it elsewhere (an MCP server's header, a
+ * URL, a prompt). Refused with each place and variable named, never the value.
+ */
+export function variableRefusal(next: Pick<LoadedConfig, 'variables'>, running: Pick<LoadedConfig, 'variables' | 'configName'>): CommandResult | undefined {
+  const allowed = new Set((running.variables ?? []).flatMap((u) => u.names.map((n) => `${u.path}\u0000${n}`)));
+  const refused = (next.variables ?? []).flatMap((u) => u.names.filter((n) => !allowed.has(`${u.path}\u0000${n}`)).map((n) => `${u.path}: \${${n}}`));
+  if (refused.length === 0) return undefined;
+  const n = refused.length;
+  return {
+    ok: false,
+    reason: `the new configuration reads ${n} environment variable${n === 1 ? '' : 's'} of this robot where ${running.configName} does not (a pushed configuration may use \${VAR} only where the robot's own file does); ${running.configName} keeps running`,
+    lines: refused.map((r) => `${r} is not read there by this robot's own configuration`),
   };
 }

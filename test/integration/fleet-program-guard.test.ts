@@ -129,7 +129,7 @@ t.test('fleet reload turned off on the robot (CORTEX_FLEET_RELOAD=off) is refuse
   t.equal(await agent.exited, 0);
 });
 
-t.test('--watch reloads on save; a world-writable file is treated as pushed and its programs are refused', async (t) => {
+t.test("--watch reloads on save; a world-writable file is treated as pushed and its programs are refused; the robot's own file runs them", async (t) => {
   const w = workDir();
   const marker = w.file('watch-hook-ran');
   const file = w.file('robot.json5');
@@ -151,6 +151,20 @@ t.test('--watch reloads on save; a world-writable file is treated as pushed and 
   t.match(refused.message, /modes\.idle\.lifecycle_hooks\[0\] \(on_entry command hook\): command hook \["\/usr\/bin\/touch"/);
   t.equal(agent.events.filter((e) => e.type === 'agent.started').length, 2, 'no third start');
   t.notOk(existsSync(marker), 'the hook never ran');
+
+  // Back to the robot's own file (the service user owns it, nobody else may write it): trusted as at
+  // start, so its hook runs without being in the allowlist.
+  const trusted = w.file('trusted-hook-ran');
+  chmodSync(file, 0o644);
+  writeFileSync(file, withPrograms(config, { command: `/usr/bin/touch ${trusted}` }));
+  await agent.waitFor(
+    (e) => e.type === 'agent.started' && agent.events.filter((x) => x.type === 'agent.started').length === 3,
+    20_000,
+    'the trusted save started',
+  );
+  await fileAppears(trusted);
+  t.ok(existsSync(trusted), "the trusted file's hook ran");
+  t.notOk(existsSync(marker), 'the refused hook still never ran');
   agent.child.kill('SIGTERM');
   t.equal(await agent.exited, 0);
 });
