@@ -18,6 +18,8 @@ const { values } = parseArgs({
     // Also measure these hang-overs on a question with a pause inside (cut words against latency), e.g. 100,150,200,300.
     sweep: { type: 'string' },
     'sweep-turns': { type: 'string', default: '3' },
+    // Also run streaming with the model request sent on partial transcripts (the input's `speculative` setting): its latency and the extra model calls.
+    speculative: { type: 'boolean', default: false },
   },
 });
 const HANGOVER = values['hangover-ms'] === undefined ? undefined : Number(values['hangover-ms']);
@@ -96,7 +98,7 @@ const upstream = await startScriptedUpstream({
   tokensPerSecond: Number(values['tokens-per-second']),
 });
 
-function configFor(name, stream, { hangover = HANGOVER, audio = wav } = {}) {
+function configFor(name, stream, { hangover = HANGOVER, audio = wav, speculative = false } = {}) {
   const file = join(dir, `${name}.json5`);
   writeFileSync(
     file,
@@ -124,6 +126,7 @@ function configFor(name, stream, { hangover = HANGOVER, audio = wav } = {}) {
                 language: 'en',
                 microphone: { binding: 'replay', file: audio, loop: true },
                 ...(hangover !== undefined ? { vad: { hangover_ms: hangover } } : {}),
+                ...(speculative ? { speculative: true } : {}),
               },
             },
           ],
@@ -147,6 +150,7 @@ async function measure(name, stream, opts = {}, turnsWanted = TURNS) {
     CORTEX_CLOUD_PROVIDER_A_BASE_URL: upstream.baseUrl,
     CORTEX_CLOUD_PROVIDER_A_API_KEY: 'scripted',
   });
+  const callsBefore = upstream.requests.length;
   try {
     const turns = [];
     const seen = new Set();
@@ -164,6 +168,8 @@ async function measure(name, stream, opts = {}, turnsWanted = TURNS) {
       const arrived = upstream.requests.find((r) => r.at >= turn.origin_at + turn.stages_ms.request_sent);
       turns.push({ ...turn, heard, stages_ms: { ...turn.stages_ms, ...(arrived ? { upstream_request: arrived.at - turn.origin_at } : {}) } });
     }
+    // Model calls that reached the upstream while these turns ran (a speculative request dropped is one more than the turns).
+    modelCalls[name] = upstream.requests.length - callsBefore;
     return turns;
   } finally {
     await agent.stop();
@@ -172,9 +178,11 @@ async function measure(name, stream, opts = {}, turnsWanted = TURNS) {
 
 const runs = {};
 const sweep = [];
+const modelCalls = {};
 try {
   runs.streaming = await measure('streaming', true);
   runs.not_streaming = await measure('not-streaming', false);
+  if (values.speculative) runs.speculative = await measure('speculative', true, { speculative: true });
   for (const h of SWEEP)
     sweep.push({ hangover_ms: h, turns: await measure(`sweep-${h}`, true, { hangover: h, audio: paused }, Number(values['sweep-turns'])) });
 } finally {
@@ -188,8 +196,11 @@ for (const [variant, turns] of Object.entries(runs)) {
     const xs = turns.map((t) => t.stages_ms[stage]).filter((x) => typeof x === 'number');
     if (xs.length) stages[stage] = { median_ms: median(xs), p90_ms: percentile(xs, 90), n: xs.length };
   }
+  const name = variant.replace('_', '-');
   summary[variant] = {
     turns: turns.length,
+    model_calls: modelCalls[name],
+    extra_model_calls: modelCalls[name] - turns.filter((t) => t.outcome !== 'silent').length,
     origin: [...new Set(turns.map((t) => t.origin))],
     outcome: turns.map((t) => t.outcome),
     sentences: turns.map((t) => t.sentences),
@@ -245,5 +256,8 @@ console.log(
   `voice-turn: end of speech -> final ${finalMs} ms, request ${med('streaming', 'request_sent')}, first token ${med('streaming', 'first_token')}, first sentence ${med('streaming', 'first_sentence')}, ` +
     `first audio byte ${med('streaming', 'first_audio_byte')} (${ttsMs} ms after the sentence), first sound ${s} ms streaming vs ${n} ms not streaming (ratio ${result.first_sound_ms.ratio}), ` +
     `hang-over ${HANGOVER ?? 'default'}, ${TURNS} turns each, transcripts ${lost.length ? 'DIFFER' : 'equal'}; ` +
+    (summary.speculative
+      ? `speculative: request ${med('speculative', 'request_sent')}, first sound ${first('speculative')} ms, ${summary.speculative.extra_model_calls} extra model calls in ${summary.speculative.turns} turns; `
+      : '') +
     (missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'),
 );
