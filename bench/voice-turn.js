@@ -20,12 +20,14 @@ const { values } = parseArgs({
     'sweep-turns': { type: 'string', default: '3' },
     // Also run streaming with the model request sent on partial transcripts (the input's `speculative` setting): its latency and the extra model calls.
     speculative: { type: 'boolean', default: false },
+    // The question spoken (words of the local recogniser's grammar); a longer one gets partial transcripts before its end.
+    question: { type: 'string', default: 'what is your name' },
   },
 });
 const HANGOVER = values['hangover-ms'] === undefined ? undefined : Number(values['hangover-ms']);
 const SWEEP = values.sweep ? values.sweep.split(',').map(Number) : [];
 const TURNS = Number(values.turns);
-const QUESTION = 'what is your name';
+const QUESTION = values.question;
 // A three-sentence answer of 54 words (67 tokens of 4 characters with its JSON), shaped as chat models answer: a short first
 // sentence, then the substance. The gain of streaming grows with the length of the answer; the first sound depends on the first sentence only.
 const ANSWER =

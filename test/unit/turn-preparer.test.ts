@@ -1,7 +1,13 @@
 // Proves the turn prepared while the person speaks: the prompt taken when the final says the same, the speculative request adopted with what it streamed, and dropped (aborted, counted) when the final differs.
 import t from 'tap';
 import { pino } from 'pino';
+import { BehaviorSubject, EMPTY } from 'rxjs';
 import { TurnPreparer, type AssembledTurn } from '../../actors/speculation.js';
+import { assembleTurn, runTick, type Assembled, type TickDeps, type TickInput } from '../../actors/tick.js';
+import { AgentBus } from '../../src/cortex/events.js';
+import type { ActionHandle } from '../../src/cortex/contracts.js';
+import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';
+import { toolsForMode } from '../../src/cortex/tools.js';
 import type { AnswerObserver, LlmAnswer, LlmPlugin, LlmRequest } from '../../src/cortex/llm.js';
 
 /** A model whose answers the test releases: it streams `text` fragments to the observer, then answers. */
@@ -91,4 +97,87 @@ t.test('an adopted request stops with the tick', async (t) => {
   tick.abort(new Error('mode exit'));
   await t.rejects(answer, { message: 'mode exit' });
   t.ok(calls[0]!.signal.aborted);
+});
+
+t.test('a tick woken by the final uses the request sent on the same partial (one model call), and asks again when the final differs', async (t) => {
+  const speak = {
+    name: 'speak',
+    llm_label: 'speak',
+    connector: 'console',
+    implementation: 'passthrough',
+    config: {},
+    exclude_from_prompt: false,
+  } as ActionConfig;
+  const mode = { system_prompt_base: 'be nice', agent_actions: [speak] } as unknown as ModeConfig;
+  const config = { system_governance: 'laws', system_prompt_examples: '', system_prompt_base: '' } as unknown as AgentConfig;
+  const said: unknown[] = [];
+  const handle: ActionHandle = {
+    entry: speak,
+    dispatch: (v) => void said.push(v),
+    run: async (v) => void said.push(v),
+    interrupt: () => {},
+    queueLength: 0,
+    busy$: new BehaviorSubject(false),
+    stop: async () => {},
+  };
+  const asked: LlmRequest[] = [];
+  const voice = (heard: string): TickInput => {
+    let buf: string | undefined = `Voice: ${heard}`;
+    return {
+      plugin: {
+        type: 'SpeechlabASRInput',
+        descriptor: 'Voice',
+        listen: () => EMPTY,
+        poll: async () => undefined,
+        rawToText: () => undefined,
+        formattedLatestBuffer: () => {
+          const out = buf;
+          buf = undefined;
+          return out;
+        },
+        bufferIf: (text) => `Voice: ${text}`,
+        stop: async () => {},
+      },
+    };
+  };
+  const deps: TickDeps = {
+    config,
+    modeName: 'm',
+    mode,
+    inputs: [],
+    handles: () => [handle],
+    llm: {
+      type: 'fake',
+      ask: async (req) => (asked.push(structuredClone(req)), { text: 'I am Pip.', toolCalls: [], model: 'fake', latencyMs: 1 }),
+    },
+    toolsForMode,
+    bus: new AgentBus(),
+    logger,
+    keywords: () => false,
+    skipIdle: true,
+    maxToolRounds: 1,
+  };
+  const prepared = new TurnPreparer<Assembled>({
+    llm: deps.llm,
+    logger,
+    speculative: () => true,
+    assemble: (_id, text) => assembleTurn(deps, [{ descriptor: 'Voice', text: `Voice: ${text}` }], undefined),
+  });
+  const req = { seq: 1, slot: -1, dueAt: 0, startedAt: 0, latenessMs: 0, skipped: 0, wake: true };
+  const signal = new AbortController().signal;
+
+  prepared.partial('input:SpeechlabASRInput', 'what is your name');
+  t.equal(asked.length, 1, 'asked on the partial');
+  const same = await runTick({ ...deps, inputs: [voice('what is your name')], prepared }, { ...req, finals: ['what is your name'] }, signal);
+  t.same(same, { calledModel: true });
+  t.equal(asked.length, 1, 'the final said the same: no second call');
+  t.equal(said.length, 1, 'and its answer is spoken');
+
+  prepared.partial('input:SpeechlabASRInput', 'what is your');
+  t.equal(asked.length, 2);
+  await runTick({ ...deps, inputs: [voice('what is your name')], prepared }, { ...req, seq: 2, finals: ['what is your name'] }, signal);
+  t.equal(asked.length, 3, 'the final differs: asked again with it');
+  t.match(asked[2]!.messages.at(-1)?.content, /what is your name/);
+  t.same([prepared.usedCalls, prepared.extraCalls], [1, 1], 'one request used, one extra');
+  t.equal(said.length, 2, 'only the final request is spoken');
 });
