@@ -36,11 +36,12 @@ const ANSWER =
 const STAGES = ['speech_end', 'final_transcript', 'request_sent', 'upstream_request', 'first_token', 'first_sentence', 'first_audio_byte', 'playback_start'];
 
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-voice-turn-'));
+// sox -R: its dither is seeded, so the WAV (and the whole-utterance baseline decode, which is sensitive to it) is the same every run.
 // The question, spoken by espeak-ng at 160 words per minute, with 1 s of silence before and 16 s after (the answer is spoken meanwhile): one turn per pass of the loop.
 const raw = join(dir, 'q.wav');
 const wav = join(dir, 'question.wav');
 execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', raw, QUESTION]);
-execFileSync('sox', [raw, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'pad', '1', '16']);
+execFileSync('sox', ['-R', raw, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'pad', '1', '16']);
 // For the sweep: "hello robot", a pause of PAUSE_MS, "what is your name" (espeak-ng's own silences trimmed): one utterance, or cut in two.
 const PAUSE_MS = 150;
 const PAUSED_QUESTION = 'hello robot what is your name';
@@ -49,6 +50,7 @@ if (SWEEP.length) {
   const part = (text, name) => {
     execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', join(dir, `${name}.raw.wav`), text]);
     execFileSync('sox', [
+      '-R',
       join(dir, `${name}.raw.wav`),
       '-r',
       '16000',
@@ -74,8 +76,8 @@ if (SWEEP.length) {
   };
   const a = part('hello robot', 'a');
   const b = part('what is your name', 'b');
-  execFileSync('sox', ['-n', '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', join(dir, 'gap.wav'), 'trim', '0', String(PAUSE_MS / 1000)]);
-  execFileSync('sox', [a, join(dir, 'gap.wav'), b, paused, 'pad', '1', '16']);
+  execFileSync('sox', ['-R', '-n', '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', join(dir, 'gap.wav'), 'trim', '0', String(PAUSE_MS / 1000)]);
+  execFileSync('sox', ['-R', a, join(dir, 'gap.wav'), b, paused, 'pad', '1', '16']);
 }
 
 // The baseline transcript: the question decoded whole, after its end (how the local service decoded before it decoded live).
