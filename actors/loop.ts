@@ -40,6 +40,8 @@ export interface CortexLoopOptions {
   onTick?: (report: TickReport) => void;
   /** Must be the actor's clock too (a SimulatedClock in tests). */
   clock?: Pick<Clock, 'now'>;
+  /** A partial transcript of input `id` (the turn is prepared on it while the person speaks). */
+  onPartial?: (id: string, text: string) => void;
 }
 
 interface LoopContext {
@@ -60,7 +62,7 @@ interface LoopContext {
 }
 
 /** A final input arrived: run a tick now (or right after the running one); `text` is the final, kept for that tick's keyword rules. */
-export type CortexLoopEvent = { type: 'loop.wake'; text?: string };
+export type CortexLoopEvent = { type: 'loop.wake'; text?: string } | { type: 'loop.partial'; id: string; text: string };
 
 const MAX_FINALS = 100;
 
@@ -90,7 +92,7 @@ function request(ctx: LoopContext, wake: boolean): Pick<LoopContext, 'current' |
 }
 
 const keepFinal = (ctx: LoopContext, event: CortexLoopEvent): readonly string[] =>
-  event.text === undefined ? ctx.finals : [...ctx.finals, event.text].slice(-MAX_FINALS);
+  event.type !== 'loop.wake' || event.text === undefined ? ctx.finals : [...ctx.finals, event.text].slice(-MAX_FINALS);
 
 function finish(ctx: LoopContext, outcome: { calledModel: boolean; error?: unknown }): Partial<LoopContext> {
   const req = ctx.current!;
@@ -137,6 +139,7 @@ export const cortexLoopMachine = setup({
     finals: [],
   }),
   initial: 'waiting',
+  on: { 'loop.partial': { actions: ({ context, event }) => context.options.onPartial?.(event.id, event.text) } },
   states: {
     waiting: {
       always: [

@@ -19,7 +19,8 @@ import { inputIds, inputMachine, type InputParentEvent, type InputSlot } from '.
 import { cortexLoopMachine, type TickReport } from './loop.js';
 import { mcpHubOf, mcpServerMachine } from './mcp.js';
 import type { Clock } from './modes/types.js';
-import { runTick, speakHandle } from './tick.js';
+import { assembleTurn, runTick, speakHandle, type Assembled } from './tick.js';
+import { TurnPreparer } from './speculation.js';
 import { WakeGate } from '../src/cortex/wake.js';
 
 /** What every mode actor gets from the agent. */
@@ -282,44 +283,60 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
               const llm = context.llm!;
               // What the model saw of each input: this run's own (plugins are new each run, so nothing carries over).
               const wake = new WakeGate();
+              const tickDeps = (): Parameters<typeof runTick>[0] => ({
+                config,
+                modeName: name,
+                mode,
+                inputs: parts.inputs(),
+                handles: () => parts.handles(),
+                llm,
+                ...(hub ? { hub } : {}),
+                toolsForMode: deps.toolsForMode,
+                bus: deps.bus,
+                logger,
+                keywords,
+                wake,
+                skipIdle: skipIdleOf(mode, config.cortex_llm),
+                maxToolRounds: deps.maxToolRounds,
+                actions,
+                ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
+                ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
+                ...(context.lifetime ? { lifetime: context.lifetime.signal } : {}),
+                prepared,
+              });
+              // The turn prepared on partial transcripts (and, with an input's \`speculative\` setting, asked early).
+              const prepared = new TurnPreparer<Assembled>({
+                llm,
+                logger,
+                speculative: (id) => (mode.agent_inputs[ids.indexOf(id)]?.config as { speculative?: unknown } | undefined)?.speculative === true,
+                // Only that input's text: a final's tick with other inputs' news has another prompt and prepares nothing.
+                assemble: (id, text) => {
+                  const plugin = parts.inputs().find((i) => i.id === id)?.plugin;
+                  const buffer = plugin?.bufferIf?.(text);
+                  if (!plugin || buffer === undefined) return undefined;
+                  const d = tickDeps();
+                  return assembleTurn(d, [{ descriptor: plugin.descriptor, text: buffer }], d.context?.());
+                },
+              });
+              context.lifetime?.signal.addEventListener('abort', () => prepared.drop('the mode stopped'), { once: true });
               let offers = 0;
               const keywords = (text: string) => offerKeywords(self, name, `${self.sessionId}:${++offers}`, text);
               return {
                 hertz: mode.hertz,
                 clock: deps.clock,
                 onTick: (r: TickReport) => deps.onTick(name, r),
-                tick: (req: Parameters<typeof runTick>[1], signal: AbortSignal) =>
-                  runTick(
-                    {
-                      config,
-                      modeName: name,
-                      mode,
-                      inputs: parts.inputs(),
-                      handles: () => parts.handles(),
-                      llm,
-                      ...(hub ? { hub } : {}),
-                      toolsForMode: deps.toolsForMode,
-                      bus: deps.bus,
-                      logger,
-                      keywords,
-                      wake,
-                      skipIdle: skipIdleOf(mode, config.cortex_llm),
-                      maxToolRounds: deps.maxToolRounds,
-                      actions,
-                      ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
-                      ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
-                      ...(context.lifetime ? { lifetime: context.lifetime.signal } : {}),
-                    },
-                    req,
-                    signal,
-                  ),
+                onPartial: (id: string, text: string) => prepared.partial(id, text),
+                tick: (req: Parameters<typeof runTick>[1], signal: AbortSignal) => runTick(tickDeps(), req, signal),
               };
             },
           },
         ],
         on: {
           'mode.standby': 'standby',
-          'input.message': { guard: 'final', actions: sendTo('loop', ({ event }) => ({ type: 'loop.wake', text: (event as { text?: string }).text })) },
+          'input.message': [
+            { guard: 'final', actions: sendTo('loop', ({ event }) => ({ type: 'loop.wake', text: (event as { text?: string }).text })) },
+            { actions: sendTo('loop', ({ event }) => ({ type: 'loop.partial', id: (event as { id: string }).id, text: (event as { text: string }).text })) },
+          ],
           'context.update': { actions: sendParent(({ event }) => event) },
           'mode.text': { guard: 'hasTextInput', actions: sendTo(textInput ?? 'none', ({ event }) => ({ type: 'input.text', text: event.text })) },
           'mode.flushText': {

@@ -16,6 +16,7 @@ import { describeError } from '../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
 import type { InteractionRecord } from './actions/interactions.js';
 import { LiveHandout } from './live-handout.js';
+import type { AssembledTurn, TurnPreparer } from './speculation.js';
 import { Turn } from './turn.js';
 
 /** A running input of the mode (its formatted buffer); the finals of a tick come with its request (the loop keeps them). */
@@ -60,7 +61,33 @@ export interface TickDeps {
    * of answers still being spoken after their tick ended. Default: the tick's own signal.
    */
   lifetime?: AbortSignal;
+  /** The turn prepared while the person spoke (prompt, and the early request in speculative mode): a tick with finals takes it if its prompt is the same. */
+  prepared?: TurnPreparer<Assembled>;
   now?: () => number;
+}
+
+/** The prompt of a tick and the tools of its first request. */
+export interface Assembled {
+  prompt: FusedPrompt;
+  promptString: string;
+  tools: ToolDefinition[];
+}
+
+/** What a prepared turn is keyed by: the input texts, the extra system lines and the tools of the tool servers. */
+const turnKey = (deps: TickDeps, fused: readonly FuserInput[], extra: string | undefined): string =>
+  JSON.stringify([fused, extra ?? null, (deps.hub?.tools() ?? []).map((t) => t.function.name)]);
+
+/** What a tick sends for these input texts and extra system lines: the same key, the same request. */
+export function assembleTurn(deps: TickDeps, fused: readonly FuserInput[], extra: string | undefined): AssembledTurn<Assembled> {
+  const actions = deps.actions ?? deps.mode.agent_actions;
+  const hubTools = deps.hub?.tools() ?? [];
+  const prompt = withContext(fuse(deps.config, deps.mode, [...fused], promptActions(actions, describeAction(deps))), extra);
+  const tools = deps.toolsForMode([...actions], hubTools);
+  return {
+    key: turnKey(deps, fused, extra),
+    value: { prompt, promptString: promptText(prompt), tools },
+    request: { messages: [...prompt.messages], tools },
+  };
 }
 
 /** An answer of a tick as saved: one model call, or several rounds merged (texts joined, tool calls in order). */
@@ -116,8 +143,9 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   } catch (err) {
     logger.warn(`prompt context left out: ${describeError(err)}`);
   }
-  const prompt = withContext(fuse(deps.config, deps.mode, fused, promptActions(actions, describeAction(deps))), extra);
-  const promptString = promptText(prompt);
+  // A tick woken by a final takes what was prepared on the partials if the prompt is exactly the same.
+  const early = req.finals?.length && deps.prepared ? deps.prepared.take(turnKey(deps, fused, extra)) : undefined;
+  const { prompt, promptString, tools: firstTools } = early?.value ?? assembleTurn(deps, fused, extra).value;
   deps.bus.emit({ type: 'prompt', at: now(), mode: deps.modeName, tick: req.seq, prompt: promptString });
   const messages: ChatMessage[] = [...prompt.messages];
   const saved: { answer: SavedAnswer; actions: SavedAction[] } | undefined = deps.onInteraction ? { answer: { tool_calls: [] }, actions: [] } : undefined;
@@ -139,7 +167,7 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
   try {
     for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
       signal.throwIfAborted();
-      const tools: ToolDefinition[] = deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
+      const tools: ToolDefinition[] = round === 0 ? firstTools : deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
       const live = new LiveHandout({
         handles: deps.handles(),
         speak,
@@ -154,9 +182,10 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
         progress: (stage) => deps.bus.emit({ type: 'model.progress', at: now(), mode: deps.modeName, tick: req.seq, stage }),
       });
       let answer: LlmAnswer;
-      turn.mark('request_sent', now());
+      const adopt = round === 0 ? early?.adopt : undefined;
+      turn.mark('request_sent', adopt && early?.sentAt !== undefined ? early.sentAt : now());
       try {
-        answer = await deps.llm.ask({ messages, tools }, streamSignal, live);
+        answer = adopt ? await adopt(live, streamSignal) : await deps.llm.ask({ messages, tools }, streamSignal, live);
       } catch (err) {
         if (signal.aborted) throw err;
         if (turn.interrupted.signal.aborted) {

@@ -18,12 +18,16 @@ const { values } = parseArgs({
     // Also measure these hang-overs on a question with a pause inside (cut words against latency), e.g. 100,150,200,300.
     sweep: { type: 'string' },
     'sweep-turns': { type: 'string', default: '3' },
+    // Also run streaming with the model request sent on partial transcripts (the input's `speculative` setting): its latency and the extra model calls.
+    speculative: { type: 'boolean', default: false },
+    // The question spoken (words of the local recogniser's grammar); a longer one gets partial transcripts before its end.
+    question: { type: 'string', default: 'what is your name' },
   },
 });
 const HANGOVER = values['hangover-ms'] === undefined ? undefined : Number(values['hangover-ms']);
 const SWEEP = values.sweep ? values.sweep.split(',').map(Number) : [];
 const TURNS = Number(values.turns);
-const QUESTION = 'what is your name';
+const QUESTION = values.question;
 // A three-sentence answer of 54 words (67 tokens of 4 characters with its JSON), shaped as chat models answer: a short first
 // sentence, then the substance. The gain of streaming grows with the length of the answer; the first sound depends on the first sentence only.
 const ANSWER =
@@ -32,11 +36,12 @@ const ANSWER =
 const STAGES = ['speech_end', 'final_transcript', 'request_sent', 'upstream_request', 'first_token', 'first_sentence', 'first_audio_byte', 'playback_start'];
 
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-voice-turn-'));
+// sox -R: its dither is seeded, so the WAV (and the whole-utterance baseline decode, which is sensitive to it) is the same every run.
 // The question, spoken by espeak-ng at 160 words per minute, with 1 s of silence before and 16 s after (the answer is spoken meanwhile): one turn per pass of the loop.
 const raw = join(dir, 'q.wav');
 const wav = join(dir, 'question.wav');
 execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', raw, QUESTION]);
-execFileSync('sox', [raw, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'pad', '1', '16']);
+execFileSync('sox', ['-R', raw, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', wav, 'pad', '1', '16']);
 // For the sweep: "hello robot", a pause of PAUSE_MS, "what is your name" (espeak-ng's own silences trimmed): one utterance, or cut in two.
 const PAUSE_MS = 150;
 const PAUSED_QUESTION = 'hello robot what is your name';
@@ -45,6 +50,7 @@ if (SWEEP.length) {
   const part = (text, name) => {
     execFileSync('espeak-ng', ['-v', 'en-us', '-s', '160', '-w', join(dir, `${name}.raw.wav`), text]);
     execFileSync('sox', [
+      '-R',
       join(dir, `${name}.raw.wav`),
       '-r',
       '16000',
@@ -70,8 +76,8 @@ if (SWEEP.length) {
   };
   const a = part('hello robot', 'a');
   const b = part('what is your name', 'b');
-  execFileSync('sox', ['-n', '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', join(dir, 'gap.wav'), 'trim', '0', String(PAUSE_MS / 1000)]);
-  execFileSync('sox', [a, join(dir, 'gap.wav'), b, paused, 'pad', '1', '16']);
+  execFileSync('sox', ['-R', '-n', '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', join(dir, 'gap.wav'), 'trim', '0', String(PAUSE_MS / 1000)]);
+  execFileSync('sox', ['-R', a, join(dir, 'gap.wav'), b, paused, 'pad', '1', '16']);
 }
 
 // The baseline transcript: the question decoded whole, after its end (how the local service decoded before it decoded live).
@@ -96,7 +102,7 @@ const upstream = await startScriptedUpstream({
   tokensPerSecond: Number(values['tokens-per-second']),
 });
 
-function configFor(name, stream, { hangover = HANGOVER, audio = wav } = {}) {
+function configFor(name, stream, { hangover = HANGOVER, audio = wav, speculative = false } = {}) {
   const file = join(dir, `${name}.json5`);
   writeFileSync(
     file,
@@ -124,6 +130,7 @@ function configFor(name, stream, { hangover = HANGOVER, audio = wav } = {}) {
                 language: 'en',
                 microphone: { binding: 'replay', file: audio, loop: true },
                 ...(hangover !== undefined ? { vad: { hangover_ms: hangover } } : {}),
+                ...(speculative ? { speculative: true } : {}),
               },
             },
           ],
@@ -147,6 +154,7 @@ async function measure(name, stream, opts = {}, turnsWanted = TURNS) {
     CORTEX_CLOUD_PROVIDER_A_BASE_URL: upstream.baseUrl,
     CORTEX_CLOUD_PROVIDER_A_API_KEY: 'scripted',
   });
+  const callsBefore = upstream.requests.length;
   try {
     const turns = [];
     const seen = new Set();
@@ -164,6 +172,8 @@ async function measure(name, stream, opts = {}, turnsWanted = TURNS) {
       const arrived = upstream.requests.find((r) => r.at >= turn.origin_at + turn.stages_ms.request_sent);
       turns.push({ ...turn, heard, stages_ms: { ...turn.stages_ms, ...(arrived ? { upstream_request: arrived.at - turn.origin_at } : {}) } });
     }
+    // Model calls that reached the upstream while these turns ran (a speculative request dropped is one more than the turns).
+    modelCalls[name] = upstream.requests.length - callsBefore;
     return turns;
   } finally {
     await agent.stop();
@@ -172,9 +182,11 @@ async function measure(name, stream, opts = {}, turnsWanted = TURNS) {
 
 const runs = {};
 const sweep = [];
+const modelCalls = {};
 try {
   runs.streaming = await measure('streaming', true);
   runs.not_streaming = await measure('not-streaming', false);
+  if (values.speculative) runs.speculative = await measure('speculative', true, { speculative: true });
   for (const h of SWEEP)
     sweep.push({ hangover_ms: h, turns: await measure(`sweep-${h}`, true, { hangover: h, audio: paused }, Number(values['sweep-turns'])) });
 } finally {
@@ -188,8 +200,11 @@ for (const [variant, turns] of Object.entries(runs)) {
     const xs = turns.map((t) => t.stages_ms[stage]).filter((x) => typeof x === 'number');
     if (xs.length) stages[stage] = { median_ms: median(xs), p90_ms: percentile(xs, 90), n: xs.length };
   }
+  const name = variant.replace('_', '-');
   summary[variant] = {
     turns: turns.length,
+    model_calls: modelCalls[name],
+    extra_model_calls: modelCalls[name] - turns.filter((t) => t.outcome !== 'silent').length,
     origin: [...new Set(turns.map((t) => t.origin))],
     outcome: turns.map((t) => t.outcome),
     sentences: turns.map((t) => t.sentences),
@@ -245,5 +260,8 @@ console.log(
   `voice-turn: end of speech -> final ${finalMs} ms, request ${med('streaming', 'request_sent')}, first token ${med('streaming', 'first_token')}, first sentence ${med('streaming', 'first_sentence')}, ` +
     `first audio byte ${med('streaming', 'first_audio_byte')} (${ttsMs} ms after the sentence), first sound ${s} ms streaming vs ${n} ms not streaming (ratio ${result.first_sound_ms.ratio}), ` +
     `hang-over ${HANGOVER ?? 'default'}, ${TURNS} turns each, transcripts ${lost.length ? 'DIFFER' : 'equal'}; ` +
+    (summary.speculative
+      ? `speculative: request ${med('speculative', 'request_sent')}, first sound ${first('speculative')} ms, ${summary.speculative.extra_model_calls} extra model calls in ${summary.speculative.turns} turns; `
+      : '') +
     (missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'),
 );

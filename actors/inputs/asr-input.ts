@@ -204,6 +204,10 @@ export class AsrInput extends BufferedInput<AsrRaw> {
   protected override format(messages: InputMessage[]): string {
     return `${this.descriptor}: ${messages.map((m) => m.text).join(' ')}`;
   }
+
+  bufferIf(text: string): string {
+    return this.format([{ timestamp: 0, text: text.trim(), final: true }]);
+  }
 }
 
 function speakerOf(ctx: InputContext): SpeakerControl | undefined {

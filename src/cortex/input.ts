@@ -39,6 +39,11 @@ export interface InputPlugin<Raw = unknown> {
    * calls the model (src/cortex/wake.ts); without this method every new text is news.
    */
   meaningfulChange?(previous: string | undefined, next: string): boolean;
+  /**
+   * What `formattedLatestBuffer()` would give if `text` were its one final message (a voice input's
+   * partial transcript): the turn is prepared on it while the person still speaks (actors/speculation.ts).
+   */
+  bufferIf?(text: string): string;
   /** Live media for a person watching (WebSim's camera and microphone panels); read on request, never put on the bus. */
   readonly preview?: InputPreview;
   /**

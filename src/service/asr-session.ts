@@ -8,6 +8,7 @@ import { EnergyVad, resampleS16 } from './backends/vad.js';
 import type { ServiceContext } from './context.js';
 import type { VerifiedKey } from './keys.js';
 import { asrCostMicro } from './metering.js';
+import { KeyBusyError, PoolBusyError } from './pool.js';
 import { boundedSender } from './ws-send.js';
 
 /** Fixed prefix of every `error` event message (spec: "a fixed error text plus details"). */
@@ -28,12 +29,15 @@ export const MAX_PENDING_FINALS = 4;
  *   first-message rate or an exhausted balance is reported, then the socket closes (1008).
  * - `speechb`: only `{asr_reply}` for committed transcripts; its errors are `{error}` frames.
  * - Both close with 1000 "silence timeout" after limits.asrSilenceMs without detected speech.
- * - Finals are decoded live: from the start of an utterance its audio goes, piece by piece, to a
- *   decoder process started ahead (one per session, warm), which at the commit has only the last
+ * - Finals are decoded live when a decoder slot is free: from the start of an utterance its audio goes,
+ *   piece by piece, to a decoder process started ahead (warm), which at the commit has only the last
  *   piece left; trailing zeros (the robot's end-of-utterance padding) beyond 100 ms are not fed. A live
- *   decoder is one process per utterance outside the shared pool (its CPU follows the audio the socket
- *   sends; sockets per key are bounded); at most MAX_PENDING_FINALS committed utterances of a session
- *   may be finishing, one more is dropped with `Recognition error: recognizer busy: ...`.
+ *   decoder (warm or decoding) holds a slot of the shared recognizer pool (`tryHold`: the pool's total,
+ *   and per key at most perKeyRunning live decoders, counted apart from the key's one-shot decodes),
+ *   so a flood of sockets starts no more processes than the pool allows. An utterance that began with
+ *   no slot free is decoded whole in the pool at its commit (waiting its turn). At most
+ *   MAX_PENDING_FINALS committed utterances of a session may be finishing, one more is dropped with
+ *   `Recognition error: recognizer busy: ...` (also when the pool refuses the fallback decode).
  * - Partials are one-shot decodes in the service's shared recognizer pool (ctx.pools.asr:
  *   limits.asrDecoders processes at once, keys in turn): skipped when no recognizer is free, stopped
  *   when their utterance is committed.
@@ -45,7 +49,8 @@ export const MAX_PENDING_FINALS = 4;
 export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speechlab' | 'speechb', ctx: ServiceContext): void {
   const clientId = randomUUID();
   const abort = new AbortController();
-  const recognizer = new PocketsphinxRecognizer({ grammar: ctx.backends?.asr?.grammar });
+  // Live decoders (warm or decoding) hold slots of the shared recognizer pool: a key's sessions together never run more than the pool allows.
+  const recognizer = new PocketsphinxRecognizer({ grammar: ctx.backends?.asr?.grammar, slot: () => ctx.pools.asr.tryHold(key.keyId) });
   const log = ctx.logger.child({ socket: flavour, clientId });
   let rate: number | undefined;
   let vad: EnergyVad | undefined;
@@ -96,17 +101,22 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
     partialAbort?.abort();
     const utterance = live;
     live = undefined;
-    if (!utterance) return;
     if (pendingFinals >= MAX_PENDING_FINALS) {
-      utterance.abort();
+      utterance?.abort();
       return sendError(`recognizer busy: ${MAX_PENDING_FINALS} utterances of this session are waiting; this one was dropped`);
     }
-    // The robot pads the end of an utterance with zeros so the endpointing commits at once: the decoder needs only a little of them.
-    const keep = Math.round((LIVE_TAIL_BYTES * (rate ?? ASR_DEFAULT_RATE)) / 16000) & ~1;
-    const trimmed = trimTrailingZeros(pcm, keep);
-    feed(trimmed, utterance);
-    // The decoder finishes now; only the order in which finals are sent is kept.
-    const text = utterance.finish();
+    let text: Promise<string>;
+    if (utterance) {
+      // The robot pads the end of an utterance with zeros so the endpointing commits at once: the decoder needs only a little of them.
+      const keep = Math.round((LIVE_TAIL_BYTES * (rate ?? ASR_DEFAULT_RATE)) / 16000) & ~1;
+      feed(trimTrailingZeros(pcm, keep), utterance);
+      // The decoder finishes now; only the order in which finals are sent is kept.
+      text = utterance.finish();
+    } else {
+      // No live decoder was free when the utterance began: the whole utterance waits its turn in the pool.
+      text = decode(pcm);
+    }
+    text.catch(() => undefined);
     pendingFinals++;
     finals = finals.then(async () => {
       try {
@@ -116,11 +126,16 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
         else send({ asr_reply: said });
       } catch (err) {
         if (!abort.signal.aborted) {
-          log.warn({ err }, 'decode failed');
-          sendError(`decoder failed: ${err instanceof Error ? err.message : String(err)}`);
+          if (err instanceof PoolBusyError || err instanceof KeyBusyError) sendError(`recognizer busy: ${err.message} This utterance was dropped.`);
+          else {
+            log.warn({ err }, 'decode failed');
+            sendError(`decoder failed: ${err instanceof Error ? err.message : String(err)}`);
+          }
         }
       } finally {
         pendingFinals--;
+        // The live decoder's slot is free again: the next utterance's decoder warms if the pool allows.
+        if (!closed) recognizer.prewarm();
       }
     });
   };

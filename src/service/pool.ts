@@ -43,8 +43,11 @@ interface Waiter {
  * the queue.
  */
 export class FairPool {
+  /** Slots in use: running jobs and held slots. */
   private runningCount = 0;
   private readonly runningByKey = new Map<string, number>();
+  /** Slots held outside `run` per key (long-lived workers such as live decoders), bounded like running jobs. */
+  private readonly heldByKey = new Map<string, number>();
   private readonly totalByKey = new Map<string, number>();
   /** Waiting jobs per key. */
   private readonly waiting = new Map<string, Waiter[]>();
@@ -62,6 +65,27 @@ export class FairPool {
   /** Whether a job of `key` would start at once (for best-effort work such as partial transcripts). */
   canStartNow(key: string): boolean {
     return this.runningCount < this.opts.running && (this.runningByKey.get(key) ?? 0) < this.opts.perKeyRunning;
+  }
+
+  /**
+   * Takes a slot now for a long-lived worker of `key` (a live decoder) without waiting: undefined
+   * when every slot is in use or the key already holds perKeyRunning of them. Held slots count
+   * against the pool's total, so jobs and held workers together never pass `running`; a key's held
+   * slots are counted apart from its jobs (a key's live decoder does not stop its own jobs). The
+   * returned release (idempotent) frees the slot and starts the next waiting job first.
+   */
+  tryHold(key: string): (() => void) | undefined {
+    if (this.runningCount >= this.opts.running || (this.heldByKey.get(key) ?? 0) >= this.opts.perKeyRunning) return undefined;
+    this.runningCount++;
+    this.bump(this.heldByKey, key, 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.runningCount--;
+      this.bump(this.heldByKey, key, -1);
+      this.startNext();
+    };
   }
 
   /** Runs `job` for `key` when a slot is free; rejects at once when the pool or the key is full. */

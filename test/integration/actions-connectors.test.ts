@@ -1,6 +1,6 @@
 // Proves the connectors against real peers: espeak-ng and hosted TTS from the local service into a file speaker, a serial controller on a socat pty, websim events.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -90,6 +90,53 @@ t.test('local_tts: interrupt during real-time playback stops it', async (t) => {
   t.equal((await end).state, 'interrupted');
   t.equal(handle.queueLength, 0);
   t.same(readdirSync(dir), []);
+});
+
+t.test('local_tts: the sentence is spoken by an espeak-ng started before it was asked for, and plays while it is still being made', async (t) => {
+  // A wrapper that notes each start (a file of its own) and the text it was given, runs espeak-ng, then
+  // keeps its output open until the test opens the gate: the synthesis has not ended before that.
+  const dir = mkdtempSync(join(tmpdir(), 'cortexd-warm-'));
+  const gate = join(dir, 'gate');
+  const wrapper = join(dir, 'espeak-wrapper');
+  writeFileSync(wrapper, `#!/bin/sh\nlog=${dir}/start-$$\n: > "$log"\ntee "$log.text" | espeak-ng "$@"\nwhile [ ! -e ${gate} ]; do sleep 0.05; done\n`, {
+    mode: 0o755,
+  });
+  t.teardown(() => writeFileSync(gate, ''));
+  const out = join(dir, 'out');
+  mkdirSync(out);
+  const starts = () => readdirSync(dir).filter((f) => /^start-\d+$/.test(f));
+  const until = async (what: string, cond: () => boolean) => {
+    const deadline = Date.now() + 20_000;
+    while (!cond()) {
+      if (Date.now() > deadline) throw new Error(`${what} within 20 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const { handle, settled } = setup('speak', 'local_tts', { command: wrapper, speaker: { binding: 'file', dir: out, realtime: false } });
+  await until('no espeak-ng was started ahead', () => starts().length > 0);
+  const before = starts();
+  t.equal(before.length, 1, 'one espeak-ng waits before anything is said');
+  const done = settled();
+  handle.dispatch({ sentence: 'Hello, I am a robot.' }, 'model');
+  await until('no audio reached the speaker while the synthesis was open', () => clips(out).some((c) => c.data.length > 4096));
+  t.ok(!existsSync(gate), 'audio reached the speaker before the synthesis ended');
+  writeFileSync(gate, '');
+  t.equal((await done).state, 'done');
+  t.match(readFileSync(join(dir, `${before[0]}.text`), 'utf8'), /Hello, I am a robot\./, 'the process started ahead spoke the sentence');
+  const [clip] = clips(out);
+  t.ok(isWav(clip!.data));
+  t.ok(parseWav(clip!.data).data.length / (22050 * 2) > 0.5, 'more than half a second of speech in the file');
+  t.ok(starts().length >= 2, 'the taken process is replaced by a new one at once');
+  await handle.stop();
+});
+
+t.test('local_tts: a program that cannot run is a failed action that names it', async (t) => {
+  const { handle, settled } = setup('speak', 'local_tts', { command: '/nonexistent/espeak-ng', speaker: { binding: 'null' } });
+  const done = settled();
+  handle.dispatch({ sentence: 'Hello.' }, 'model');
+  const ended = await done;
+  t.equal(ended.state, 'failed');
+  t.match(ended.error, /cannot run \/nonexistent\/espeak-ng/);
 });
 
 t.test('speechlab_tts and speechb_tts: audio from the local service, played into the file speaker', async (t) => {

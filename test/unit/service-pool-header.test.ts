@@ -56,6 +56,32 @@ t.test('the pool runs at most N, refuses overflow at once, and gives keys turns'
   await Promise.all(busy);
 });
 
+t.test('held slots (live decoders) count against the total, per key apart from jobs, and go to waiting jobs first', async (t) => {
+  const pool = new FairPool({ name: 'test', running: 2, queued: 4, perKeyRunning: 1, perKeyTotal: 4 });
+  const a = pool.tryHold('a');
+  t.ok(a, 'a free slot is held at once');
+  t.equal(pool.tryHold('a'), undefined, 'a key holds at most perKeyRunning slots');
+  const g = gate();
+  const aJob = pool.run('a', g.job);
+  t.same(pool.stats, { running: 2, waiting: 0 }, "a key's job runs beside its held slot");
+  t.equal(pool.tryHold('b'), undefined, 'no slot is held past the total');
+  t.notOk(pool.canStartNow('b'), 'nor does a job start past it');
+  const order: string[] = [];
+  const bJob = pool.run('b', async () => void order.push('b'));
+  t.same(pool.stats, { running: 2, waiting: 1 });
+  a!();
+  await bJob;
+  t.same(order, ['b'], 'a released slot goes to the waiting job');
+  a!();
+  t.same(pool.stats, { running: 1, waiting: 0 }, 'release is idempotent');
+  const b = pool.tryHold('b');
+  t.ok(b, 'the freed slot can be held again');
+  g.open();
+  await aJob;
+  b!();
+  t.same(pool.stats, { running: 0, waiting: 0 });
+});
+
 /**
  * The start of a baseline JPEG of `w`x`h` as encoders write it: SOI, a JFIF APP0 segment, a
  * quantisation table, then the frame header (SOF0). A real ffmpeg JPEG is read in the abuse tests.

@@ -1,5 +1,4 @@
 // The speak connectors that make sound: speechlab_tts and speechb_tts (hosted service), local_tts (espeak-ng); sentences synthesised ahead, played in order by the speaker device.
-import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import { CortexError, describeError } from '../../../src/errors.js';
@@ -10,6 +9,7 @@ import { createSpeaker, type AudioClip, type SpeakerConfig } from '../../../devi
 import { join } from 'node:path';
 import { withFileFallback } from '../../../devices/speaker-fallback.js';
 import { isWav } from '../../../devices/wav.js';
+import { WarmEspeak, WAV_HEADER_BYTES } from '../../../src/warm-espeak.js';
 
 /** Audio container of a `format` name the hosted API returns (`pcm_22050`, `wav_22050`, `mp3_44100_128`). */
 export function clipFromFormat(audio: Buffer, format: string | undefined): AudioClip {
@@ -22,36 +22,27 @@ export function clipFromFormat(audio: Buffer, format: string | undefined): Audio
   throw new CortexError('tts_format', `cannot tell the audio format of a ${audio.length}-byte clip (${format ?? 'no format given'})`);
 }
 
-/** espeak-ng to a WAV in memory; the child is killed when `signal` aborts. `onFirstByte` hears the first audio byte. */
-export function espeak(
-  text: string,
-  options: { command: string; voice: string; speed: number },
-  signal: AbortSignal,
-  onFirstByte?: () => void,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    signal.throwIfAborted();
-    const child = spawn(options.command, ['-v', options.voice, '-s', String(options.speed), '--stdout', '--', text], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let stderr = '';
-    const onAbort = () => child.kill('SIGKILL');
-    signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (c: Buffer) => {
-      if (chunks.length === 0) onFirstByte?.();
-      chunks.push(c);
-    });
-    child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-300)));
-    child.on('error', (err) => {
-      signal.removeEventListener('abort', onAbort);
-      reject(new CortexError('tts_local', `cannot run ${options.command}: ${describeError(err)}`));
-    });
-    child.on('close', (code) => {
-      signal.removeEventListener('abort', onAbort);
-      if (signal.aborted) reject(signal.reason);
-      else if (code === 0) resolve(Buffer.concat(chunks));
-      else reject(new CortexError('tts_local', `${options.command} exited with code ${String(code)}: ${stderr.trim()}`));
-    });
+/**
+ * A sentence spoken by a warm espeak-ng (started ahead, waiting on stdin): its WAV streams out as it
+ * is made. The child is killed when `signal` aborts; a program that cannot run or fails ends the
+ * stream with a `tts_local` error naming it.
+ */
+export function espeakStream(warm: WarmEspeak, text: string, options: { command: string; voice: string; speed: number }, signal: AbortSignal): Readable {
+  signal.throwIfAborted();
+  const child = warm.take(options.voice, options.speed);
+  const audio = child.stdout!;
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-300)));
+  const onAbort = (): void => void child.kill('SIGKILL');
+  signal.addEventListener('abort', onAbort, { once: true });
+  child.on('exit', () => signal.removeEventListener('abort', onAbort));
+  child.on('error', (err) => audio.destroy(new CortexError('tts_local', `cannot run ${options.command}: ${describeError(err)}`)));
+  child.on('exit', (code) => {
+    if (code !== 0 && code !== null && !signal.aborted)
+      audio.destroy(new CortexError('tts_local', `${options.command} exited with code ${String(code)}${stderr.trim() ? `: ${stderr.trim()}` : ''}`));
   });
+  child.stdin!.end(`${text.replace(/\r?\n/g, ' ')}\n`);
+  return audio;
 }
 
 /**
@@ -64,11 +55,18 @@ export async function streamedClip(audio: Readable, format: string | undefined, 
   const broke = (err: unknown): never => {
     audio.destroy();
     if (signal.aborted) throw signal.reason;
+    if (err instanceof CortexError) throw err;
     throw new CortexError('tts_stream', `speech stream broke: ${describeError(err)}`, { cause: err });
   };
   let first: IteratorResult<Buffer>;
   try {
     first = await it.next();
+    // A WAV's header may come in pieces: the clip's format is read from a whole one.
+    while (!first.done && (format ?? '').startsWith('wav') && first.value.length < WAV_HEADER_BYTES) {
+      const next = await it.next();
+      if (next.done) break;
+      first = { done: false, value: Buffer.concat([first.value, next.value]) };
+    }
   } catch (err) {
     return broke(err);
   }
@@ -231,7 +229,23 @@ export const createSpeechbTtsConnector = speakingConnector(
   (sentence) => ttsCost('speechb', [...sentence].length),
 );
 
-export const createLocalTtsConnector = speakingConnector('local_tts', LocalTtsOptions, async (sentence, o, _ctx, signal, firstByte) => ({
-  data: await espeak(sentence, o, signal, firstByte),
-  format: 'wav',
-}));
+/**
+ * espeak-ng on the robot, warm (one process per voice and speed waiting for its text, shared with the
+ * local service's synthesis: src/warm-espeak.ts) and streamed: the clip plays from its first bytes.
+ * The warm processes belong to the connector and stop with it.
+ */
+export const createLocalTtsConnector: ConnectorFactory = (config, ctx) => {
+  const options = LocalTtsOptions.parse(config ?? {});
+  const warm = new WarmEspeak({ command: options.command, stderr: 'pipe' });
+  warm.prewarm(options.voice, options.speed);
+  const inner = speakingConnector('local_tts', LocalTtsOptions, (sentence, o, _ctx, signal, firstByte) =>
+    streamedClip(espeakStream(warm, sentence, o, signal), 'wav_22050', signal, firstByte),
+  )(config, ctx);
+  return {
+    ...inner,
+    async stop() {
+      warm.close();
+      await inner.stop();
+    },
+  };
+};

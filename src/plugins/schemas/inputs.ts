@@ -58,6 +58,12 @@ const AsrFields = {
   connect_timeout_ms: z.number().int().positive().default(10_000),
   backoff_max_ms: z.number().int().positive().default(30_000),
   /**
+   * Send the model request on a partial transcript, before the final (kept when the final says the
+   * same, replaced otherwise: each replacement is one more model call). The prompt is prepared on
+   * partials either way.
+   */
+  speculative: z.boolean().default(false),
+  /**
    * Voice activity detection on the robot (the WebRTC detector): silence is not sent to the recogniser;
    * with `allow_interruption`, speech onset stops the robot's speech at once.
    */

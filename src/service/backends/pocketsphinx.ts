@@ -14,6 +14,12 @@ export interface RecognizerOptions {
   grammar?: readonly string[] | 'open';
   /** Program to run; default `pocketsphinx_continuous` from PATH. */
   program?: string;
+  /**
+   * A process slot for a live decoder (warm or decoding), taken without waiting: its release, or
+   * undefined when none is free (then no live decoder starts and `begin()` answers undefined).
+   * Default: always one (unbounded; the service passes its recognizer pool's `tryHold`).
+   */
+  slot?: () => (() => void) | undefined;
 }
 
 /** The lines a decoder printed, as one text. */
@@ -151,9 +157,11 @@ export class PocketsphinxRecognizer {
   private warm: Promise<DecoderProcess> | undefined;
   private readonly live = new Set<ChildProcess>();
   private closed = false;
+  private readonly slot: () => (() => void) | undefined;
 
   constructor(opts: RecognizerOptions = {}) {
     this.program = opts.program ?? 'pocketsphinx_continuous';
+    this.slot = opts.slot ?? (() => () => undefined);
     // Dither (seeded, so a decode is repeatable): digital silence (the robot's end-of-utterance padding, zero pre-roll) otherwise upsets the live decoder's feature normalisation.
     this.args = ['-logfn', '/dev/null', '-dither', 'yes', '-seed', '1'];
     this.dir = mkdtempSync(join(tmpdir(), 'cortexd-asr-'));
@@ -164,28 +172,43 @@ export class PocketsphinxRecognizer {
     }
   }
 
-  /** Starts the next decoder now (models load while nobody waits); `begin()` takes it. */
+  /** Starts the next decoder now if a slot is free (models load while nobody waits); `begin()` takes it. */
   prewarm(): void {
     if (this.closed || this.warm) return;
-    this.warm = this.startDecoder();
+    const release = this.slot();
+    if (!release) return;
+    this.warm = this.startDecoder(release);
     this.warm.catch(() => undefined);
   }
 
-  /** A live utterance on the warm decoder (started now if none is); the next one warms at once. */
-  begin(): LiveUtterance {
+  /**
+   * A live utterance on the warm decoder (started now if none is and a slot is free), or undefined
+   * when no slot is free (the caller decodes the whole utterance another way). The next decoder warms
+   * at once if a slot allows.
+   */
+  begin(): LiveUtterance | undefined {
     this.prewarm();
-    const proc = this.warm!;
+    const proc = this.warm;
+    if (!proc) return undefined;
     this.warm = undefined;
     this.prewarm();
     return new LiveUtterance(proc);
   }
 
-  private async startDecoder(): Promise<DecoderProcess> {
+  /** A decoder process on a new FIFO, holding its slot (`release`) until it exits or fails to start. */
+  private async startDecoder(release: () => void): Promise<DecoderProcess> {
     const fifo = join(this.dir, `live-${this.seq++}.fifo`);
-    await execFileP('mkfifo', ['-m', '600', fifo]);
-    if (this.closed) throw new Error('recognizer closed');
+    try {
+      await execFileP('mkfifo', ['-m', '600', fifo]);
+      if (this.closed) throw new Error('recognizer closed');
+    } catch (err) {
+      release();
+      throw err;
+    }
     const child = spawn(this.program, ['-infile', fifo, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.live.add(child);
+    child.on('error', release);
+    child.on('close', release);
     let gone = false;
     // A non-blocking open for writing succeeds once the decoder has opened its end (ENXIO before):
     // tried every few ms while it loads, so no thread waits on the FIFO and nothing is lost.
@@ -239,9 +262,15 @@ export class PocketsphinxRecognizer {
         let err = '';
         child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
         child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d.slice(0, 2000)));
-        child.on('error', (e) => reject(e));
+        // A process that started is waited for until it is gone (an abort kills it), so its pool slot frees only then.
+        let failed: Error | undefined;
+        child.on('error', (e) => {
+          if (child.pid === undefined) reject(e);
+          else failed = e;
+        });
         child.on('close', (code) => {
-          if (code === 0) resolve(joinLines(out));
+          if (failed) reject(failed);
+          else if (code === 0) resolve(joinLines(out));
           else reject(new Error(`pocketsphinx exited with ${code}${err ? `: ${err.trim().split('\n').pop()}` : ''}`));
         });
       });

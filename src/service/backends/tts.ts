@@ -1,8 +1,11 @@
 // Speech-synthesis backends: warm espeak-ng streaming its own format (through ffmpeg for others), or another hosted-API-compatible service upstream.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { Readable, Transform } from 'node:stream';
 import type { TtsBackendConfig } from '../options.js';
+import { ESPEAK_RATE, espeakArgs, WAV_HEADER_BYTES, WarmEspeak } from '../../warm-espeak.js';
 import { BackendError } from './chat.js';
+
+export { WarmEspeak };
 
 export interface AudioFormat {
   /** The format string as requested, e.g. `mp3_44100_128`, `pcm_16000`, `wav_22050`. */
@@ -83,62 +86,6 @@ export function espeakVoice(voice: string | undefined): string {
   if (lang && known.has(lang)) return variant ? `${lang}+${variant}` : lang;
   const bare = lang?.split('-')[0];
   return bare && known.has(bare) ? bare : 'en-us';
-}
-
-/** espeak-ng's own output: 16-bit mono WAV at 22050 Hz, streamed (its header's sizes are placeholders). */
-const ESPEAK_RATE = 22050;
-const WAV_HEADER_BYTES = 44;
-/** Voices and speeds kept warm at once; the least recently used beyond this is stopped. */
-const WARM_KEYS = 4;
-
-const espeakArgs = (voice: string, wpm: number): string[] => ['--stdout', '-s', String(wpm), '-v', voice, '--stdin'];
-
-/**
- * espeak-ng processes started ahead, one per voice and speed: each has loaded its voice and waits for
- * its text on stdin, so a synthesis starts no program (about 30 ms less, more under load) and its
- * first audio comes a few ms after the text. A taken process is replaced at once. Idle ones do not
- * keep the process alive; `close()` stops them (the service does on close).
- */
-export class WarmEspeak {
-  private readonly ready = new Map<string, ChildProcess>();
-  private closed = false;
-
-  /** A started espeak-ng for `voice` at `wpm`, to be given its text (stdin) and read (stdout). */
-  take(voice: string, wpm: number): ChildProcess {
-    const key = `${voice}@${wpm}`;
-    let child = this.ready.get(key);
-    this.ready.delete(key);
-    if (!child || child.exitCode !== null || child.signalCode !== null) child = this.start(voice, wpm, false);
-    else WarmEspeak.hold(child, true);
-    if (!this.closed) {
-      this.ready.set(key, this.start(voice, wpm, true));
-      while (this.ready.size > WARM_KEYS) {
-        const [oldest, old] = this.ready.entries().next().value as [string, ChildProcess];
-        this.ready.delete(oldest);
-        old.kill();
-      }
-    }
-    return child;
-  }
-
-  close(): void {
-    this.closed = true;
-    for (const child of this.ready.values()) child.kill();
-    this.ready.clear();
-  }
-
-  private start(voice: string, wpm: number, idle: boolean): ChildProcess {
-    const child = spawn('espeak-ng', espeakArgs(voice, wpm), { stdio: ['pipe', 'pipe', 'ignore'] });
-    child.on('error', () => undefined);
-    child.stdin!.on('error', () => undefined);
-    if (idle) WarmEspeak.hold(child, false);
-    return child;
-  }
-
-  /** Whether the child (and its pipes) keep the event loop alive: not while it only waits. */
-  private static hold(child: ChildProcess, on: boolean): void {
-    for (const h of [child, child.stdin, child.stdout] as Array<{ ref?: () => void; unref?: () => void } | null>) on ? h?.ref?.() : h?.unref?.();
-  }
 }
 
 /** Drops the first `n` bytes of a stream. */
