@@ -26,6 +26,8 @@ export interface TurnOptions {
   lifetime: AbortSignal;
   /** Stages known before the tick (end of speech, final transcript), ms since the epoch. */
   before?: Partial<Record<TurnStage, number>>;
+  /** Hears the barge-in when `interrupted` aborts (the tick stops its model stream without a listener of its own). */
+  onInterrupted?: (reason: unknown) => void;
   now?: () => number;
 }
 
@@ -83,7 +85,10 @@ export class Turn {
       (err: unknown) => {
         entry.state = err instanceof ActionError ? err.state : 'failed';
         const stoppedByOwner = this.options.lifetime.aborted || (err instanceof ActionError && err.actionStopped);
-        if ((entry.state === 'interrupted' || entry.state === 'dropped') && !stoppedByOwner) this.interrupted.abort(new ActionError('interrupted', 'barge-in'));
+        if ((entry.state === 'interrupted' || entry.state === 'dropped') && !stoppedByOwner && !this.interrupted.signal.aborted) {
+          this.interrupted.abort(new ActionError('interrupted', 'barge-in'));
+          this.options.onInterrupted?.(this.interrupted.signal.reason);
+        }
         if (entry.state === 'failed') this.options.logger.warn(`a sentence was not spoken: ${describeError(err)}`);
       },
     );

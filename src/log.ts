@@ -1,9 +1,15 @@
 // The process logger: pino JSON lines off a TTY (journald), readable lines on a TTY, secrets always redacted.
 import { pino, type Logger, type DestinationStream } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type PinoPretty from 'pino-pretty';
 import { redact, redactDeep } from './redact.js';
 
 export type { Logger } from 'pino';
+
+/** pino-pretty (about 40 ms of CPU to load) is loaded only for readable lines, never for journald's JSON. */
+function loadPretty(): typeof PinoPretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+}
 
 export interface LoggerOptions {
   level?: string;
@@ -28,7 +34,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const destination = redactingDestination(
     options.destination ??
       (usePretty
-        ? pretty({ sync: true, destination: 2, colorize: color, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
+        ? loadPretty()({ sync: true, destination: 2, colorize: color, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
         : pino.destination({ dest: 2, sync: true })),
   );
   const logger = pino(

@@ -21,6 +21,13 @@ export interface ActionConnector {
   /** Runs one command; resolves when done, rejects on failure; aborting `signal` interrupts it. */
   run(value: unknown, signal: AbortSignal, job?: CommandJob): Promise<void>;
   /**
+   * For a connector whose commands end before they return (a printed line, a bus event): runs one
+   * command to its end and returns, or throws on failure. The action actor then runs the command in
+   * one step, without a child actor, a promise or an AbortSignal (nothing is left to interrupt).
+   * `run` must do the same thing, for callers that want a promise.
+   */
+  runSync?(value: unknown, job?: CommandJob): void;
+  /**
    * Starts the slow part of a command as soon as it is queued (speech: synthesis, so the next sentence
    * is ready when the one playing ends). `signal` aborts when the command is dropped, interrupted or
    * done. Must not reject unhandled: `run` receives the result in `job.prepared` and awaits it there.

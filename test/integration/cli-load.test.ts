@@ -2,7 +2,7 @@
 import { requireBuild } from '../helpers/requires.js';
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -135,6 +135,27 @@ requireBuild();
       ['@modelcontextprotocol/sdk', 'jose', 'zod-to-json-schema', 'ajv'].filter((p) => r.packages.has(p)),
       [],
       'the MCP SDK (with ajv, zod-to-json-schema) and jose are loaded on first use',
+    );
+  });
+
+  t.test('a run without --inspect and with JSON log lines loads neither the inspector nor pino-pretty', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cortexd-load-run-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const config = join(dir, 'lean.json5');
+    writeFileSync(
+      config,
+      `{ version: "v1.0.5", name: "lean", default_mode: "m", api_key: "", allow_manual_switching: false, mode_memory_enabled: false, system_governance: "obey", service: { base_url: "embedded" },
+        cortex_llm: { type: "CloudLLM", config: { provider: "provider_a", model: "gen-4o-mini" } },
+        modes: { m: { display_name: "M", description: "d", system_prompt_base: "rest", hertz: 10, agent_inputs: [],
+          agent_actions: [{ name: "face", llm_label: "emotion", connector: "console" }] } } }`,
+    );
+    const r = traced(['run', '--config', config, '--events', '--for', '300ms']);
+    t.equal(r.code, 0, r.stderr);
+    t.match(r.stdout, /"type":"tick"/, 'the agent ran');
+    t.same(
+      ['@statelyai/inspect', 'pino-pretty'].filter((p) => r.packages.has(p)),
+      [],
+      'both are loaded only when used (--inspect, a terminal)',
     );
   });
 }

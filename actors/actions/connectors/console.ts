@@ -22,13 +22,18 @@ export function createConsoleConnector(action: string): ConnectorFactory {
     // What was printed last: a halt after a halt (or after the stop value) prints nothing more.
     let last = '';
     const standStill = `${prefix} stand still`;
+    // A printed line ends as it is written: the action actor runs it in one step (runSync).
+    const print = (value: unknown) => {
+      last = `${prefix} ${renderValue(value)}`;
+      ctx.write(last);
+    };
     return {
       name: 'console',
       async run(value, signal) {
         signal.throwIfAborted();
-        last = `${prefix} ${renderValue(value)}`;
-        ctx.write(last);
+        print(value);
       },
+      runSync: print,
       async stop() {},
       // Used for move (a motion connector): the simulated robot's "stop" is a printed stand still.
       async halt() {

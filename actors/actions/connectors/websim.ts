@@ -11,5 +11,7 @@ export const createWebsimFaceConnector: ConnectorFactory = () => ({
   async run(_value, signal) {
     signal.throwIfAborted();
   },
+  // The `done` event is the whole command, so the action actor reports it in one step.
+  runSync() {},
   async stop() {},
 });
