@@ -67,6 +67,12 @@ export interface AgentOptions {
   fleet?: FleetHost;
   /** A recording or live view (`--record`, `--foxglove`): inputs give it the frames they send and the audio they hear. */
   media?: MediaTap;
+  /**
+   * The agent is a child of another root (`cortexd run`'s process root, actors/process.ts): the handle
+   * creates no actor; the host spawns `logic` (id and system id `agent`) and the handle binds itself
+   * to that child when it starts. `start()` is then the host's business; `inspect` and `clock` are the host's.
+   */
+  hosted?: boolean;
 }
 
 /** How the agent ended: code 0 after a normal stop, 1 when the start-up failed (reason says why). */
@@ -100,7 +106,12 @@ export class Agent implements AgentControl {
   readonly configName: string;
   readonly config: LoadedConfig['config'];
   readonly done: Promise<AgentOutcome>;
-  private readonly actor: Actor<AnyActorLogic>;
+  /** The agent's root machine: started by this handle, or spawned by the host when `hosted`. */
+  readonly logic: AnyActorLogic;
+  /** How it ended, set before `done` resolves and before a host hears that its child is done. */
+  outcome: AgentOutcome | undefined;
+  private actor: AnyActorRef | undefined;
+  private resolveDone: (outcome: AgentOutcome) => void = () => {};
   private readonly logger: Logger;
   private readonly cleanups = new Cleanups();
   private readonly inputIdsOf = new Map<string, string[]>();
@@ -204,40 +215,57 @@ export class Agent implements AgentControl {
         },
         drain: () => this.cleanups.settled(),
         onModesDone: (out) => (this.modeOutput = out),
+        onStart: (self) => this.bind(self),
       });
     const modeInput = restoreInput(loaded.config, store);
     if (modeInput.initialMode && Object.hasOwn(loaded.config.modes, modeInput.initialMode)) this.lastMode = modeInput.initialMode;
-    this.actor = createActor(root(modeInput), { clock, systemId: 'agent', ...(options.inspect ? { inspect: options.inspect } : {}) }) as Actor<AnyActorLogic>;
-    // The mode machine tells what happens (the context values reach the governor from the machine itself).
+    this.logic = root(modeInput);
+    this.done = new Promise<AgentOutcome>((resolve) => (this.resolveDone = resolve));
+    if (!options.hosted) {
+      const actor = createActor(this.logic, { clock, systemId: 'agent', ...(options.inspect ? { inspect: options.inspect } : {}) }) as Actor<AnyActorLogic>;
+      this.attach(actor);
+    }
+  }
+
+  /** Follows the root actor: the mode machine's events (the context values reach the governor from the machine itself) and the end. */
+  private attach(actor: AnyActorRef): void {
+    this.actor = actor;
     wireModeEvents(this.ref('modes')!, this.bus, {
       onChanged: (mode) => (this.lastMode = mode),
       onRunning: (running) => (this.running = running),
     });
-    this.done = new Promise<AgentOutcome>((resolve) => {
-      this.actor.subscribe({
-        complete: () => {
-          this.phase = 'done';
-          this.running = false;
-          const out = this.modeOutput;
-          const failed = out !== null && !out.ok;
-          const code = failed ? 1 : 0;
-          this.bus.emit({ type: 'agent.stopped', at: Date.now(), code });
-          resolve({ code, reason: out?.reason ?? null, mode: out?.mode ?? this.lastMode });
-        },
-        error: (err) => {
-          this.phase = 'done';
-          this.running = false;
-          resolve({ code: 1, reason: describeError(err), mode: this.lastMode });
-        },
-      });
+    const finish = (outcome: AgentOutcome) => {
+      this.phase = 'done';
+      this.running = false;
+      this.outcome = outcome;
+      this.resolveDone(outcome);
+    };
+    actor.subscribe({
+      complete: () => {
+        const out = this.modeOutput;
+        const failed = out !== null && !out.ok;
+        const code = failed ? 1 : 0;
+        this.bus.emit({ type: 'agent.stopped', at: Date.now(), code });
+        finish({ code, reason: out?.reason ?? null, mode: out?.mode ?? this.lastMode });
+      },
+      error: (err) => finish({ code: 1, reason: describeError(err), mode: this.lastMode }),
     });
   }
 
-  /** Starts the tree: simulators, on_startup hooks, then the first mode. */
+  /** The root's first action: a hosted agent binds to the child its host spawned (a standalone one is bound already). */
+  private bind(self: AnyActorRef): void {
+    if (this.actor) return;
+    this.bus.emit({ type: 'agent.started', at: Date.now(), config: this.configName, mode: this.currentMode() });
+    this.phase = 'active';
+    this.attach(self);
+  }
+
+  /** Starts the tree: simulators, on_startup hooks, then the first mode. A hosted agent is started by its host. */
   start(): void {
+    if (this.options.hosted || !this.actor) throw new Error('a hosted agent is started by its host');
     this.bus.emit({ type: 'agent.started', at: Date.now(), config: this.configName, mode: this.currentMode() });
     if (this.phase === 'new') this.phase = 'active';
-    this.actor.start();
+    (this.actor as Actor<AnyActorLogic>).start();
   }
 
   /** Asks for a graceful stop; `done` resolves when it is over. Repeated calls are ignored. */
@@ -247,7 +275,7 @@ export class Agent implements AgentControl {
     this.phase = 'stopping';
     this.bus.emit({ type: 'agent.stopping', at: Date.now(), reason });
     this.stopReason = reason;
-    this.actor.send({ type: 'agent.stop', reason });
+    this.actor?.send({ type: 'agent.stop', reason });
   }
 
   /** The mode as the mode machine last announced it (`mode.changed`). */
@@ -262,6 +290,7 @@ export class Agent implements AgentControl {
 
   /** The root actor (for inspection and tests that walk the tree). */
   get root(): AnyActorRef {
+    if (!this.actor) throw new Error('the hosted agent has not started');
     return this.actor;
   }
 
@@ -355,13 +384,13 @@ export class Agent implements AgentControl {
 
   /** An actor of the tree by its system id (`modes`, `safety`, `mode:<name>`, `mode:<name>/action:<label>`); none when it is not running. */
   private ref(systemId: string): AnyActorRef | undefined {
-    return this.actor.system.get(systemId) as AnyActorRef | undefined;
+    return this.actor?.system.get(systemId) as AnyActorRef | undefined;
   }
 
   /** The running parts of `mode` (its actions and inputs, by system id), or none when the mode actor is not running. */
   private partsOf(mode: string): ModeParts | undefined {
     const config = this.config.modes[mode];
-    return this.ref(`mode:${mode}`) && config ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? []) : undefined;
+    return this.actor && this.ref(`mode:${mode}`) && config ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? []) : undefined;
   }
 
   /** The action `label` (llm_label, else name) of `mode`, for hooks; throws a clear error when it is absent. */
@@ -429,6 +458,8 @@ interface RootParts {
   /** Waits for the cleanups of the simulators. */
   drain: () => Promise<unknown>;
   onModesDone: (out: ModeOutput) => void;
+  /** The root's first action, before any child starts (the handle binds to the actor that runs it). */
+  onStart: (self: AnyActorRef) => void;
 }
 
 /**
@@ -447,10 +478,12 @@ function buildRootMachine(p: RootParts) {
     delays: { shutdownBudget: p.shutdownBudgetMs, closeBudget: p.closeBudgetMs },
     actions: {
       keepOutput: (_, out: ModeOutput) => p.onModesDone(out),
+      bind: ({ self }) => p.onStart(self),
     },
   }).createMachine({
     id: 'agent',
     context: { reason: null },
+    entry: 'bind',
     // Lives as long as the root, through shutdown, so it can stop motion when the agent stops (and after).
     invoke: { id: 'safety', systemId: 'safety', src: 'safety', input: p.safety.input },
     initial: 'up',

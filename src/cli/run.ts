@@ -1,11 +1,9 @@
-// `cortexd run NAME`: loads a configuration, connects the service, runs the agent until a signal or --for, and stops it gracefully.
+// `cortexd run NAME`: loads a configuration, starts the process root (service, watchdog, signals, agent) until a signal or --for, and stops it gracefully.
 import { createConnection } from 'node:net';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { ServiceConnection } from '../cortex/embedded.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
 import type { CommandResult } from '../fleet/execute.js';
-import type { Logger } from '../log.js';
 import type { ModeMemoryStore } from '../modes/memory.js';
 import type { Plugins } from '../plugins/types.js';
 import { EXIT, errLine, oneLine, warnLine } from './output.js';
@@ -13,7 +11,7 @@ import { startRunCapture } from './run-capture.js';
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
-  const [agent, plugins, load, embedded, events, log, metrics, feed, notify, watchdog, view, memory, paths, reloadPolicy, watch] = await Promise.all([
+  const [agent, plugins, load, embedded, events, log, metrics, feed, notify, proc, view, memory, paths, reloadPolicy, watch] = await Promise.all([
     import('../../actors/agent.js'),
     import('../../actors/plugins.js'),
     import('../config/load.js'),
@@ -23,7 +21,7 @@ async function loadRunModules() {
     import('../metrics.js'),
     import('../metrics-feed.js'),
     import('../systemd/notify.js'),
-    import('../systemd/watchdog.js'),
+    import('../../actors/process.js'),
     import('./view.js'),
     import('../modes/memory.js'),
     import('../paths.js'),
@@ -40,7 +38,7 @@ async function loadRunModules() {
     ...metrics,
     ...feed,
     ...notify,
-    ...watchdog,
+    ...proc,
     ...view,
     ...memory,
     ...paths,
@@ -107,20 +105,8 @@ export interface RunOptions {
   simulate?: boolean;
 }
 
-/** Closes what run opened, in order, each bounded so a stuck close cannot hold the exit. */
-async function bounded(what: string, p: Promise<unknown>, ms: number, logger: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(() => (logger.warn(`${what}: still closing after ${ms} ms, going on`), resolve()), ms)));
-  try {
-    await Promise.race([p.catch((err) => logger.warn(`${what}: ${describeError(err)}`)), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Runs an agent to its end; resolves with the exit code. */
 export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
-  const forMs = opts.for;
   const {
     Agent,
     AgentBus,
@@ -128,11 +114,12 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     MetricsServer,
     Notifier,
     TerminalView,
-    Watchdog,
     attachEventLines,
+    bounded,
     builtinPlugins,
     connectService,
     createLogger,
+    createProcess,
     feedMetrics,
     fileModeMemory,
     loadConfig,
@@ -158,7 +145,6 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   setLogger(logger);
   const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
   for (const w of loaded.warnings) warnLine(w);
-  const config = loaded.config;
   // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
   const policy = readReloadPolicy(loaded.config);
   // The code of exactly the plugins this configuration uses, loaded before anything starts.
@@ -172,17 +158,6 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     const at = await metricsServer.start();
     logger.info(`metrics on ${at.url}`);
   }
-
-  let service: ServiceConnection;
-  try {
-    service = await connectService(loaded, { logger });
-  } catch (err) {
-    await metricsServer?.stop();
-    throw new CortexError('service', `cannot start the service: ${describeError(err)}`);
-  }
-  // What the service connection depends on: a reloaded configuration that changes it gets a new one.
-  const serviceKey = (l: LoadedConfig) => JSON.stringify([l.configName, l.addresses, l.apiKey]);
-  let serviceFor = serviceKey(loaded);
 
   const bus = new AgentBus();
   // Mode memory, read through this store so the view can say that the start mode was restored; --fresh
@@ -214,50 +189,71 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // @statelyai/inspect (80 ms of CPU to load) only when asked for.
   const inspector = inspectUrl ? (await import('../../actors/modes/inspect.js')).createModeInspector({ url: inspectUrl }) : undefined;
 
-  let lastTick = Date.now();
-  let periodMs = 1000 / loaded.config.modes[loaded.config.default_mode]!.hertz;
-  const watchdog = new Watchdog(notifier, { healthy: () => Date.now() - lastTick < Math.max(3 * periodMs, 10_000) });
-  let ready = false;
-
-  // The running generation: a fleet `reload` replaces it with another configuration in this process.
-  let current: { loaded: LoadedConfig; plugins: Plugins; agent: InstanceType<typeof Agent>; ticked: boolean };
-  const makeAgent = (l: LoadedConfig, p: Plugins, first: boolean) =>
-    new Agent({
-      loaded: l,
-      plugins: p,
-      cloud: service.cloud,
-      bus,
-      logger,
-      memory: memoryOf(l, first),
-      write: view ? (line) => view.consoleLine(line) : () => {},
-      ...(inspector ? { inspect: inspector.inspect } : {}),
-      ...(capture ? { media: capture.media } : {}),
-      fleet: { reload: (text, origin) => reload(text, origin, { fleet: true, pushed: true }) },
-      onTick: (mode, report) => {
-        lastTick = Date.now();
-        current.ticked = true;
-        if (!ready) {
-          ready = true;
-          void notifier.ready(`mode ${mode}`);
-          watchdog.start();
-        }
-      },
+  // What the terminal view says of a configuration: mode names, where speech goes, the start mode.
+  const configureView = (l: LoadedConfig, p: Plugins, first: boolean) => {
+    const c = l.config;
+    const startMode = first && restoredMode !== undefined && Object.hasOwn(c.modes, restoredMode) ? restoredMode : c.default_mode;
+    const typed = c.modes[startMode]?.agent_inputs.some((i) => p.descriptors.inputs.get(i.type)?.typedText === true) ?? false;
+    view?.configure({
+      displayNames: Object.fromEntries(Object.entries(c.modes).map(([k, m]) => [k, m.display_name])),
+      ...speechFacts(c),
+      defaultMode: c.default_mode,
+      ...(first && restoredMode !== undefined ? { restoredMode } : {}),
+      freshCommand: `cortexd run ${opts.config ? `--config ${opts.config}` : l.configName} --fresh`,
+      typed,
     });
+  };
+
+  // The process root (actors/process.ts): signals, sd_notify and the watchdog, the service, and the agent
+  // subtree, which a reload replaces under the same root.
+  const proc = createProcess({
+    first: { loaded, plugins, origin: 'start' },
+    bus,
+    logger,
+    notifier,
+    connectService: (l) => connectService(l, { logger }),
+    makeAgent: (g, cloud, first) =>
+      new Agent({
+        loaded: g.loaded,
+        plugins: g.plugins,
+        cloud,
+        bus,
+        logger,
+        memory: memoryOf(g.loaded, first),
+        write: view ? (line) => view.consoleLine(line) : () => {},
+        ...(capture ? { media: capture.media } : {}),
+        fleet: { reload: (text, origin) => reload(text, origin, { fleet: true, pushed: true }) },
+        hosted: true,
+      }),
+    onGeneration: (g, first) => {
+      if (!first) for (const w of g.loaded.warnings) warnLine(w);
+      configureView(g.loaded, g.plugins, first);
+    },
+    ...(opts.for !== undefined ? { forMs: opts.for } : {}),
+    exitNow: (signal) => {
+      errLine(`cortexd: second ${signal}, exiting now`);
+      process.exit(130);
+    },
+    closeRest: async () => {
+      if (metricsServer) await bounded('metrics', metricsServer.stop(), 1000, logger);
+      if (capture) await bounded('recording', capture.close(), 5000, logger);
+    },
+    ...(inspector ? { inspect: inspector.inspect } : {}),
+  });
 
   // --- fleet reload (issue 18): a pushed configuration is checked like `cortexd check` (same loader, same
   // file path, so ${CONFIG_DIR} is the same); invalid, the robot keeps the running one and the reply
   // carries the check's lines; valid, the running agent stops (its shutdown hooks run) and a new one
   // starts with it in this process. Nothing is written to disk: the next start reads the file again.
-  let pending: { loaded: LoadedConfig; plugins: Plugins; origin: string } | undefined;
-  let ending = false;
   // A pushed configuration (the fleet's, or a watched file another user can write) starts no program the
   // robot's allowlist does not name (src/fleet/reload.ts); fleet reload can be turned off locally.
   const reload = async (text: string, origin: string, how: { fleet: boolean; pushed: boolean }): Promise<CommandResult> => {
-    if (ending) return { ok: false, reason: 'the agent is stopping' };
+    const stopping = proc.busy();
+    if (stopping === 'the agent is stopping') return { ok: false, reason: stopping };
     const off = how.fleet ? fleetReloadRefusal(policy) : undefined;
     if (off) return off;
-    if (pending) return { ok: false, reason: 'a reload is already in progress' };
-    const running = current.loaded;
+    if (stopping) return { ok: false, reason: stopping };
+    const running = proc.running().loaded;
     let next: LoadedConfig;
     try {
       next = await loadConfig({ file: running.file, text });
@@ -279,11 +275,10 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     } catch (err) {
       return { ok: false, reason: `the new configuration's plugins did not load: ${describeError(err)}; ${running.configName} keeps running` };
     }
-    if (ending || pending) return { ok: false, reason: ending ? 'the agent is stopping' : 'a reload is already in progress' };
-    pending = { loaded: next, plugins: nextPlugins, origin };
+    const busy = proc.busy();
+    if (busy) return { ok: false, reason: busy };
     for (const w of next.warnings) logger.warn(w);
-    // After this answer is on its way: the channel replies before the stop reaches it.
-    setImmediate(() => current.agent.stop(`reload (${origin})`));
+    proc.accept({ loaded: next, plugins: nextPlugins, origin });
     return {
       ok: true,
       reason: `valid; restarting the agent with it (sha256 ${next.sha256 ?? '?'})`,
@@ -315,109 +310,22 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   };
   // --- end fleet reload
 
-  current = { loaded, plugins, agent: makeAgent(loaded, plugins, true), ticked: false };
-  // What the terminal view says of a configuration: mode names, where speech goes, the start mode.
-  const configureView = (l: LoadedConfig, p: Plugins, first: boolean) => {
-    const c = l.config;
-    const startMode = first && restoredMode !== undefined && Object.hasOwn(c.modes, restoredMode) ? restoredMode : c.default_mode;
-    const typed = c.modes[startMode]?.agent_inputs.some((i) => p.descriptors.inputs.get(i.type)?.typedText === true) ?? false;
-    view?.configure({
-      displayNames: Object.fromEntries(Object.entries(c.modes).map(([k, m]) => [k, m.display_name])),
-      ...speechFacts(c),
-      defaultMode: c.default_mode,
-      ...(first && restoredMode !== undefined ? { restoredMode } : {}),
-      freshCommand: `cortexd run ${opts.config ? `--config ${opts.config}` : l.configName} --fresh`,
-      typed,
-    });
-  };
-  if (view) {
-    configureView(loaded, plugins, true);
-    view.attach(bus);
-  }
+  view?.attach(bus);
   const metricsSub = feedMetrics(bus, metrics, {
-    hertzOf: (mode) => current.loaded.config.modes[mode]?.hertz ?? 1,
-    modelOf: (mode) => current.loaded.config.modes[mode]?.cortex_llm.type,
+    hertzOf: (mode) => proc.config().modes[mode]?.hertz ?? 1,
+    modelOf: (mode) => proc.config().modes[mode]?.cortex_llm.type,
   });
-  const busSub = bus.events$.subscribe((e) => {
-    if (e.type === 'mode.changed') {
-      periodMs = 1000 / (current.loaded.config.modes[e.to]?.hertz ?? 1);
-      lastTick = Date.now();
-      void notifier.status(`mode ${e.to}`);
-    }
-  });
-
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals++;
-    if (signals > 1) {
-      errLine(`cortexd: second ${signal}, exiting now`);
-      process.exit(130);
-    }
-    ending = true;
-    void notifier.stopping(`stopping on ${signal}`);
-    current.agent.stop(signal);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  const forTimer =
-    forMs !== undefined
-      ? setTimeout(() => ((ending = true), void notifier.stopping('stopping: --for elapsed'), current.agent.stop(`ran for ${forMs / 1000} s`)), forMs)
-      : undefined;
 
   const watcher = opts.watch ? watchFile(loaded.file, loaded.sha256) : undefined;
-  current.agent.start();
-  let outcome = await current.agent.done;
-  // --- fleet reload: the next generation, or the previous one again when the new one failed to start.
-  let fallback: { loaded: LoadedConfig; plugins: Plugins; origin: string } | undefined;
-  for (;;) {
-    const failedStart = outcome.code !== 0 && !current.ticked && fallback !== undefined;
-    const next = ending ? undefined : (pending ?? (failedStart ? fallback : undefined));
-    if (!next) break;
-    if (failedStart && !pending) {
-      logger.error(`reload: the new configuration did not start (${outcome.reason ?? 'failed'}); running ${next.loaded.configName} as before`);
-      bus.emit({
-        type: 'error',
-        at: Date.now(),
-        source: 'reload',
-        message: `the new configuration did not start: ${outcome.reason ?? 'failed'}; the previous one runs again`,
-      });
-    }
-    fallback = pending ? { loaded: current.loaded, plugins: current.plugins, origin: 'fallback' } : undefined;
-    pending = undefined;
-    if (serviceKey(next.loaded) !== serviceFor) {
-      await bounded('service', service.close(), 2000, logger);
-      try {
-        service = await connectService(next.loaded, { logger });
-        serviceFor = serviceKey(next.loaded);
-      } catch (err) {
-        outcome = { code: 1, reason: `cannot start the service: ${describeError(err)}`, mode: outcome.mode };
-        break;
-      }
-    }
-    for (const w of next.loaded.warnings) warnLine(w);
-    configureView(next.loaded, next.plugins, false);
-    periodMs = 1000 / next.loaded.config.modes[next.loaded.config.default_mode]!.hertz;
-    lastTick = Date.now();
-    current = { loaded: next.loaded, plugins: next.plugins, agent: makeAgent(next.loaded, next.plugins, false), ticked: false };
-    current.agent.start();
-    outcome = await current.agent.done;
-  }
-  // --- end fleet reload
-
-  clearTimeout(forTimer);
+  proc.start();
+  const outcome = await proc.done;
   watcher?.close();
-  watchdog.stop();
-  busSub.unsubscribe();
   metricsSub.unsubscribe();
-  await bounded('service', service.close(), 2000, logger);
-  if (metricsServer) await bounded('metrics', metricsServer.stop(), 1000, logger);
   if (inspector) inspector.stop();
-  if (capture) await bounded('recording', capture.close(), 5000, logger);
   view?.detach();
   eventLines?.unsubscribe();
   bus.complete();
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
+  if (outcome.serviceAtStart) throw new CortexError('service', outcome.reason ?? 'cannot start the service');
   if (outcome.code !== 0) {
     errLine(`cortexd: ${outcome.reason ?? 'the agent failed'}`);
     return EXIT.failure;

@@ -93,8 +93,10 @@ t.test('one tree: every input, action, stream and loop of each visited mode is a
 
   const actors = msgs.filter((m) => m.type === '@xstate.actor');
   const byId = new Map(actors.map((a) => [a.sessionId, a]));
-  t.same([...new Set(actors.map((a) => a.rootId))], [actors[0]!.sessionId], `all ${actors.length} actors share one root, the agent`);
-  t.equal(actors[0]!.name, 'agent');
+  t.same([...new Set(actors.map((a) => a.rootId))], [actors[0]!.sessionId], `all ${actors.length} actors share one root, the process`);
+  t.equal(actors[0]!.name, 'cortexd');
+  const agentActor = actors.find((a) => a.name === 'agent');
+  t.equal(agentActor?.parentId, actors[0]!.sessionId, 'the agent is a child of the process root');
   const stoppedAt = (id: string) => msgs.findIndex((m) => m.type === '@xstate.snapshot' && m.sessionId === id && m.snapshot?.status === 'stopped');
   const childrenOf = (parent: Msg) => actors.filter((a) => a.parentId === parent.sessionId);
   const expected: Record<string, string[]> = {

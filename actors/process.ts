@@ -1,0 +1,288 @@
+// The process root `cortexd` of `cortexd run`: the service connection, sd_notify and the watchdog, signals, and the agent subtree (replaced on reload) as actors of one tree.
+import { assign, createActor, enqueueActions, fromPromise, setup, type AnyActorLogic, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+import type { Logger } from 'pino';
+import type { CloudClient } from '../src/cloud/client.js';
+import type { LoadedConfig } from '../src/config/schema.js';
+import type { ServiceConnection } from '../src/cortex/embedded.js';
+import type { AgentBus } from '../src/cortex/events.js';
+import { describeError } from '../src/errors.js';
+import type { Plugins } from '../src/plugins/types.js';
+import type { Notifier } from '../src/systemd/notify.js';
+import type { Agent } from './agent.js';
+import { serviceKey, serviceMachine, type ServiceHolder, type ServiceReport } from './process/service.js';
+import { signalsMachine, type StopRequest } from './process/signals.js';
+import { watchdogMachine, type Rates } from './process/watchdog.js';
+
+export { bounded } from './process/bounded.js';
+
+/** A configuration the process runs: the first one, a reload's, or the previous one again after a reload failed to start. */
+export interface Generation {
+  loaded: LoadedConfig;
+  plugins: Plugins;
+  origin: string;
+}
+
+export interface ProcessDeps {
+  first: Generation;
+  bus: AgentBus;
+  logger: Logger;
+  notifier: Notifier;
+  /** Opens the service of a configuration (the embedded one starts in-process). */
+  connectService(loaded: LoadedConfig): Promise<ServiceConnection>;
+  /** A hosted agent (`hosted: true`) for a generation, given the service's client; `first` for the process's first configuration. */
+  makeAgent(generation: Generation, cloud: CloudClient, first: boolean): Agent;
+  /** A generation's agent is made and about to start (the view learns its names; a reload's warnings are printed). */
+  onGeneration(generation: Generation, first: boolean): void;
+  /** `--for`: stop as on SIGTERM after this many milliseconds. */
+  forMs?: number;
+  /** A second signal: the process ends now (the CLI prints why and exits 130). */
+  exitNow(signal: NodeJS.Signals): void;
+  /** What the CLI closes after the service, before the root ends (metrics server, recording), each bounded by the CLI. */
+  closeRest(): Promise<unknown>;
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+/** How the process ends: `serviceAtStart` when the first service connection failed (the CLI reports it as a start-up error). */
+export interface ProcessOutcome {
+  code: number;
+  reason: string | null;
+  serviceAtStart: boolean;
+}
+
+interface Ctx {
+  config: string;
+  generation: number;
+  ending: boolean;
+  ticked: boolean;
+  code: number;
+  reason: string | null;
+  serviceAtStart: boolean;
+}
+
+type ProcessEvent =
+  | StopRequest
+  | ServiceReport
+  | { type: 'reload.accepted'; origin: string }
+  | { type: 'agent.ticked' }
+  | { type: 'xstate.done.actor.agent' }
+  | { type: 'xstate.error.actor.agent'; error: unknown };
+
+/**
+ * The resources of the running process, held in the closures of the root's actors and actions (never
+ * in a context): the running generation and its agent handle, the one waiting to start, the one to
+ * fall back to, and the open service connection.
+ */
+class Generations implements ServiceHolder {
+  current: { generation: Generation; agent?: Agent };
+  pending: Generation | undefined;
+  fallback: Generation | undefined;
+  next: Generation | undefined;
+  ending = false;
+  service: ServiceConnection | undefined;
+  serviceFor: string | undefined;
+  serviceClosed: Promise<void> = Promise.resolve();
+  started = 0;
+
+  readonly logger: Logger;
+
+  constructor(readonly deps: ProcessDeps) {
+    this.current = { generation: deps.first };
+    this.logger = deps.logger;
+  }
+
+  /** The generation the `connecting` state prepares: the first one, then whatever `decide` chose. */
+  wantedGeneration(): Generation {
+    return this.next ?? this.current.generation;
+  }
+
+  wanted(): LoadedConfig {
+    return this.wantedGeneration().loaded;
+  }
+
+  connect(loaded: LoadedConfig): Promise<ServiceConnection> {
+    return this.deps.connectService(loaded);
+  }
+
+  needsService(): boolean {
+    return this.service === undefined || this.serviceFor !== serviceKey(this.wanted());
+  }
+
+  /** After an agent ended: the next generation (a reload's, or the previous one when a reload failed to start), or none. */
+  decide(ticked: boolean, ending: boolean): void {
+    const outcome = this.current.agent?.outcome ?? { code: 1, reason: 'the agent ended without an outcome', mode: '' };
+    const failedStart = outcome.code !== 0 && !ticked && this.fallback !== undefined;
+    const next = ending ? undefined : (this.pending ?? (failedStart ? this.fallback : undefined));
+    this.next = next;
+    if (!next) return;
+    if (failedStart && !this.pending) {
+      this.deps.logger.error(`reload: the new configuration did not start (${outcome.reason ?? 'failed'}); running ${next.loaded.configName} as before`);
+      this.deps.bus.emit({
+        type: 'error',
+        at: Date.now(),
+        source: 'reload',
+        message: `the new configuration did not start: ${outcome.reason ?? 'failed'}; the previous one runs again`,
+      });
+    }
+    this.fallback = this.pending ? this.current.generation : undefined;
+  }
+}
+
+/** The hertz of every mode of a configuration, for the watchdog's "ticked recently". */
+const hertzOf = (l: LoadedConfig): Rates => ({
+  hertz: Object.fromEntries(Object.entries(l.config.modes).map(([name, m]) => [name, m.hertz])),
+  mode: l.config.default_mode,
+});
+
+/**
+ * cortexd { live { connecting -> running -> between -> connecting ... } -> closing -> ended }.
+ * `signals` and `watchdog` live as long as the root; `service` is replaced when a generation needs
+ * another one; `agent` (the agent's whole tree, actors/agent.ts) is spawned in `running` and, after
+ * it ended, replaced by the next generation's (a reload) under the same root.
+ */
+function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: ProcessOutcome) => void) {
+  const first = deps.first.loaded;
+  return setup({
+    types: { context: {} as Ctx, events: {} as ProcessEvent, output: {} as ProcessOutcome },
+    actors: {
+      signals: signalsMachine(deps),
+      watchdog: watchdogMachine(deps),
+      service: serviceMachine(g),
+      close: fromPromise(async () => {
+        await g.serviceClosed;
+        await deps.closeRest();
+      }),
+    },
+    guards: {
+      ending: ({ context }) => context.ending,
+      hasNext: () => g.next !== undefined,
+    },
+    actions: {
+      stopAgent: (_, reason: string) => g.current.agent?.stop(reason),
+      markEnding: () => void (g.ending = true),
+      finish: ({ context }) => finish({ code: context.code, reason: context.reason, serviceAtStart: context.serviceAtStart }),
+    },
+  }).createMachine({
+    id: 'cortexd',
+    context: { config: first.configName, generation: 0, ending: false, ticked: false, code: 0, reason: null, serviceAtStart: false },
+    invoke: [
+      { id: 'signals', systemId: 'signals', src: 'signals' },
+      { id: 'watchdog', systemId: 'watchdog', src: 'watchdog', input: hertzOf(first) },
+    ],
+    output: ({ context }) => ({ code: context.code, reason: context.reason, serviceAtStart: context.serviceAtStart }),
+    initial: 'live',
+    states: {
+      live: {
+        on: {
+          'process.stop': {
+            guard: ({ context }) => !context.ending,
+            actions: [
+              assign({ ending: true }),
+              'markEnding',
+              enqueueActions(({ enqueue, event }) => enqueue.sendTo('watchdog', { type: 'watchdog.stopping', status: event.status })),
+              { type: 'stopAgent', params: ({ event }) => event.reason },
+            ],
+          },
+          'agent.ticked': { actions: assign({ ticked: true }) },
+        },
+        initial: 'connecting',
+        states: {
+          connecting: {
+            entry: enqueueActions(({ enqueue }) => {
+              if (!g.needsService()) return enqueue.raise({ type: 'service.up' });
+              enqueue.stopChild('service');
+              enqueue.spawnChild('service', { id: 'service', systemId: 'service', input: { config: g.wanted().configName } });
+            }),
+            on: {
+              'service.up': [{ guard: 'ending', target: '#cortexd.closing' }, { target: 'running' }],
+              'service.failed': {
+                target: '#cortexd.closing',
+                actions: assign({ code: 1, reason: ({ event }) => event.message, serviceAtStart: ({ context }) => context.generation === 0 }),
+              },
+            },
+          },
+          running: {
+            entry: enqueueActions(({ enqueue, context }) => {
+              const generation = g.wantedGeneration();
+              const firstOne = g.started === 0;
+              const agent = deps.makeAgent(generation, g.service!.cloud, firstOne);
+              deps.onGeneration(generation, firstOne);
+              g.started++;
+              g.current = { generation, agent };
+              g.next = undefined;
+              g.pending = undefined;
+              enqueue.assign({ config: generation.loaded.configName, generation: context.generation + (firstOne ? 0 : 1), ticked: false });
+              if (!firstOne) enqueue.sendTo('watchdog', { type: 'watchdog.generation', ...hertzOf(generation.loaded) });
+              // --for counts from the first agent's start, as a signal would stop it (a reload does not reset it).
+              if (firstOne && deps.forMs !== undefined)
+                enqueue.raise({ type: 'process.stop', reason: `ran for ${deps.forMs / 1000} s`, status: 'stopping: --for elapsed' }, { delay: deps.forMs });
+              // The agent's logic is made per generation, so it is spawned here rather than named in `actors` (a typed id needs a named logic).
+              const spawn = enqueue.spawnChild as unknown as (src: AnyActorLogic, options: { id: string; systemId: string }) => void;
+              spawn(agent.logic, { id: 'agent', systemId: 'agent' });
+            }),
+            on: {
+              'reload.accepted': { actions: { type: 'stopAgent', params: ({ event }) => `reload (${event.origin})` } },
+              'xstate.done.actor.agent': 'between',
+              'xstate.error.actor.agent': 'between',
+            },
+            exit: enqueueActions(({ enqueue, context }) => {
+              enqueue.stopChild('agent');
+              const outcome = g.current.agent?.outcome;
+              enqueue.assign({ code: outcome?.code ?? 1, reason: outcome?.reason ?? null });
+              g.decide(context.ticked, context.ending);
+            }),
+          },
+          between: {
+            always: [{ guard: 'hasNext', target: 'connecting' }, { target: '#cortexd.closing' }],
+          },
+        },
+      },
+      closing: {
+        entry: enqueueActions(({ enqueue }) => {
+          enqueue.stopChild('watchdog');
+          enqueue.stopChild('service');
+        }),
+        invoke: { src: 'close', onDone: 'ended', onError: 'ended' },
+      },
+      ended: { type: 'final', entry: 'finish' },
+    },
+  });
+}
+
+/** What `cortexd run` holds of the process root: start it, offer it a reload, wait for its end. */
+export interface ProcessHandle {
+  readonly root: AnyActorRef;
+  readonly done: Promise<ProcessOutcome>;
+  start(): void;
+  /** The configuration that runs now (a reload is checked against its file). */
+  running(): Generation;
+  /** Why a reload cannot be taken now (the process is stopping, a reload is under way), or undefined. */
+  busy(): string | undefined;
+  /** Takes a checked reload: the running agent stops after this turn of the event loop and the new one starts under the same root. */
+  accept(next: Generation): void;
+  /** The configuration of the running generation (metrics ask it the hertz and model of a mode). */
+  config(): LoadedConfig['config'];
+}
+
+export function createProcess(deps: ProcessDeps): ProcessHandle {
+  const g = new Generations(deps);
+  let resolveDone: (outcome: ProcessOutcome) => void = () => {};
+  const done = new Promise<ProcessOutcome>((resolve) => (resolveDone = resolve));
+  const root = createActor(
+    processMachine(deps, g, (o) => resolveDone(o)),
+    { ...(deps.inspect ? { inspect: deps.inspect } : {}) },
+  );
+  root.subscribe({ error: (err) => resolveDone({ code: 1, reason: describeError(err), serviceAtStart: false }) });
+  return {
+    root,
+    done,
+    start: () => void root.start(),
+    running: () => g.current.generation,
+    busy: () => (g.ending ? 'the agent is stopping' : g.pending || g.next ? 'a reload is already in progress' : undefined),
+    accept: (next) => {
+      g.pending = next;
+      // After this answer is on its way: the fleet channel replies before the stop reaches the agent.
+      setImmediate(() => root.send({ type: 'reload.accepted', origin: next.origin }));
+    },
+    config: () => g.current.generation.loaded.config,
+  };
+}

@@ -1,0 +1,110 @@
+// Contexts hold data: the context of every actor of a running default agent is plain JSON (no function, no class instance), but for a ledger of known exceptions that may only shrink.
+import t from 'tap';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { Agent } from '../../actors/agent.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
+import { loadConfig } from '../../src/config/load.js';
+import { connectService } from '../../src/cortex/embedded.js';
+import { createLogger } from '../../src/log.js';
+import { defaultAgentDir } from '../helpers/default-agent.js';
+
+t.setTimeout(300_000);
+
+/**
+ * The kinds of actor whose context still carries services, with what (issue 29: contexts hold data;
+ * services come through closures and `.provide()`). The test fails when any other actor holds a
+ * service, and when a kind listed here holds only data (remove it here, and its sanitising need goes
+ * with the last one). The process root and its actors (`cortexd`, `signals`, `watchdog`, `service`),
+ * the agent root, the mode machine and the fleet channel already hold only data.
+ */
+const KNOWN: Record<string, string> = {
+  safety: 'context.bus, logger, now, persist: the governor machine takes its services as input (actors/safety/governor.ts)',
+  action: 'context.deps (logger, bus, write, plugins): the action machine takes its services as input (actors/actions/action.ts)',
+  input: 'context.bus, logger, track, create and the plugin instance of the running slot (actors/inputs/input-actor.ts)',
+  loop: "context.options (tick, onTick, clock): the loop's guards and delays read the clock from its context (actors/loop.ts)",
+  mode: 'context.llm (the model plugin with its ConversationHistory) and lifetime (an AbortController) of the running mode (actors/mode.ts)',
+  hooks: 'context.env (clock, logger, speak, dispatchAction) of the hook runner (actors/modes/)',
+  hook: 'context.env, as hooks: one hook run is given the same environment',
+};
+/** The ledger's key of an actor: the kind its id names (`action:speak` -> `action`, `hook:on_entry:command` -> `hook`, `loop`). */
+const kindOf = (name: string) => name.split(':')[0]!;
+
+/** The path of the first value in `value` that JSON would not carry as it is (a function, a class instance, undefined in an array...), or undefined when it is plain data. */
+export function firstNonData(value: unknown, path = 'context', within = new Set<unknown>()): string | undefined {
+  if (value === null || value === undefined || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} (${value})`;
+  if (typeof value !== 'object') return `${path} (${typeof value})`;
+  // A value shared by two fields serialises twice, which is fine; one inside itself does not serialise at all.
+  if (within.has(value)) return `${path} (a cycle)`;
+  // An actor reference serialises to its id (XState's own toJSON): references are addresses, which are data.
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function' && 'sessionId' in value) return undefined;
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return `${path} (${(value as object).constructor?.name ?? 'object'})`;
+  within.add(value);
+  try {
+    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v]) : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
+    for (const [key, v] of entries) {
+      if (typeof v === 'function') return `${path}${key} (function)`;
+      const bad = firstNonData(v, `${path}${key}`, within);
+      if (bad) return bad;
+    }
+    return undefined;
+  } finally {
+    within.delete(value);
+  }
+}
+
+t.test('the scanner itself: data passes, functions and instances are named with their path', async (t) => {
+  t.equal(firstNonData({ a: [1, 'x', { b: null }], c: true }), undefined);
+  t.equal(firstNonData({ a: { log: () => {} } }), 'context.a.log (function)');
+  t.equal(firstNonData({ list: [new Map()] }), 'context.list[0] (Map)');
+  t.equal(firstNonData({ gate: new AbortController() }), 'context.gate (AbortController)');
+  const shared = { n: 1 };
+  t.equal(firstNonData({ a: shared, b: [shared] }), undefined, 'a value shared by two fields is data');
+  const loop: Record<string, unknown> = {};
+  loop.self = loop;
+  t.equal(firstNonData({ loop }), 'context.loop.self (a cycle)');
+});
+
+t.test('every actor of a running default agent holds data in its context', async (t) => {
+  const d = await defaultAgentDir();
+  process.env.CORTEX_STATE_DIR = d.state;
+  const loaded = await loadConfig({ file: d.config });
+  const plugins = await resolvePlugins(builtinPlugins, loaded.config);
+  const logger = createLogger({ level: 'error' });
+  const service = await connectService(loaded, { logger, dbPath: ':memory:', stateDir: d.state });
+  t.teardown(() => service.close());
+  const names = new Map<string, string>();
+  const found = new Map<string, string>();
+  const inspect = (e: InspectionEvent) => {
+    if (e.type === '@xstate.actor') names.set(e.actorRef.sessionId, (e.actorRef as AnyActorRef).id);
+    if (e.type !== '@xstate.snapshot' && e.type !== '@xstate.actor') return;
+    const snapshot = (e.type === '@xstate.snapshot' ? e.snapshot : e.actorRef.getSnapshot()) as { context?: unknown } | undefined;
+    if (!snapshot || !('context' in snapshot)) return;
+    const bad = firstNonData(snapshot.context);
+    const name = kindOf((e.actorRef as AnyActorRef).id);
+    if (bad && !found.has(name)) found.set(name, `${(e.actorRef as AnyActorRef).id}: ${bad}`);
+  };
+  const agent = new Agent({ loaded, plugins, cloud: service.cloud, logger, stateDir: d.state, runtimeDir: false, memory: false, inspect });
+  const ticked = (mode: string) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no tick in ${mode}`)), 60_000);
+      const sub = agent.bus.events$.subscribe((e) => e.type === 'tick' && e.mode === mode && (clearTimeout(timer), sub.unsubscribe(), resolve()));
+    });
+  const idle = ticked('idle');
+  agent.start();
+  await idle;
+  const conversation = ticked('conversation');
+  // "hello" is the default's keyword from idle to conversation.
+  t.ok(agent.pushText('hello'), 'idle takes typed text');
+  await conversation;
+  agent.stop('test');
+  await agent.done;
+
+  t.ok(names.size > 20, `${names.size} actors seen`);
+  const unexpected = [...found].filter(([name]) => !(name in KNOWN));
+  t.same(Object.fromEntries(unexpected), {}, 'no actor outside the ledger holds a service in its context');
+  const cleaned = Object.keys(KNOWN).filter((name) => !found.has(name));
+  t.comment(`still to move out of contexts: ${[...found.values()].join('; ')}`);
+  t.same(cleaned, [], 'every ledger entry still holds a service (remove the ones that do not)');
+});
