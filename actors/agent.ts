@@ -252,6 +252,11 @@ export class Agent implements AgentControl {
     });
   }
 
+  /** A hosted agent's actor, given by its host as it spawns it (before it starts). */
+  hostedBy(actor: AnyActorRef): void {
+    this.bind(actor);
+  }
+
   /** The root's first action: a hosted agent binds to the child its host spawned (a standalone one is bound already). */
   private bind(self: AnyActorRef): void {
     if (this.actor) return;

@@ -215,9 +215,17 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
               // --for counts from the first agent's start, as a signal would stop it (a reload does not reset it).
               if (firstOne && deps.forMs !== undefined)
                 enqueue.raise({ type: 'process.stop', reason: `ran for ${deps.forMs / 1000} s`, status: 'stopping: --for elapsed' }, { delay: deps.forMs });
-              // The agent's logic is made per generation, so it is spawned here rather than named in `actors` (a typed id needs a named logic).
-              const spawn = enqueue.spawnChild as unknown as (src: AnyActorLogic, options: { id: string; systemId: string }) => void;
-              spawn(agent.logic, { id: 'agent', systemId: 'agent' });
+              /*
+               * The agent's logic is made per generation, so it is spawned here rather than named in `actors`
+               * (a typed id needs a named logic). Spawned in an assign, so the handle holds its actor before
+               * the actor starts: an on_entry hook that speaks as the first mode starts finds its actions
+               * through the handle (the root's own entry action runs only after its children started).
+               */
+              enqueue.assign(({ spawn }) => {
+                const spawnAgent = spawn as unknown as (src: AnyActorLogic, options: { id: string; systemId: string }) => AnyActorRef;
+                agent.hostedBy(spawnAgent(agent.logic, { id: 'agent', systemId: 'agent' }));
+                return {};
+              });
             }),
             on: {
               'reload.accepted': { actions: { type: 'stopAgent', params: ({ event }) => `reload (${event.origin})` } },
