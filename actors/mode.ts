@@ -20,6 +20,7 @@ import { cortexLoopMachine, type TickReport } from './loop.js';
 import { mcpHubOf, mcpServerMachine } from './mcp.js';
 import type { Clock } from './modes/types.js';
 import { runTick, speakHandle } from './tick.js';
+import { ActionSequence } from './actions/ordering.js';
 import { WakeGate } from '../src/cortex/wake.js';
 
 /** What every mode actor gets from the agent. */
@@ -282,6 +283,8 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
               const llm = context.llm!;
               // What the model saw of each input: this run's own (plugins are new each run, so nothing carries over).
               const wake = new WakeGate();
+              // One sequence per run: a sequential mode's answers run after each other.
+              const sequence = new ActionSequence();
               let offers = 0;
               const keywords = (text: string) => offerKeywords(self, name, `${self.sessionId}:${++offers}`, text);
               return {
@@ -303,6 +306,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                       logger,
                       keywords,
                       wake,
+                      sequence,
                       skipIdle: skipIdleOf(mode, config.cortex_llm),
                       maxToolRounds: deps.maxToolRounds,
                       actions,

@@ -7,6 +7,8 @@ const MODE_FIELDS = [
   'system_prompt_base',
   'agent_inputs',
   'agent_actions',
+  'action_execution_mode',
+  'action_dependencies',
   'cortex_llm',
   'simulators',
   'mcp_servers',
