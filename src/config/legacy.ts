@@ -8,6 +8,7 @@ const MODE_FIELDS = [
   'agent_inputs',
   'agent_actions',
   'action_execution_mode',
+  'backgrounds',
   'action_dependencies',
   'cortex_llm',
   'simulators',

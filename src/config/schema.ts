@@ -174,6 +174,12 @@ export const Mode = z.looseObject({
   agent_inputs: z.array(InputEntry).default([]),
   agent_actions: z.array(ActionEntry).default([]),
   /**
+   * Context producers that run with the mode (OM1's backgrounds): an input type that publishes context
+   * values (src/plugins/backgrounds.ts), run for those values only (no prompt line, never wakes the
+   * model), supervised and restarted with the backoff by actors/backgrounds/supervisor.ts.
+   */
+  backgrounds: z.array(InputEntry).default([]),
+  /**
    * How the actions of one model answer run (OM1's field): `concurrent` (default: each action's queue
    * runs at once), `sequential` (each waits for the one before it, in the answer's order), or
    * `dependencies` (an action waits for the labels `action_dependencies` gives it). actors/actions/ordering.ts.

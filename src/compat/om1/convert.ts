@@ -149,19 +149,22 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
         actions.push({ ...rest, ...n, llm_label: e.llm_label ?? name });
       });
     });
-    const hasBody = () => inputs.some((x) => x.type === 'BodyInput');
-    const hasGps = () => inputs.some((x) => x.type === 'GpsInput');
+    const producers: Entry[] = [];
+    const hasBody = () => [...inputs, ...producers].some((x) => x.type === 'BodyInput');
+    const hasGps = () => [...inputs, ...producers].some((x) => x.type === 'GpsInput');
     const backgrounds = [
       ...globalBgs.map((b, i) => ({ b, path: `backgrounds[${i}]` })),
       ...asEntries(m.backgrounds).map((b, i) => ({ b, path: `${prefix}backgrounds[${i}]` })),
     ];
+    // Backgrounds stay backgrounds: context producers of the mode under its supervisor (actors/backgrounds/supervisor.ts).
     for (const { b, path } of backgrounds) {
       const type = String(b.type);
       apply(translateBackground(type, optionsOf(b), scope, { hasBody: hasBody(), hasGps: hasGps() }), `${path}.type`, `${type} (background)`, (n) =>
-        inputs.push(n),
+        producers.push(n),
       );
     }
-    delete m.backgrounds;
+    if (producers.length) m.backgrounds = producers;
+    else delete m.backgrounds;
     if (Array.isArray(m.lifecycle_hooks)) {
       const hooks: Entry[] = [];
       const conversation = actions.find((a) => a.name === 'conversation')?.llm_label;

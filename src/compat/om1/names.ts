@@ -393,23 +393,11 @@ export function translateBackground(type: string, options: Options, scope: Scope
     case 'UnitreeGo2Odom':
     case 'UnitreeG1Odom':
       if (mode.hasBody) return carried(`the ${scope.robot ?? 'robot'} body of this mode's BodyInput`);
-      return body(scope, ['battery', 'odometry'], [], options).kind === 'ok'
-        ? (() => {
-            const t = body(scope, ['battery', 'odometry'], [], options) as Extract<Translation, { kind: 'ok' }>;
-            (t.entry.config as Options).wake = 'never';
-            return { ...t, notes: [...t.notes, 'wake never: it publishes context and rides along in the prompt'] };
-          })()
-        : body(scope, ['battery', 'odometry'], [], options);
+      return body(scope, ['battery', 'odometry'], [], options);
     case 'Gps':
     case 'Rtk':
       if (mode.hasGps) return carried("this mode's GpsInput (the same serial port)");
-      return gps(scope, type, options).kind === 'ok'
-        ? (() => {
-            const t = gps(scope, type, options) as Extract<Translation, { kind: 'ok' }>;
-            (t.entry.config as Options).wake = 'never';
-            return t;
-          })()
-        : gps(scope, type, options);
+      return gps(scope, type, options);
     case 'ElevenLabsTTS':
       return carried('the speak action (speechlab_tts synthesises each sentence itself)');
     case 'ApproachingPerson':
