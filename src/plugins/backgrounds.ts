@@ -6,7 +6,25 @@
  */
 export const BACKGROUND_TYPES: ReadonlyMap<string, readonly string[]> = new Map([
   ['GpsInput', ['gps_fix', 'latitude', 'longitude', 'altitude_m']],
-  ['BodyInput', ['battery_percent', 'battery_low', 'odom_x', 'odom_y', 'odom_heading', 'odom_distance', 'moving', 'paths_clear']],
+  [
+    'BodyInput',
+    [
+      'battery_percent',
+      'battery_low',
+      'odom_x',
+      'odom_y',
+      'odom_heading',
+      'odom_distance',
+      'moving',
+      'paths_clear',
+      'localized',
+      'map_x',
+      'map_y',
+      'map_heading',
+      'navigating',
+      'navigation_status',
+    ],
+  ],
   ['PresenceInput', ['faces', 'motion', 'person_present (present_key)', 'person_approaching (approaching_key)']],
   ['BatteryInput', ['battery_percent', 'battery_status', 'battery_charging', 'battery_low']],
   ['LocalVLMInput', ['faces', 'motion']],
