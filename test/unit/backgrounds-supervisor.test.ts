@@ -6,6 +6,8 @@ import { assign, createActor, setup } from 'xstate';
 import { backgroundIds, backgroundsLogic, type BackgroundActorInput } from '../../actors/backgrounds/supervisor.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
+import { checkPlugins } from '../../src/config/plugins-check.js';
+import type { AgentConfig } from '../../src/config/schema.js';
 
 type BgEvent = Extract<AgentEvent, { type: 'background' }>;
 
@@ -114,4 +116,35 @@ t.test('a failing background restarts with the backoff (a new plugin) and its si
 
 t.test('ids name each background, with #n when a type repeats', async (t) => {
   t.same(backgroundIds(['GpsInput', 'BodyInput', 'GpsInput']), ['background:GpsInput#1', 'background:BodyInput', 'background:GpsInput#2']);
+});
+
+t.test('check: a background must be an input that publishes context, with a valid config', async (t) => {
+  const config = {
+    global_lifecycle_hooks: [],
+    transition_rules: [],
+    modes: {
+      m: {
+        lifecycle_hooks: [],
+        mcp_servers: [],
+        agent_inputs: [],
+        agent_actions: [],
+        simulators: [],
+        backgrounds: [
+          { type: 'TextInput', config: {} },
+          { type: 'GpsInput', config: { serial_port: '/dev/ttyACM0', baud: 9600 } },
+          { type: 'NoSuchInput', config: {} },
+          { type: 'BodyInput', config: { robot: 'unitree_go2', facets: ['localization'] } },
+        ],
+      },
+    },
+  } as unknown as AgentConfig;
+  const r = checkPlugins(config);
+  const lines = r.problems.map((p) => `${p.path.join('.')}: ${p.message}`);
+  t.match(
+    lines[0],
+    /^modes\.m\.backgrounds\.0\.type: "TextInput" publishes no context values, so it cannot run as a background; backgrounds: GpsInput, BodyInput/,
+  );
+  t.match(lines[1], /^modes\.m\.backgrounds\.2\.type: .*NoSuchInput/);
+  t.equal(lines.length, 2, 'a valid BodyInput background passes');
+  t.same(r.unknownFields, ['modes.m.backgrounds[1].config.baud'], 'unknown options are reported as in inputs');
 });
