@@ -1,19 +1,19 @@
 // HIL: a person arriving in a video read by OpenCV (a real face photograph after empty frames): the presence background publishes approaching_detected and OM1's rule switches the mode.
-import { requireBuild, requireCommands, requireFile } from '../helpers/requires.js';
+import { requireBuild, requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startAgent } from '../helpers/agent-process.js';
 
 t.setTimeout(300_000);
-// Grace Hopper's portrait (public domain) ships with matplotlib's sample data: the only face photograph on this machine
-// (OpenCV's own sample data is not installed: /usr/share/opencv4 holds only cascades).
-const FACE = '/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg';
+// Grace Hopper's portrait (US Navy photograph, public domain; the copy matplotlib ships as sample data), kept
+// in the fixtures so the test needs no other package: OpenCV's own sample data has no face.
+const FACE = fileURLToPath(new URL('../fixtures/faces/grace_hopper.jpg', import.meta.url));
 requireBuild();
 requireCommands(['ffmpeg']);
-requireFile(FACE, 'apt-get install python-matplotlib-data');
 
 const dir = mkdtempSync(join(tmpdir(), 'hil-presence-'));
 
