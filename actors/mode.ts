@@ -21,6 +21,8 @@ import { mcpHubOf, mcpServerMachine } from './mcp.js';
 import type { Clock } from './modes/types.js';
 import { assembleTurn, runTick, speakHandle, type Assembled } from './tick.js';
 import { TurnPreparer } from './speculation.js';
+import { ActionSequence } from './actions/ordering.js';
+import { backgroundIds, backgroundsLogic } from './backgrounds/supervisor.js';
 import { WakeGate } from '../src/cortex/wake.js';
 
 /** What every mode actor gets from the agent. */
@@ -215,6 +217,40 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       };
     },
   }));
+  // The mode's context producers, under one supervisor (actors/backgrounds/supervisor.ts).
+  const backgrounds = mode.backgrounds ?? [];
+  const invokeBackgrounds = backgrounds.length
+    ? [
+        {
+          id: 'backgrounds',
+          systemId: modeMemberId(name, 'backgrounds'),
+          src: 'backgrounds' as const,
+        },
+      ]
+    : [];
+  const backgroundsActor = backgroundsLogic(
+    backgrounds.map((entry, i) => {
+      const id = backgroundIds(backgrounds.map((b) => b.type))[i]!;
+      const log = logger.child({ background: entry.type });
+      return {
+        id,
+        type: entry.type,
+        mode: name,
+        bus: deps.bus,
+        logger: log,
+        ...(deps.track ? { track: deps.track } : {}),
+        create: (callbacks: object) =>
+          deps.plugins.input(entry.type).create(entry.config ?? {}, {
+            logger: log,
+            stateDir: deps.stateDir,
+            signal: new AbortController().signal,
+            ...(deps.cloud ? { cloud: deps.cloud } : {}),
+            ...(deps.media ? { media: deps.media } : {}),
+            ...callbacks,
+          }),
+      };
+    }),
+  );
   const invokeMcp = mode.mcp_servers.map((server) => ({
     id: `mcp:${server.name}`,
     systemId: modeMemberId(name, `mcp:${server.name}`),
@@ -226,7 +262,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
 
   return setup({
     types: { context: {} as ModeCtx, events: {} as ModeEv },
-    actors: { action: actionMachine, input: inputMachine, loop: cortexLoopMachine, mcp: mcpServerMachine, owner },
+    actors: { action: actionMachine, input: inputMachine, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
     guards: {
       final: ({ event }) => event.type === 'input.message' && event.final,
       hasTextInput: () => textInput !== undefined,
@@ -259,6 +295,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
         entry: [assign({ llm: () => createLlm(), lifetime: () => new AbortController() }), raise({ type: 'mode.flushText' })],
         invoke: [
           ...invokeInputs,
+          ...invokeBackgrounds,
           {
             id: 'model',
             src: 'owner',
@@ -283,6 +320,8 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
               const llm = context.llm!;
               // What the model saw of each input: this run's own (plugins are new each run, so nothing carries over).
               const wake = new WakeGate();
+              // One sequence per run: a sequential mode's answers run after each other.
+              const sequence = new ActionSequence();
               const tickDeps = (): Parameters<typeof runTick>[0] => ({
                 config,
                 modeName: name,
@@ -296,6 +335,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                 logger,
                 keywords,
                 wake,
+                sequence,
                 skipIdle: skipIdleOf(mode, config.cortex_llm),
                 maxToolRounds: deps.maxToolRounds,
                 actions,

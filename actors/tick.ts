@@ -17,6 +17,7 @@ import type { TickRequest, TickResult } from './loop.js';
 import type { InteractionRecord } from './actions/interactions.js';
 import { LiveHandout } from './live-handout.js';
 import type { AssembledTurn, TurnPreparer } from './speculation.js';
+import { type ActionSequence, AnswerOrder } from './actions/ordering.js';
 import { Turn } from './turn.js';
 
 /** A running input of the mode (its formatted buffer); the finals of a tick come with its request (the loop keeps them). */
@@ -63,6 +64,8 @@ export interface TickDeps {
   lifetime?: AbortSignal;
   /** The turn prepared while the person spoke (prompt, and the early request in speculative mode): a tick with finals takes it if its prompt is the same. */
   prepared?: TurnPreparer<Assembled>;
+  /** The mode run's sequence of actions (`action_execution_mode: sequential`: answers queue after each other). */
+  sequence?: ActionSequence;
   now?: () => number;
 }
 
@@ -110,7 +113,17 @@ export function speakHandle(handles: readonly ActionHandle[]): ActionHandle | un
 const describeAction = (deps: TickDeps) => (a: { name: string }) => (deps.plugins?.descriptors ?? descriptors).actions.get(a.name)?.description;
 
 /** Runs one tick; returns whether the model was called. Never throws for a model or tool failure (reported on the bus). */
-export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSignal): Promise<TickResult> {
+export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSignal): Promise<TickResult> {
+  // The answer's commands reach their actions in the order the mode's action_execution_mode says.
+  const order = new AnswerOrder({
+    mode: given.mode.action_execution_mode ?? 'concurrent',
+    dependencies: given.mode.action_dependencies ?? {},
+    ...(given.sequence ? { sequence: given.sequence } : {}),
+    lifetime: given.lifetime ?? signal,
+    bus: given.bus,
+    modeName: given.modeName,
+  });
+  const deps: TickDeps = { ...given, handles: () => order.wrap(given.handles()) };
   const now = deps.now ?? Date.now;
   const fused: FuserInput[] = [];
   const finals: string[] = [...(req.finals ?? [])];
@@ -243,11 +256,13 @@ export async function runTick(deps: TickDeps, req: TickRequest, signal: AbortSig
     }
   } catch (err) {
     // The tick was aborted (the mode stops): the turn ends with it; its sentences are cancelled by the lifetime.
+    order.close();
     void turn.finish('interrupted');
     throw err;
   } finally {
     signal.removeEventListener('abort', stopStream);
   }
+  order.close();
   save();
   const remembered = lastPrompt(prompt.messages);
   void turn.finish(outcome, (said, unsaid) => {

@@ -8,8 +8,10 @@ import { BufferedInput } from './buffered-input.js';
 /**
  * Reads the body every `poll_seconds` and at every move; emits a reading when what its facets show
  * changed. Publishes context for `context_aware` rules: `battery_percent`, `battery_low` (battery),
- * `odom_x`, `odom_y`, `odom_heading`, `odom_distance`, `moving` (odometry), `paths_clear` (paths).
- * The simulated body has no obstacles: every path is free.
+ * `odom_x`, `odom_y`, `odom_heading`, `odom_distance`, `moving` (odometry), `paths_clear` (paths),
+ * `localized`, `map_x`, `map_y`, `map_heading` (localization), `navigating`, `navigation_status` (navigation).
+ * The simulated body has no obstacles (every path is free), knows its pose exactly (always localised:
+ * its odometry frame is the map) and takes no navigation goals (navigation is idle).
  */
 export class BodyInput extends BufferedInput<BodyState> {
   constructor(
@@ -35,7 +37,10 @@ export class BodyInput extends BufferedInput<BodyState> {
   protected source(): Observable<BodyState> {
     const body = simBody(this.config.robot, this.config);
     const key = (s: BodyState) =>
-      JSON.stringify([this.has('battery') ? Math.floor(s.battery_percent) : 0, this.has('odometry') ? [s.x, s.y, s.heading, s.last] : 0]);
+      JSON.stringify([
+        this.has('battery') ? Math.floor(s.battery_percent) : 0,
+        this.has('odometry') || this.has('localization') ? [s.x, s.y, s.heading, s.last] : 0,
+      ]);
     return merge(timer(0, this.config.poll_seconds * 1000, this.scheduler).pipe(map(() => body.read())), body.state$).pipe(
       distinctUntilChanged((a, b) => key(a) === key(b)),
       tap((s) =>
@@ -45,6 +50,8 @@ export class BodyInput extends BufferedInput<BodyState> {
             ? { odom_x: s.x, odom_y: s.y, odom_heading: s.heading, odom_distance: s.distance, moving: !/^(stand still|sit)$/.test(s.last) }
             : {}),
           ...(this.has('paths') ? { paths_clear: ['forward', 'left', 'right', 'back'] } : {}),
+          ...(this.has('localization') ? { localized: true, map_x: s.x, map_y: s.y, map_heading: s.heading } : {}),
+          ...(this.has('navigation') ? { navigating: false, navigation_status: 'idle' } : {}),
         }),
       ),
     );
@@ -55,6 +62,8 @@ export class BodyInput extends BufferedInput<BodyState> {
     if (this.has('battery')) parts.push(`battery ${Math.floor(s.battery_percent)}%${s.battery_percent <= this.config.low_percent ? ' (low)' : ''}`);
     if (this.has('odometry')) parts.push(`at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg, ${s.distance} m travelled, last move: ${s.last}`);
     if (this.has('paths')) parts.push('free paths: forward, left, right, back');
+    if (this.has('localization')) parts.push(`localized on the map at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
+    if (this.has('navigation')) parts.push('navigation idle (no goal)');
     const low = this.has('battery') && s.battery_percent <= this.config.low_percent;
     return { timestamp: s.at, text: `${this.config.robot} (simulated): ${parts.join('; ')}`, final: low };
   }

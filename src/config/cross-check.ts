@@ -63,6 +63,7 @@ export function crossCheck(config: AgentConfig): CrossProblem[] {
         labels.set(action.llm_label, i);
       }
     });
+    problems.push(...dependencyProblems(name, mode, [...labels.keys()]));
     const servers = new Set<string>();
     mode.mcp_servers.forEach((server, i) => {
       if (servers.has(server.name)) problems.push({ path: ['modes', name, 'mcp_servers', i, 'name'], message: `duplicate tool server name ${q(server.name)}` });
@@ -95,4 +96,51 @@ export function hookModuleWarnings(config: AgentConfig, hooksDir: string): Cross
   visit(config.global_lifecycle_hooks, ['global_lifecycle_hooks']);
   for (const [name, mode] of Object.entries(config.modes)) visit(mode.lifecycle_hooks, ['modes', name, 'lifecycle_hooks']);
   return out;
+}
+
+/**
+ * `action_dependencies` names actions of its mode, has no cycle, and is read only with
+ * `action_execution_mode: dependencies` (anywhere else it would be silently ignored).
+ */
+function dependencyProblems(name: string, mode: AgentConfig['modes'][string], labels: string[]): CrossProblem[] {
+  const problems: CrossProblem[] = [];
+  const deps = mode.action_dependencies ?? {};
+  const at = (...rest: PropertyKey[]) => ['modes', name, 'action_dependencies', ...rest];
+  if (Object.keys(deps).length && mode.action_execution_mode !== 'dependencies') {
+    problems.push({
+      path: at(),
+      message: `read only with action_execution_mode: "dependencies" (this mode's is ${q(mode.action_execution_mode ?? 'concurrent')}); set it or remove action_dependencies`,
+    });
+  }
+  const isLabel = (l: string) => labels.includes(l);
+  const knownLabels = `the mode's action labels: ${labels.map(q).join(', ') || 'none'}`;
+  for (const [label, needs] of Object.entries(deps)) {
+    if (!isLabel(label)) problems.push({ path: at(label), message: `${q(label)} is not an action of this mode; ${knownLabels}${didYouMean(label, labels)}` });
+    needs.forEach((need, i) => {
+      if (!isLabel(need)) problems.push({ path: at(label, i), message: `${q(need)} is not an action of this mode; ${knownLabels}${didYouMean(need, labels)}` });
+      else if (need === label) problems.push({ path: at(label, i), message: `${q(label)} cannot wait for itself` });
+    });
+  }
+  // A cycle would make its actions wait for each other forever.
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (label: string, trail: string[]): string[] | undefined => {
+    if (state.get(label) === 'done') return undefined;
+    if (state.get(label) === 'visiting') return [...trail.slice(trail.indexOf(label)), label];
+    state.set(label, 'visiting');
+    for (const need of Object.hasOwn(deps, label) ? deps[label]! : []) {
+      if (need === label) continue;
+      const cycle = visit(need, [...trail, label]);
+      if (cycle) return cycle;
+    }
+    state.set(label, 'done');
+    return undefined;
+  };
+  for (const label of Object.keys(deps)) {
+    const cycle = visit(label, []);
+    if (cycle) {
+      problems.push({ path: at(label), message: `dependency cycle ${cycle.map(q).join(' -> ')}: these actions would wait for each other forever` });
+      break;
+    }
+  }
+  return problems;
 }

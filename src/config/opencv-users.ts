@@ -30,8 +30,11 @@ const VISION_INPUTS = new Set(['VLMInput', 'LocalVLMInput']);
 export function openCvUsers(config: AgentConfig): OpenCvUser[] {
   const users = new Map<string, string>();
   for (const [modeName, mode] of Object.entries(config.modes)) {
-    mode.agent_inputs.forEach((input, n) => {
-      const path = `modes.${modeName}.agent_inputs[${n}]`;
+    const entries = [
+      ...mode.agent_inputs.map((input, n) => [input, `modes.${modeName}.agent_inputs[${n}]`] as const),
+      ...(mode.backgrounds ?? []).map((input, n) => [input, `modes.${modeName}.backgrounds[${n}]`] as const),
+    ];
+    entries.forEach(([input, path]) => {
       const block = input.config.camera;
       if (block && typeof block === 'object') {
         const binding = (block as Record<string, unknown>).binding;

@@ -5,6 +5,7 @@ import type { AgentConfig } from './schema.js';
 import { checkSafetyValues } from './safety-check.js';
 import { checkActionHooks } from './hooks-check.js';
 import { descriptors as builtin } from '../plugins/index.js';
+import { BACKGROUND_TYPES, notABackground } from '../plugins/backgrounds.js';
 import type { PluginDescriptors, PluginInfo, Registry } from '../plugins/index.js';
 
 export interface PluginProblem {
@@ -42,6 +43,12 @@ export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors
   for (const [name, mode] of Object.entries(config.modes)) {
     const base = ['modes', name];
     mode.agent_inputs.forEach((input, i) => check(inputs, input.type, input.config, [...base, 'agent_inputs', i], 'type'));
+    (mode.backgrounds ?? []).forEach((b, i) => {
+      if (!BACKGROUND_TYPES.has(b.type) && !inputs.get(b.type)) check(inputs, b.type, b.config, [...base, 'backgrounds', i], 'type');
+      else if (!BACKGROUND_TYPES.has(b.type))
+        result.problems.push({ path: [...base, 'backgrounds', i, 'type'], message: notABackground(b.type), unknownType: false });
+      else check(inputs, b.type, b.config, [...base, 'backgrounds', i], 'type');
+    });
     mode.simulators.forEach((sim, i) => check(simulators, sim.type, sim.config, [...base, 'simulators', i], 'type'));
     if (mode.cortex_llm) check(llms, mode.cortex_llm.type, mode.cortex_llm.config, [...base, 'cortex_llm'], 'type');
     mode.agent_actions.forEach((action, i) => {

@@ -103,6 +103,7 @@ export function listPrograms(config: AgentConfig): ProgramUse[] {
       out.push({ kind: 'MCP stdio server', where: `${at}.mcp_servers[${i}] (${s.name})`, program: s.command ?? '', args: s.args ?? [], env: s.env ?? {} });
     });
     (mode.agent_inputs ?? []).forEach((input, i) => deviceUses(input.config, `${at}.agent_inputs[${i}] (${input.type})`, out));
+    (mode.backgrounds ?? []).forEach((b, i) => deviceUses(b.config, `${at}.backgrounds[${i}] (${b.type})`, out));
     (mode.agent_actions ?? []).forEach((a, i) => {
       deviceUses(a.config, `${at}.agent_actions[${i}] (${a.llm_label})`, out);
       if (a.connector !== 'local_tts') return;

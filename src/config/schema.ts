@@ -173,6 +173,20 @@ export const Mode = z.looseObject({
   save_interactions: z.boolean().default(false),
   agent_inputs: z.array(InputEntry).default([]),
   agent_actions: z.array(ActionEntry).default([]),
+  /**
+   * Context producers that run with the mode (OM1's backgrounds): an input type that publishes context
+   * values (src/plugins/backgrounds.ts), run for those values only (no prompt line, never wakes the
+   * model), supervised and restarted with the backoff by actors/backgrounds/supervisor.ts.
+   */
+  backgrounds: z.array(InputEntry).default([]),
+  /**
+   * How the actions of one model answer run (OM1's field): `concurrent` (default: each action's queue
+   * runs at once), `sequential` (each waits for the one before it, in the answer's order), or
+   * `dependencies` (an action waits for the labels `action_dependencies` gives it). actors/actions/ordering.ts.
+   */
+  action_execution_mode: z.enum(['concurrent', 'sequential', 'dependencies']).default('concurrent'),
+  /** With `dependencies`: llm_label -> the labels it waits for when they are in the same answer. */
+  action_dependencies: z.record(z.string(), z.array(z.string())).default({}),
   lifecycle_hooks: z.array(LifecycleHook).default([]),
   simulators: z.array(SimulatorEntry).default([]),
   /** Filled from the global cortex_llm at load when absent. */

@@ -50,10 +50,12 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
   };
 
   const mode = (m: Record<string, unknown>, prefix: string) => {
-    const inputs = Array.isArray(m.agent_inputs) ? m.agent_inputs : [];
-    inputs.forEach((e, i) => {
+    const inputs = [
+      ...(Array.isArray(m.agent_inputs) ? m.agent_inputs.map((e, i) => [e, `${prefix}agent_inputs[${i}]`] as const) : []),
+      ...(Array.isArray(m.backgrounds) ? m.backgrounds.map((e, i) => [e, `${prefix}backgrounds[${i}]`] as const) : []),
+    ];
+    inputs.forEach(([e, path]) => {
       if (!isObject(e)) return;
-      const path = `${prefix}agent_inputs[${i}]`;
       const c: Record<string, unknown> = isObject(e.config) ? e.config : (e.config = {});
       const type = String(e.type);
       if (ASR_INPUTS.has(type)) {
@@ -109,12 +111,16 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
 export function mockSerialPaths(config: {
   modes: Record<
     string,
-    { agent_inputs: Array<{ type: string; config: Record<string, unknown> }>; agent_actions: Array<{ connector: string; config: Record<string, unknown> }> }
+    {
+      agent_inputs: Array<{ type: string; config: Record<string, unknown> }>;
+      backgrounds?: Array<{ type: string; config: Record<string, unknown> }>;
+      agent_actions: Array<{ connector: string; config: Record<string, unknown> }>;
+    }
   >;
 }): string[] {
   const paths = new Set<string>();
   for (const m of Object.values(config.modes)) {
-    for (const i of m.agent_inputs)
+    for (const i of [...m.agent_inputs, ...(m.backgrounds ?? [])])
       if (i.config.binding === 'mock' && (i.type === 'SerialReader' || i.type === 'GpsInput'))
         paths.add(String(i.config.serial_port ?? i.config.path ?? (i.type === 'GpsInput' ? '/dev/ttyACM0' : '/dev/ttyUSB0')));
     for (const a of m.agent_actions) if (a.connector === 'serial' && a.config.binding === 'mock' && typeof a.config.path === 'string') paths.add(a.config.path);

@@ -63,6 +63,16 @@ export type AgentEvent =
   | { type: 'hook'; at: number; mode: string; hook_type: string; handler_type: string; ok: boolean; error?: string; cancelled?: boolean; duration_ms?: number }
   | { type: 'tick'; at: number; mode: string; n: number; late_skipped: number; lateness_ms: number; called_model: boolean }
   | { type: 'input'; at: number; mode: string; input: string; text: string; final: boolean }
+  /** The health of a background (a context producer of the mode): running, restarting after a failure (in retry_in_ms), failed for good, stopped. */
+  | {
+      type: 'background';
+      at: number;
+      mode: string;
+      background: string;
+      state: 'running' | 'restarting' | 'failed' | 'stopped';
+      error?: string;
+      retry_in_ms?: number;
+    }
   | { type: 'prompt'; at: number; mode: string; tick: number; prompt: string }
   | {
       type: 'model.answer';

@@ -26,6 +26,8 @@ export interface PluginUse {
     string,
     {
       agent_inputs: ReadonlyArray<{ type: string }>;
+      /** Context producers: input types run for their context values (src/plugins/backgrounds.ts). */
+      backgrounds?: ReadonlyArray<{ type: string }> | undefined;
       agent_actions: ReadonlyArray<{ name: string; connector: string }>;
       simulators: ReadonlyArray<{ type: string }>;
       cortex_llm?: { type: string } | undefined;
@@ -50,7 +52,7 @@ export function usedPlugins(config: PluginUse): UsedPlugins {
   const actions = new Map<string, string[]>();
   if (config.cortex_llm) llms.add(config.cortex_llm.type);
   for (const mode of Object.values(config.modes)) {
-    for (const i of mode.agent_inputs) inputs.add(i.type);
+    for (const i of [...mode.agent_inputs, ...(mode.backgrounds ?? [])]) inputs.add(i.type);
     for (const s of mode.simulators) simulators.add(s.type);
     if (mode.cortex_llm) llms.add(mode.cortex_llm.type);
     for (const a of [...mode.agent_actions, ...implicitActions(mode)]) {

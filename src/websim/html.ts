@@ -89,6 +89,11 @@ export function pageHtml(title: string): string {
     <h3>Model calls</h3>
     <ol id="calls" class="log"></ol>
   </section>
+  <section id="body-panel" class="panel" hidden>
+    <h2>Body</h2>
+    <div id="body-view" class="body-view"></div>
+    <dl id="body-facts" class="grid"></dl>
+  </section>
   <section id="sockets-panel" class="panel">
     <h2>Sockets</h2>
     <div id="streams"></div>

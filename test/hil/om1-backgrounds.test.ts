@@ -24,15 +24,18 @@ const until = async <T>(what: string, fn: () => T | undefined | false, ms = 60_0
 };
 const stop = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : (p.once('exit', () => r()), p.kill())));
 
-/** An OM1 multi-mode file: a GPS-like background on `port`, its input, and a context-aware rule on gps_fix (as OM1 writes them). */
-function om1File(name: string, background: 'Gps' | 'Rtk', port: string): string {
+/**
+ * An OM1 multi-mode file: a GPS-like background on `port`, a context-aware rule on gps_fix (as OM1
+ * writes them), and with `withInput` the same sensor as a prompt input (which then carries the background).
+ */
+function om1File(name: string, background: 'Gps' | 'Rtk', port: string, withInput: boolean): string {
   const file = join(dir, `${name}.json5`);
   const mode = (display: string) => ({
     display_name: display,
     description: display,
     system_prompt_base: 'You are a rover.',
     hertz: 1,
-    agent_inputs: [{ type: background }],
+    agent_inputs: withInput ? [{ type: background }] : [],
     action_execution_mode: 'concurrent',
     agent_actions: [{ name: 'speak', llm_label: 'speak', connector: 'ros2' }],
   });
@@ -114,7 +117,7 @@ t.test("the Gps background on gpsd's fake-pty feeder: OM1's rule on gps_fix swit
   let out = '';
   py.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const pty = await until("the feeder's pty", () => out.split('\n')[0]?.startsWith('/dev/') && out.split('\n')[0]);
-  const agent = runAgent(om1File('gps_rover', 'Gps', pty));
+  const agent = runAgent(om1File('gps_rover', 'Gps', pty, true));
   t.teardown(() => stop(agent.child));
   const switched = await until(`mode.changed to located (stderr: ${agent.stderr().slice(-800)})`, () =>
     agent.events.find((e) => e.type === 'mode.changed' && e.to === 'located'),
@@ -127,13 +130,13 @@ t.test("the Gps background on gpsd's fake-pty feeder: OM1's rule on gps_fix swit
   t.match(agent.stderr(), /om1: backgrounds\[0\]\.type: Gps \(background\) -> carried by this mode's GpsInput/);
 });
 
-t.test('the Rtk background on a socat pty (RTK fixed, quality 4): the same rule fires', async (t) => {
+t.test('the Rtk background alone on a socat pty (RTK fixed, quality 4): its supervised actor publishes, the same rule fires', async (t) => {
   const ours = join(dir, 'rtk');
   const peer = join(dir, 'rtk-peer');
   const socat = spawn('socat', [`pty,raw,echo=0,link=${ours}`, `pty,raw,echo=0,link=${peer}`], { stdio: 'ignore' });
   t.teardown(() => stop(socat));
   await until('pty links', () => existsSync(ours) && existsSync(peer), 10_000);
-  const agent = runAgent(om1File('rtk_rover', 'Rtk', ours));
+  const agent = runAgent(om1File('rtk_rover', 'Rtk', ours, false));
   t.teardown(() => stop(agent.child));
   // Keep writing until the agent's reader has the port open and the rule fired.
   const gga = '$GPGGA,123519,4807.038,N,01131.000,E,4,12,0.5,545.4,M,46.9,M,1.0,0000*';
@@ -153,4 +156,17 @@ t.test('the Rtk background on a socat pty (RTK fixed, quality 4): the same rule 
     agent.events.find((e) => e.type === 'mode.changed' && e.to === 'located'),
   );
   t.match(switched, { from: 'searching', to: 'located' });
+  t.match(agent.stderr(), /om1: backgrounds\[0\]\.type: Rtk \(background\) -> GpsInput/);
+  t.ok(
+    agent.events.some((e) => e.type === 'background' && e.background === 'GpsInput' && e.state === 'running' && e.mode === 'searching'),
+    'the background is an actor of its own, its health on the bus',
+  );
+  t.ok(
+    agent.events.some((e) => e.type === 'context' && e.source === 'background.GpsInput' && JSON.stringify(e).includes('"gps_fix":true')),
+    'the fix came from the background, not from a prompt input',
+  );
+  t.notOk(
+    agent.events.some((e) => e.type === 'input' && e.input === 'GpsInput'),
+    'a background is no prompt input',
+  );
 });

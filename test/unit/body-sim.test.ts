@@ -49,6 +49,25 @@ t.test('the body connector moves the shared body of its robot; halt stands still
   t.match(published[0], { odom_x: 1, odom_y: 1, odom_heading: 90, odom_distance: 2, moving: false });
 });
 
+t.test('localization and navigation facets (OM1 AMCL / Navigation backgrounds): the map pose follows the body, navigation is idle', async (t) => {
+  const c = createBodyConnector(
+    { robot: 'limx_tron', step_m: 2, turn_deg: 90, command_seconds: 0 },
+    { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: () => {} },
+  );
+  const published: Array<Record<string, unknown>> = [];
+  const input = new BodyInput(BodyInputSchema.parse({ robot: 'limx_tron', facets: ['localization', 'navigation'] }), {
+    logger: pino({ level: 'silent' }),
+    signal: new AbortController().signal,
+    publishContext: (v) => published.push(v),
+  });
+  const sub = input.listen().subscribe((raw) => input.rawToText(raw));
+  t.teardown(() => (sub.unsubscribe(), input.stop()));
+  await c.run({ action: 'walk forward' }, new AbortController().signal);
+  t.match(published.at(-1), { localized: true, map_x: 2, map_y: 0, map_heading: 0, navigating: false, navigation_status: 'idle' });
+  t.notOk('battery_percent' in published.at(-1)!, 'only the facets asked for');
+  t.match(input.formattedLatestBuffer(), /localized on the map at x 2 m, y 0 m, heading 0 deg; navigation idle \(no goal\)/);
+});
+
 t.test("a robot's real bus is refused with what it needs", async (t) => {
   const r = BodyConnectorOptions.safeParse({ robot: 'unitree_go2', binding: 'unitree_dds' });
   t.notOk(r.success);

@@ -355,3 +355,46 @@ t.test('a function hook whose module is missing is a warning naming the hook and
   t.equal(hookWarnings.length, 1, 'only the missing module');
   t.match(hookWarnings[0], /: lifecycle_hooks\[1\]\.handler_config: function hook module "absent" not found in .*hooks.*the hook will fail when it runs/);
 });
+
+t.test('cross-checks: action_dependencies name the mode actions, have no cycle, and need action_execution_mode dependencies', async (t) => {
+  const actions = [
+    { name: 'speak', llm_label: 'speak', connector: 'a' },
+    { name: 'move', llm_label: 'move', connector: 'b' },
+    { name: 'face', llm_label: 'emotion', connector: 'c' },
+  ];
+  const r = await loadObject(
+    t,
+    validConfig({
+      modes: {
+        guard: mode({
+          agent_actions: actions,
+          action_execution_mode: 'dependencies',
+          action_dependencies: { speak: ['move', 'emotoin'], move: ['emotion'], emotion: ['speak'] },
+        }),
+        rest: mode({ agent_actions: actions, action_dependencies: { speak: ['move'] } }),
+      },
+    }),
+  );
+  t.notOk(r.ok);
+  if (r.ok) return;
+  t.same(
+    r.lines.sort(),
+    [
+      'modes.guard.action_dependencies.speak[1]: "emotoin" is not an action of this mode; the mode\'s action labels: "speak", "move", "emotion"; did you mean "emotion"?',
+      'modes.guard.action_dependencies.speak: dependency cycle "speak" -> "move" -> "emotion" -> "speak": these actions would wait for each other forever',
+      'modes.rest.action_dependencies: read only with action_execution_mode: "dependencies" (this mode\'s is "concurrent"); set it or remove action_dependencies',
+    ].sort(),
+  );
+  const bad = await loadObject(t, validConfig({ modes: { guard: mode({ action_execution_mode: 'parallel' }), rest: mode() } }));
+  t.match(!bad.ok && bad.lines, [/^modes\.guard\.action_execution_mode: .*concurrent.*sequential.*dependencies/]);
+  const good = await loadObject(
+    t,
+    validConfig({
+      modes: {
+        guard: mode({ agent_actions: actions, action_execution_mode: 'sequential' }),
+        rest: mode({ agent_actions: actions, action_execution_mode: 'dependencies', action_dependencies: { move: ['speak'] } }),
+      },
+    }),
+  );
+  t.ok(good.ok, 'a sequential mode and an acyclic dependencies mode load');
+});

@@ -119,6 +119,16 @@ t.test('a version-less file is the oldest format; missing and unsupported parts 
   t.same(c.unsupported, ['agent_inputs[0].type: WalletCoinbase {"asset_id":"eth"}: talks only to a Coinbase wallet balance; unsupported']);
   t.same(c.missing, [
     'agent_actions[0]: navigate_location/unitree_go2_nav: navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime',
-    'action_execution_mode: "sequential": only concurrent execution is carried out',
   ]);
+  t.equal(c.config.action_execution_mode, 'sequential', 'sequential is carried out by the runtime: kept');
+  t.match(c.translations.join('\n'), /action_execution_mode: "sequential" -> the same/);
+});
+
+t.test('action_dependencies are kept with the dependencies mode and dropped (with a line) without it, as OM1 ignores them there', async (t) => {
+  const deps = { move: ['speak'] };
+  const c = convertOm1(legacy({ action_execution_mode: 'dependencies', action_dependencies: deps }));
+  t.same(c.config.action_dependencies, deps);
+  const d = convertOm1(legacy({ action_execution_mode: 'concurrent', action_dependencies: deps }));
+  t.equal(d.config.action_dependencies, undefined);
+  t.match(d.translations.join('\n'), /action_dependencies: dropped: OM1 reads them only with action_execution_mode "dependencies"/);
 });

@@ -55,6 +55,18 @@ t.test('movement picks the enum value of the intent and acknowledges', async (t)
   t.same(calls(ask('Voice: move', [move])), [['move', { action: 'move forwards' }]]);
 });
 
+t.test("the shipped move action's values (walk forward, walk back) are found for forward and back", async (t) => {
+  const shipped = {
+    type: 'function' as const,
+    function: {
+      name: 'move',
+      parameters: { type: 'object', properties: { action: { type: 'string', enum: ['stand still', 'sit', 'walk forward', 'walk back', 'turn left'] } } },
+    },
+  };
+  t.same(calls(ask('Voice: move forward', [shipped])), [['move', { action: 'walk forward' }]]);
+  t.same(calls(ask('Voice: go back', [shipped])), [['move', { action: 'walk back' }]]);
+});
+
 t.test('a movement the tool cannot do is declined in speech', async (t) => {
   t.same(calls(ask('Voice: dance', [speak, move])), [['speak', { sentence: 'Sorry, I cannot dance.' }]]);
 });

@@ -1,6 +1,6 @@
 // The WebSim state reducer: mode and last transition, action life cycles, face from face actions, counters, bounded logs, transcript, timeline, socket details.
 import t from 'tap';
-import { initialState, MAX_ACTIONS, reduce, type SimEvent, type SimState } from '../../src/websim/page/state.js';
+import { BODY_PATH, initialState, MAX_ACTIONS, reduce, type SimEvent, type SimState } from '../../src/websim/page/state.js';
 
 const run = (events: Array<Partial<SimEvent> & { type: string }>, s: SimState = initialState('idle')) =>
   events.reduce<SimState>((acc, e, i) => reduce(acc, { at: 1000 + i, ...e } as SimEvent), s);
@@ -192,4 +192,29 @@ t.test('the last voice turn: stages in the order they came, with the outcome; co
     visitors: { at: 1001, value: 2, source: 'websim' },
     battery_percent: { at: 1002, value: 15, source: 'input.BatteryInput' },
   });
+});
+
+t.test("the body panel's view: odometry (or the map pose) moves the body, its path grows only when it moves, bounded", async (t) => {
+  let s = initialState('drive');
+  const ctx = (values: Record<string, unknown>, at = 1) => (s = reduce(s, { type: 'context', at, source: 'background.BodyInput', values } as never));
+  ctx({ gps_fix: true });
+  t.equal(s.body, null, 'no body before a pose');
+  ctx({ battery_percent: 99.5, odom_x: 0, odom_y: 0, odom_heading: 0, odom_distance: 0 });
+  ctx({ odom_x: 0, odom_y: 0, odom_heading: 90 });
+  ctx({ odom_x: 0, odom_y: 1, odom_heading: 90, odom_distance: 1 });
+  t.match(s.body, {
+    x: 0,
+    y: 1,
+    heading: 90,
+    distance: 1,
+    battery: 99.5,
+    path: [
+      [0, 0],
+      [0, 1],
+    ],
+  });
+  ctx({ localized: true, map_x: 2, map_y: 1, map_heading: 0 });
+  t.same(s.body?.path.at(-1), [2, 1], 'a map pose moves it too');
+  for (let i = 0; i < BODY_PATH + 10; i++) ctx({ odom_x: i, odom_y: 5 });
+  t.equal(s.body?.path.length, BODY_PATH, 'the path keeps the newest points only');
 });

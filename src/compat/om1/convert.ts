@@ -32,7 +32,7 @@ export interface Om1Conversion extends Om1Report {
 const PLACEHOLDER_URIDS = new Set(['om1_qwertyui', 'default', '']);
 
 /** Fields of a mode (or of a legacy file's top level) that name plugins. */
-const MODE_PLUGIN_FIELDS = ['agent_inputs', 'agent_actions', 'backgrounds', 'cortex_llm', 'action_execution_mode'] as const;
+const MODE_PLUGIN_FIELDS = ['agent_inputs', 'agent_actions', 'backgrounds', 'cortex_llm'] as const;
 
 const FAMILIES: Array<[RegExp, Robot, Scope['transport']]> = [
   [/UnitreeG1|unitree_g1|arm_g1/, 'unitree_g1', 'unitree_dds'],
@@ -149,19 +149,22 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
         actions.push({ ...rest, ...n, llm_label: e.llm_label ?? name });
       });
     });
-    const hasBody = () => inputs.some((x) => x.type === 'BodyInput');
-    const hasGps = () => inputs.some((x) => x.type === 'GpsInput');
+    const producers: Entry[] = [];
+    const hasBody = () => [...inputs, ...producers].some((x) => x.type === 'BodyInput');
+    const hasGps = () => [...inputs, ...producers].some((x) => x.type === 'GpsInput');
     const backgrounds = [
       ...globalBgs.map((b, i) => ({ b, path: `backgrounds[${i}]` })),
       ...asEntries(m.backgrounds).map((b, i) => ({ b, path: `${prefix}backgrounds[${i}]` })),
     ];
+    // Backgrounds stay backgrounds: context producers of the mode under its supervisor (actors/backgrounds/supervisor.ts).
     for (const { b, path } of backgrounds) {
       const type = String(b.type);
       apply(translateBackground(type, optionsOf(b), scope, { hasBody: hasBody(), hasGps: hasGps() }), `${path}.type`, `${type} (background)`, (n) =>
-        inputs.push(n),
+        producers.push(n),
       );
     }
-    delete m.backgrounds;
+    if (producers.length) m.backgrounds = producers;
+    else delete m.backgrounds;
     if (Array.isArray(m.lifecycle_hooks)) {
       const hooks: Entry[] = [];
       const conversation = actions.find((a) => a.name === 'conversation')?.llm_label;
@@ -187,12 +190,21 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     m.agent_inputs = inputs;
     m.agent_actions = actions;
     if (m.cortex_llm !== undefined) m.cortex_llm = llm(m.cortex_llm, `${prefix}cortex_llm`);
+    // OM1's action_execution_mode and action_dependencies are fields of this runtime too (actors/actions/ordering.ts).
     const mode = m.action_execution_mode;
-    if (mode !== undefined) {
-      delete m.action_execution_mode;
-      if (mode === 'concurrent')
-        say(`${prefix}action_execution_mode`, "concurrent -> this runtime's own behaviour (each action's queue runs its commands independently)");
-      else report.missing.push(`${prefix}action_execution_mode: ${JSON.stringify(mode)}: only concurrent execution is carried out`);
+    if (mode !== undefined && mode !== 'concurrent') {
+      say(
+        `${prefix}action_execution_mode`,
+        `${JSON.stringify(mode)} -> the same (each action of an answer waits for ${mode === 'sequential' ? 'the one before it' : 'the actions action_dependencies names'})`,
+      );
+    }
+    if (m.action_dependencies !== undefined && mode !== 'dependencies') {
+      // OM1 reads the dependencies only in `dependencies` mode: carrying them elsewhere would be a check error for nothing.
+      delete m.action_dependencies;
+      say(
+        `${prefix}action_dependencies`,
+        `dropped: OM1 reads them only with action_execution_mode "dependencies" (this mode's is ${JSON.stringify(mode ?? 'concurrent')})`,
+      );
     }
   };
 

@@ -393,23 +393,11 @@ export function translateBackground(type: string, options: Options, scope: Scope
     case 'UnitreeGo2Odom':
     case 'UnitreeG1Odom':
       if (mode.hasBody) return carried(`the ${scope.robot ?? 'robot'} body of this mode's BodyInput`);
-      return body(scope, ['battery', 'odometry'], [], options).kind === 'ok'
-        ? (() => {
-            const t = body(scope, ['battery', 'odometry'], [], options) as Extract<Translation, { kind: 'ok' }>;
-            (t.entry.config as Options).wake = 'never';
-            return { ...t, notes: [...t.notes, 'wake never: it publishes context and rides along in the prompt'] };
-          })()
-        : body(scope, ['battery', 'odometry'], [], options);
+      return body(scope, ['battery', 'odometry'], [], options);
     case 'Gps':
     case 'Rtk':
       if (mode.hasGps) return carried("this mode's GpsInput (the same serial port)");
-      return gps(scope, type, options).kind === 'ok'
-        ? (() => {
-            const t = gps(scope, type, options) as Extract<Translation, { kind: 'ok' }>;
-            (t.entry.config as Options).wake = 'never';
-            return t;
-          })()
-        : gps(scope, type, options);
+      return gps(scope, type, options);
     case 'ElevenLabsTTS':
       return carried('the speak action (speechlab_tts synthesises each sentence itself)');
     case 'ApproachingPerson':
@@ -424,9 +412,21 @@ export function translateBackground(type: string, options: Options, scope: Scope
     case 'UnitreeGo2RPLidar':
       return missing('the RPLidar driver over serial: no lidar binding is built into this runtime');
     case 'UnitreeGo2AMCL':
-    case 'UnitreeGo2LidarLocalization':
+    case 'UnitreeGo2LidarLocalization': {
+      // OM1's provider reads the robot's localisation (amcl_pose over Zenoh); here the body's binding says where it is on the map.
+      const t = body(scope, ['localization'], [], options);
+      return t.kind === 'ok'
+        ? { ...t, notes: [...t.notes, 'localized and the map pose (OM1: amcl_pose from the robot); the simulated body knows its pose exactly'] }
+        : t;
+    }
     case 'UnitreeGo2Navigation':
-    case 'UnitreeG1Navigation':
+    case 'UnitreeG1Navigation': {
+      // OM1's provider follows the Nav2 goal status; the goals come from a navigate action (reported missing where a file has one).
+      const t = body(scope, ['navigation'], [], options);
+      return t.kind === 'ok'
+        ? { ...t, notes: [...t.notes, "the navigation stack's state (OM1: Nav2 goal status); the simulated body takes no goals: idle"] }
+        : t;
+    }
     case 'UnitreeGo2FrontierExploration':
       return missing(`${type}: localisation, navigation and exploration need the robot's Nav2/SLAM stack; none is built into this runtime`);
     case 'UnitreeGo2Locations':

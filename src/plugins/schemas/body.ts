@@ -23,7 +23,12 @@ export const MISSING_TRANSPORT: Record<Exclude<BodyBinding, 'sim'>, string> = {
   ubtech_http: "UBTech Yanshee's robot API (the YanAPI HTTP service on the robot): no UBTech binding is built into cortexd",
 };
 
-export const BODY_FACETS = ['battery', 'odometry', 'paths'] as const;
+/**
+ * What a body input reports. `localization`: the pose on the map and whether the robot is localised
+ * (OM1's AMCL/lidar localisation; the simulated body always knows its pose); `navigation`: the state of
+ * the navigation stack (the simulated body takes no navigation goals: it is always idle).
+ */
+export const BODY_FACETS = ['battery', 'odometry', 'paths', 'localization', 'navigation'] as const;
 
 const refuseRealTransport = (o: { binding: BodyBinding }, ctx: z.RefinementCtx) => {
   if (o.binding !== 'sim')

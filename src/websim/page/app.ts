@@ -1,5 +1,6 @@
 // The WebSim page entry: connects the event socket (with reconnects), keeps the state, renders every panel, sends commands.
 import { drawFace } from './face.js';
+import { renderBody } from './body.js';
 import { mountEstop } from './estop.js';
 import { highlight, loadGraph, transitionText, type DrawnGraph } from './graph.js';
 import { renderMedia } from './media.js';
@@ -113,6 +114,7 @@ function render(): void {
   $('transition').textContent = transitionText(s.lastTransition, label);
   renderButtons();
   renderInputs($('inputs'), s);
+  renderBody($('body-panel'), $('body-view'), $('body-facts'), s);
   renderContext($('context'), s);
   renderTurn($('turn-panel'), $('turn'), s);
   renderStreams($('streams'), s);

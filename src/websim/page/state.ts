@@ -126,6 +126,8 @@ export interface SimState {
   } | null;
   /** Context values for `context_aware` rules as last set, by name, with who set them. */
   context: Record<string, { at: number; value: unknown; source: string }>;
+  /** The robot body as BodyInput publishes it (odometry, or the map pose): pose, heading and the path so far. */
+  body: BodyView | null;
   /** The latest text of each input, by input name. */
   inputs: Record<string, { at: number; text: string; final: boolean; mode: string }>;
   prompt: { at: number; tick: number; mode: string; text: string } | null;
@@ -196,6 +198,34 @@ export type ClientMessage =
   | { type: 'estop'; id: number; reason?: string }
   | { type: 'estop.release'; id: number; token: string };
 
+/** What the body panel draws: the newest pose (metres, degrees counter-clockwise) and the last BODY_PATH points. */
+export interface BodyView {
+  at: number;
+  x: number;
+  y: number;
+  heading: number;
+  distance?: number;
+  battery?: number;
+  path: Array<[number, number]>;
+}
+
+/** Points of the body's path the page keeps (older ones drop off). */
+export const BODY_PATH = 200;
+
+/** The body after a context event: a pose from `odom_*` (or the map pose `map_*`), appended to the path when it moved. */
+export function bodyFrom(prev: BodyView | null, at: number, v: Record<string, unknown>): BodyView | null {
+  const x = typeof v.odom_x === 'number' ? v.odom_x : typeof v.map_x === 'number' ? v.map_x : undefined;
+  const y = typeof v.odom_y === 'number' ? v.odom_y : typeof v.map_y === 'number' ? v.map_y : undefined;
+  const battery = typeof v.battery_percent === 'number' ? v.battery_percent : undefined;
+  if (x === undefined || y === undefined) return prev && battery !== undefined ? { ...prev, battery } : prev;
+  const heading = typeof v.odom_heading === 'number' ? v.odom_heading : typeof v.map_heading === 'number' ? v.map_heading : (prev?.heading ?? 0);
+  const last = prev?.path.at(-1);
+  const path = last && last[0] === x && last[1] === y ? (prev?.path ?? []) : [...(prev?.path ?? []), [x, y] as [number, number]].slice(-BODY_PATH);
+  const distance = typeof v.odom_distance === 'number' ? v.odom_distance : prev?.distance;
+  const charge = battery ?? prev?.battery;
+  return { at, x, y, heading, path, ...(distance !== undefined ? { distance } : {}), ...(charge !== undefined ? { battery: charge } : {}) };
+}
+
 export function initialState(mode: string): SimState {
   return {
     mode,
@@ -204,6 +234,7 @@ export function initialState(mode: string): SimState {
     lastRefusal: null,
     turn: null,
     context: {},
+    body: null,
     inputs: {},
     prompt: null,
     answer: null,
@@ -341,7 +372,7 @@ export function reduce(s: SimState, e: SimEvent): SimState {
       const values = e.values && typeof e.values === 'object' ? (e.values as Record<string, unknown>) : {};
       const context = { ...s.context };
       for (const [name, value] of Object.entries(values)) context[name] = { at: e.at, value, source: str(e.source, '?') };
-      return { ...s, context };
+      return { ...s, context, body: bodyFrom(s.body, e.at, values) };
     }
     case 'input': {
       const inputs = { ...s.inputs, [str(e.input, 'input')]: { at: e.at, text: str(e.text), final: e.final === true, mode: str(e.mode) } };

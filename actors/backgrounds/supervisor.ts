@@ -1,0 +1,177 @@
+// The backgrounds of a mode (`backgrounds`, one `background:<type>` child each): context producers, supervised and restarted with the one backoff, health on the bus.
+import type { Logger } from 'pino';
+import { assign, fromCallback, sendParent, setup } from 'xstate';
+import type { AgentBus } from '../../src/cortex/events.js';
+import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
+import { describeError } from '../../src/errors.js';
+import { backoffDelay } from '../../src/backoff.js';
+
+/** Builds a fresh plugin of the background with the callback it publishes context through. */
+export type BackgroundCreate = (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin;
+
+export interface BackgroundActorInput {
+  /** The actor id (`background:<type>`, `#<n>` when a type repeats). */
+  id: string;
+  type: string;
+  mode: string;
+  create: BackgroundCreate;
+  bus: AgentBus;
+  logger: Logger;
+  /** Restart backoff after a failure; the attempt count resets once it has run for `healthyMs`. */
+  restart?: { initialMs: number; maxMs: number; healthyMs: number };
+  /** Given the plugin's asynchronous stop, so the agent can wait for it. */
+  track?: (closing: Promise<unknown>) => void;
+}
+
+interface Ctx extends BackgroundActorInput {
+  attempt: number;
+  error: string | undefined;
+  nextDelayMs: number;
+}
+
+type Ev = { type: 'background.context'; values: Record<string, unknown> } | { type: 'background.error'; error: string; fatal: boolean };
+
+/** Events a background sends up (the supervisor relays them to the mode, which gives them to its mode machine). */
+export type BackgroundParentEvent = { type: 'context.update'; values: Record<string, unknown> };
+
+const DEFAULT_RESTART = { initialMs: 1000, maxMs: 30_000, healthyMs: 30_000 };
+
+/** Says `stopped` on the bus when the background stops (exit actions do not run when an actor is stopped). */
+const stoppedReport = fromCallback<{ type: 'none' }, Pick<Ctx, 'bus' | 'mode' | 'type'>>(
+  ({ input }) =>
+    () =>
+      input.bus.emit({ type: 'background', at: Date.now(), mode: input.mode, background: input.type, state: 'stopped' }),
+);
+
+/**
+ * Makes the plugin and subscribes its source while the background runs: what it reads only feeds the
+ * context values it publishes (its text is never a prompt line and never wakes the model). A plugin
+ * that cannot be made, a source that fails or ends: `background.error`. Leaving stops the plugin.
+ */
+const produce = fromCallback<{ type: 'none' }, Pick<Ctx, 'create' | 'type' | 'logger' | 'track'>>(({ input, sendBack }) => {
+  let plugin: InputPlugin;
+  try {
+    plugin = input.create({ publishContext: (values) => sendBack({ type: 'background.context', values } satisfies Ev) });
+  } catch (err) {
+    sendBack({ type: 'background.error', error: `not started: ${describeError(err)}`, fatal: true } satisfies Ev);
+    return () => {};
+  }
+  const sub = plugin.listen().subscribe({
+    // The plugin's own reading of each event (it may publish from there); the text is not used.
+    next: (raw) => {
+      try {
+        plugin.rawToText(raw);
+      } catch (err) {
+        input.logger.warn(`background ${input.type}: could not read an event: ${describeError(err)}`);
+      }
+    },
+    error: (err: unknown) => sendBack({ type: 'background.error', error: describeError(err), fatal: false } satisfies Ev),
+    complete: () => sendBack({ type: 'background.error', error: 'its source has no more data', fatal: false } satisfies Ev),
+  });
+  return () => {
+    sub.unsubscribe();
+    const closing = plugin.stop().catch((err: unknown) => input.logger.warn(`stopping background ${input.type}: ${describeError(err)}`));
+    input.track?.(closing);
+  };
+});
+
+/**
+ * One background: `running` (tag `running`) produces; a failure goes to `restarting` (the backoff of
+ * src/backoff.ts, attempts reset after `healthyMs` of running) and runs again with a new plugin; a
+ * plugin that cannot be made goes to `failed`. Each state is a `background` event on the bus.
+ */
+export const backgroundMachine = setup({
+  types: { context: {} as Ctx, events: {} as Ev, input: {} as BackgroundActorInput },
+  actors: { produce, stoppedReport },
+  delays: {
+    restartDelay: ({ context }) => context.nextDelayMs,
+    healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
+  },
+  actions: {
+    health: ({ context }, params: { state: 'running' | 'restarting' | 'failed' }) => {
+      const { state } = params;
+      if (state === 'restarting' || state === 'failed')
+        context.logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
+      context.bus.emit({
+        type: 'background',
+        at: Date.now(),
+        mode: context.mode,
+        background: context.type,
+        state,
+        ...(state === 'restarting' || state === 'failed' ? { error: context.error ?? 'unknown error' } : {}),
+        ...(state === 'restarting' ? { retry_in_ms: context.nextDelayMs } : {}),
+      });
+    },
+  },
+}).createMachine({
+  id: 'background',
+  context: ({ input }) => ({ ...input, attempt: 0, error: undefined, nextDelayMs: 0 }),
+  initial: 'running',
+  invoke: { src: 'stoppedReport', input: ({ context }) => ({ bus: context.bus, mode: context.mode, type: context.type }) },
+  on: {
+    'background.context': {
+      actions: [
+        // On the bus too: readers of the bus (WebSim, the fleet's state) see what the rules see.
+        ({ context, event }) => context.bus.emit({ type: 'context', at: Date.now(), source: `background.${context.type}`, values: event.values }),
+        sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies BackgroundParentEvent),
+      ],
+    },
+  },
+  states: {
+    running: {
+      tags: ['running'],
+      entry: { type: 'health', params: { state: 'running' } },
+      invoke: {
+        src: 'produce',
+        input: ({ context }) => ({ create: context.create, type: context.type, logger: context.logger, ...(context.track ? { track: context.track } : {}) }),
+      },
+      after: { healthy: { actions: assign({ attempt: 0 }) } },
+      on: {
+        'background.error': [
+          { guard: ({ event }) => event.fatal, target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+          {
+            target: 'restarting',
+            actions: assign(({ context, event }) => {
+              const r = context.restart ?? DEFAULT_RESTART;
+              const attempt = context.attempt + 1;
+              return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
+            }),
+          },
+        ],
+      },
+    },
+    restarting: {
+      tags: ['restarting'],
+      entry: { type: 'health', params: { state: 'restarting' } },
+      after: { restartDelay: 'running' },
+    },
+    failed: { tags: ['failed'], entry: { type: 'health', params: { state: 'failed' } } },
+  },
+});
+
+/**
+ * The supervisor of a mode's backgrounds (`backgrounds`): invokes one `background:<type>` child per
+ * entry for as long as it runs (the mode's `running` state) and relays their context values to the
+ * mode. A child that fails never stops its siblings or the mode. (Invokes are static in XState: the
+ * machine is built for its list.)
+ */
+export function backgroundsLogic(backgrounds: BackgroundActorInput[]) {
+  return setup({
+    types: { events: {} as BackgroundParentEvent },
+    actors: { background: backgroundMachine },
+  }).createMachine({
+    id: 'backgrounds',
+    on: { 'context.update': { actions: sendParent(({ event }) => event) } },
+    invoke: backgrounds.map((b) => ({ id: b.id, src: 'background' as const, input: b })),
+  });
+}
+
+/** The inspector ids of a mode's backgrounds: `background:<type>`, with `#<n>` (from 2) when a type repeats. */
+export function backgroundIds(types: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return types.map((type) => {
+    const n = (seen.get(type) ?? 0) + 1;
+    seen.set(type, n);
+    return types.filter((t) => t === type).length > 1 ? `background:${type}#${n}` : `background:${type}`;
+  });
+}
