@@ -18,6 +18,7 @@ import type { LoadedConfig } from '../src/config/schema.js';
 import type { AgentControl, MediaPreview, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
 import type { MediaTap } from '../src/cortex/input.js';
+import { BrowserAudioHub } from '../src/cortex/browser-audio.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { makeToolsForMode } from '../src/cortex/tools.js';
 import type { Plugins } from '../src/plugins/types.js';
@@ -100,6 +101,8 @@ export class Agent implements AgentControl {
   readonly configName: string;
   readonly config: LoadedConfig['config'];
   readonly done: Promise<AgentOutcome>;
+  /** WebSim's microphone and speech (src/cortex/browser-audio.ts): one link for the whole run, across modes. */
+  readonly browserAudio = new BrowserAudioHub();
   private readonly actor: Actor<AnyActorLogic>;
   private readonly logger: Logger;
   private readonly cleanups = new Cleanups();
@@ -156,6 +159,7 @@ export class Agent implements AgentControl {
       track: this.cleanups.track,
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.media ? { media: options.media } : {}),
+      browserAudio: this.browserAudio,
       safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
     };
     const modeMachine = createModeMachine(loaded.config, {
