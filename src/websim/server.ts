@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { AgentControl, SimulatorHandle } from '../cortex/contracts.js';
@@ -402,8 +402,12 @@ export class WebSim implements SimulatorHandle {
     ws.on('message', (data, isBinary) => {
       if (!isBinary) return void this.onClientMessage(ws, session, data.toString());
       // Binary frames are the page's microphone: bounded in rate, heard only from the page that claimed it.
+      // Frames that were already on their way when the page was cut are not looked at.
+      if (ws.readyState !== WebSocket.OPEN) return;
       const outcome = this.voice.audio(session.voice, Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer));
-      if (!outcome.ok) guard.cut(outcome.close, 1008, outcome.close);
+      if (outcome.ok) return;
+      this.voice.closed(session.voice);
+      guard.cut(outcome.close, 1008, outcome.close);
     });
   }
 
