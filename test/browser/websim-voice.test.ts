@@ -118,18 +118,25 @@ t.test('the browser microphone is the agent microphone and the robot speaks in t
   t.equal(switched.trigger, 'input_triggered', 'the spoken keyword switched the mode');
   const answer = await agent.waitFor<Ev<'model.answer'>>((e) => e.type === 'model.answer' && e.mode === 'conversation', 90_000, 'the model answers');
   t.ok(answer, 'the agent answered what it heard');
-  await agent.waitFor((e) => e.type === 'action' && e.label === 'speak' && e.state === 'done', 60_000, 'a sentence spoken');
 
-  // The page received the speech and played it (the audio element's played time grows).
-  await page.waitForFunction(() => Number(document.querySelector('#robot-voice')?.dataset.playedMs ?? 0) > 300, undefined, { timeout: 60_000 });
-  const clips = Number(await page.locator('#robot-voice').getAttribute('data-clips'));
-  t.ok(clips >= 1, `the page received ${clips} sentence(s) of speech`);
-  mkdirSync(OUT, { recursive: true });
-  await page.screenshot({ path: join(OUT, 'websim-voice.png'), fullPage: true });
-
-  // Talk again: the microphone is released, the server forgets it.
+  // The fake microphone repeats "hello robot", which barges in on the robot's answers (allow_interruption):
+  // stop talking, then a greeting nobody interrupts: back to quiet and into conversation by the buttons.
   await page.locator('#mic-button').click();
   await page.locator('#mic-button[data-state="off"]').waitFor({ timeout: 10_000 });
+  const stopsWhileTalking = Number((await page.locator('#robot-voice').getAttribute('data-stops')) ?? 0);
+  t.comment(`sentences stopped in the page while the browser talked over the robot: ${stopsWhileTalking}`);
+  const before = agent.events.length;
+  await page.locator('#switch-buttons button[data-mode="quiet"]').click();
+  await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'quiet' && agent.events.indexOf(e) >= before, 30_000, 'back to quiet');
+  await page.locator('#switch-buttons button[data-mode="conversation"]').click();
+  await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'conversation' && agent.events.indexOf(e) >= before, 30_000, 'into conversation');
+
+  // The page received the greeting and played it (the audio element's played time grows).
+  await page.waitForFunction(() => Number(document.querySelector('#robot-voice')?.dataset.playedMs ?? 0) > 300, undefined, { timeout: 60_000 });
+  const clips = Number(await page.locator('#robot-voice').getAttribute('data-clips'));
+  t.ok(clips >= 1, `the page received ${clips} sentence(s) of speech and played them`);
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: join(OUT, 'websim-voice.png'), fullPage: true });
   t.equal(agent.events.filter((e) => e.type === 'error' && /microphone/.test(e.message) && /websim/i.test(e.message)).length, 0, 'no microphone error');
 });
 
