@@ -18,6 +18,7 @@ import type { LoadedConfig } from '../src/config/schema.js';
 import type { AgentControl, MediaPreview, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
 import type { MediaTap } from '../src/cortex/input.js';
+import { BrowserAudioHub } from '../src/cortex/browser-audio.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { makeToolsForMode } from '../src/cortex/tools.js';
 import type { Plugins } from '../src/plugins/types.js';
@@ -110,6 +111,8 @@ export class Agent implements AgentControl {
   readonly logic: AnyActorLogic;
   /** How it ended, set before `done` resolves and before a host hears that its child is done. */
   outcome: AgentOutcome | undefined;
+  /** WebSim's microphone and speech (src/cortex/browser-audio.ts): one link for the whole run, across modes. */
+  readonly browserAudio = new BrowserAudioHub();
   private actor: AnyActorRef | undefined;
   private resolveDone: (outcome: AgentOutcome) => void = () => {};
   private readonly logger: Logger;
@@ -167,6 +170,7 @@ export class Agent implements AgentControl {
       track: this.cleanups.track,
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.media ? { media: options.media } : {}),
+      browserAudio: this.browserAudio,
       safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
     };
     const modeMachine = createModeMachine(loaded.config, {

@@ -9,6 +9,7 @@ import type { AgentBus } from '../src/cortex/events.js';
 import type { LlmPlugin } from '../src/cortex/llm.js';
 import type { Plugins } from '../src/plugins/types.js';
 import type { MediaTap } from '../src/cortex/input.js';
+import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { historyFileOf } from '../src/cortex/history-store.js';
 import { describeError } from '../src/errors.js';
@@ -49,6 +50,8 @@ export interface ModeActorDeps {
   mcp?: McpOptions;
   /** Copies of the media inputs send and hear (recording, live view). */
   media?: MediaTap;
+  /** The browser voice link (WebSim's microphone in, speech out). */
+  browserAudio?: BrowserAudio;
   /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
   safetyNotice?: (mode: string) => string | undefined;
 }
@@ -166,6 +169,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     write: deps.write,
     plugins: deps.plugins,
     ...(deps.cloud ? { cloud: deps.cloud } : {}),
+    ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
   };
   const createLlm = (): LlmPlugin => {
     try {
@@ -212,6 +216,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             speakerBusy$: speaker.busy$,
             interruptSpeaker: speaker.interrupt,
             ...(deps.media ? { media: deps.media } : {}),
+            ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
             ...callbacks,
           }),
       };

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { DeviceError, withRestarts } from './device-error.js';
 import { KEPT_OUTPUT, lastLine, noAudioDevice } from '../src/device-output.js';
 import { createReplayMicrophone } from './microphone-replay.js';
+import { createWebSimMicrophone, withBrowserMicrophone } from './microphone-browser.js';
+import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import { MicrophoneConfigSchema, type MicrophoneConfig, type RecorderMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
 export {
@@ -16,11 +18,12 @@ export {
   type MicrophoneConfig,
   type RecorderMicrophoneConfig,
   type ReplayMicrophoneConfig,
+  type WebSimMicrophoneConfig,
 } from '../src/plugins/schemas/devices.js';
 
 /** Mono signed 16-bit little-endian PCM at `rate`. */
 export interface Microphone {
-  readonly binding: 'recorder' | 'replay';
+  readonly binding: 'recorder' | 'replay' | 'websim';
   readonly rate: number;
   /**
    * Cold: each subscription starts capturing, unsubscribing stops (kills the recorder). Buffers have
@@ -34,6 +37,8 @@ export interface Microphone {
 
 export interface DeviceContext {
   logger?: Logger;
+  /** The agent's browser voice link: the `websim` binding hears it, and the others give way to it while a page streams. */
+  browser?: BrowserAudio;
 }
 
 interface Recording {
@@ -125,8 +130,14 @@ function createRecorderMicrophone(config: RecorderMicrophoneConfig, ctx: DeviceC
   };
 }
 
-/** Builds the microphone a config names (validated here, so a bad block fails before anything spawns). */
+/**
+ * Builds the microphone a config names (validated here, so a bad block fails before anything spawns).
+ * With the agent's browser link in `ctx`, a recorder or replay microphone hears the WebSim page instead
+ * while a page streams (devices/microphone-browser.ts).
+ */
 export function createMicrophone(config: MicrophoneConfig, ctx: DeviceContext = {}): Microphone {
   const parsed = MicrophoneConfigSchema.parse(config);
-  return parsed.binding === 'recorder' ? createRecorderMicrophone(parsed, ctx) : createReplayMicrophone(parsed);
+  if (parsed.binding === 'websim') return createWebSimMicrophone(parsed, ctx.browser);
+  const device = parsed.binding === 'recorder' ? createRecorderMicrophone(parsed, ctx) : createReplayMicrophone(parsed);
+  return withBrowserMicrophone(device, ctx.browser, ctx.logger);
 }

@@ -121,6 +121,7 @@ export function createConnector(entry: ActionConfig, deps: ActionHandleDeps, pub
     write: deps.write,
     ...(deps.cloud ? { cloud: deps.cloud } : {}),
     ...(publishContext ? { publishContext } : {}),
+    ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
   });
   if (spec.motion && typeof made.halt !== 'function') throw new Error(`connector ${entry.connector} of ${entry.name} moves the robot but has no halt()`);
   return made;

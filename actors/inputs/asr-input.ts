@@ -224,7 +224,7 @@ function needCloud(type: string, ctx: InputContext) {
 export const createSpeechlabAsrInput: InputFactory = (raw, ctx) => {
   const config = SpeechlabASRInputSchema.parse(raw ?? {});
   const cloud = needCloud('SpeechlabASRInput', ctx);
-  const microphone = createMicrophone(config.microphone, { logger: ctx.logger });
+  const microphone = createMicrophone(config.microphone, { logger: ctx.logger, ...(ctx.browserAudio ? { browser: ctx.browserAudio } : {}) });
   const connect: LinkConnector = async (signal) =>
     linkFromAsrSession(
       await cloud.openSpeechlabAsr({
@@ -243,7 +243,7 @@ export const createSpeechlabAsrInput: InputFactory = (raw, ctx) => {
 export const createSpeechbAsrInput: InputFactory = (raw, ctx) => {
   const config = SpeechbASRInputSchema.parse(raw ?? {});
   const cloud = needCloud('SpeechbASRInput', ctx);
-  const microphone = createMicrophone(config.microphone, { logger: ctx.logger });
+  const microphone = createMicrophone(config.microphone, { logger: ctx.logger, ...(ctx.browserAudio ? { browser: ctx.browserAudio } : {}) });
   const connect: LinkConnector = async (signal) =>
     linkFromAsrSession(
       await cloud.openSpeechbAsr({ rate: microphone.rate, languageCode: config.language, signal, connectTimeoutMs: config.connect_timeout_ms }),

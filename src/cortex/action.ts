@@ -53,6 +53,8 @@ export interface ActionContext {
   cloud?: CloudClient;
   /** Publishes context values for `context_aware` rules (a conversation that ended): the action actor hands them to the mode machine. */
   publishContext?: (values: Record<string, unknown>) => void;
+  /** The agent's browser voice link: speakers copy what they play to the WebSim pages that listen. */
+  browserAudio?: import('./browser-audio.js').BrowserAudio;
 }
 
 export type ConnectorFactory = (config: unknown, ctx: ActionContext) => ActionConnector;

@@ -42,6 +42,8 @@ export interface ActionHandleDeps {
   cloud?: CloudClient;
   /** The action's descriptor (args, queue policy) and its loaded connector. */
   plugins: Pick<Plugins, 'action' | 'connector'>;
+  /** The agent's browser voice link (speech copied to WebSim pages). */
+  browserAudio?: import('./browser-audio.js').BrowserAudio;
 }
 
 /** The tools offered to the model: one per action (named by llm_label) plus MCP tools (`mcp_<server>_<tool>`). */
@@ -84,6 +86,8 @@ export interface AgentControl {
   setContext?(values: Record<string, unknown>, source?: string): void;
   /** Live media of the current mode's inputs (camera frame, microphone level), read on request: media never goes on the bus. */
   readonly media: MediaPreview;
+  /** The browser voice link: the page's microphone in, the robot's speech out (media, never on the bus). */
+  readonly browserAudio?: import('./browser-audio.js').BrowserAudio;
 }
 
 /** The current mode's camera and microphone as a person watching sees them (WebSim). */

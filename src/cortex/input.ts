@@ -121,6 +121,8 @@ export interface InputContext {
   publishContext?: (values: Record<string, unknown>) => void;
   /** A recording or live view of the run (`--record`, `--foxglove`): inputs hand it the frames they send and the audio they hear. */
   media?: MediaTap;
+  /** The agent's browser voice link (WebSim's microphone button): voice inputs hear the page while it streams. */
+  browserAudio?: import('./browser-audio.js').BrowserAudio;
 }
 
 /** Receives copies of media as it passes (never kept by the input); a slow receiver drops, it never delays the input. */

@@ -7,6 +7,8 @@ export const CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
+  // The robot's speech plays from blob: URLs the page makes of each sentence.
+  "media-src 'self' blob:",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
@@ -68,6 +70,12 @@ export function pageHtml(title: string): string {
       <button id="talk-send" type="submit">Send</button>
     </form>
     <p id="talk-note" class="note"></p>
+    <div class="buttons voice" title="Talk streams this browser's microphone to the robot (needs the WebSim token); the robot's speech then plays here">
+      <button id="mic-button" type="button" aria-pressed="false">Talk</button>
+      <button id="listen-button" type="button" aria-pressed="false">Hear the robot</button>
+    </div>
+    <audio id="robot-voice" hidden></audio>
+    <p id="voice-note" class="note"></p>
   </section>
   <section id="camera-panel" class="panel">
     <h2>Camera <span id="camera-badge" class="badge"></span></h2>

@@ -5,6 +5,7 @@ import { redact } from '../redact.js';
 import { secretEquals, type AttemptLimiter } from './auth.js';
 import { EstopMessages, handleEstop, isEstopMessage } from './estop.js';
 import type { SimMeta } from './page/state.js';
+import { VoiceMessages, isVoiceMessage, type PageVoiceState, type WebSimVoice } from './voice.js';
 
 /** Longest typed line WebSim passes on; a longer one is refused with this number in the reason. */
 export const MAX_TEXT_LENGTH = 2000;
@@ -24,6 +25,7 @@ export const ClientMessage = z.discriminatedUnion('type', [
     value: z.string().trim().max(200),
   }),
   ...EstopMessages,
+  ...VoiceMessages,
 ]);
 export type ClientMessage = z.infer<typeof ClientMessage>;
 
@@ -31,8 +33,9 @@ export type ClientMessage = z.infer<typeof ClientMessage>;
  * Who may send each message. `open`: anyone who can open the page (latching the e-stop is always
  * safe; `auth` is how a page proves it has the token). `token`: only a page that proved it knows the
  * WebSim token (at the socket's upgrade, or with an `auth` message); everyone else is refused with a
- * reason. A new message type (the microphone's `audio`, issue 26) is one line here and one case in
- * `handle`; a type missing from this table does not compile.
+ * reason. The microphone is an action (`mic.start` needs the token; its audio then rides binary
+ * frames, voice.ts); stopping it and hearing the robot are open. A type missing from this table does
+ * not compile.
  */
 export const PERMISSIONS = {
   auth: 'open',
@@ -41,6 +44,9 @@ export const PERMISSIONS = {
   'mode.switch': 'token',
   text: 'token',
   context: 'token',
+  'mic.start': 'token',
+  'mic.stop': 'open',
+  'speech.listen': 'open',
 } as const satisfies Record<ClientMessage['type'], 'open' | 'token'>;
 
 export type Reply = { type: 'reply'; id: number; ok: boolean; reason?: string };
@@ -49,6 +55,8 @@ export type Reply = { type: 'reply'; id: number; ok: boolean; reason?: string };
 export interface PageSession {
   peer: string;
   authed: boolean;
+  /** Its microphone and speech state (voice.ts). */
+  voice: PageVoiceState;
 }
 
 export interface MessageContext {
@@ -56,6 +64,7 @@ export interface MessageContext {
   meta: SimMeta;
   token: string;
   limiter: AttemptLimiter;
+  voice: WebSimVoice;
 }
 
 const refuse = (id: number, reason: string): Reply => ({ type: 'reply', id, ok: false, reason });
@@ -87,6 +96,7 @@ export async function handleMessage(ctx: MessageContext, session: PageSession, m
   }
   if (m.type === 'auth') return { type: 'reply', id: m.id, ok: true, reason: 'unlocked' };
   if (isEstopMessage(m)) return handleEstop(ctx.agent, ctx.token, m);
+  if (isVoiceMessage(m)) return ctx.voice.handle(session.voice, m);
   if (m.type === 'text') {
     const text = m.text.trim();
     if (text.length === 0) return refuse(m.id, 'empty line');

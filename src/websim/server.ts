@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { AgentControl, SimulatorHandle } from '../cortex/contracts.js';
@@ -21,6 +21,8 @@ import { PORT_ENV, WebSimError, type ResolvedWebSimOptions } from './options.js'
 import { listenOnFreePort } from './port.js';
 import { DEFAULT_SOCKET_LIMITS, SocketGuard, type DropReason, type SocketLimits } from './socket-guard.js';
 import { loadOrCreateToken } from './token.js';
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_AUDIO_LIMITS, WebSimVoice, speechMessage, type AudioLimits } from './voice.js';
 import { initialState, reduce, type MediaStatus, type ServerMessage, type SimEvent, type SimMeta, type SimState } from './page/state.js';
 
 export { contextValue } from './messages.js';
@@ -46,7 +48,7 @@ export interface WebSimDeps {
   /** Where a generated token is kept (`websim-token`, 0600); default the agent's state directory. */
   stateDir?: string;
   /** Time and size limits; defaults in src/http-limits.ts and socket-guard.ts (tests shorten them). */
-  limits?: { http?: Partial<HttpLimits>; socket?: Partial<SocketLimits> };
+  limits?: { http?: Partial<HttpLimits>; socket?: Partial<SocketLimits>; audio?: Partial<AudioLimits> };
 }
 
 /** A connected page: what it proved, and the guard that pings it and bounds what waits for it. */
@@ -87,7 +89,10 @@ export class WebSim implements SimulatorHandle {
   private tokenFile: string | undefined;
   private readonly limiter = new AttemptLimiter();
   private readonly pages = new Map<WebSocket, Page>();
-  private drops: Record<DropReason, number> = { 'no pong': 0, 'trickled frame': 0, 'slow reader': 0 };
+  private drops: Record<DropReason, number> = { 'no pong': 0, 'trickled frame': 0, 'slow reader': 0, 'audio flood': 0, 'bad audio': 0 };
+  /** The page's microphone and the robot's speech in the page (voice.ts). */
+  private readonly voice: WebSimVoice;
+  private speechSubscription: Subscription | undefined;
   private dropsReportedAt = 0;
 
   constructor(options: ResolvedWebSimOptions, deps: WebSimDeps) {
@@ -99,6 +104,7 @@ export class WebSim implements SimulatorHandle {
     this.httpLimits = httpLimits(deps.limits?.http);
     this.socketLimits = { ...DEFAULT_SOCKET_LIMITS, ...deps.limits?.socket };
     this.meta = buildMeta(deps.agent);
+    this.voice = new WebSimVoice(deps.agent.browserAudio, { ...DEFAULT_AUDIO_LIMITS, ...deps.limits?.audio });
     this.state = initialState(deps.agent.currentMode());
   }
 
@@ -130,6 +136,7 @@ export class WebSim implements SimulatorHandle {
     if (!this.starting) {
       // Subscribe before the first await: on_startup and on_entry events fire while the graph renders.
       this.subscription = this.agent.bus.events$.subscribe((event) => this.onEvent(event as unknown as SimEvent));
+      this.speechSubscription = this.voice.speech$?.subscribe((e) => this.toListeners(JSON.stringify(speechMessage(e))));
       this.starting = this.doStart();
     }
     return this.starting;
@@ -194,6 +201,8 @@ export class WebSim implements SimulatorHandle {
   /** Closes whatever `doStart` opened so far: bus subscription, media timer, sockets, server. */
   private async release(): Promise<void> {
     this.subscription?.unsubscribe();
+    this.speechSubscription?.unsubscribe();
+    for (const page of this.pages.values()) this.voice.closed(page.session.voice);
     clearInterval(this.mediaTimer);
     this.mediaTimer = undefined;
     for (const page of this.pages.values()) page.guard.dispose();
@@ -263,6 +272,11 @@ export class WebSim implements SimulatorHandle {
     if (this.pages.size === 0) return;
     const text = JSON.stringify(message);
     for (const page of this.pages.values()) page.guard.send(text);
+  }
+
+  /** The robot's speech to the pages that listen; a page with too much waiting misses the sentence but stays. */
+  private toListeners(text: string): void {
+    for (const page of this.pages.values()) if (page.session.voice.listening) page.guard.offer(text);
   }
 
   /** Counts a dropped page socket; the counts go on the bus at most every DROP_REPORT_MS. */
@@ -363,7 +377,7 @@ export class WebSim implements SimulatorHandle {
     if (!auth.ok && 'locked' in auth) return this.refuse(socket, 429, 'Too Many Requests');
     if (!auth.ok) return this.refuse(socket, 401, 'Unauthorized');
     // A socket opened with the token (header, query or cookie) may act; one opened without it may watch and latch the e-stop.
-    const session: PageSession = { peer, authed: auth.via !== 'open' };
+    const session: PageSession = { peer, authed: auth.via !== 'open', voice: this.voice.state(randomUUID()) };
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, session));
   }
 
@@ -379,12 +393,22 @@ export class WebSim implements SimulatorHandle {
     ws.once('close', () => {
       guard.dispose();
       this.pages.delete(ws);
+      this.voice.closed(session.voice);
     });
     this.send(ws, { type: 'snapshot', ...this.snapshot() });
     this.send(ws, { type: 'access', authed: session.authed });
     this.send(ws, { type: 'media', media: this.media });
     this.pollMedia();
-    ws.on('message', (data) => void this.onClientMessage(ws, session, data.toString()));
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) return void this.onClientMessage(ws, session, data.toString());
+      // Binary frames are the page's microphone: bounded in rate, heard only from the page that claimed it.
+      // Frames that were already on their way when the page was cut are not looked at.
+      if (ws.readyState !== WebSocket.OPEN) return;
+      const outcome = this.voice.audio(session.voice, Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer));
+      if (outcome.ok) return;
+      this.voice.closed(session.voice);
+      guard.cut(outcome.close, 1008, outcome.close);
+    });
   }
 
   /** Parses one page message (a malformed one closes the socket with 1008) and hands it to messages.ts. */
@@ -398,7 +422,7 @@ export class WebSim implements SimulatorHandle {
       return ws.close(1008, 'bad message');
     }
     const before = session.authed;
-    const reply = await handleMessage({ agent: this.agent, meta: this.meta, token: this.token, limiter: this.limiter }, session, parsed);
+    const reply = await handleMessage({ agent: this.agent, meta: this.meta, token: this.token, limiter: this.limiter, voice: this.voice }, session, parsed);
     this.send(ws, reply);
     if (session.authed !== before) this.send(ws, { type: 'access', authed: session.authed });
   }

@@ -37,7 +37,7 @@ function midMessage(ws: WebSocket): boolean {
 }
 
 /** Why a guard closed a socket (counted by the server, reported on close). */
-export type DropReason = 'no pong' | 'trickled frame' | 'slow reader';
+export type DropReason = 'no pong' | 'trickled frame' | 'slow reader' | 'audio flood' | 'bad audio';
 
 /**
  * Watches one socket until it closes: pings it every `pingIntervalMs` and terminates it if the previous
@@ -79,6 +79,24 @@ export class SocketGuard {
     }
     this.ws.send(text);
     return true;
+  }
+
+  /**
+   * Sends `text` if it fits beside what already waits for the page; otherwise skips it (returns false)
+   * and keeps the page: for what a page can do without (a sentence of speech), where `send` drops it.
+   */
+  offer(text: string): boolean {
+    if (this.ws.readyState !== WebSocket.OPEN) return false;
+    if (this.ws.bufferedAmount + Buffer.byteLength(text) > this.limits.maxBufferedBytes) return false;
+    this.ws.send(text);
+    return true;
+  }
+
+  /** Closes the socket for something the page sent (an audio flood): counted like the guard's own drops. */
+  cut(why: DropReason, code: number, text: string): void {
+    this.dispose();
+    this.onDrop(why);
+    this.ws.close(code, text);
   }
 
   private ping(): void {

@@ -41,6 +41,7 @@ form { display:flex; gap:6px; margin-top:8px; } input[type=text], input:not([typ
 .turn-stage { color:var(--muted); font-size:12px; } .turn-ms { text-align:right; font-variant-numeric:tabular-nums; font-size:12px; }
 .turn-track { background:#eef0f3; border-radius:3px; height:10px; } .turn-bar { display:block; height:10px; border-radius:3px; background:var(--accent); }
 #context-form input { min-width:0; } #context-form button { flex:none; }
+.voice { margin-top:6px; } #mic-button[data-state="on"] { background:var(--bad); border-color:var(--bad); color:#fff; }
 .grid { display:grid; grid-template-columns:max-content 1fr; gap:2px 10px; margin:0; }
 .grid dt { color:var(--muted); } .grid dd { margin:0; overflow-wrap:anywhere; }
 .log { list-style:none; margin:0; padding:0; max-height:260px; overflow:auto; }

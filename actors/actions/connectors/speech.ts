@@ -8,6 +8,7 @@ import { LocalTtsOptions, SpeechbTtsOptions, SpeechlabTtsOptions } from '../../.
 import { createSpeaker, type AudioClip, type SpeakerConfig } from '../../../devices/speaker.js';
 import { join } from 'node:path';
 import { withFileFallback } from '../../../devices/speaker-fallback.js';
+import { withBrowserSpeech } from '../../../devices/speaker-browser.js';
 import { isWav } from '../../../devices/wav.js';
 import { WarmEspeak, WAV_HEADER_BYTES } from '../../../src/warm-espeak.js';
 
@@ -146,13 +147,17 @@ function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(
   return (config, ctx): ActionConnector => {
     const options = schema.parse(config ?? {});
     // No sound card (a container, CI, a robot before its speaker is wired): speech goes on into files, said once.
-    const speaker = withFileFallback(createSpeaker(options.speaker), {
-      dir: join(ctx.stateDir, 'speech'),
-      onFallback: (line, detail) => {
-        ctx.logger.warn(line);
-        if (detail) ctx.logger.debug({ device_output: detail }, 'speaker output');
-      },
-    });
+    // Either way the WebSim pages that listen play each sentence too.
+    const speaker = withBrowserSpeech(
+      withFileFallback(createSpeaker(options.speaker), {
+        dir: join(ctx.stateDir, 'speech'),
+        onFallback: (line, detail) => {
+          ctx.logger.warn(line);
+          if (detail) ctx.logger.debug({ device_output: detail }, 'speaker output');
+        },
+      }),
+      ctx.browserAudio,
+    );
     const line = new TaskLine(SYNTHESES_AT_ONCE);
     const synthesise = (sentence: string, signal: AbortSignal, job?: Omit<CommandJob, 'prepared'>): Promise<AudioClip> => {
       let first = false;

@@ -79,10 +79,21 @@ export const ReplayMicrophoneSchema = z.strictObject({
   period_ms: z.number().int().positive().default(20),
 });
 
-export const MicrophoneConfigSchema = z.discriminatedUnion('binding', [RecorderMicrophoneSchema, ReplayMicrophoneSchema]);
+/**
+ * The WebSim page's microphone (the browser's, streamed over the page's socket at 16 kHz by a page
+ * that has the WebSim token). Any recorder or replay microphone of a voice input also hears the page
+ * while it streams; this binding hears nothing else.
+ */
+export const WebSimMicrophoneSchema = z.strictObject({
+  binding: z.literal('websim'),
+  rate: z.literal(16000).default(16000),
+});
+
+export const MicrophoneConfigSchema = z.discriminatedUnion('binding', [RecorderMicrophoneSchema, ReplayMicrophoneSchema, WebSimMicrophoneSchema]);
 export type MicrophoneConfig = z.input<typeof MicrophoneConfigSchema>;
 export type RecorderMicrophoneConfig = z.output<typeof RecorderMicrophoneSchema>;
 export type ReplayMicrophoneConfig = z.output<typeof ReplayMicrophoneSchema>;
+export type WebSimMicrophoneConfig = z.output<typeof WebSimMicrophoneSchema>;
 
 // Serial line (devices/serial.ts).
 

@@ -20,6 +20,7 @@ import { renderStreams } from './sockets.js';
 import { reduce, type ClientMessage, type ServerMessage, type SimMeta, type SimState } from './state.js';
 import { renderCalls, renderTimeline } from './timeline.js';
 import { enableZoom } from './zoom.js';
+import { mountVoice } from './voice.js';
 
 /*
  * Panels of features added alongside this page register here: a module exporting
@@ -43,6 +44,7 @@ let nextId = 1;
 let noteFor: string | null = null;
 const pending = new Map<number, (reply: { ok: boolean; reason?: string }) => void>();
 let renderEstop: ((s: SimState) => void) | null = null;
+let voice: ReturnType<typeof mountVoice> | null = null;
 /**
  * The WebSim token, kept in this page's memory only (never in storage or the address bar): taken from
  * the address's `#token=` fragment (which never reaches the server) or typed in Unlock, and sent as an
@@ -206,6 +208,12 @@ function onMessage(message: ServerMessage): void {
     setAccess(message.authed);
     if (!message.authed && token) void unlock(token);
     return;
+  } else if (message.type === 'speech') {
+    voice?.speech(message);
+    return;
+  } else if (message.type === 'speech.stop') {
+    voice?.stop();
+    return;
   } else if (message.type === 'reply') {
     pending.get(message.id)?.({ ok: message.ok, ...(message.reason !== undefined ? { reason: message.reason } : {}) });
     pending.delete(message.id);
@@ -228,6 +236,7 @@ function connect(delay = 500): void {
   ws.addEventListener('close', () => {
     for (const resolve of pending.values()) resolve({ ok: false, reason: 'connection lost' });
     pending.clear();
+    voice?.disconnected();
     setStatus('disconnected, retrying…', 'closed');
     const next = opened ? 500 : Math.min(delay * 2, 10_000);
     setTimeout(() => connect(next), opened ? 500 : delay);
@@ -246,6 +255,20 @@ async function main(): Promise<void> {
   });
   tokenFromFragment();
   renderEstop = mountEstop((m) => send(m));
+  voice = mountVoice(
+    {
+      mic: $('mic-button') as HTMLButtonElement,
+      listen: $('listen-button') as HTMLButtonElement,
+      note: $('voice-note'),
+      audio: $('robot-voice') as HTMLAudioElement,
+    },
+    (m) => send(m),
+    (pcm) => {
+      if (!socket || socket.readyState !== WebSocket.OPEN) return false;
+      socket.send(pcm);
+      return true;
+    },
+  );
   drawFace($('face'), null);
   try {
     graph = await loadGraph($('graph'));

@@ -179,7 +179,10 @@ export type ServerMessage =
   | { type: 'reply'; id: number; ok: boolean; reason?: string }
   | { type: 'media'; media: MediaStatus }
   /** Whether this page may act (it proved the WebSim token) or only watch and press the e-stop. */
-  | { type: 'access'; authed: boolean };
+  | { type: 'access'; authed: boolean }
+  /** One sentence of the robot's speech (a WAV or MP3 file, base64) for a page that listens, or the order to stop playing. */
+  | { type: 'speech'; id: number; mime: string; duration_ms: number; data: string }
+  | { type: 'speech.stop' };
 
 /** What the camera and microphone panels show, sent about once a second (the frame itself is fetched from /frame.jpg). */
 export interface MediaStatus {
@@ -196,7 +199,11 @@ export type ClientMessage =
   | { type: 'text'; id: number; text: string }
   | { type: 'context'; id: number; name: string; value: string }
   | { type: 'estop'; id: number; reason?: string }
-  | { type: 'estop.release'; id: number; token: string };
+  | { type: 'estop.release'; id: number; token: string }
+  /** The microphone button (src/websim/voice.ts): its audio then rides binary frames of 16 kHz PCM. */
+  | { type: 'mic.start'; id: number }
+  | { type: 'mic.stop'; id: number }
+  | { type: 'speech.listen'; id: number; on: boolean };
 
 /** What the body panel draws: the newest pose (metres, degrees counter-clockwise) and the last BODY_PATH points. */
 export interface BodyView {
