@@ -222,7 +222,8 @@ export class MqttSession {
       state: e.state,
       ...(e.attempt !== undefined ? { attempt: e.attempt } : {}),
       ...(e.delay_ms !== undefined ? { delayMs: e.delay_ms } : {}),
-      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      // The client's own words name the broker and the cause; the engine's `connect failed: ` adds nothing.
+      ...(e.reason !== undefined ? { reason: e.reason.replace(/^connect failed: /, '') } : {}),
     });
   }
 
