@@ -64,10 +64,7 @@ t.test('MqttInput: each message becomes a prompt line through the template; afte
   t.equal(host.slot()?.plugin.formattedLatestBuffer(), 'MQTT: thermo reads 21.5 (devices/r1/sensors/t1)');
 
   const mqttState = (state: string) =>
-    within(
-      firstValueFrom(host.bus.events$.pipe(filter((e) => e.type === 'stream' && e.kind === 'mqtt' && e.state === state))),
-      `the session actor ${state}`,
-    );
+    within(firstValueFrom(host.bus.events$.pipe(filter((e) => e.type === 'stream' && e.kind === 'mqtt' && e.state === state))), `the session actor ${state}`);
   const lost = mqttState('connecting');
   const back = lost.then(() => mqttState('streaming'));
   const plugin = host.slot()?.plugin;
