@@ -151,6 +151,8 @@ function fatalCloseOf(event: Ev): string | undefined {
 }
 
 function closeText(close: { code: number; reason: string }): string {
+  // 1006 never carries a reason on a WebSocket: a reason with it is a non-WebSocket link's own words (MQTT, MCP).
+  if (close.code === 1006 && close.reason) return close.reason;
   return `socket closed (${close.code}${close.reason ? ` ${close.reason}` : ''})`;
 }
 
