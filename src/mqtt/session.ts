@@ -49,6 +49,12 @@ export interface SessionOptions {
   lastWords?(): { topic: string; payload: string } | undefined;
   /** Given the asynchronous end of the client when the session actor closes it, so its owner can wait for it. */
   track?(closing: Promise<unknown>): void;
+  /**
+   * The owner ends the client itself (`stop()`), after the session actor stopped: the `mqtt`
+   * connector, whose motion stop must still go out when its action actor stops. Default: the session
+   * actor's closing of the link ends the session.
+   */
+  ownerCloses?: boolean;
   /** mqtt.js's `connect` (injected so this module loads the client only when a session starts). */
   connect: (url: string, options: IClientOptions) => MqttClient;
 }
@@ -207,7 +213,7 @@ export class MqttSession {
         };
       },
       close: () => {
-        if (closed) return;
+        if (closed || this.options.ownerCloses) return;
         client.off('close', onClose);
         const ending = this.stop(this.options.lastWords?.());
         this.options.track?.(ending);

@@ -12,7 +12,10 @@ import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { FleetControl } from '../../src/fleet/execute.js';
 import { haveMosquitto, type Broker } from '../support/mosquitto.js';
 import { hostInput } from '../helpers/input-host.js';
-import { USERS, fleetBroker } from '../helpers/fleet.js';
+import { USERS, Watcher, fleetBroker } from '../helpers/fleet.js';
+import { actionMachine, handleOf } from '../../actors/actions/action.js';
+import { startGovernor } from '../helpers/governor.js';
+import { actionEntry, allActionPlugins } from '../helpers/plugins.js';
 
 t.setTimeout(300_000);
 if (!haveMosquitto()) throw new Error('mosquitto, mosquitto_passwd and openssl are missing (bash scripts/setup.sh --tests installs them)');
@@ -215,3 +218,74 @@ t.test('fleet actor: the broker killed and restarted; its session actor fleet/mq
   t.match(JSON.parse(await Promise.race([offline, guard])), { status: 'offline', robot: 'r1', reason: 'test over' });
   await watcher.endAsync();
 });
+
+t.test(
+  "mqtt connector: its session actor (the action actor's child) reconnects after the broker restarts; stopping the action sends the stop before the link closes",
+  async (t) => {
+    const bus = new AgentBus();
+    const events: AgentEvent[] = [];
+    bus.events$.subscribe((e) => events.push(e));
+    let device = await Watcher.start(broker.url, { username: 'r1', password: USERS.r1, filter: 'devices/r1/#' });
+    const governor = startGovernor({ deadman_seconds: 600 }, { bus });
+    t.teardown(() => governor.stop());
+    const seen: string[] = [];
+    const entry = actionEntry('move', 'mqtt', { url: broker.url, username: 'r1', password: USERS.r1, topic: 'devices/r1/motors', ack_timeout_seconds: 5 });
+    const actor = createActor(actionMachine, {
+      input: {
+        entry,
+        deps: { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, plugins: await allActionPlugins() },
+        safety: governor.actor,
+      },
+      inspect: (e: InspectionEvent) => {
+        if (e.type !== '@xstate.snapshot' || (e.actorRef as AnyActorRef).id !== 'session') return;
+        const value = (e.snapshot as { value?: unknown }).value;
+        const state = typeof value === 'string' ? value : value && typeof value === 'object' ? Object.keys(value)[0] : undefined;
+        if (state && seen.at(-1) !== state) seen.push(state);
+      },
+    }).start();
+    t.teardown(() => actor.stop());
+    const handle = handleOf(actor, entry);
+    const settled = (from: number) =>
+      until(() => events.slice(from).some((e) => e.type === 'action' && (e.state === 'done' || e.state === 'failed')), 'the command settled').then(
+        () => events.slice(from).find((e) => e.type === 'action' && (e.state === 'done' || e.state === 'failed')) as Extract<AgentEvent, { type: 'action' }>,
+      );
+    const dispatch = async (value: unknown) => {
+      const from = events.length;
+      handle.dispatch(value, 'model');
+      return settled(from);
+    };
+    await until(() => seen.includes('streaming'), 'the connector connected');
+    t.equal((await dispatch({ action: 'turn left' })).state, 'done');
+
+    await device.close();
+    await broker.kill();
+    await until(() => seen.lastIndexOf('backingOff') > seen.indexOf('streaming'), 'the session actor backing off');
+    t.match(
+      await dispatch({ action: 'sit' }),
+      { state: 'failed', error: /mqtt move: not connected/ },
+      'a motion command is not queued while the broker is down',
+    );
+    const mark = seen.length;
+    await broker.restart();
+    await until(() => seen.slice(mark).includes('streaming'), 'the session actor reconnected');
+    // The test's own device is a plain client without retries: a new one on the restarted broker.
+    device = await Watcher.start(broker.url, { username: 'r1', password: USERS.r1, filter: 'devices/r1/#' });
+    t.equal((await dispatch({ action: 'walk forward' })).state, 'done', 'commands go out again');
+    await device.waitFor(
+      (m) => (m.json as { value?: { action?: string } } | undefined)?.value?.action === 'walk forward',
+      15_000,
+      'the command after the restart',
+    );
+    t.equal(
+      device.seen.filter((m) => (m.json as { value?: { action?: string } } | undefined)?.value?.action === 'sit').length,
+      0,
+      'the refused one never arrives late',
+    );
+
+    actor.stop();
+    const stop = await device.waitFor((m) => (m.json as { stop?: boolean } | undefined)?.stop === true, 15_000, 'the stop on leaving');
+    t.match(stop.json, { action: 'move', stop: true });
+    t.ok(seen.includes('backingOff') && seen.includes('connecting'), `the inspector saw the connector's session actor (${seen.join(' > ')})`);
+    await device.close();
+  },
+);
