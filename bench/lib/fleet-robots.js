@@ -29,6 +29,7 @@ function channelRobot(url, id, password) {
     },
     pushText: () => true,
     setContext: () => {},
+    safetyStatus: () => ({ estop: null }),
   };
   const channel = new FleetChannel({
     settings: {
