@@ -1,12 +1,16 @@
-// The fleet channel as a child of the root actor: a callback actor that owns the channel and its MQTT client; its cleanup publishes `offline` and ends the client.
+// The fleet channel as a child of the root actor: a machine that owns the channel and runs its MQTT connection's session actor; stopping publishes `offline` and ends the client.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fromCallback, type AnyActorLogic } from 'xstate';
+import { assign, fromCallback, fromPromise, setup, type AnyActorLogic } from 'xstate';
 import type { Logger } from 'pino';
 import type { FleetSettings } from '../src/config/fleet.js';
 import type { AgentBus } from '../src/cortex/events.js';
 import { describeError } from '../src/errors.js';
 import type { FleetControl, ReloadHandler } from '../src/fleet/execute.js';
+import type { FleetChannel } from '../src/fleet/channel.js';
+import type { CommandGuard } from '../src/fleet/guard.js';
+import { mqttSessionInput } from './streams/mqtt-session.js';
+import { streamSessionMachine } from './streams/session-machine.js';
 import { projectRoot } from '../src/paths.js';
 
 /** What `cortexd run` gives the agent's fleet channel: the narrow way to replace the running configuration. */
@@ -39,44 +43,79 @@ export function runtimeVersion(): string {
   }
 }
 
+/** What the fleet actor loads when it starts: the channel (with its connection) and the command ids seen. */
+interface Loaded {
+  channel: FleetChannel;
+  guard: CommandGuard;
+}
+
 /**
- * The `fleet` actor. The channel's code (and the MQTT client) load when the actor starts, so an agent
- * without a fleet never loads them. Commands seen are kept in `<state dir>/fleet/<robot>.commands.json`
- * until they expire, so a replay is refused across reloads and restarts too.
+ * The `fleet` actor: `loading` (the channel's code and the MQTT client load when the actor starts, so
+ * an agent without a fleet never loads them) -> `running`, which runs the channel (child `channel`)
+ * and its broker connection's session actor (child `mqtt`, system id `fleet/mqtt`: the one reconnect
+ * engine, actors/streams/session-machine.ts, so the inspector shows the link's state). Stopping stops
+ * the channel first (pending commands answered, `offline` published), then the connection. Commands
+ * seen are kept in `<state dir>/fleet/<robot>.commands.json` until they expire, so a replay is refused
+ * across reloads and restarts too.
  */
 export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
-  return fromCallback(() => {
-    let stopped = false;
-    let channel: { stop(reason?: string): Promise<void> } | undefined;
-    let guard: { close(): Promise<void> } | undefined;
-    const logger = deps.logger.child({ component: 'fleet' });
-    const started = Promise.all([import('../src/fleet/channel.js'), import('../src/fleet/guard.js')])
-      .then(([{ FleetChannel }, { CommandGuard }]) => {
-        if (stopped) return;
-        const g = new CommandGuard({
+  const logger = deps.logger.child({ component: 'fleet' });
+  return setup({
+    types: { context: {} as { loaded: Loaded | undefined } },
+    actors: {
+      load: fromPromise<Loaded>(async () => {
+        const [{ FleetChannel }, { CommandGuard }] = await Promise.all([import('../src/fleet/channel.js'), import('../src/fleet/guard.js')]);
+        const guard = new CommandGuard({
           maxTtlMs: deps.settings.commandMaxTtlMs,
           file: join(deps.stateDir, 'fleet', `${deps.settings.robotId}.commands.json`),
           onWarning: (m) => logger.warn(m),
         });
-        guard = g;
-        const c = new FleetChannel({
+        const channel = new FleetChannel({
           settings: deps.settings,
           bus: deps.bus,
           control: deps.control,
           version: runtimeVersion(),
           ...(deps.configSha256 ? { configSha256: deps.configSha256 } : {}),
           ...(deps.host?.reload ? { reload: deps.host.reload } : {}),
-          guard: g,
+          guard,
           logger,
+          stopReason: deps.stopReason,
+          track: deps.track,
         });
-        channel = c;
-        c.start();
-      })
-      .catch((err: unknown) => deps.bus.emit({ type: 'error', at: Date.now(), source: 'fleet', message: `fleet channel not started: ${describeError(err)}` }));
-    return () => {
-      stopped = true;
-      // The ids seen that are not on disk yet are written before the agent ends (a restart refuses their replay).
-      deps.track(started.then(() => channel?.stop(deps.stopReason())).finally(() => guard?.close()));
-    };
+        return { channel, guard };
+      }),
+      channel: fromCallback<{ type: 'none' }, Loaded>(({ input }) => {
+        input.channel.start();
+        // The ids seen that are not on disk yet are written before the agent ends (a restart refuses their replay).
+        return () => deps.track(input.channel.stop(deps.stopReason()).finally(() => input.guard.close()));
+      }),
+      session: streamSessionMachine,
+    },
+  }).createMachine({
+    id: 'fleet',
+    context: { loaded: undefined },
+    initial: 'loading',
+    states: {
+      loading: {
+        invoke: {
+          src: 'load',
+          onDone: { target: 'running', actions: assign({ loaded: ({ event }) => event.output }) },
+          onError: {
+            target: 'failed',
+            actions: ({ event }) =>
+              deps.bus.emit({ type: 'error', at: Date.now(), source: 'fleet', message: `fleet channel not started: ${describeError(event.error)}` }),
+          },
+        },
+      },
+      running: {
+        tags: ['running'],
+        // In this order: children stop in the order they started, so the channel says `offline` before the link closes.
+        invoke: [
+          { id: 'channel', src: 'channel', input: ({ context }) => context.loaded! },
+          { id: 'mqtt', systemId: 'fleet/mqtt', src: 'session', input: ({ context }) => mqttSessionInput(context.loaded!.channel.connection) },
+        ],
+      },
+      failed: { tags: ['failed'] },
+    },
   });
 }

@@ -1,13 +1,13 @@
-// The tool servers of a mode as actors (`mcp:<server>`): connect, watch, back off and reconnect; and the hub the loop calls tools through.
+// The tool servers of a mode as session actors (`mcp:<server>`) on the one reconnect engine; and the hub the loop calls tools through.
 import type { Logger } from 'pino';
-import { assign, fromCallback, fromPromise, setup, type AnyActorRef } from 'xstate';
+import type { AnyActorRef } from 'xstate';
 import type { McpServerConfig } from '../src/config/schema.js';
 import type { McpHub } from '../src/cortex/contracts.js';
 import type { AgentBus } from '../src/cortex/events.js';
+import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
 import { callMcpTool, connectMcpServer, MCP_DEFAULTS, McpCallError, type McpConnection, type McpOptions, type McpToolEntry } from '../src/cortex/mcp.js';
-import { describeError } from '../src/errors.js';
 import { redact } from '../src/redact.js';
-import { backoffDelay } from '../src/backoff.js';
+import { streamSessionMachine, type SessionInput } from './streams/session-machine.js';
 
 export interface McpServerInput {
   config: McpServerConfig;
@@ -18,15 +18,12 @@ export interface McpServerInput {
   track?: (closing: Promise<unknown>) => void;
 }
 
-interface Ctx extends McpServerInput {
-  limits: typeof MCP_DEFAULTS;
-  connection: McpConnection | undefined;
-  attempt: number;
-  error: string | undefined;
-  nextDelayMs: number;
+/** An open connection to a tool server, as its session actor holds it: the tools, and calls to them. */
+export interface McpLink extends StreamLink {
+  readonly server: string;
+  readonly tools: readonly McpToolEntry[];
+  call(entry: McpToolEntry, args: unknown, signal: AbortSignal): Promise<string>;
 }
-
-type Ev = { type: 'mcp.lost'; reason: string };
 
 /** The limits of a server: the options given over the defaults (the random source stays in `options`). */
 function limitsOf(options: McpOptions | undefined): typeof MCP_DEFAULTS {
@@ -34,112 +31,111 @@ function limitsOf(options: McpOptions | undefined): typeof MCP_DEFAULTS {
   return { ...MCP_DEFAULTS, ...given };
 }
 
-const emit = (c: Ctx, state: 'connected' | 'failed' | 'stopped' | 'call', detail?: string) =>
-  c.bus.emit({ type: 'mcp', at: Date.now(), server: c.config.name, state, ...(detail !== undefined ? { detail: redact(detail) } : {}) });
+const emit = (input: McpServerInput, state: 'connected' | 'failed' | 'stopped' | 'call', detail?: string) =>
+  input.bus.emit({ type: 'mcp', at: Date.now(), server: input.config.name, state, ...(detail !== undefined ? { detail: redact(detail) } : {}) });
+
+/** The connection's link: its close (the server exited, the stream ended) and, when its actor stops, the client closed (tracked). */
+function mcpLink(input: McpServerInput, connection: McpConnection, limits: typeof MCP_DEFAULTS): McpLink {
+  let listener: ((event: LinkEvent) => void) | undefined;
+  let lost: LinkEvent | undefined;
+  let closed = false;
+  connection.client.onclose = () => {
+    if (closed) return;
+    closed = true;
+    lost = { type: 'close', code: 1006, reason: 'connection closed' };
+    listener?.(lost);
+  };
+  return {
+    server: input.config.name,
+    tools: connection.tools,
+    call(entry, args, signal) {
+      emit(input, 'call', entry.tool);
+      return callMcpTool(connection, entry, args, signal, limits);
+    },
+    bufferedAmount: () => 0,
+    subscribe(l) {
+      listener = l;
+      // Closed between the connect and the actor's watch: said now.
+      if (lost) queueMicrotask(() => listener?.(lost!));
+      return () => {
+        listener = undefined;
+      };
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      input.track?.(connection.client.close().catch(() => undefined));
+      emit(input, 'stopped');
+    },
+  };
+}
+
+const RECONNECT_AT_ONCE = 'reconnecting at once: ';
 
 /**
- * One tool server: `connecting` (start, initialize, list tools; aborted when the actor stops) ->
- * `connected` (tag `connected`; a closed connection goes on to) -> `backingOff` (the backoff, then
- * connecting again). A server that cannot start never stops the mode: its tools are simply absent.
- * The connection is closed when the actor stops.
+ * The session machine's input for one tool server (stdio, sse or streamable http): the one reconnect
+ * engine (actors/streams/session-machine.ts with src/backoff.ts) runs it as `mcp:<server>`.
+ * `connecting` starts the server (or opens the stream), initializes and lists the tools, within
+ * `connectTimeoutMs`; `streaming` (tag `streaming`) holds the link the hub calls tools through; a
+ * closed connection is replaced at once (it was healthy: listed tools), a failed attempt waits the
+ * backoff (`retryMs` doubling to `maxRetryMs`, with jitter) in `backingOff`. Each loss is one `failed`
+ * bus event with the reason; a server that cannot start never stops the mode: its tools are absent.
  */
-export const mcpServerMachine = setup({
-  types: { context: {} as Ctx, events: {} as Ev, input: {} as McpServerInput },
-  actors: {
-    connect: fromPromise<McpConnection, { config: McpServerConfig; logger: Logger; limits: typeof MCP_DEFAULTS }>(({ input, signal }) =>
-      connectMcpServer(input.config, { logger: input.logger, connectTimeoutMs: input.limits.connectTimeoutMs, signal }),
-    ),
-    watch: fromCallback<{ type: 'none' }, { connection: McpConnection; track?: (p: Promise<unknown>) => void; onStopped: () => void }>(
-      ({ input, sendBack }) => {
-        const client = input.connection.client;
-        let closing = false;
-        client.onclose = () => {
-          if (closing) return;
-          closing = true;
-          sendBack({ type: 'mcp.lost', reason: 'connection closed' } satisfies Ev);
-        };
-        return () => {
-          if (closing) return;
-          closing = true;
-          const closed = client.close().catch(() => undefined);
-          input.track?.(closed);
-          input.onStopped();
-        };
+export function mcpSessionInput(input: McpServerInput): SessionInput {
+  const limits = limitsOf(input.options);
+  const { config, logger } = input;
+  const random = input.options?.random;
+  return {
+    connect: async (signal) => mcpLink(input, await connectMcpServer(config, { logger, connectTimeoutMs: limits.connectTimeoutMs, signal }), limits),
+    prefix: 'mcp',
+    ...(random ? { random } : {}),
+    timing: {
+      // connectMcpServer times itself out first, with the SDK's reason.
+      connectTimeoutMs: limits.connectTimeoutMs + 1000,
+      keepaliveMs: 60_000,
+      backoffInitialMs: limits.retryMs,
+      backoffMaxMs: limits.maxRetryMs,
+      healthyAfterMs: 0,
+    },
+    hooks: {
+      attach: (link) => {
+        const n = (link as McpLink).tools.length;
+        emit(input, 'connected', `${n} tools`);
+        logger.info(`mcp server ${config.name} connected (${config.transport}), ${n} tools`);
       },
-    ),
-  },
-  delays: { retryDelay: ({ context }) => context.nextDelayMs },
-  actions: {
-    planRetry: assign(({ context }, params: { error: string }) => {
-      const attempt = context.attempt + 1;
-      const nextDelayMs = backoffDelay(attempt, { initialMs: context.limits.retryMs, maxMs: context.limits.maxRetryMs }, context.options?.random);
-      context.logger.warn(`mcp server ${context.config.name} unavailable (${params.error}); retry in ${nextDelayMs} ms`);
-      emit(context, 'failed', params.error);
-      return { attempt, nextDelayMs, error: params.error, connection: undefined };
-    }),
-  },
-}).createMachine({
-  id: 'mcp',
-  context: ({ input }) => ({ ...input, limits: limitsOf(input.options), connection: undefined, attempt: 0, error: undefined, nextDelayMs: 0 }),
-  initial: 'connecting',
-  states: {
-    connecting: {
-      invoke: {
-        id: 'connect',
-        src: 'connect',
-        input: ({ context }) => ({ config: context.config, logger: context.logger, limits: context.limits }),
-        onDone: {
-          target: 'connected',
-          actions: [
-            assign(({ event }) => ({ connection: event.output, attempt: 0, error: undefined })),
-            ({ context }) => {
-              const n = context.connection!.tools.length;
-              emit(context, 'connected', `${n} tools`);
-              context.logger.info(`mcp server ${context.config.name} connected (${context.config.transport}), ${n} tools`);
-            },
-          ],
-        },
-        onError: { target: 'backingOff', actions: { type: 'planRetry', params: ({ event }) => ({ error: describeError(event.error) }) } },
+      detach: () => undefined,
+      keepalive: () => undefined,
+      onMessage: () => [],
+      isBenignClose: () => false,
+      state: (e) => {
+        const reason = e.reason ?? 'connection lost';
+        if (e.state === 'backingOff') {
+          logger.warn(`mcp server ${config.name} unavailable (${reason}); retry in ${e.delay_ms ?? 0} ms`);
+          emit(input, 'failed', reason);
+        } else if (e.state === 'connecting' && reason.startsWith(RECONNECT_AT_ONCE)) {
+          logger.warn(`mcp server ${config.name} unavailable (${reason.slice(RECONNECT_AT_ONCE.length)}); reconnecting`);
+          emit(input, 'failed', reason.slice(RECONNECT_AT_ONCE.length));
+        }
       },
     },
-    connected: {
-      tags: ['connected'],
-      invoke: {
-        id: 'connection',
-        src: 'watch',
-        input: ({ context }) => ({
-          connection: context.connection!,
-          ...(context.track ? { track: context.track } : {}),
-          onStopped: () => emit(context, 'stopped'),
-        }),
-      },
-      on: { 'mcp.lost': { target: 'backingOff', actions: { type: 'planRetry', params: ({ event }) => ({ error: event.reason }) } } },
-    },
-    backingOff: { after: { retryDelay: 'connecting' } },
-  },
-});
-
-interface Connected {
-  connection: McpConnection;
-  entry: McpToolEntry;
-  limits: typeof MCP_DEFAULTS;
-  context: Ctx;
+  };
 }
+
+/** The actor of one tool server (`mcp:<server>`): the session machine, with `mcpSessionInput` as its input. */
+export const mcpServerMachine = streamSessionMachine;
 
 /**
  * The hub of a mode over its `mcp:<server>` actors (`servers()` returns the running ones): the tools
  * of the servers connected now (the first server listed wins a name clash), and calls to them.
  */
 export function mcpHubOf(servers: () => AnyActorRef[]): McpHub {
-  const index = (): Map<string, Connected> => {
-    const out = new Map<string, Connected>();
+  const index = (): Map<string, { link: McpLink; entry: McpToolEntry }> => {
+    const out = new Map<string, { link: McpLink; entry: McpToolEntry }>();
     for (const ref of servers()) {
-      const snap = ref.getSnapshot() as { status: string; context: Ctx; hasTag(t: string): boolean };
-      if (snap.status !== 'active' || !snap.hasTag('connected') || !snap.context.connection) continue;
-      for (const entry of snap.context.connection.tools) {
-        if (!out.has(entry.definition.function.name))
-          out.set(entry.definition.function.name, { connection: snap.context.connection, entry, limits: snap.context.limits, context: snap.context });
-      }
+      const snap = ref.getSnapshot() as { status: string; context: { link?: McpLink }; hasTag(t: string): boolean };
+      const link = snap.context.link;
+      if (snap.status !== 'active' || !snap.hasTag('streaming') || !link) continue;
+      for (const entry of link.tools) if (!out.has(entry.definition.function.name)) out.set(entry.definition.function.name, { link, entry });
     }
     return out;
   };
@@ -149,8 +145,7 @@ export function mcpHubOf(servers: () => AnyActorRef[]): McpHub {
     async call(name, args, signal) {
       const found = index().get(name);
       if (!found) throw new McpCallError(`no connected MCP tool named ${name}`);
-      emit(found.context, 'call', found.entry.tool);
-      return callMcpTool(found.connection, found.entry, args, signal, found.limits);
+      return found.link.call(found.entry, args, signal);
     },
   };
 }

@@ -18,7 +18,7 @@ import type { InteractionLog } from './actions/interactions.js';
 import { implicitActions, LocationStore } from './actions/locations.js';
 import { inputIds, inputMachine, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
 import { cortexLoopMachine, type TickReport } from './loop.js';
-import { mcpHubOf, mcpServerMachine } from './mcp.js';
+import { mcpHubOf, mcpServerMachine, mcpSessionInput } from './mcp.js';
 import type { Clock } from './modes/types.js';
 import { assembleTurn, runTick, speakHandle, type Assembled } from './tick.js';
 import { TurnPreparer } from './speculation.js';
@@ -260,7 +260,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     id: `mcp:${server.name}`,
     systemId: modeMemberId(name, `mcp:${server.name}`),
     src: 'mcp' as const,
-    input: { config: server, logger, bus: deps.bus, ...(deps.mcp ? { options: deps.mcp } : {}), ...(deps.track ? { track: deps.track } : {}) },
+    input: mcpSessionInput({ config: server, logger, bus: deps.bus, ...(deps.mcp ? { options: deps.mcp } : {}), ...(deps.track ? { track: deps.track } : {}) }),
   }));
   const mcpIds = invokeMcp.map((m) => m.id);
   const interactions = mode.save_interactions ? deps.interactions : undefined;

@@ -1,6 +1,7 @@
 // One action of a mode as an XState actor (`action:<llm_label>`): validates commands, applies its queue policy, runs them through its connector.
 import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
 import { and, assign, createActor, enqueueActions, fromCallback, fromPromise, sendParent, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
+import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
 import type { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector, CommandJob, CommandMark } from '../../src/cortex/action.js';
@@ -245,6 +246,8 @@ export const actionMachine = setup({
         ...(input.command ? jobOf(input.command) : {}),
       }),
     ),
+    // The connector's connection, when it has one that reconnects (the mqtt connector): the one reconnect engine.
+    session: streamSessionMachine,
     // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
     owner: fromCallback<{ type: 'none' }, { onStart: () => void; onStop: () => void }>(({ input }) => {
       input.onStart();
@@ -392,6 +395,11 @@ export const actionMachine = setup({
       },
     }),
   },
+  // Spawned before the owner is invoked, so it stops first: its link's close leaves the client to the connector, whose stop halts first.
+  entry: enqueueActions(({ context, enqueue }) => {
+    const session = context.connector?.session;
+    if (session) enqueue.spawnChild('session', { id: 'session', input: session as SessionInput });
+  }),
   initial: 'idle',
   on: {
     'action.command': { actions: 'accept' },

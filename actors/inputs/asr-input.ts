@@ -51,9 +51,11 @@ export function healthOf(state: string): string | undefined {
  * microphone, whose audio waits in the session's ring until a socket is open. Partials are
  * `final: false` messages, finals `final: true` (they wake the loop). The buffer keeps finals only,
  * formatted as one `Voice: ...` line holding the utterances since the last tick, which the offline
- * rule-based model recognises as speech. A microphone failure ends the raw stream (the input actor
- * restarts the input with its backoff); a fatal session error (401, policy close) ends it with
- * StreamStoppedError (no restart). Every state of the socket is reported (`reportStream`) and, while
+ * rule-based model recognises as speech. One retry layer per resource: the microphone's recorder
+ * restarts itself with its backoff (devices/microphone.ts) while the socket stays open, the session
+ * actor reconnects the socket while the microphone's audio waits in the ring; a microphone that gave
+ * up (`max_restarts`) ends the raw stream and the input stops (the input actor does not restart an
+ * input with a session), as a fatal session error (401, policy close) does with StreamStoppedError. Every state of the socket is reported (`reportStream`) and, while
  * it is not streaming, the prompt says so once.
  */
 export class AsrInput extends BufferedInput<AsrRaw> {

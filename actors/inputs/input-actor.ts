@@ -1,4 +1,4 @@
-// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its socket session as child `stream:<kind>`, and restarts it with the backoff when it fails.
+// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its session actor as child `stream:<kind>`, and restarts an input without one with the backoff when it fails.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
@@ -119,8 +119,9 @@ const listen = fromCallback<
 /**
  * The input statechart: `listening` (tag `listening`) makes a fresh plugin, runs its raw stream and
  * its socket session (child `stream:asr`/`stream:vlm`), and reports each message to the parent (a
- * final one wakes the loop). A failure goes to `restarting`, which waits the backoff and listens
- * again with a new plugin; a plugin that cannot be made at all, or a source that ends, goes to
+ * final one wakes the loop). A failure of an input without a session actor goes to `restarting`,
+ * which waits the backoff and listens again with a new plugin (an input with one is never restarted
+ * here: its session actor and its device retry, each once); a plugin that cannot be made at all, or a source that ends, goes to
  * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
  */
 export const inputMachine = setup({
@@ -171,7 +172,7 @@ export const inputMachine = setup({
           if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, systemId: streamSystemId(context), input: stream.input as SessionInput });
         }),
       ],
-      exit: [stopChild('stream:asr'), stopChild('stream:vlm')],
+      exit: [stopChild('stream:asr'), stopChild('stream:vlm'), stopChild('stream:mqtt')],
       always: {
         guard: 'noPlugin',
         target: 'failed',
@@ -208,7 +209,10 @@ export const inputMachine = setup({
         'input.text': { actions: ({ context, event }) => context.slot?.plugin.acceptText?.(event.text) },
         'input.error': [
           {
-            guard: ({ event }) => event.fatal === true,
+            // One retry layer per stream: an input with a session actor (ASR, VLM, MQTT) is not restarted
+            // here. Its connection is the session actor's to retry, its device (microphone, camera) reopens
+            // itself with its own backoff (devices/device-error.ts); an error that reaches this far is final.
+            guard: ({ context, event }) => event.fatal === true || context.slot?.plugin.stream !== undefined,
             target: 'failed',
             actions: { type: 'report', params: ({ context, event }) => ({ message: `input ${context.type} stopped: ${event.error}` }) },
           },

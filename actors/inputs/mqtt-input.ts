@@ -1,11 +1,11 @@
 // MqttInput: messages on MQTT topics (sensors, microcontrollers, ROS 2 through its MQTT bridge) as prompt lines, each through a small template.
 import { randomUUID } from 'node:crypto';
 import mqtt from 'mqtt';
-import { Observable } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
-import { CortexError } from '../../src/errors.js';
-import { clientOptions, describeConnectError, describeOperationError } from '../../src/mqtt/options.js';
-import { noDelay } from '../../src/mqtt/session.js';
+import { Observable, Subject } from 'rxjs';
+import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
+import { CortexError, describeError } from '../../src/errors.js';
+import { MqttSession } from '../../src/mqtt/session.js';
+import { mqttSessionInput } from '../streams/mqtt-session.js';
 import { parseBrokerUrl, type BrokerSettings } from '../../src/plugins/schemas/broker.js';
 import { MqttInputSchema, type MqttInputConfig } from '../../src/plugins/schemas/mqtt.js';
 import { BufferedInput } from './buffered-input.js';
@@ -69,15 +69,24 @@ export function renderTemplate(template: string, topic: string, text: string): s
 }
 
 /**
- * Listening opens one clean MQTT session, subscribes to the topics and turns each message into a
- * line through the template (payloads cut at `max_payload_bytes`). A lost connection ends the raw
- * stream with an error: the input actor restarts the input with its backoff (the one retry layer
- * of inputs); a refusal retrying cannot cure is fatal and stops the input with the reason.
+ * One clean MQTT session for the life of the plugin, run by its session actor (the input actor's
+ * child `stream:mqtt`: the one reconnect engine, actors/streams/session-machine.ts with
+ * src/backoff.ts; mqtt.js's own reconnect is off). Every CONNACK subscribes to the topics (a clean
+ * session starts with none, so there is never a second subscription); each message becomes a line
+ * through the template (payloads cut at `max_payload_bytes`). A lost broker is the session actor's
+ * to retry: it backs off and reconnects, the plugin and its buffer stay, and the prompt says once
+ * that the input is not available meanwhile. A refusal retrying cannot cure (credentials, an
+ * untrusted certificate, a subscription the ACL denies) is fatal and stops the input with the reason.
  */
 export class MqttInput extends BufferedInput<MqttRaw> {
+  readonly stream: NonNullable<InputPlugin['stream']>;
+  private readonly session: MqttSession;
+  private readonly events$ = new Subject<MqttRaw>();
+  private streamedOnce = false;
+
   constructor(
     private readonly config: MqttInputConfig,
-    private readonly broker: BrokerSettings,
+    broker: BrokerSettings,
     ctx?: Pick<InputContext, 'logger' | 'signal'>,
   ) {
     super({
@@ -88,39 +97,50 @@ export class MqttInput extends BufferedInput<MqttRaw> {
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
     });
+    this.session = new MqttSession({
+      settings: broker,
+      client: { clientId: `cortexd-in-${randomUUID().slice(0, 8)}`, clean: true },
+      connect: (url, opts) => mqtt.connect(url, opts),
+      onConnect: (sessionPresent) => {
+        if (!sessionPresent) this.subscribeTopics();
+      },
+      onMessage: (topic, payload) => this.events$.next({ topic, payload, at: Date.now() }),
+    });
+    this.stream = { kind: 'mqtt', input: mqttSessionInput(this.session), onEvent: (e) => this.onSessionEvent(e) };
+  }
+
+  private subscribeTopics(): void {
+    this.session.subscribe(Object.fromEntries(this.config.topics.map((t) => [t, { qos: this.config.qos }]))).catch((err: unknown) => {
+      if (this.isStopped || !this.session.connected) return;
+      this.events$.error(new MqttInputError(describeError(err), true));
+    });
+  }
+
+  private onSessionEvent(e: { type: string; [k: string]: unknown }): void {
+    if (e.type === 'mqtt.state') {
+      const state = String(e.state);
+      if (state === 'streaming') {
+        this.streamedOnce = true;
+        this.available();
+      } else if (state === 'backingOff' || (state === 'connecting' && this.streamedOnce)) this.unavailable('reconnecting');
+    } else if (e.type === 'mqtt.failed') {
+      this.unavailable('stopped');
+      this.events$.error(new MqttInputError(String(e.reason), true));
+    }
   }
 
   protected source(): Observable<MqttRaw> {
     return new Observable<MqttRaw>((sub) => {
-      let failure: unknown;
-      let connected = false;
-      const client = mqtt.connect(this.broker.url, clientOptions(this.broker, { clientId: `cortexd-in-${randomUUID().slice(0, 8)}`, clean: true }));
-      client.on('error', (err) => (failure = err));
-      client.on('connect', () => {
-        noDelay(client);
-        connected = true;
-        client.subscribe(Object.fromEntries(this.config.topics.map((t) => [t, { qos: this.config.qos }])), (err, granted) => {
-          const refused = (granted ?? []).find((g) => g.qos >= 128);
-          if (err || refused) {
-            const message = describeOperationError(err ?? { code: refused!.qos }, `subscribe to ${refused?.topic ?? this.config.topics.join(', ')}`);
-            sub.error(new MqttInputError(message, true));
-          }
-        });
-      });
-      client.on('message', (topic, payload) => sub.next({ topic, payload, at: Date.now() }));
-      client.on('close', () => {
-        const f = describeConnectError(
-          failure ?? new Error(connected ? 'the broker closed the connection' : 'connection closed'),
-          this.broker.url,
-          this.broker.username,
-        );
-        sub.error(new MqttInputError(f.message, f.fatal));
-      });
+      const s = this.events$.subscribe(sub);
       return () => {
-        client.removeAllListeners('close');
-        client.end(true);
+        s.unsubscribe();
+        void this.session.stop(undefined, 1000);
       };
     });
+  }
+
+  protected override async release(): Promise<void> {
+    await this.session.stop(undefined, 1000);
   }
 
   protected toMessage(raw: MqttRaw): InputMessage | undefined {

@@ -31,8 +31,10 @@ export interface VlmInputDeps {
  * Its socket session runs as the input actor's child `stream:vlm` (`stream`); listening starts the
  * camera pipeline, which sends frames whenever a socket is open. Each `{vlm_reply}` is a message
  * (`final: false`: a picture changing does not wake the loop by itself); the buffer keeps only the
- * newest (`Vision: ...`). A camera failure ends the raw stream (the input actor restarts the input
- * with its backoff); a fatal session error ends it with StreamStoppedError (no restart).
+ * newest (`Vision: ...`). One retry layer per resource: the camera reopens itself with its backoff,
+ * the session actor reconnects the socket; a camera that gave up (`max_restarts`) ends the raw
+ * stream and the input stops (the input actor does not restart an input with a session), as a fatal
+ * session error does with StreamStoppedError.
  */
 export class VlmInput extends BufferedInput<VisionRaw> {
   /** Failures the device recovers from itself (reopened after its backoff), for the bus. */

@@ -335,6 +335,8 @@ export const governorMachine = setup({
           else if (e.state === 'healthy') fault(enqueue, c, 'model health', null);
           return;
         case 'stream': {
+          // The hosted service's sockets only: a sensor broker (MqttInput's `mqtt` stream) is not the service.
+          if (e.kind === 'mqtt') return;
           const key = `${e.kind} socket ${e.input}`;
           const down = e.state === 'backingOff' || e.state === 'failed';
           fault(enqueue, c, key, down && lossStops ? `${e.state === 'failed' ? 'failed' : 'reconnecting'}${e.reason ? ` (${e.reason})` : ''}` : null);

@@ -1,4 +1,4 @@
-// The one retry layer of a socket stream: connecting, streaming, backingOff, failed, stopped; timeouts, keepalive, the reconnect policy of src/backoff.ts, fatal answers.
+// The one reconnect engine of every connection (ASR/VLM sockets, MQTT, MCP): connecting, streaming, backingOff, failed, stopped; timeouts, keepalive, the reconnect policy of src/backoff.ts, fatal answers.
 import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
 import {
   INITIAL_RECONNECT,
@@ -74,6 +74,8 @@ export interface SessionHooks {
   isBenignClose(code: number, reason: string): boolean;
   /** The data plane's counters, copied into every state event. */
   counters?(): StreamCounters;
+  /** Called with every `<prefix>.state` event as it is emitted (owners outside the tree's listeners: the fleet channel, MCP's bus events). */
+  state?(event: SessionStateEvent): void;
 }
 
 export interface SessionInput {
@@ -142,7 +144,15 @@ function closeOf(event: Ev): { code: number; reason: string } | undefined {
   return event.type === 'link.event' && event.event.type === 'close' ? event.event : undefined;
 }
 
+/** A close the link marked as one retrying cannot cure (MQTT: refused credentials, a banned client). */
+function fatalCloseOf(event: Ev): string | undefined {
+  const close = closeOf(event) as { reason: string; fatal?: boolean } | undefined;
+  return close?.fatal === true ? close.reason : undefined;
+}
+
 function closeText(close: { code: number; reason: string }): string {
+  // 1006 never carries a reason on a WebSocket: a reason with it is a non-WebSocket link's own words (MQTT, MCP).
+  if (close.code === 1006 && close.reason) return close.reason;
   return `socket closed (${close.code}${close.reason ? ` ${close.reason}` : ''})`;
 }
 
@@ -156,6 +166,13 @@ function stateEvent(context: Ctx, state: StreamState, extra: Partial<SessionStat
     ...extra,
   };
   return { ...event };
+}
+
+/** The state event, also handed to the owner's `state` hook (once per entry: emit runs this once). */
+function reported(context: Ctx, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
+  const event = stateEvent(context, state, extra);
+  context.hooks.state?.(event as unknown as SessionStateEvent);
+  return event;
 }
 
 function policyOf(timing: SessionTiming): ReconnectOptions {
@@ -201,6 +218,7 @@ export const streamSessionMachine = setup({
   guards: {
     fatalConnectError: ({ event }) => isFatalConnectError((event as { error?: unknown }).error),
     policyClose: ({ event }) => closeOf(event)?.code === POLICY_VIOLATION,
+    fatalClose: ({ event }) => fatalCloseOf(event) !== undefined,
     isClose: ({ event }) => closeOf(event) !== undefined,
     immediate: ({ context }) => (context.plan?.delayMs ?? 0) === 0,
   },
@@ -249,7 +267,7 @@ export const streamSessionMachine = setup({
       tags: ['retrying'],
       entry: [
         emit(({ context }) =>
-          stateEvent(
+          reported(
             context,
             'connecting',
             context.plan && context.reason ? { reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason } : {},
@@ -284,7 +302,7 @@ export const streamSessionMachine = setup({
     streaming: {
       tags: ['streaming'],
       type: 'parallel',
-      entry: [emit(({ context }) => stateEvent(context, 'streaming')), 'rememberCounters'],
+      entry: [emit(({ context }) => reported(context, 'streaming')), 'rememberCounters'],
       exit: assign({ link: undefined }),
       invoke: { id: 'link', src: 'session', input: ({ context }) => ({ link: context.link!, hooks: context.hooks }) },
       states: {
@@ -312,6 +330,7 @@ export const streamSessionMachine = setup({
       },
       on: {
         'link.event': [
+          { guard: 'fatalClose', target: 'failed', actions: assign(({ event }) => ({ reason: fatalCloseOf(event) })) },
           {
             guard: 'policyClose',
             target: 'failed',
@@ -357,7 +376,7 @@ export const streamSessionMachine = setup({
         const reason = breaker
           ? `${why}; ${context.reconnect.quickFailures} connections in a row closed before they were healthy: breaker open, probing again in ${(plan.delayMs / 1000).toFixed(1)} s`
           : why;
-        return stateEvent(context, 'backingOff', { attempt: plan.attempt, delay_ms: plan.delayMs, reason, ...(breaker ? { breaker: true } : {}) });
+        return reported(context, 'backingOff', { attempt: plan.attempt, delay_ms: plan.delayMs, reason, ...(breaker ? { breaker: true } : {}) });
       }),
       after: { retryDelay: 'connecting' },
     },
@@ -365,14 +384,14 @@ export const streamSessionMachine = setup({
       type: 'final',
       tags: ['final'],
       entry: [
-        emit(({ context }) => stateEvent(context, 'failed', { reason: context.reason ?? 'unknown error' })),
+        emit(({ context }) => reported(context, 'failed', { reason: context.reason ?? 'unknown error' })),
         emit(({ context }) => ({ type: `${context.prefix}.failed`, reason: context.reason ?? 'unknown error' })),
       ],
     },
     stopped: {
       type: 'final',
       tags: ['final'],
-      entry: emit(({ context }) => stateEvent(context, 'stopped', { reason: 'stopped' })),
+      entry: emit(({ context }) => reported(context, 'stopped', { reason: 'stopped' })),
     },
   },
 });

@@ -1,5 +1,5 @@
 // Turns a socket session's state and stats events into the bus `stream` event: the one translation whoever runs a stream uses.
-import type { StreamEvent, StreamState } from '../../src/cortex/events.js';
+import type { StreamEvent, StreamKind, StreamState } from '../../src/cortex/events.js';
 import type { SessionStateEvent } from './session-machine.js';
 
 const STATES: readonly StreamState[] = ['connecting', 'streaming', 'backingOff', 'failed', 'stopped'];
@@ -10,7 +10,7 @@ const COUNTERS = ['attempt', 'delay_ms', 'connections', 'sent_bytes', 'dropped_b
  * the input plugin (e.g. `GoogleASRInput`). Only known fields are copied: nothing else of the
  * machine's events reaches the bus.
  */
-export function toStreamEvent(kind: 'asr' | 'vlm', input: string, event: Partial<SessionStateEvent>, at: number = Date.now()): StreamEvent | undefined {
+export function toStreamEvent(kind: StreamKind, input: string, event: Partial<SessionStateEvent>, at: number = Date.now()): StreamEvent | undefined {
   const state = event.state;
   if (!state || !STATES.includes(state)) return undefined;
   const out: StreamEvent = { type: 'stream', at, kind, input, state };
@@ -31,7 +31,7 @@ export interface EmittingActor {
 /** Forwards every state change and counter update of `actor` to `emit` as bus `stream` events until unsubscribed. */
 export function forwardStreamEvents(
   actor: EmittingActor,
-  kind: 'asr' | 'vlm',
+  kind: StreamKind,
   input: string,
   emit: (event: StreamEvent) => void,
   now: () => number = Date.now,

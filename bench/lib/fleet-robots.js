@@ -2,6 +2,7 @@
 import mqtt from 'mqtt';
 import { FleetChannel } from '../../dist/src/fleet/channel.js';
 import { AgentBus } from '../../dist/src/cortex/events.js';
+import { runMqttSession } from '../../dist/actors/streams/mqtt-session.js';
 
 const MODES = ['idle', 'busy'];
 const config = {
@@ -28,6 +29,7 @@ function channelRobot(url, id, password) {
     },
     pushText: () => true,
     setContext: () => {},
+    safetyStatus: () => ({ estop: null }),
   };
   const channel = new FleetChannel({
     settings: {
@@ -51,6 +53,7 @@ function channelRobot(url, id, password) {
     if (e.type === 'fleet' && e.state === 'connected') connected = true;
   });
   channel.start();
+  const link = runMqttSession(channel.connection);
   return {
     connected: () => connected,
     /** One change of mode, as the mode machine reports it on the bus. */
@@ -60,7 +63,7 @@ function channelRobot(url, id, password) {
       since = Date.now();
       bus.emit({ type: 'mode.changed', at: since, from, to: mode, trigger: 'manual', reason: 'bench' });
     },
-    stop: () => channel.stop('bench over'),
+    stop: () => channel.stop('bench over').then(() => link.stop()),
   };
 }
 

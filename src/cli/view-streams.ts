@@ -23,7 +23,8 @@ interface Track {
   down: boolean;
 }
 
-const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${e.kind === 'asr' ? 'speech recognition' : 'vision'} socket (${e.input})`;
+const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection' } as const;
+const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${KIND_LABEL[e.kind] ?? e.kind} (${e.input})`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 
 function counts(t: Track): string {
@@ -105,7 +106,7 @@ export class StreamSummary {
       if (t.reconnects + t.failures === 0) continue;
       const [kind, input] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
       const since = Number.isFinite(t.lastPrint) ? `in the last ${seconds(at - t.lastPrint)}` : 'during the run';
-      out.push({ level: 'warn', text: `${label({ kind: kind as 'asr' | 'vlm', input })}: ${counts(t)} ${since}` });
+      out.push({ level: 'warn', text: `${label({ kind: kind as StreamEvent['kind'], input })}: ${counts(t)} ${since}` });
       this.reset(t, at);
     }
     return out;

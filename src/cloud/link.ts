@@ -1,11 +1,12 @@
-// The socket a stream actor drives, reduced to what it needs (send, close, events), with adapters for the cloud sessions.
+// The connection a session actor drives, reduced to what it needs (send, close, events), with adapters for the cloud sessions.
 import type { AsrSession, VisionSession } from './sockets.js';
 import type { CloudSocket } from './socket.js';
 
 export type LinkEvent =
   | { type: 'message'; message: unknown }
   | { type: 'invalid'; raw: string; reason: string }
-  | { type: 'close'; code: number; reason: string };
+  /** `fatal`: retrying with the same settings cannot succeed (the engine stops in `failed` with `reason`). */
+  | { type: 'close'; code: number; reason: string; fatal?: boolean };
 
 /** An open socket session; it never reconnects (the actor does). */
 export interface StreamLink {

@@ -42,6 +42,12 @@ export interface ActionConnector {
    * A halt right after a halt, with no command in between, sends nothing more.
    */
   halt?(): Promise<void>;
+  /**
+   * A connection that reconnects (the `mqtt` connector's broker): the session machine's input
+   * (actors/streams/session-machine.ts). The action actor runs it as its child `session`, so it
+   * reconnects with the one engine and shows in the inspector; the connector still closes it in `stop()`.
+   */
+  readonly session?: unknown;
 }
 
 export interface ActionContext {

@@ -50,6 +50,9 @@ export interface TurnEvent {
 /** State of an ASR or VLM stream actor. */
 export type StreamState = 'connecting' | 'streaming' | 'backingOff' | 'failed' | 'stopped';
 
+/** What an input's session actor connects to: a recognition socket, a vision socket, an MQTT broker. */
+export type StreamKind = 'asr' | 'vlm' | 'mqtt';
+
 /**
  * Everything a person watching the robot may want to see. Times are ms since epoch; no event ever
  * carries media (PCM, JPEG) or secrets: text, numbers and small JSON only.
@@ -181,7 +184,7 @@ export type ModelProgressStage = 'first_token' | 'sentence' | 'tool_call';
 export interface StreamEvent {
   type: 'stream';
   at: number;
-  kind: 'asr' | 'vlm';
+  kind: StreamKind;
   input: string;
   state: StreamState;
   detail?: string;

@@ -2,6 +2,7 @@
 import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import type { CloudClient } from '../cloud/client.js';
+import type { StreamKind } from './events.js';
 
 /** One piece of input turned into text, with the time it was produced (ms since epoch). */
 export interface InputMessage {
@@ -57,7 +58,7 @@ export interface InputPlugin<Raw = unknown> {
    * that attach this input's data plane to an open socket, timing), and hands every event the session
    * emits (states, transcripts, replies, failure) to `onEvent`.
    */
-  readonly stream?: { kind: 'asr' | 'vlm'; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
+  readonly stream?: { kind: StreamKind; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
   /**
    * Failures of this input's device that the device recovers from itself (a camera or serial port
    * reopened after its backoff): the input actor reports each on the bus, so none goes unseen.

@@ -85,7 +85,12 @@ async function makeTransport(config: McpServerConfig, logger: Logger): Promise<T
     return new SSEClientTransport(url, { requestInit });
   }
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-  return new StreamableHTTPClientTransport(url, { requestInit });
+  // The transport's own stream reconnection is off (maxRetries 0): a lost stream closes the client, and
+  // the server's session actor reconnects it with the one backoff (one retry layer).
+  return new StreamableHTTPClientTransport(url, {
+    requestInit,
+    reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 2 },
+  });
 }
 
 /** A tool result as text for the model: text parts verbatim, other parts summarised, errors marked. */
@@ -151,12 +156,31 @@ export async function connectMcpServer(config: McpServerConfig, options: McpConn
       cursor = page.nextCursor;
     } while (cursor);
     signal.throwIfAborted();
-    client.onerror = (err) => options.logger.debug(`mcp ${config.name}: ${describeError(err)}`);
+    client.onerror = (err) => {
+      options.logger.debug(`mcp ${config.name}: ${describeError(err)}`);
+      // A stream that failed is a lost connection: closed here, before EventSource retries it by itself.
+      if (isLostStream(err)) void client.close().catch(() => undefined);
+    };
     return { client, tools };
   } catch (err) {
     await client.close().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * Transport errors that mean the connection is gone: the SSE stream failed (SseError from the SSE
+ * transport, whose EventSource would otherwise reconnect on its own), the streamable HTTP transport's
+ * stream could not be kept or reopened, or a request could not reach the server at all.
+ */
+export function isLostStream(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const { name, message, code } = e as { name?: string; message?: string; code?: unknown };
+    if (name === 'SseError' || /^SSE error: /.test(message ?? '')) return true;
+    if (/^(SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts)/.test(message ?? '')) return true;
+    if (message === 'fetch failed' || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return true;
+  }
+  return false;
 }
 
 /** Calls one tool of a connected server; the result as text for the model (cut at `maxResultChars`). */
@@ -173,6 +197,8 @@ export async function callMcpTool(
     return resultText(result as Record<string, unknown>, options.maxResultChars);
   } catch (err) {
     if (signal.aborted) throw signal.reason;
+    // The server is unreachable: the connection is lost (its session actor reconnects it with the backoff).
+    if (isLostStream(err)) void connection.client.close().catch(() => undefined);
     throw new McpCallError(`${entry.definition.function.name}: ${describeError(err)}`, { cause: err });
   }
 }

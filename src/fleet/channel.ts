@@ -33,6 +33,10 @@ export interface FleetChannelOptions {
   reconnect?: ReconnectOptions;
   /** Commands that may wait in the inbox (default INBOX_CAPACITY); more are refused with a count. */
   inboxCapacity?: number;
+  /** Why the agent is stopping, for the `offline` status published when the session actor closes the connection. */
+  stopReason?: () => string;
+  /** Given the client's asynchronous end when the session actor closes it. */
+  track?: (closing: Promise<unknown>) => void;
 }
 
 /** Commands that may wait behind the one running: a minute of commands at one a second, and a bounded few kilobytes each. */
@@ -127,21 +131,34 @@ export class FleetChannel {
       onConnect: (sessionPresent) => this.onConnect(sessionPresent),
       onMessage: (topic, payload, packet) => this.onMessage(topic, payload, packet),
       sliceMs: INTAKE_SLICE_MS,
+      lastWords: () => this.offline(this.options.stopReason?.() ?? 'stopped'),
+      ...(options.track ? { track: options.track } : {}),
     });
+  }
+
+  /**
+   * The broker connection. Its session actor (actors/streams/mqtt-session.ts: the session machine
+   * with the one backoff) dials and redials it; the owner runs it: the `fleet` actor as its child
+   * `mqtt` (system id `fleet/mqtt`), or `runMqttSession` outside an agent.
+   */
+  get connection(): MqttSession {
+    return this.session;
+  }
+
+  private offline(reason: string): { topic: string; payload: string } {
+    return { topic: this.topic('status'), payload: JSON.stringify({ status: 'offline', robot: this.robot, at: Date.now(), reason }) };
   }
 
   topic(kind: TopicKind): string {
     return topicOf(this.options.settings.prefix, this.robot, kind);
   }
 
-  /** Subscribes to the bus and dials the broker; a certificate file that cannot be read is reported, never thrown. */
+  /**
+   * Subscribes to the bus and starts the metrics. The connection's session actor dials the broker (a
+   * certificate file that cannot be read ends it in `failed` with the reason, reported, never thrown).
+   */
   start(): void {
     this.sub = this.options.bus.events$.subscribe((e) => this.onEvent(e));
-    try {
-      this.session.start();
-    } catch (err) {
-      this.emit({ state: 'failed', reason: describeError(err) });
-    }
     const every = this.options.settings.metricsIntervalMs;
     if (every > 0) this.metricsTimer = setInterval(() => this.publishMetrics(), every);
   }
@@ -156,8 +173,7 @@ export class FleetChannel {
     this.sub?.unsubscribe();
     for (const p of this.inbox.stop())
       this.answer({ id: p.cmd.id, command: p.cmd.command, ok: false, reason: `not run: the agent is stopping (${reason})` }, p.correlation);
-    const last = { topic: this.topic('status'), payload: JSON.stringify({ status: 'offline', robot: this.robot, at: Date.now(), reason }) };
-    await this.session.stop(last, ms);
+    await this.session.stop(this.offline(reason), ms);
   }
 
   private emit(r: Omit<SessionReport, 'delayMs' | 'sessionPresent'> & { delayMs?: number; sessionPresent?: boolean }): void {

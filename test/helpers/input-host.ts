@@ -1,6 +1,6 @@
 // Runs an input plugin the way the agent does: inside the real input actor, under a parent that records what it reports.
 import { pino } from 'pino';
-import { createActor, setup, type AnyActorRef } from 'xstate';
+import { createActor, setup, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
 import { inputMachine, type InputSlot } from '../../actors/inputs/input-actor.js';
@@ -31,6 +31,7 @@ export function hostInput(
   type: string,
   create: (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin,
   restart?: { initialMs: number; maxMs: number; healthyMs: number },
+  options: { inspect?: (event: InspectionEvent) => void } = {},
 ): HostedInput {
   const bus = new AgentBus();
   const messages: InputEv[] = [];
@@ -48,7 +49,7 @@ export function hostInput(
       'context.update': { actions: ({ event }) => void contexts.push((event as unknown as { values: Record<string, unknown> }).values) },
     },
   });
-  const actor = createActor(parent).start();
+  const actor = createActor(parent, options.inspect ? { inspect: options.inspect } : {}).start();
   const ref = () => actor.getSnapshot().children[id] as AnyActorRef;
   return {
     bus,

@@ -9,7 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createActor, waitFor, type AnyActorRef } from 'xstate';
 import { mcpToolName } from '../../src/cortex/mcp.js';
-import { mcpHubOf, mcpServerMachine } from '../../actors/mcp.js';
+import { mcpHubOf, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { ToolDefinitionSchema } from '../../src/cloud/protocol.js';
 import type { McpServerConfig } from '../../src/config/schema.js';
@@ -36,10 +36,10 @@ function hub(options: { retryMs?: number; callTimeoutMs?: number } = {}) {
     ...mcpHubOf(() => refs),
     async start(configs: McpServerConfig[]) {
       const actors = configs.map((config) =>
-        createActor(mcpServerMachine, { input: { config, logger, bus, options, track: (p) => void closing.push(p) } }).start(),
+        createActor(mcpServerMachine, { input: mcpSessionInput({ config, logger, bus, options, track: (p) => void closing.push(p) }) }).start(),
       );
       refs = actors;
-      await Promise.all(actors.map((a) => waitFor(a, (s) => s.matches('connected') || s.matches('backingOff'), { timeout: 20_000 })));
+      await Promise.all(actors.map((a) => waitFor(a, (s) => s.hasTag('streaming') || s.matches('backingOff'), { timeout: 20_000 })));
     },
     async stop() {
       for (const a of refs) (a as unknown as { stop(): void }).stop();

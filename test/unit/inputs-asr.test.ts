@@ -20,12 +20,12 @@ const rawFile = join(dir, 'speech.raw');
 writeFileSync(rawFile, pcm);
 
 /** An AsrInput on the replayed recording and a scripted link, run in the real input actor (its session is the actor's child). */
-function makeInput(opts: { speaking?: BehaviorSubject<boolean>; connect?: () => Promise<StreamLink>; bufferSize?: number } = {}) {
+function makeInput(opts: { speaking?: BehaviorSubject<boolean>; connect?: () => Promise<StreamLink>; bufferSize?: number; file?: string } = {}) {
   const link = new FakeLink();
   // Voice detection off: these tests follow every byte of a recording that is not speech (see asr-vad tests for it on).
   const config = SpeechlabASRInputSchema.parse({
     buffer_size: opts.bufferSize ?? 20,
-    microphone: { binding: 'replay', file: rawFile, loop: false, realtime: false },
+    microphone: { binding: 'replay', file: opts.file ?? rawFile, loop: false, realtime: false },
     vad: { enabled: false },
   });
   let plugin: AsrInput | undefined;
@@ -118,6 +118,40 @@ t.test('poll returns the next transcript event; a 401 stops the input with the s
   t.equal(denied.input().formattedLatestBuffer(), 'Voice: not available (stopped)', 'the prompt says the voice is gone, once');
   t.equal(denied.input().formattedLatestBuffer(), undefined);
   denied.host.stop();
+});
+
+t.test('one retry layer: the session actor reconnects the socket and the input is not restarted; a microphone that fails stops the input', async (t) => {
+  const links: FakeLink[] = [];
+  const connect = async () => {
+    const l = new FakeLink();
+    links.push(l);
+    return l;
+  };
+  const { host } = makeInput({ connect });
+  await until(() => links[0] !== undefined && links[0].audio.length > 0, 'the socket open');
+  const plugin = host.slot()?.plugin;
+  links[0]!.server({ type: 'close', code: 1011, reason: 'server error' });
+  await until(() => links.length === 2, 'the session actor to reconnect');
+  t.equal(host.slot()?.plugin, plugin, 'the same plugin (and microphone): the input actor restarted nothing');
+  t.ok(host.ref().getSnapshot().hasTag('listening'), 'the input listens on');
+  t.notOk(
+    host.events.some((e) => e.type === 'error'),
+    "no error: a lost socket is the session actor's alone",
+  );
+  host.stop();
+
+  const empty = join(dir, 'empty.raw');
+  writeFileSync(empty, Buffer.alloc(0));
+  let opened = 0;
+  const deaf = makeInput({ file: empty, connect: async () => (opened++, new FakeLink()) });
+  await until(() => deaf.host.ref().getSnapshot().hasTag('failed'), 'the input to stop');
+  t.match(
+    deaf.host.events.find((e) => e.type === 'error'),
+    { source: 'input.SpeechlabASRInput', message: /^input SpeechlabASRInput stopped: .*microphone stopped/ },
+    'a microphone that failed (or gave up restarting itself) stops the input, with the reason',
+  );
+  t.ok(opened <= 1, 'and no second socket: nothing restarted the input on top');
+  deaf.host.stop();
 });
 
 t.test('the buffer keeps at most buffer_size finals; the oldest go first and are counted', async (t) => {

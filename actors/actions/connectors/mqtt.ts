@@ -4,6 +4,7 @@ import mqtt from 'mqtt';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { CortexError } from '../../../src/errors.js';
 import { MqttSession, type SessionReport } from '../../../src/mqtt/session.js';
+import { mqttSessionInput } from '../../streams/mqtt-session.js';
 import { parseBrokerUrl } from '../../../src/plugins/schemas/broker.js';
 import { MqttConnectorOptions } from '../../../src/plugins/schemas/mqtt.js';
 
@@ -14,7 +15,8 @@ import { MqttConnectorOptions } from '../../../src/plugins/schemas/mqtt.js';
  *   {"action": "move", "stop": true, "id": "<uuid of the interrupted command>", "at": ...}
  * A microcontroller (or ROS 2's MQTT bridge) subscribes to the topic. With QoS 1 a command is done
  * when the broker acknowledged it; the connector does not wait for the device itself.
- * The connection is kept for the life of the action and reconnected with src/backoff.ts; a command
+ * The connection is kept for the life of the action and reconnected by its session actor (the action
+ * actor's child `session`: the session machine with src/backoff.ts); a command
  * sent while it is down fails at once with the reason (a motion command must not arrive late).
  */
 
@@ -46,6 +48,7 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
         ...(o.keepalive_seconds ? { keepaliveS: o.keepalive_seconds } : {}),
       },
       client: { clientId: `cortexd-${action}-${randomUUID().slice(0, 8)}`, clean: true },
+      ownerCloses: true,
       connect: (url, opts) => mqtt.connect(url, opts),
       onReport: (r) => {
         last = r;
@@ -53,7 +56,6 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
         else if (r.state === 'backingOff' && r.attempt === 2) ctx.logger.warn(`mqtt ${action}: ${r.reason ?? 'disconnected'}; retrying`);
       },
     });
-    session.start();
 
     const ackMs = o.ack_timeout_seconds * 1000;
     /** Waits for the connection (a command right after start), at most until `deadline`. */
@@ -101,6 +103,8 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
           signal.removeEventListener('abort', onAbort);
         }
       },
+      // The action actor runs it as its child `session` (the one reconnect engine, src/backoff.ts).
+      session: mqttSessionInput(session),
       stop: () => session.stop(undefined, 1000),
       // move (a motion connector): the safety governor's stop is `{action, stop: true}` on the same
       // topic, published without waiting for the broker; the device must stop on it (README, "MQTT connector").
