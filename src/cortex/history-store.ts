@@ -75,7 +75,8 @@ export function loadHistory(file: string, logger?: Logger): HistorySnapshot | un
  * directory: after a kill -9 the file holds the old history or the new one, never a mix), done in the
  * thread pool so the fsync never stalls the tick or the e-stop path. One write is in flight at a time;
  * changes that come meanwhile are coalesced into the next one, so the file always moves forward. An
- * answer is on disk a few milliseconds after it came (the next answer finds it there). `flush()`
+ * answer is on disk a few milliseconds after it came on an idle disk (a kill -9 loses at most the write in
+ * flight and what came after it, never a whole file). `flush()`
  * starts writing what is pending now (at stop); the pending write keeps the process alive until done.
  */
 export class HistoryPersister {

@@ -94,6 +94,17 @@ t.test('kill -9 at any moment leaves the old history or the new one, never a tor
   const s = await setup(t);
   for (let round = 0; round < 4; round++) {
     const agent = await s.session([`round${round}a`]);
+    // The a answer is written in the thread pool a moment after it came (on a loaded disk, after a while).
+    const hasA = () => {
+      try {
+        return (JSON.parse(readFileSync(s.file, 'utf8')) as { exchanges: Array<{ prompt: string }> }).exchanges.some(
+          (e) => typed(e.prompt) === `round${round}a`,
+        );
+      } catch {
+        return false;
+      }
+    };
+    for (const end = Date.now() + 15_000; !hasA() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     // More answers coming while the process is killed: writes are in flight.
     await typeLines(s.w.socket, [`round${round}b`, `round${round}c`]);
     await agent.waitFor((e) => e.type === 'model.answer' && JSON.stringify(e.tool_calls).includes(`You said round${round}b`), 15_000, 'the b answer');
