@@ -31,3 +31,8 @@ export function workerExecArgv(parent: readonly string[] = process.execArgv): st
   }
   return out;
 }
+
+/** The environment of a worker that loads OpenCV: the binding's memory tracker off (it crashes the process, src/vision/opencv.ts), OpenCV's log quiet unless asked. */
+export function opencvWorkerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING: '1', OPENCV_LOG_LEVEL: env.OPENCV_LOG_LEVEL ?? 'ERROR' };
+}

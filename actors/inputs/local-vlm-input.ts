@@ -6,7 +6,7 @@ import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/
 import { LocalVLMInputSchema, type LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { describe, visionContext, type FrameAnalysis } from '../../src/vision/analyse.js';
-import { workerExecArgv } from '../../src/worker-process.js';
+import { opencvWorkerEnv, workerExecArgv } from '../../src/worker-process.js';
 import { visionChanged } from '../../src/cortex/wake.js';
 import { BufferedInput } from './buffered-input.js';
 import type { VlmWorkerReply, VlmWorkerRequest } from './local-vlm-worker.js';
@@ -79,7 +79,7 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
         execArgv: workerExecArgv(),
         serialization: 'advanced',
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        env: { ...process.env, OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING: '1', OPENCV_LOG_LEVEL: process.env.OPENCV_LOG_LEVEL ?? 'ERROR' },
+        env: opencvWorkerEnv(),
       });
       this.workerPid = child.pid;
       let done = false;

@@ -3,7 +3,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { residentBytes, workerExecArgv } from '../worker-process.js';
+import { opencvWorkerEnv, residentBytes, workerExecArgv } from '../worker-process.js';
 import type { FrameAnalysis } from '../vision/analyse.js';
 import { BackendError } from './backends/chat.js';
 import type { WorkerReply, WorkerRequest } from './backends/vision-worker.js';
@@ -98,7 +98,7 @@ class Worker {
         execArgv: workerExecArgv(),
         serialization: 'advanced',
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        env: { ...process.env, OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING: '1', OPENCV_LOG_LEVEL: process.env.OPENCV_LOG_LEVEL ?? 'ERROR' },
+        env: opencvWorkerEnv(),
       });
       this.child = child;
       // A worker that never becomes ready (a wedged OpenCV load) is killed: its exit rejects the start.
