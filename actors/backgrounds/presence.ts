@@ -1,6 +1,5 @@
 // PresenceInput: a person in front of the camera, from OpenCV face detection on the robot, published as presence and approach context values.
 import type { InputFactory } from '../../src/cortex/input.js';
-import { createCamera } from '../../devices/camera.js';
 import { PresenceInputSchema } from '../../src/plugins/schemas/body.js';
 import { LocalVLMInputSchema } from '../../src/plugins/schemas/inputs.js';
 import { LocalVlmInput } from '../inputs/local-vlm-input.js';
@@ -46,5 +45,5 @@ export const createPresenceInput: InputFactory = (raw, ctx) => {
     before = typeof values.faces === 'number' ? values.faces : 0;
     ctx.publishContext?.(published);
   };
-  return new LocalVlmInput(vision, createCamera(vision.camera, { logger: ctx.logger }), { ...ctx, publishContext });
+  return new LocalVlmInput(vision, { ...ctx, publishContext });
 };

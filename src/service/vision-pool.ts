@@ -1,9 +1,9 @@
 // The vision worker pool of the local service: child processes own OpenCV, frames wait in per-key queues served in turn, a stuck or swollen worker is replaced.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { opencvWorkerEnv, residentBytes, workerExecArgv } from '../worker-process.js';
 import type { FrameAnalysis } from '../vision/analyse.js';
 import { BackendError } from './backends/chat.js';
 import type { WorkerReply, WorkerRequest } from './backends/vision-worker.js';
@@ -27,6 +27,8 @@ export interface VisionPoolOptions {
   logger: Logger;
 }
 
+export { residentBytes, workerExecArgv };
+
 /** OpenCV or its face cascade is missing: the session reports it and closes (1011). */
 export class VisionUnavailableError extends Error {}
 /** Too many frames waiting: this frame is dropped with an error, the session continues. */
@@ -39,17 +41,6 @@ export class VisionBusyError extends BackendError {
 export class VisionMemoryError extends BackendError {
   constructor(limitBytes: number) {
     super(503, `Vision backend failed: analysing the frame took more than ${Math.round(limitBytes / 1048576)} MiB; the worker was replaced`);
-  }
-}
-
-/** Resident memory of `pid` in bytes (Linux /proc), 0 when unknown. */
-export function residentBytes(pid: number | undefined): number {
-  if (!pid) return 0;
-  try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
   }
 }
 
@@ -71,26 +62,6 @@ interface Job {
   reject(e: Error): void;
   /** Set once the worker is ready and the frame sent. */
   timer: NodeJS.Timeout | undefined;
-}
-
-/**
- * The Node flags a worker inherits: module loaders and their settings only (`--import`, `--loader`,
- * `--require`, `--conditions`, source maps), so the test runner's TypeScript loader still works.
- * Everything else is dropped: `-e`/`--eval` and `--input-type` (a parent started from a script string
- * would run that script again instead of the worker), `--inspect` (its port is taken), and the rest.
- */
-export function workerExecArgv(parent: readonly string[] = process.execArgv): string[] {
-  const withValue = new Set(['--import', '--loader', '--experimental-loader', '--require', '-r', '--conditions', '-C']);
-  const out: string[] = [];
-  for (let i = 0; i < parent.length; i++) {
-    const a = parent[i]!;
-    const name = a.split('=')[0]!;
-    if (withValue.has(name)) {
-      if (a.includes('=')) out.push(a);
-      else if (i + 1 < parent.length) out.push(a, parent[++i]!);
-    } else if (a === '--enable-source-maps' || a === '--no-warnings') out.push(a);
-  }
-  return out;
 }
 
 /** The worker module beside this file: `.ts` under the test loader, `.js` once built. */
@@ -127,7 +98,7 @@ class Worker {
         execArgv: workerExecArgv(),
         serialization: 'advanced',
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        env: { ...process.env, OPENCV4NODEJS_DISABLE_EXTERNAL_MEM_TRACKING: '1', OPENCV_LOG_LEVEL: process.env.OPENCV_LOG_LEVEL ?? 'ERROR' },
+        env: opencvWorkerEnv(),
       });
       this.child = child;
       // A worker that never becomes ready (a wedged OpenCV load) is killed: its exit rejects the start.

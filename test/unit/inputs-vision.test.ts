@@ -43,7 +43,7 @@ t.test('VLMInput needs the hosted service', async (t) => {
 
 t.test('LocalVLMInput: a moving shape is described without any network, newest first', async (t) => {
   const config = LocalVLMInputSchema.parse({ camera: { binding: 'synthetic', width: 320, height: 240, fps: 20 }, fps: 10 });
-  const input = new LocalVlmInput(config, createCamera(config.camera));
+  const input = new LocalVlmInput(config);
   const raws = await firstValueFrom(
     input.listen().pipe(
       tap((r) => input.rawToText(r)),

@@ -6,7 +6,6 @@ import { runTick, type TickDeps, type TickInput } from '../../actors/tick.js';
 import { LocalVlmInput, LocalVLMInputSchema } from '../../actors/inputs/local-vlm-input.js';
 import { BatteryInput, BatteryInputSchema } from '../../actors/inputs/battery-input.js';
 import { TextInput } from '../../actors/inputs/text-input.js';
-import { createCamera } from '../../devices/camera.js';
 import { AgentBus } from '../../src/cortex/events.js';
 import type { ActionHandle } from '../../src/cortex/contracts.js';
 import type { LlmRequest } from '../../src/cortex/llm.js';
@@ -95,7 +94,7 @@ function ticker(inputs: TickInput[]) {
 
 function vision(wake: Record<string, unknown> = {}) {
   const cfg = LocalVLMInputSchema.parse({ camera: { binding: 'synthetic' }, ...wake });
-  const plugin = new LocalVlmInput(cfg, createCamera(cfg.camera));
+  const plugin = new LocalVlmInput(cfg);
   const show = (faces: number, motion: number | undefined) => {
     const analysis = { faces: Array.from({ length: faces }, () => face), motion, width: 640, height: 480 };
     plugin.rawToText({ text: describe(analysis), analysis, at: Date.now() });

@@ -1,0 +1,110 @@
+// Child process of LocalVLMInput: owns the camera and OpenCV (capture, face and motion analysis, preview JPEG), so the agent's memory goes back when the input stops.
+import { Subscription } from 'rxjs';
+import type { LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
+import type { FrameAnalysis } from '../../src/vision/analyse.js';
+import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
+
+/** Parent to worker. */
+export type VlmWorkerRequest =
+  /** Open the camera and analyse its frames (sent once, after `ready`). */
+  | { type: 'start'; config: LocalVLMInputConfig; record: boolean }
+  /** Someone watches: encode analysed frames as JPEG until this time (ms since the epoch). */
+  | { type: 'watch'; until: number };
+
+/** Worker to parent. */
+export type VlmWorkerReply =
+  | { type: 'ready' }
+  | { type: 'result'; analysis: FrameAnalysis; at: number; jpeg?: Uint8Array; stats: LatestWinsStats }
+  /** A failure the camera recovers from itself (reopened after its backoff). */
+  | { type: 'device-failure'; message: string; retryInMs?: number }
+  /** The analysis cannot go on (OpenCV or its cascade missing, the camera gave up): the worker exits after this. */
+  | { type: 'failed'; message: string }
+  | { type: 'warn'; message: string };
+
+/** To the parent while it listens; once it has closed the channel (it is stopping) replies are dropped, never thrown. */
+const send = (m: VlmWorkerReply): void => {
+  if (process.connected) process.send?.(m, undefined, {}, () => undefined);
+};
+
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+async function run(config: LocalVLMInputConfig, record: boolean, watch: { until: number }): Promise<Subscription> {
+  const { loadOpenCV } = await import('../../src/vision/opencv.js');
+  const { VisionAnalyser } = await import('../../src/vision/analyse.js');
+  const { createCamera } = await import('../../devices/camera.js');
+  const { sampleFps } = await import('../../src/pipelines/frame-sampler.js');
+  const { latestWins } = await import('../../src/pipelines/latest-wins.js');
+  const { consumeFrame, releaseFrame } = await import('../../src/pipelines/frame.js');
+  const { encodeJpeg } = await import('../../src/pipelines/jpeg.js');
+  const { from } = await import('rxjs');
+  const cv = await loadOpenCV();
+  // One thread: analysis is background work beside the agent on a small machine.
+  cv.setNumThreads?.(1);
+  const analyser = await VisionAnalyser.create();
+  const camera = createCamera(config.camera);
+  const stats: LatestWinsStats = { processed: 0, dropped: 0 };
+  const subs = new Subscription();
+  subs.add(
+    camera.failures$.subscribe((e) => send({ type: 'device-failure', message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })),
+  );
+  subs.add(
+    camera
+      .frames()
+      .pipe(
+        sampleFps({ fps: config.fps, timeOf: (f) => f.capturedAt, onDrop: releaseFrame }),
+        latestWins(
+          consumeFrame((frame) =>
+            from(
+              (async () => {
+                const analysis = await analyser.analyseMat(frame.mat);
+                let jpeg: Buffer | undefined;
+                if (record || Date.now() < watch.until) {
+                  try {
+                    jpeg = (await encodeJpeg(frame, 70)).jpeg;
+                  } catch (err) {
+                    send({ type: 'warn', message: `LocalVLMInput: preview frame not encoded: ${message(err)}` });
+                  }
+                }
+                return { analysis, at: frame.capturedAt, jpeg };
+              })(),
+            ),
+          ),
+          stats,
+          releaseFrame,
+        ),
+      )
+      .subscribe({
+        next: (r) => send({ type: 'result', analysis: r.analysis, at: r.at, ...(r.jpeg ? { jpeg: r.jpeg } : {}), stats: { ...stats } }),
+        error: (err) => {
+          send({ type: 'failed', message: message(err) });
+          process.exit(0);
+        },
+        complete: () => {
+          send({ type: 'failed', message: 'the camera ended' });
+          process.exit(0);
+        },
+      }),
+  );
+  subs.add(() => analyser.dispose());
+  return subs;
+}
+
+function main(): void {
+  const watch = { until: 0 };
+  let running: Promise<Subscription> | undefined;
+  process.on('message', (m: VlmWorkerRequest) => {
+    if (m.type === 'watch') watch.until = m.until;
+    else if (m.type === 'start' && !running) {
+      running = run(m.config, m.record, watch);
+      running.catch((err: unknown) => {
+        send({ type: 'failed', message: message(err) });
+        process.exit(0);
+      });
+    }
+  });
+  // The parent stopped the input (or died): release the camera and go, with OpenCV's memory.
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready' });
+}
+
+main();
