@@ -1,7 +1,12 @@
-// Proves the battery board's line parser: JSON and plain readings, blank lines ignored, bad lines named with the reason.
+// Proves the battery board's line parser (JSON and plain readings, blank lines ignored, bad lines named) and BatteryInput's serial binding on a mock port.
 import t from 'tap';
 import { parseBatteryLine } from '../../actors/inputs/battery-line.js';
-import { BatteryInputSchema } from '../../actors/inputs/battery-input.js';
+import type { Logger } from 'pino';
+import { SerialPortMock } from 'serialport';
+import { BatteryInput, BatteryInputSchema, type BatteryReading } from '../../actors/inputs/battery-input.js';
+import { createSerialLine } from '../../devices/serial.js';
+import { serialConfigOf } from '../../src/plugins/schemas/inputs.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('JSON and plain readings', async (t) => {
   t.same(parseBatteryLine('{"percent":78,"charging":false}'), { percent: 78, charging: false });
@@ -36,4 +41,33 @@ t.test('the serial binding needs its port; sysfs stays the default', async (t) =
     baud_rate: 9600,
     path: '/sys/class/power_supply',
   });
+});
+
+t.test('the serial binding on a mock port: readings publish the sysfs context keys, bad lines are counted and logged once', async (t) => {
+  SerialPortMock.binding.createPort('/dev/BATMOCK');
+  t.teardown(() => SerialPortMock.binding.reset());
+  const config = BatteryInputSchema.parse({ binding: 'serial', serial_port: '/dev/BATMOCK', serial_binding: 'mock' });
+  const serial = createSerialLine(serialConfigOf({ ...config, binding: config.serial_binding }));
+  const warnings: string[] = [];
+  const contexts: Array<Record<string, unknown>> = [];
+  const logger = { warn: (m: string) => warnings.push(m) } as unknown as Logger;
+  const input = new BatteryInput(config, { logger, signal: new AbortController().signal, publishContext: (v) => void contexts.push(v) }, undefined, serial);
+  const readings: BatteryReading[] = [];
+  const finals: boolean[] = [];
+  const sub = input.listen().subscribe((r) => (readings.push(r), finals.push(Boolean(input.rawToText(r)?.final))));
+  const port = (await waitFor(() => serial.port())) as SerialPortMock;
+  port.port!.emitData('BAT 78 CHG\nnoise\n{"percent":78,"charging":true}\n\n{"percent":"x"}\nBAT 15\n');
+  await waitFor(() => (readings.length === 2 ? true : undefined));
+  t.same(contexts, [
+    { battery_percent: 78, battery_status: 'Charging', battery_charging: true, battery_low: false },
+    { battery_percent: 15, battery_status: 'Discharging', battery_charging: false, battery_low: true },
+  ]);
+  t.same(finals, [false, true], 'a low battery wakes the loop, as with sysfs');
+  t.equal(input.formattedLatestBuffer(), 'Battery: 15% (Discharging, low)');
+  t.equal(input.reads, 3, 'the repeated 78 % reading is read, not re-emitted');
+  t.equal(input.rejected, 2);
+  t.equal(warnings.length, 1);
+  t.match(warnings[0], /battery: \/dev\/BATMOCK: not a battery reading .*"noise".*further bad lines are only counted/);
+  sub.unsubscribe();
+  await input.stop();
 });
