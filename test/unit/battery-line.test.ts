@@ -6,6 +6,7 @@ import { SerialPortMock } from 'serialport';
 import { BatteryInput, BatteryInputSchema, type BatteryReading } from '../../actors/inputs/battery-input.js';
 import { createSerialLine } from '../../devices/serial.js';
 import { serialConfigOf } from '../../src/plugins/schemas/inputs.js';
+import { mockSerialPaths, simulateConfig } from '../../src/config/simulate.js';
 import { waitFor } from '../helpers/wait.js';
 
 t.test('JSON and plain readings', async (t) => {
@@ -70,4 +71,15 @@ t.test('the serial binding on a mock port: readings publish the sysfs context ke
   t.match(warnings[0], /battery: \/dev\/BATMOCK: not a battery reading .*"noise".*further bad lines are only counted/);
   sub.unsubscribe();
   await input.stop();
+});
+
+t.test('--simulate puts a serial battery board on a mock port and makes that port', async (t) => {
+  const bg = { type: 'BatteryInput', config: { binding: 'serial', serial_port: '/dev/ttyBAT' } };
+  const sysfs = { type: 'BatteryInput', config: {} };
+  const sim = simulateConfig({ modes: { m: { agent_inputs: [sysfs], backgrounds: [bg], agent_actions: [] } } });
+  t.match(sim.lines.join('\n'), /modes\.m\.backgrounds\[0\]: BatteryInput serial port \/dev\/ttyBAT -> a mock port/);
+  const modes = sim.config.modes as Parameters<typeof mockSerialPaths>[0]['modes'];
+  t.equal(modes.m!.backgrounds![0]!.config.serial_binding, 'mock');
+  t.same(modes.m!.agent_inputs[0]!.config, {}, 'the sysfs binding is left alone');
+  t.same(mockSerialPaths({ modes }), ['/dev/ttyBAT']);
 });
