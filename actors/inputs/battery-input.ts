@@ -1,12 +1,14 @@
-// BatteryInput: charge and status read from Linux power_supply in sysfs (path configurable), as the "Battery: ..." prompt line.
+// BatteryInput: charge and status read from Linux power_supply in sysfs or from a battery board's serial lines, as the "Battery: ..." prompt line.
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Observable, asyncScheduler, distinctUntilChanged, exhaustMap, from, tap, timer, type SchedulerLike } from 'rxjs';
+import { type Observable, asyncScheduler, distinctUntilChanged, exhaustMap, filter, from, map, tap, timer, type SchedulerLike } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
-import { BatteryInputSchema, type BatteryInputConfig } from '../../src/plugins/schemas/inputs.js';
+import { BatteryInputSchema, serialConfigOf, type BatteryInputConfig } from '../../src/plugins/schemas/inputs.js';
+import { sharedSerialLine, type SerialLine } from '../../devices/serial.js';
 import { CortexError } from '../../src/errors.js';
 import { BufferedInput } from './buffered-input.js';
 import { batteryChanged } from '../../src/cortex/wake.js';
+import { parseBatteryLine } from './battery-line.js';
 
 export { BatteryInputSchema, type BatteryInputConfig };
 
@@ -79,13 +81,16 @@ export async function readBattery(root: string, device: string): Promise<Battery
  * change is published as context: `battery_percent`, `battery_status`, `battery_charging`, `battery_low`.
  */
 export class BatteryInput extends BufferedInput<BatteryReading> {
-  /** Completed reads of the sysfs files (changed or not). */
+  /** Completed reads of the sysfs files, or readings parsed from the serial board (changed or not). */
   reads = 0;
+  /** Serial lines that were not a reading (the first is logged, the rest only counted). */
+  rejected = 0;
 
   constructor(
     private readonly config: BatteryInputConfig,
     private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
     private readonly scheduler: SchedulerLike = asyncScheduler,
+    private readonly serial?: SerialLine,
   ) {
     super({
       type: 'BatteryInput',
@@ -98,16 +103,13 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
     });
   }
 
+  /** Failures of the serial board's port that it recovers from itself (reopened after its backoff), for the bus. */
+  get deviceFailures$() {
+    return this.serial?.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
+  }
+
   protected source(): Observable<BatteryReading> {
-    let device = this.config.device;
-    const read = async () => {
-      device ??= await findBattery(this.config.path);
-      const reading = await readBattery(this.config.path, device);
-      this.reads += 1;
-      return reading;
-    };
-    return timer(0, this.config.poll_seconds * 1000, this.scheduler).pipe(
-      exhaustMap(() => from(read())),
+    return this.readings().pipe(
       distinctUntilChanged((a, b) => a.percent === b.percent && a.status === b.status),
       // Context for `context_aware` rules (for example: battery_percent below 20 switches to a charging mode).
       tap((r) =>
@@ -119,6 +121,35 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
         }),
       ),
     );
+  }
+
+  private readings(): Observable<BatteryReading> {
+    const serial = this.serial;
+    if (this.config.binding === 'serial') {
+      if (!serial) throw new BatteryError('the serial binding needs its port (made by the plugin factory)');
+      return serial.lines().pipe(
+        map((line) => {
+          const parsed = parseBatteryLine(line);
+          if (parsed === undefined) return undefined;
+          if (typeof parsed === 'string') {
+            this.rejected += 1;
+            if (this.rejected === 1) this.ctx?.logger?.warn(`battery: ${serial.path}: ${parsed}; further bad lines are only counted`);
+            return undefined;
+          }
+          this.reads += 1;
+          return { device: serial.path, percent: parsed.percent, status: parsed.charging ? 'Charging' : 'Discharging', at: Date.now() };
+        }),
+        filter((r): r is BatteryReading => r !== undefined),
+      );
+    }
+    let device = this.config.device;
+    const read = async () => {
+      device ??= await findBattery(this.config.path);
+      const reading = await readBattery(this.config.path, device);
+      this.reads += 1;
+      return reading;
+    };
+    return timer(0, this.config.poll_seconds * 1000, this.scheduler).pipe(exhaustMap(() => from(read())));
   }
 
   isLow(r: BatteryReading): boolean {
@@ -137,4 +168,10 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
 }
 
 /** The BatteryInput plugin (its descriptor is in src/plugins/inputs.ts). */
-export const createBatteryInput: InputFactory = (raw, ctx) => new BatteryInput(BatteryInputSchema.parse(raw ?? {}), ctx);
+export const createBatteryInput: InputFactory = (raw, ctx) => {
+  const config = BatteryInputSchema.parse(raw ?? {});
+  if (config.binding !== 'serial') return new BatteryInput(config, ctx);
+  // The board's port may be shared (a motor controller that also reports its battery): one open port per process.
+  const serial = sharedSerialLine(serialConfigOf({ ...config, binding: config.serial_binding }), { logger: ctx.logger });
+  return new BatteryInput(config, ctx, asyncScheduler, serial);
+};

@@ -67,6 +67,9 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
       } else if (SERIAL_INPUTS.has(type)) {
         c.binding = 'mock';
         at(path, `${type} serial port ${String(c.serial_port ?? c.path ?? '(default)')} -> a mock port`);
+      } else if (type === 'BatteryInput' && c.binding === 'serial') {
+        c.serial_binding = 'mock';
+        at(path, `BatteryInput serial port ${String(c.serial_port)} -> a mock port`);
       } else if (type === 'BodyInput') {
         at(path, `BodyInput binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
         c.binding = 'sim';
@@ -123,6 +126,7 @@ export function mockSerialPaths(config: {
     for (const i of [...m.agent_inputs, ...(m.backgrounds ?? [])])
       if (i.config.binding === 'mock' && (i.type === 'SerialReader' || i.type === 'GpsInput'))
         paths.add(String(i.config.serial_port ?? i.config.path ?? (i.type === 'GpsInput' ? '/dev/ttyACM0' : '/dev/ttyUSB0')));
+      else if (i.type === 'BatteryInput' && i.config.serial_binding === 'mock' && typeof i.config.serial_port === 'string') paths.add(i.config.serial_port);
     for (const a of m.agent_actions) if (a.connector === 'serial' && a.config.binding === 'mock' && typeof a.config.path === 'string') paths.add(a.config.path);
   }
   return [...paths];

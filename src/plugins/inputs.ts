@@ -69,7 +69,7 @@ export const gpsInput = descriptor({
 
 export const batteryInput = descriptor({
   type: 'BatteryInput',
-  description: 'battery charge and status from Linux power_supply (sysfs) as a "Battery:" line',
+  description: 'battery charge and status from Linux power_supply (sysfs) or a battery board\'s serial lines as a "Battery:" line',
   schema: BatteryInputSchema,
 });
 

@@ -172,17 +172,35 @@ export type GpsInputConfig = z.output<typeof GpsInputSchema>;
 
 // BatteryInput.
 
-export const BatteryInputSchema = z.looseObject({
-  ...CommonInputFields,
-  /** The power_supply class directory (tests point it at a fake tree). */
-  path: z.string().min(1).default('/sys/class/power_supply'),
-  /** Supply name under `path`, e.g. `BAT0`; default the first whose `type` is `Battery`. */
-  device: z.string().min(1).optional(),
-  /** Seconds between two reads. */
-  poll_seconds: z.number().positive().default(10),
-  /** The charge in buckets of this many percent: crossing into another bucket is a meaningful change. */
-  wake_percent_step: z.number().positive().max(100).default(10),
-  /** At or below this charge, while not charging, the battery is reported low (and the message wakes the loop). */
-  low_percent: z.number().min(0).max(100).default(20),
-});
+/** The serial fields of BatteryInput's `serial` binding (serialFields' `binding` and `path` are taken by the sysfs fields). */
+const { binding: serialBinding, path: _serialPath, ...batterySerialFields } = serialFields('/dev/ttyUSB0');
+
+export const BatteryInputSchema = z
+  .looseObject({
+    ...CommonInputFields,
+    /**
+     * `sysfs` (default): Linux power_supply files under `path`. `serial`: a battery board on `serial_port`
+     * writing one reading per line, JSON `{"percent":78,"charging":false}` or plain `BAT 78` / `BAT 78 CHG`
+     * (CHG: charging); other lines are counted and logged once.
+     */
+    binding: z.enum(['sysfs', 'serial']).default('sysfs'),
+    /** The power_supply class directory (tests point it at a fake tree). sysfs binding. */
+    path: z.string().min(1).default('/sys/class/power_supply'),
+    /** Supply name under `path`, e.g. `BAT0`; default the first whose `type` is `Battery`. sysfs binding. */
+    device: z.string().min(1).optional(),
+    /** Seconds between two reads. sysfs binding (a serial board sends when it wants). */
+    poll_seconds: z.number().positive().default(10),
+    /** The charge in buckets of this many percent: crossing into another bucket is a meaningful change. */
+    wake_percent_step: z.number().positive().max(100).default(10),
+    /** At or below this charge, while not charging, the battery is reported low (and the message wakes the loop). */
+    low_percent: z.number().min(0).max(100).default(20),
+    /** The battery board's port, e.g. `/dev/ttyUSB1` or a pty made by socat. serial binding (required there). */
+    ...batterySerialFields,
+    /** `serialport` (real port) or `mock` (serialport's mock binding, for tests and simulators). serial binding. */
+    serial_binding: serialBinding,
+  })
+  .refine((c) => c.binding !== 'serial' || c.serial_port !== undefined, {
+    message: 'binding "serial" needs serial_port (the battery board\'s port, e.g. /dev/ttyUSB1)',
+    path: ['serial_port'],
+  });
 export type BatteryInputConfig = z.output<typeof BatteryInputSchema>;
