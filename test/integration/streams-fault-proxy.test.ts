@@ -8,6 +8,9 @@ import { startFaultProxy, seededRandom } from '../support/fault-proxy.js';
 import { auditCounterAudio, startRig, type Ev, type Rig } from '../helpers/stream-rig.js';
 import { onEvent } from '../helpers/wait.js';
 
+// Seven rigs of real sockets and a service, each waiting for several cuts: over tap's 120 s default on a loaded machine.
+t.setTimeout(300_000);
+
 const count = (events: Ev[], type: string) => events.filter((e) => e.type === type).length;
 
 /** Stops both streams and waits until the proxy saw every socket end, so everything sent has been counted. */
