@@ -34,12 +34,13 @@ function stranger(): { uid: number; gid: number } | undefined {
   return { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
 }
 
+// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
+t.setTimeout(300_000);
+
 /** What the other user runs: view the page, then try every action over the socket without the token, and the e-stop. */
 const STRANGER_SCRIPT = `
 import { WebSocket } from 'ws';
 
-// A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
-t.setTimeout(300_000);
 const port = Number(process.argv[2]);
 const out = { uid: process.getuid(), page: 0, wrongToken: 0, replies: {} };
 out.page = (await fetch('http://127.0.0.1:' + port + '/api/state')).status;
