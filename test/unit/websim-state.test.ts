@@ -218,3 +218,14 @@ t.test("the body panel's view: odometry (or the map pose) moves the body, its pa
   for (let i = 0; i < BODY_PATH + 10; i++) ctx({ odom_x: i, odom_y: 5 });
   t.equal(s.body?.path.length, BODY_PATH, 'the path keeps the newest points only');
 });
+
+t.test('a failure repeated with other numbers folds into the newest entry; another failure starts a new one', async (t) => {
+  const mic = (ms: number) => ({ type: 'error', source: 'input.Voice', message: `microphone: no microphone; the device is reopened in ${ms} ms` });
+  const s = run([mic(442), mic(354), mic(399), { type: 'error', source: 'model', message: 'timeout' }, mic(371)]);
+  t.equal(s.errors.length, 3, 'three entries: the folded run, the model failure, the newest microphone failure');
+  t.match(s.errors[2], { source: 'input.Voice', repeats: 2, first: 1000, at: 1002, message: /reopened in 399 ms/ });
+  t.match(s.errors[1], { source: 'model', message: 'timeout' });
+  t.equal(s.errors[0]!.repeats, undefined, 'a repeat after another failure is a new entry');
+  const other = run([mic(442), { type: 'error', source: 'input.Camera', message: 'microphone: no microphone; the device is reopened in 10 ms' }]);
+  t.equal(other.errors.length, 2, 'the same text from another source is not folded');
+});

@@ -165,5 +165,15 @@ export function renderHooks(list: HTMLElement, s: SimState): void {
 
 export function renderErrors(list: HTMLElement, s: SimState): void {
   if (s.errors.length === 0) return list.replaceChildren(h('li', 'note', 'none'));
-  list.replaceChildren(...s.errors.map((e) => h('li', 'bad', time(e.at), `${e.source}: ${e.message}`)));
+  list.replaceChildren(
+    ...s.errors.map((e) =>
+      h(
+        'li',
+        'bad',
+        time(e.at),
+        `${e.source}: ${e.message}`,
+        e.repeats ? ` (and ${e.repeats} more like it since ${new Date(e.first ?? e.at).toLocaleTimeString()})` : '',
+      ),
+    ),
+  );
 }

@@ -159,8 +159,12 @@ export interface SimState {
   transcript: TranscriptLine[];
   /** The face shown by the avatar panel: the latest `face` action value that started running. */
   face: { emotion: string; at: number } | null;
-  /** Newest first, at most MAX_ERRORS. */
-  errors: Array<{ at: number; source: string; message: string }>;
+  /**
+   * Newest first, at most MAX_ERRORS. A failure that says the same as the newest one but for its
+   * numbers (a retry delay, an attempt) is folded into it: `repeats` counts the others, `first` is when
+   * the run of them began, `at` the latest.
+   */
+  errors: Array<{ at: number; source: string; message: string; repeats?: number; first?: number }>;
   /** The safety governor: the latched e-stop (null when released) and its last stop or refusal. */
   safety: { estop: { source: string; reason: string; at: number } | null; last: { at: number; kind: string; cause?: string; reason: string } | null };
 }
@@ -168,6 +172,12 @@ export interface SimState {
 export const MAX_ACTIONS = 30;
 export const MAX_HOOKS = 30;
 export const MAX_ERRORS = 10;
+
+/** Two failure texts that differ only in their numbers ("reopened in 442 ms" and "in 371 ms"). */
+export function sameBarNumbers(a: string, b: string): boolean {
+  const shape = (m: string) => m.replace(/\d+(\.\d+)?/g, '#');
+  return shape(a) === shape(b);
+}
 export const MAX_CALLS = 30;
 export const MAX_TRANSCRIPT = 50;
 export const MAX_STREAM_HISTORY = 12;
@@ -474,8 +484,15 @@ export function reduce(s: SimState, e: SimEvent): SimState {
       const estop = kind === 'estop' ? { source: str(e.source), reason: str(e.reason), at: e.at } : kind === 'release' ? null : (s.safety?.estop ?? null);
       return { ...s, safety: { estop, last } };
     }
-    case 'error':
-      return { ...s, errors: [{ at: e.at, source: str(e.source), message: str(e.message) }, ...s.errors].slice(0, MAX_ERRORS) };
+    case 'error': {
+      const next = { at: e.at, source: str(e.source), message: str(e.message) };
+      const newest = s.errors[0];
+      if (newest && newest.source === next.source && sameBarNumbers(newest.message, next.message)) {
+        const folded = { ...next, repeats: (newest.repeats ?? 0) + 1, first: newest.first ?? newest.at };
+        return { ...s, errors: [folded, ...s.errors.slice(1)] };
+      }
+      return { ...s, errors: [next, ...s.errors].slice(0, MAX_ERRORS) };
+    }
     default:
       return s;
   }
