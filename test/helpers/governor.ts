@@ -1,5 +1,9 @@
 // A safety governor as its own root actor, for tests that run motion actions without a whole agent.
 import { pino } from 'pino';
+import { z } from 'zod';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import type { ConnectorFactory } from '../../src/cortex/action.js';
+import type { ActionConfig } from '../../src/config/schema.js';
 import { createActor, type AnyActorRef } from 'xstate';
 import { governorMachine } from '../../actors/safety/governor.js';
 import { ModeSafety, SafetyConfig, type SafetyConfigInput } from '../../src/config/safety.js';
@@ -33,4 +37,27 @@ export function startGovernor(
   });
   actor.start();
   return { actor, bus, stop: () => actor.stop() };
+}
+
+/**
+ * One motion action `move` in mode `m` whose connector writes what reaches the robot into `wire`
+ * (`MOVE <action>`, `STOP`), and `settle()`: a few turns of the event loop for a dispatch to land.
+ */
+export async function wireRig() {
+  const wire: string[] = [];
+  const recorder: ConnectorFactory = () => ({
+    name: 'wire',
+    run: async (value) => void wire.push(`MOVE ${(value as { action: string }).action}`),
+    stop: async () => {},
+    halt: async () => void wire.push('STOP'),
+  });
+  const registry = withPlugins(builtinPlugins, {
+    connectors: [{ action: 'move', type: 'wire', description: 'w', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }],
+  });
+  const entry: ActionConfig = { name: 'move', llm_label: 'move', connector: 'wire', implementation: 'passthrough', config: {}, exclude_from_prompt: false };
+  const plugins = await resolvePlugins(registry, { modes: { m: { agent_inputs: [], simulators: [], agent_actions: [entry] } } });
+  const settle = async () => {
+    for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
+  };
+  return { wire, entry, plugins, settle };
 }

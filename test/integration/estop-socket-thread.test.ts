@@ -6,35 +6,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createActor } from 'xstate';
-import { z } from 'zod';
 import { createActionHandle } from '../../actors/actions/action.js';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { governorMachine } from '../../actors/safety/governor.js';
 import { safetyStatusOf } from '../../actors/safety/status.js';
 import { SafetyConfig } from '../../src/config/safety.js';
-import type { ActionConfig, AgentConfig } from '../../src/config/schema.js';
-import type { ConnectorFactory } from '../../src/cortex/action.js';
+import type { AgentConfig } from '../../src/config/schema.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { resolvePolicy } from '../../src/safety/policy.js';
+import { wireRig } from '../helpers/governor.js';
 
 t.setTimeout(120_000);
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
-const wire: string[] = [];
-const recorder: ConnectorFactory = () => ({
-  name: 'wire',
-  run: async (value) => void wire.push(`MOVE ${(value as { action: string }).action}`),
-  stop: async () => {},
-  halt: async () => void wire.push('STOP'),
-});
-const registry = withPlugins(builtinPlugins, {
-  connectors: [{ action: 'move', type: 'wire', description: 'w', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }],
-});
-const entry: ActionConfig = { name: 'move', llm_label: 'move', connector: 'wire', implementation: 'passthrough', config: {}, exclude_from_prompt: false };
-const plugins = await resolvePlugins(registry, { modes: { m: { agent_inputs: [], simulators: [], agent_actions: [entry] } } });
-const settle = async () => {
-  for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
-};
+const { wire, entry, plugins, settle } = await wireRig();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A client in another process: sends `lines`, prints the answers (one per line sent). */

@@ -1,37 +1,19 @@
 // Proves the governor's limits one by one on a simulated clock: allowed values, stop value, longest continuous motion and rest, health faults, geofence, stopping, a restored latch.
 import t, { type Test } from 'tap';
 import { pino } from 'pino';
-import { z } from 'zod';
 import { SimulatedClock, createActor } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { governorMachine } from '../../actors/safety/governor.js';
 import { safetyStatusOf } from '../../actors/safety/status.js';
-import type { ActionConfig } from '../../src/config/schema.js';
 import { SafetyConfig } from '../../src/config/safety.js';
-import type { ConnectorFactory } from '../../src/cortex/action.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { distanceM, outsideFence } from '../../src/safety/geofence.js';
 import { resolvePolicy } from '../../src/safety/policy.js';
-import { startGovernor } from '../helpers/governor.js';
+import { startGovernor, wireRig } from '../helpers/governor.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
-const wire: string[] = [];
-const recorder: ConnectorFactory = () => ({
-  name: 'wire',
-  run: async (value) => void wire.push(`MOVE ${(value as { action: string }).action}`),
-  stop: async () => {},
-  halt: async () => void wire.push('STOP'),
-});
-const registry = withPlugins(builtinPlugins, {
-  connectors: [{ action: 'move', type: 'wire', description: 'w', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }],
-});
-const entry: ActionConfig = { name: 'move', llm_label: 'move', connector: 'wire', implementation: 'passthrough', config: {}, exclude_from_prompt: false };
-const plugins = await resolvePlugins(registry, { modes: { m: { agent_inputs: [], simulators: [], agent_actions: [entry] } } });
-const settle = async () => {
-  for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
-};
+const { wire, entry, plugins, settle } = await wireRig();
 
 /** A governor on a simulated clock with one motion action in mode `m`; `go(value)` dispatches and settles. */
 function rig(t: Test, safety: Record<string, unknown>, modeSafety: Record<string, unknown> = {}) {
