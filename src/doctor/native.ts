@@ -47,7 +47,11 @@ export function checkBetterSqlite(from: string = import.meta.url): CheckResult {
     db.close();
     return ok(name, `loads${which} (SQLite ${version}): the local service's keys, balances and usage`);
   } catch (err) {
-    const fix = pkg === SQLITE_NAPI ? rebuildFix(pkg) : `${rebuildFix(pkg)}; or use Node.js 22.14+ (24 LTS), whose better-sqlite3 13 needs no compiling`;
+    // 13's binary comes in the package (glibc 2.34+); elsewhere it compiles from its sources.
+    const fix =
+      pkg === SQLITE_NAPI
+        ? `reinstall it (npm ci), or compile it for this machine: cd ${join(projectRoot(), 'node_modules', pkg)} && npm run build-release (python3, make and g++)`
+        : `${rebuildFix(pkg)}; or use Node.js 22.14+ (24 LTS), whose better-sqlite3 13 needs no compiling`;
     return fail(name, `does not load${which}: ${firstLine(err)}; the local service (embedded or cortexd cloud) cannot open its database`, fix);
   }
 }
