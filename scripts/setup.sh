@@ -47,7 +47,7 @@ done
 # Node: the versions package.json's "engines" names (require(esm) is needed from 20.19 / 22.12 on).
 # The database binding follows Node-API (src/service/sqlite.ts): better-sqlite3 13 from Node-API 10
 # (Node 22.14+, 24: its binary comes in the npm package), better-sqlite3 12 below (Node 20, 22.12-22.13:
-# compiled here, installed as the optional alias better-sqlite3-node20).
+# compiled here, installed as the alias better-sqlite3-node20).
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js 22 LTS (or 20.19+), e.g. from https://nodejs.org or NodeSource"
 node_version=$(node -p 'process.versions.node')
 IFS=. read -r node_major node_minor _ <<<"$node_version"

@@ -13,7 +13,7 @@ export type SqliteConstructor = typeof BetterSqlite3;
 
 /** The better-sqlite3 13 package (Node-API 10). */
 export const SQLITE_NAPI = 'better-sqlite3';
-/** better-sqlite3 12 under an npm alias (package.json optionalDependencies), for Node-API 9. */
+/** better-sqlite3 12 under an npm alias (package.json dependencies), for Node-API 9. */
 export const SQLITE_NODE20 = 'better-sqlite3-node20';
 
 /** The Node-API version better-sqlite3 13 needs. */
@@ -24,13 +24,13 @@ export function sqlitePackage(napi: string | undefined = process.versions.napi):
   return Number(napi) >= NAPI_NEEDED ? SQLITE_NAPI : SQLITE_NODE20;
 }
 
-/** Thrown when the binding this Node.js needs is not installed (an optional package whose build failed). */
+/** Thrown when the binding this Node.js needs is not installed. */
 export class SqliteMissingError extends CortexError {
   readonly pkg: string;
   constructor(pkg: string, cause: unknown) {
     const why =
       pkg === SQLITE_NODE20
-        ? `${pkg} (better-sqlite3 12, for Node.js ${process.versions.node}, whose Node-API ${process.versions.napi} is older than the ${NAPI_NEEDED} better-sqlite3 13 needs) is not installed: npm drops this optional package when its build fails. Rebuild it (npm rebuild ${pkg}) or use Node.js 22.14+ (24 LTS)`
+        ? `${pkg} (better-sqlite3 12, for Node.js ${process.versions.node}, whose Node-API ${process.versions.napi} is older than the ${NAPI_NEEDED} better-sqlite3 13 needs) is not installed: run npm ci (or bash scripts/setup.sh), or use Node.js 22.14+ (24 LTS)`
         : `${pkg} is not installed: run npm ci (or bash scripts/setup.sh)`;
     super('sqlite_missing', why, { cause });
     this.name = 'SqliteMissingError';
