@@ -44,8 +44,10 @@ for arg in "$@"; do
   esac
 done
 
-# Node: the versions package.json's "engines" names (require(esm) is needed from 20.19 / 22.12 on;
-# better-sqlite3 supports up to 26).
+# Node: the versions package.json's "engines" names (require(esm) is needed from 20.19 / 22.12 on).
+# The database binding follows Node-API (src/service/sqlite.ts): better-sqlite3 13 from Node-API 10
+# (Node 22.14+, 24: its binary comes in the npm package), better-sqlite3 12 below (Node 20, 22.12-22.13:
+# compiled here, installed as the alias better-sqlite3-node20).
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js 22 LTS (or 20.19+), e.g. from https://nodejs.org or NodeSource"
 node_version=$(node -p 'process.versions.node')
 IFS=. read -r node_major node_minor _ <<<"$node_version"
@@ -120,6 +122,8 @@ if [ "$need_ci" = 1 ]; then
   if [ "$skip_opencv" = 1 ]; then
     say "installing npm packages without OpenCV's build"
     npm ci --ignore-scripts --no-audit --no-fund
+    # better-sqlite3 12 for Node-API 9 is an alias, which npm rebuilds by that name only.
+    if (($(node -p 'process.versions.napi') < 10)); then NATIVE+=(better-sqlite3-node20); fi
     say "building the native modules: ${NATIVE[*]}"
     npm rebuild "${NATIVE[@]}"
   else

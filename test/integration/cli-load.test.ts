@@ -18,6 +18,7 @@ const HEAVY = [
   'ws',
   '@modelcontextprotocol/sdk',
   'better-sqlite3',
+  'better-sqlite3-node20',
   'serialport',
   '@serialport/stream',
   '@u4/opencv4nodejs',
