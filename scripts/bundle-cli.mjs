@@ -204,12 +204,21 @@ const bundle = `// ${createHash('sha256').update(body).digest('hex').slice(0, 16
 writeFileSync(out, bundle);
 console.log(`bundle-cli: ${relative(root, out)}: ${modules.size} modules, ${(bundle.length / 1024).toFixed(0)} KiB`);
 
-// One check of the shipped configurations writes the code cache, with the functions it compiled,
-// so an install whose dist/ is read-only starts from it too.
+// One check of the shipped configurations writes the code cache, with the functions it compiled, so
+// an install whose dist/ is read-only starts from it too. The same check from the ES modules must
+// print the same: if not, the bundle is removed (check then runs from the ES modules) and the build fails.
 rmSync(`${out}.cache`, { force: true });
-const primed = spawnSync(process.execPath, [join(root, 'dist', 'src', 'cli', 'main.js'), 'check', '--all'], {
-  env: { ...process.env, CORTEX_CONFIG_DIR: join(root, 'config'), CORTEX_CLI_BUNDLE: '1' },
-  stdio: 'ignore',
-});
-if (primed.error) console.log(`bundle-cli: no code cache written (${primed.error.message}); the first check writes it`);
+const checkAll = (bundled) =>
+  spawnSync(process.execPath, [join(root, 'dist', 'src', 'cli', 'main.js'), 'check', '--all'], {
+    env: { ...process.env, CORTEX_CONFIG_DIR: join(root, 'config'), CORTEX_CLI_BUNDLE: bundled ? '1' : '0', NODE_OPTIONS: '' },
+    encoding: 'utf8',
+  });
+const [fromBundle, fromModules] = [checkAll(true), checkAll(false)];
+const shown = (r) => `exit ${r.status}\n${r.stdout}${r.stderr}${r.error ?? ''}`;
+if (shown(fromBundle) !== shown(fromModules)) {
+  rmSync(out, { force: true });
+  rmSync(`${out}.cache`, { force: true });
+  console.error(`bundle-cli: check --all differs from the bundle; bundle removed.\n--- ES modules:\n${shown(fromModules)}\n--- bundle:\n${shown(fromBundle)}`);
+  process.exit(1);
+}
 for (const line of outside) console.log(`bundle-cli: left to the ES module: ${line}`);

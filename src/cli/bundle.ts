@@ -79,10 +79,16 @@ export function loadCheckBundle(file = bundleFile()): { run(argv: string[]): voi
   const cacheFile = `${file}.cache`;
   const id = idOf(source);
   const cachedData = readCache(cacheFile, id);
-  const script = new Script(source, { filename: file, cachedData });
-  const root = join(dirname(file), '..', '..', '..');
-  const bundle = (script.runInThisContext() as Factory)(root, (spec) => import(spec), createRequire(file));
-  if (!current(bundle, root, made)) return undefined;
-  if (cachedData === undefined || script.cachedDataRejected) keepCache(script, cacheFile, id);
-  return bundle.load('dist/src/cli/program.js') as { run(argv: string[]): void };
+  try {
+    const script = new Script(source, { filename: file, cachedData });
+    const root = join(dirname(file), '..', '..', '..');
+    const bundle = (script.runInThisContext() as Factory)(root, (spec) => import(spec), createRequire(file));
+    if (!current(bundle, root, made)) return undefined;
+    const program = bundle.load('dist/src/cli/program.js') as { run(argv: string[]): void };
+    if (cachedData === undefined || script.cachedDataRejected) keepCache(script, cacheFile, id);
+    return program;
+  } catch {
+    // A bundle that does not even load (a damaged file): the ES modules do the same work, only slower.
+    return undefined;
+  }
 }

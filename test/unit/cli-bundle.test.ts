@@ -51,6 +51,15 @@ t.test('a source newer than the bundle, of another size or gone: the ES modules 
   t.equal(loadCheckBundle(join(gone.root, 'no-such.cjs')), undefined, 'no bundle at all');
 });
 
+t.test('a damaged bundle (it does not compile, or its program throws while loading): the ES modules are used', async (t) => {
+  const broken = project(t);
+  writeFileSync(broken.file, '// 0123456789abcdef\n(function (root {');
+  t.equal(loadCheckBundle(broken.file), undefined, 'a syntax error');
+  const throwing = project(t);
+  writeFileSync(throwing.file, `// 0123456789abcdef\n(function () { return { files: {}, load: () => { throw new Error('module failed'); } }; })`);
+  t.equal(loadCheckBundle(throwing.file), undefined, 'an error while loading the program');
+});
+
 t.test('CORTEX_CLI_BUNDLE=0 turns the bundle off', async (t) => {
   const { file } = project(t);
   const before = process.env.CORTEX_CLI_BUNDLE;
