@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import JSON5 from 'json5';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { configDir, stateDir } from '../paths.js';
@@ -13,7 +14,6 @@ import { unknownFields, zodIssueMessages } from './issues.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { Concealer } from './conceal.js';
 import { checkPlugins } from './plugins-check.js';
-import { parseJson5 } from './json5.js';
 import { readRegularFile, UnreadableFile } from './read-file.js';
 import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
 import { checkUrid } from './urid.js';
@@ -160,7 +160,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   // Parse.
   let raw: unknown;
   try {
-    raw = parseJson5(text);
+    raw = JSON5.parse(text);
   } catch (err) {
     const e = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
     if (err instanceof RangeError) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: 'nested too deeply to parse' }]);

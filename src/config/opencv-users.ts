@@ -95,14 +95,10 @@ export function describeMissing(install: OpenCvInstall): string {
 }
 
 /** Warnings for `check` and `run`: each entry that loads OpenCV when OpenCV cannot load. Empty when it is built. */
-export function openCvWarnings(config: AgentConfig, install?: OpenCvInstall): Array<{ path: string; message: string }> {
-  const users = openCvUsers(config);
-  // Looked up only when an entry needs it: resolving the package is a few ms of check's start.
-  if (users.length === 0) return [];
-  const state = install ?? openCvInstall();
-  if (state.state === 'built') return [];
-  return users.map((u) => ({
+export function openCvWarnings(config: AgentConfig, install: OpenCvInstall = openCvInstall()): Array<{ path: string; message: string }> {
+  if (install.state === 'built') return [];
+  return openCvUsers(config).map((u) => ({
     path: u.path,
-    message: `${u.why}, but ${describeMissing(state)}; this entry will fail when it starts. Fix: ${OPENCV_FIX}`,
+    message: `${u.why}, but ${describeMissing(install)}; this entry will fail when it starts. Fix: ${OPENCV_FIX}`,
   }));
 }
