@@ -104,7 +104,11 @@ function handlerStates<T extends HookConfig['handler_type']>(types: readonly T[]
       invoke: {
         id: 'handler',
         src: type,
-        input: ({ context, self }: { context: HookContext; self: AnyActorRef }) => ({ hook: context.hook, vars: context.vars, env: inputOf<HandlerInput>(self).env }),
+        input: ({ context, self }: { context: HookContext; self: AnyActorRef }) => ({
+          hook: context.hook,
+          vars: context.vars,
+          env: inputOf<HandlerInput>(self).env,
+        }),
         onDone: '#hook.done',
         onError: { target: '#hook.done', actions: { type: 'fail', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } },
       },
