@@ -13,7 +13,7 @@ import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { historyFileOf } from '../src/cortex/history-store.js';
 import { describeError } from '../src/errors.js';
-import { actionMachine, handleOf, type ActionActorRef } from './actions/action.js';
+import { actionLogic, handleOf, type ActionActorRef } from './actions/action.js';
 import type { InteractionLog } from './actions/interactions.js';
 import { implicitActions, LocationStore } from './actions/locations.js';
 import { inputIds, inputMachine, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
@@ -293,7 +293,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
 
   return setup({
     types: { context: {} as ModeCtx, events: {} as ModeEv },
-    actors: { action: actionMachine, input: inputMachine, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
+    actors: { action: actionLogic(), input: inputMachine, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
     guards: {
       final: ({ event }) => event.type === 'input.message' && event.final,
       hasTextInput: () => textInput !== undefined,
