@@ -16,7 +16,7 @@ import { describeError } from '../src/errors.js';
 import { actionLogic, handleOf, type ActionActorRef } from './actions/action.js';
 import type { InteractionLog } from './actions/interactions.js';
 import { implicitActions, LocationStore } from './actions/locations.js';
-import { inputIds, inputMachine, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
+import { inputIds, inputLogic, type InputLogic, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
 import { cortexLoopMachine, type TickReport } from './loop.js';
 import { mcpHub, mcpServerMachine, mcpSessionInput, type McpBoard } from './mcp.js';
 import type { Clock } from './modes/types.js';
@@ -54,6 +54,8 @@ export interface ModeActorDeps {
   browserAudio?: BrowserAudio;
   /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
   safetyNotice?: (mode: string) => string | undefined;
+  /** The input logic the modes run their inputs with (one per agent, so the agent finds their plugins too); default: one per mode. */
+  inputs?: InputLogic;
 }
 
 /** The actions of a mode: its `agent_actions`, then the ones its flags add (`remember_locations`). */
@@ -120,7 +122,13 @@ export const modeMemberId = (mode: string, id: string): string => `mode:${mode}/
 type HasSystem = Pick<AnyActorRef, 'system'>;
 
 /** The parts of mode `mode`'s running actor, addressed through the actor system by system id. */
-export function modeParts(at: HasSystem, mode: string, actions: readonly ActionConfig[], inputIdsOfMode: readonly string[]): ModeParts {
+export function modeParts(
+  at: HasSystem,
+  mode: string,
+  actions: readonly ActionConfig[],
+  inputIdsOfMode: readonly string[],
+  inputs: Pick<InputLogic, 'listeningSlotOf'>,
+): ModeParts {
   const cache = new WeakMap<AnyActorRef, ActionHandle>();
   const get = (id: string) => at.system.get(modeMemberId(mode, id)) as AnyActorRef | undefined;
   const handleFor = (entry: ActionConfig): ActionHandle | undefined => {
@@ -139,8 +147,9 @@ export function modeParts(at: HasSystem, mode: string, actions: readonly ActionC
     inputs: () => {
       const out: InputSlot[] = [];
       for (const id of inputIdsOfMode) {
-        const snap = get(id)?.getSnapshot() as { context?: { slot?: InputSlot }; hasTag?: (t: string) => boolean } | undefined;
-        if (snap?.context?.slot && snap.hasTag?.('listening')) out.push(snap.context.slot);
+        const ref = get(id);
+        const slot = ref && inputs.listeningSlotOf(ref);
+        if (slot) out.push(slot);
       }
       return out;
     },
@@ -164,6 +173,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
   const textInput = ids.find((_, i) => deps.plugins.descriptors.inputs.get(mode.agent_inputs[i]!.type)?.typedText === true);
   const llmEntry = mode.cortex_llm ?? config.cortex_llm;
   const locations = mode.remember_locations ? new LocationStore(deps.stateDir) : undefined;
+  const inputLogicOfMode = deps.inputs ?? inputLogic();
   const report = (source: string, message: string) => {
     logger.warn(message);
     deps.bus.emit({ type: 'error', at: Date.now(), source, message });
@@ -204,7 +214,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     systemId: modeMemberId(name, ids[i]!),
     src: 'input' as const,
     input: ({ self }: { self: AnyActorRef }) => {
-      const parts = modeParts(self, name, actions, ids);
+      const parts = modeParts(self, name, actions, ids, inputLogicOfMode);
       const speaker = speakerOf(parts);
       return {
         id: ids[i]!,
@@ -293,7 +303,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
 
   return setup({
     types: { context: {} as ModeCtx, events: {} as ModeEv },
-    actors: { action: actionLogic(), input: inputMachine, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
+    actors: { action: actionLogic(), input: inputLogicOfMode.logic, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
     guards: {
       final: ({ event }) => event.type === 'input.message' && event.final,
       hasTextInput: () => textInput !== undefined,
@@ -354,7 +364,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             id: 'loop',
             src: 'loop',
             input: ({ self }: { self: AnyActorRef }) => {
-              const parts = modeParts(self, name, actions, ids);
+              const parts = modeParts(self, name, actions, ids, inputLogicOfMode);
               const run = runOf(self);
               const hub = hasMcp ? run.hub : undefined;
               const llm = run.llm;
