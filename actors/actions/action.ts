@@ -310,6 +310,9 @@ export function actionLogic() {
       syncWaiting: ({ context }) => context.pending.length > 0 && context.sync,
       // A command of a runSync connector that is not motion: nothing gates or interrupts it, so it runs as it arrives.
       runsNow: ({ context }) => !context.motion && context.pending.length === 0 && context.sync,
+      // A motion command arriving with nothing waiting goes to the governor in the step that takes it.
+      motionArrives: ({ context }) => context.motion && context.pending.length === 0,
+      noCurrent: ({ context }) => context.current === undefined,
       isCurrent: ({ context, event }) => event.type === 'action.cancel' && context.current === event.id,
       isAnswer: ({ context, event }) => (event.type === 'safety.granted' || event.type === 'safety.refused') && context.current === event.id,
     },
@@ -345,6 +348,17 @@ export function actionLogic() {
         runNow(a, o.connector!, accepted);
       },
       takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
+      // A motion command with nothing waiting: queued (as one waiting, as if it had passed the queue) and taken at once.
+      takeArrived: assign(({ context, event, self }) => {
+        if (event.type !== 'action.command') return {};
+        const o = own(self);
+        const a = at(self, context);
+        const accepted = validated(a, context, o, event.command);
+        if (!accepted) return {};
+        o.commands.set(accepted.id, accepted);
+        report(a, accepted, 'queued', undefined, 1);
+        return { current: accepted.id };
+      }),
       // A runSync connector: the next waiting command runs to its end here (idle loops while commands wait).
       runNextNow: assign(({ context, self }) => {
         const [id, ...pending] = context.pending;
@@ -496,7 +510,11 @@ export function actionLogic() {
         ],
         on: {
           // One step for a runSync command: queued, running and done (or failed) as it arrives.
-          'action.command': [{ guard: 'runsNow', actions: 'runArrived' }, { actions: 'accept' }],
+          'action.command': [
+            { guard: 'runsNow', actions: 'runArrived' },
+            { guard: 'motionArrives', target: 'authorizing', actions: 'takeArrived' },
+            { actions: 'accept' },
+          ],
           'action.interrupt': { actions: 'dropAll' },
           'safety.halt': { actions: ['dropHalted', 'haltConnector'] },
         },
@@ -504,6 +522,8 @@ export function actionLogic() {
       authorizing: {
         tags: ['busy'],
         entry: 'askGovernor',
+        // A command that arrived invalid (reported failed as it came) leaves nothing to authorize.
+        always: { guard: 'noCurrent', target: 'idle' },
         on: {
           'safety.granted': [
             { guard: and(['isAnswer', 'isSync']), target: 'idle', actions: 'runCurrentNow' },
