@@ -100,6 +100,14 @@ if [ "$skip_opencv" = 0 ] && ((avail_kb < per_job_kb)); then
   say "warning: only $((avail_kb / 1024)) MB of memory available; compiling the OpenCV bindings needs about 1.1 GB: add swap, or skip OpenCV with --no-opencv"
 fi
 
+# ccache keeps what the native builds compile: a second install of the same packages (a clean
+# npm ci, a --no-opencv tree beside this one) reuses the objects instead of compiling them again.
+# Paths under the checkout are hashed relative to it, so another checkout of the same sources hits.
+if [ -z "${CC:-}${CXX:-}" ] && command -v ccache >/dev/null 2>&1; then
+  export CC="ccache gcc" CXX="ccache g++" CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+  say "compiling through ccache (cache: $(ccache -k cache_dir 2>/dev/null || echo default))"
+fi
+
 # @u4/opencv4nodejs builds only against the system OpenCV with these set; see src/vision/opencv.ts.
 export OPENCV4NODEJS_DISABLE_AUTOBUILD=1
 export OPENCV_INCLUDE_DIR=/usr/include/opencv4
