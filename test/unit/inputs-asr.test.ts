@@ -84,7 +84,9 @@ t.test("one way for a transcript: the session's final reaches the input actor's 
   const { host, link, input } = makeInput();
   await until(() => link.audio.length > 0, 'the socket open');
   const relayed: unknown[] = [];
-  const sub = input().listen().subscribe((raw) => relayed.push(raw));
+  const sub = input()
+    .listen()
+    .subscribe((raw) => relayed.push(raw));
   link.server({ type: 'close', code: 1011, reason: 'server error' });
   await until(() => host.events.filter((e) => e.type === 'stream' && e.state === 'streaming').length === 2, 'a reconnect');
   link.say({ asr_reply: 'hello robot', clientId: 'c', time: 2 });
