@@ -29,7 +29,7 @@ import { stateDir as defaultStateDir } from '../src/paths.js';
 import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
 import { wireModeEvents } from './agent/mode-events.js';
 import { fleetLogic, type FleetHost } from './fleet.js';
-import { inputIds } from './inputs/input-actor.js';
+import { inputIds, inputLogic } from './inputs/input-actor.js';
 import type { TickReport } from './loop.js';
 import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeParts } from './mode.js';
 import { restoreInput } from './modes/context.js';
@@ -118,6 +118,8 @@ export class Agent implements AgentControl {
   private readonly logger: Logger;
   private readonly cleanups = new Cleanups();
   private readonly inputIdsOf = new Map<string, string[]>();
+  /** The logic every mode runs its inputs with: the plugins they made, found by actor (the media preview). */
+  private readonly inputs = inputLogic();
   private modeOutput: ModeOutput | null = null;
   private interactionLog: InteractionLog | undefined;
   /** The mode as the mode machine last announced it (`mode.changed`); the restored or default mode before. */
@@ -155,6 +157,7 @@ export class Agent implements AgentControl {
     const labelsOf = new Map(Object.entries(loaded.config.modes).map(([name, mode]) => [name, motionLabels(mode, options.plugins)]));
 
     const modeDeps: ModeActorDeps = {
+      inputs: this.inputs,
       loaded,
       plugins: options.plugins,
       bus: this.bus,
@@ -399,7 +402,9 @@ export class Agent implements AgentControl {
   /** The running parts of `mode` (its actions and inputs, by system id), or none when the mode actor is not running. */
   private partsOf(mode: string): ModeParts | undefined {
     const config = this.config.modes[mode];
-    return this.actor && this.ref(`mode:${mode}`) && config ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? []) : undefined;
+    return this.actor && this.ref(`mode:${mode}`) && config
+      ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? [], this.inputs)
+      : undefined;
   }
 
   /** The action `label` (llm_label, else name) of `mode`, for hooks; throws a clear error when it is absent. */

@@ -64,7 +64,7 @@ export class LiveHandout implements AnswerObserver {
   constructor(private readonly deps: LiveHandoutDeps) {}
 
   private get stopped(): boolean {
-    return this.deps.turn.interrupted.signal.aborted;
+    return this.deps.turn.isInterrupted;
   }
 
   requestSent(at: number): void {

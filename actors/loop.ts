@@ -1,5 +1,6 @@
 // The cortex loop of one mode (actor `loop`): ticks on a fixed schedule at the mode's hertz, never overlapping, woken at once by final input.
-import { assign, createActor, fromPromise, setup, type Actor } from 'xstate';
+import { assign, createActor, fromPromise, setup, type Actor, type AnyActorRef } from 'xstate';
+import { inputOf } from './input-of.js';
 import { realClock, type Clock } from './modes/types.js';
 
 /** What a tick is told when it starts. */
@@ -44,8 +45,8 @@ export interface CortexLoopOptions {
   onPartial?: (id: string, text: string) => void;
 }
 
+/** The loop's data; its tick, onTick, onPartial and clock stay in its input (`inputOf`): contexts hold data. */
 interface LoopContext {
-  options: CortexLoopOptions;
   /** When slot 0 was due: the loop's start. */
   origin: number;
   periodMs: number;
@@ -57,6 +58,8 @@ interface LoopContext {
   /** A final input arrived while a tick ran: run one more at once when it ends. */
   wakePending: boolean;
   current: TickRequest | null;
+  /** From now (when `waiting` was entered) to the next slot, in ms: at most 0 when it is due. */
+  dueInMs: number;
   /** Finals not yet handed to a tick (at most MAX_FINALS, oldest dropped). */
   finals: readonly string[];
 }
@@ -72,11 +75,12 @@ export const slotTime = (origin: number, hertz: number, k: number): number => or
 /** The first slot at or after `t` (a slot due exactly at `t` has not been missed). */
 export const firstSlotFrom = (origin: number, hertz: number, t: number): number => Math.max(0, Math.ceil(((t - origin) * hertz) / 1000 - 1e-9));
 
-const nowOf = (ctx: LoopContext) => (ctx.options.clock ?? realClock).now();
+const optionsOf = (self: AnyActorRef) => inputOf<CortexLoopOptions>(self);
+const nowOf = (self: AnyActorRef) => (optionsOf(self).clock ?? realClock).now();
 
 /** The next tick's request; it takes the finals waiting so far (the loop's context keeps none of them). */
-function request(ctx: LoopContext, wake: boolean): Pick<LoopContext, 'current' | 'finals'> {
-  const now = nowOf(ctx);
+function request(ctx: LoopContext, self: AnyActorRef, wake: boolean): Pick<LoopContext, 'current' | 'finals'> {
+  const now = nowOf(self);
   const dueAt = wake ? now : slotTime(ctx.origin, ctx.hertz, ctx.next);
   const req: TickRequest = {
     seq: ctx.seq,
@@ -94,13 +98,13 @@ function request(ctx: LoopContext, wake: boolean): Pick<LoopContext, 'current' |
 const keepFinal = (ctx: LoopContext, event: CortexLoopEvent): readonly string[] =>
   event.type !== 'loop.wake' || event.text === undefined ? ctx.finals : [...ctx.finals, event.text].slice(-MAX_FINALS);
 
-function finish(ctx: LoopContext, outcome: { calledModel: boolean; error?: unknown }): Partial<LoopContext> {
+function finish(ctx: LoopContext, self: AnyActorRef, outcome: { calledModel: boolean; error?: unknown }): Partial<LoopContext> {
   const req = ctx.current!;
-  const endedAt = nowOf(ctx);
+  const endedAt = nowOf(self);
   const after = req.wake ? ctx.next : req.slot + 1;
   const next = Math.max(after, firstSlotFrom(ctx.origin, ctx.hertz, endedAt));
   const skipped = ctx.skipped + (next - after);
-  ctx.options.onTick?.({ ...req, skipped, endedAt, calledModel: outcome.calledModel, ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
+  optionsOf(self).onTick?.({ ...req, skipped, endedAt, calledModel: outcome.calledModel, ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
   return { next, skipped, current: null };
 }
 
@@ -115,19 +119,18 @@ function finish(ctx: LoopContext, outcome: { calledModel: boolean; error?: unkno
 export const cortexLoopMachine = setup({
   types: { context: {} as LoopContext, events: {} as CortexLoopEvent, input: {} as CortexLoopOptions },
   actors: {
-    tick: fromPromise<TickResult, { options: CortexLoopOptions; request: TickRequest }>(({ input, signal }) => input.options.tick(input.request, signal)),
+    tick: fromPromise<TickResult, { tick: TickFn; request: TickRequest }>(({ input, signal }) => input.tick(input.request, signal)),
   },
   delays: {
-    untilDue: ({ context }) => Math.max(0, slotTime(context.origin, context.hertz, context.next) - nowOf(context)),
+    untilDue: ({ context }) => Math.max(0, context.dueInMs),
   },
   guards: {
     wakePending: ({ context }) => context.wakePending,
-    dueNow: ({ context }) => slotTime(context.origin, context.hertz, context.next) <= nowOf(context),
+    dueNow: ({ context }) => context.dueInMs <= 0,
   },
 }).createMachine({
   id: 'cortex',
   context: ({ input }) => ({
-    options: input,
     origin: (input.clock ?? realClock).now(),
     periodMs: 1000 / input.hertz,
     hertz: input.hertz,
@@ -136,20 +139,26 @@ export const cortexLoopMachine = setup({
     skipped: 0,
     wakePending: false,
     current: null,
+    dueInMs: 0,
     finals: [],
   }),
   initial: 'waiting',
-  on: { 'loop.partial': { actions: ({ context, event }) => context.options.onPartial?.(event.id, event.text) } },
+  on: { 'loop.partial': { actions: ({ event, self }) => optionsOf(self).onPartial?.(event.id, event.text) } },
   states: {
     waiting: {
+      // The clock is read here, once per wait, so the guard and the delay below read data.
+      entry: assign(({ context, self }) => ({ dueInMs: slotTime(context.origin, context.hertz, context.next) - nowOf(self) })),
       always: [
-        { guard: 'wakePending', target: 'ticking', actions: assign(({ context }) => ({ wakePending: false, ...request(context, true) })) },
+        { guard: 'wakePending', target: 'ticking', actions: assign(({ context, self }) => ({ wakePending: false, ...request(context, self, true) })) },
         // A slot due now starts without a zero-delay timer (one event-loop turn less, and exact under a simulated clock).
-        { guard: 'dueNow', target: 'ticking', actions: assign(({ context }) => request(context, false)) },
+        { guard: 'dueNow', target: 'ticking', actions: assign(({ context, self }) => request(context, self, false)) },
       ],
-      after: { untilDue: { target: 'ticking', actions: assign(({ context }) => request(context, false)) } },
+      after: { untilDue: { target: 'ticking', actions: assign(({ context, self }) => request(context, self, false)) } },
       on: {
-        'loop.wake': { target: 'ticking', actions: assign(({ context, event }) => request({ ...context, finals: keepFinal(context, event) }, true)) },
+        'loop.wake': {
+          target: 'ticking',
+          actions: assign(({ context, event, self }) => request({ ...context, finals: keepFinal(context, event) }, self, true)),
+        },
       },
     },
     ticking: {
@@ -159,9 +168,9 @@ export const cortexLoopMachine = setup({
       invoke: {
         id: 'tick',
         src: 'tick',
-        input: ({ context }) => ({ options: context.options, request: context.current! }),
-        onDone: { target: 'waiting', actions: assign(({ context, event }) => finish(context, { calledModel: event.output.calledModel })) },
-        onError: { target: 'waiting', actions: assign(({ context, event }) => finish(context, { calledModel: false, error: event.error })) },
+        input: ({ context, self }) => ({ tick: optionsOf(self).tick, request: context.current! }),
+        onDone: { target: 'waiting', actions: assign(({ context, event, self }) => finish(context, self, { calledModel: event.output.calledModel })) },
+        onError: { target: 'waiting', actions: assign(({ context, event, self }) => finish(context, self, { calledModel: false, error: event.error })) },
       },
     },
   },

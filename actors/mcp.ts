@@ -1,6 +1,5 @@
 // The tool servers of a mode as session actors (`mcp:<server>`) on the one reconnect engine; and the hub the loop calls tools through.
 import type { Logger } from 'pino';
-import type { AnyActorRef } from 'xstate';
 import type { McpServerConfig } from '../src/config/schema.js';
 import type { McpHub } from '../src/cortex/contracts.js';
 import type { AgentBus } from '../src/cortex/events.js';
@@ -16,6 +15,8 @@ export interface McpServerInput {
   options?: McpOptions;
   /** Given the connection's asynchronous close when the actor stops, so the agent can wait for it. */
   track?: (closing: Promise<unknown>) => void;
+  /** Told the open link when the actor starts streaming, and undefined when it stops (the hub's `linkOf(server)`). */
+  onLink?: (link: McpLink | undefined) => void;
 }
 
 /** An open connection to a tool server, as its session actor holds it: the tools, and calls to them. */
@@ -102,8 +103,9 @@ export function mcpSessionInput(input: McpServerInput): SessionInput {
         const n = (link as McpLink).tools.length;
         emit(input, 'connected', `${n} tools`);
         logger.info(`mcp server ${config.name} connected (${config.transport}), ${n} tools`);
+        input.onLink?.(link as McpLink);
       },
-      detach: () => undefined,
+      detach: () => input.onLink?.(undefined),
       keepalive: () => undefined,
       onMessage: () => [],
       isBenignClose: () => false,
@@ -124,22 +126,33 @@ export function mcpSessionInput(input: McpServerInput): SessionInput {
 /** The actor of one tool server (`mcp:<server>`): the session machine, with `mcpSessionInput` as its input. */
 export const mcpServerMachine = streamSessionMachine;
 
+/** The hub the loop calls tools through, and where the `mcp:<server>` actors tell it their links. */
+export interface McpBoard extends McpHub {
+  /** What server `server`'s actor calls (`McpServerInput.onLink`) when its link opens and closes; the first server asked for ranks first. */
+  linkOf(server: string): (link: McpLink | undefined) => void;
+}
+
 /**
- * The hub of a mode over its `mcp:<server>` actors (`servers()` returns the running ones): the tools
- * of the servers connected now (the first server listed wins a name clash), and calls to them.
+ * The hub of a mode's tool servers, fed by their actors (attach: the link; detach: none) rather than
+ * read from their snapshots: the tools of the servers connected now (the server listed first wins a
+ * name clash), and calls to them. One per run of a mode, like the actors that feed it.
  */
-export function mcpHubOf(servers: () => AnyActorRef[]): McpHub {
+export function mcpHub(): McpBoard {
+  // By server, in the order the servers were listed (a Map keeps its insertion order).
+  const links = new Map<string, McpLink | undefined>();
   const index = (): Map<string, { link: McpLink; entry: McpToolEntry }> => {
     const out = new Map<string, { link: McpLink; entry: McpToolEntry }>();
-    for (const ref of servers()) {
-      const snap = ref.getSnapshot() as { status: string; context: { link?: McpLink }; hasTag(t: string): boolean };
-      const link = snap.context.link;
-      if (snap.status !== 'active' || !snap.hasTag('streaming') || !link) continue;
+    for (const link of links.values()) {
+      if (!link) continue;
       for (const entry of link.tools) if (!out.has(entry.definition.function.name)) out.set(entry.definition.function.name, { link, entry });
     }
     return out;
   };
   return {
+    linkOf(server) {
+      if (!links.has(server)) links.set(server, undefined);
+      return (link) => links.set(server, link);
+    },
     tools: () => [...index().values()].map((c) => c.entry.definition),
     has: (name) => index().has(name),
     async call(name, args, signal) {

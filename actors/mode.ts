@@ -13,12 +13,12 @@ import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { historyFileOf } from '../src/cortex/history-store.js';
 import { describeError } from '../src/errors.js';
-import { actionMachine, handleOf, type ActionActorRef } from './actions/action.js';
+import { actionLogic, handleOf, type ActionActorRef } from './actions/action.js';
 import type { InteractionLog } from './actions/interactions.js';
 import { implicitActions, LocationStore } from './actions/locations.js';
-import { inputIds, inputMachine, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
+import { inputIds, inputLogic, type InputLogic, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
 import { cortexLoopMachine, type TickReport } from './loop.js';
-import { mcpHubOf, mcpServerMachine, mcpSessionInput } from './mcp.js';
+import { mcpHub, mcpServerMachine, mcpSessionInput, type McpBoard } from './mcp.js';
 import type { Clock } from './modes/types.js';
 import { assembleTurn, runTick, speakHandle, type Assembled } from './tick.js';
 import { TurnPreparer } from './speculation.js';
@@ -54,6 +54,8 @@ export interface ModeActorDeps {
   browserAudio?: BrowserAudio;
   /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
   safetyNotice?: (mode: string) => string | undefined;
+  /** The input logic the modes run their inputs with (one per agent, so the agent finds their plugins too); default: one per mode. */
+  inputs?: InputLogic;
 }
 
 /** The actions of a mode: its `agent_actions`, then the ones its flags add (`remember_locations`). */
@@ -83,11 +85,18 @@ export function skipIdleOf(mode: ModeConfig, global?: ModeConfig['cortex_llm']):
 /** Most typed lines kept while a mode is not running yet (its on_entry hooks run). */
 const PENDING_TEXT = 20;
 
+/** The mode actor's data. What one run holds (model, lifetime, tool hub) is in its `Run`, outside the snapshot. */
 interface ModeCtx {
-  llm: LlmPlugin | undefined;
-  /** Aborted when `running` ends: cancels what answers still have queued (their sentences). */
-  lifetime: AbortController | undefined;
   pendingText: string[];
+}
+
+/** What one run of a mode (one stay in `running`) owns: made on entry, released when it ends (the `model` child's stop). */
+interface Run {
+  llm: LlmPlugin;
+  /** Aborted when `running` ends: cancels what answers still have queued (their sentences). */
+  lifetime: AbortController;
+  /** The tool hub, told their links by the run's `mcp:<server>` actors. */
+  hub: McpBoard;
 }
 
 type ModeEv = { type: 'mode.run' } | { type: 'mode.standby' } | { type: 'mode.text'; text: string } | { type: 'mode.flushText' } | InputParentEvent;
@@ -113,7 +122,13 @@ export const modeMemberId = (mode: string, id: string): string => `mode:${mode}/
 type HasSystem = Pick<AnyActorRef, 'system'>;
 
 /** The parts of mode `mode`'s running actor, addressed through the actor system by system id. */
-export function modeParts(at: HasSystem, mode: string, actions: readonly ActionConfig[], inputIdsOfMode: readonly string[]): ModeParts {
+export function modeParts(
+  at: HasSystem,
+  mode: string,
+  actions: readonly ActionConfig[],
+  inputIdsOfMode: readonly string[],
+  inputs: Pick<InputLogic, 'listeningSlotOf'>,
+): ModeParts {
   const cache = new WeakMap<AnyActorRef, ActionHandle>();
   const get = (id: string) => at.system.get(modeMemberId(mode, id)) as AnyActorRef | undefined;
   const handleFor = (entry: ActionConfig): ActionHandle | undefined => {
@@ -132,8 +147,9 @@ export function modeParts(at: HasSystem, mode: string, actions: readonly ActionC
     inputs: () => {
       const out: InputSlot[] = [];
       for (const id of inputIdsOfMode) {
-        const snap = get(id)?.getSnapshot() as { context?: { slot?: InputSlot }; hasTag?: (t: string) => boolean } | undefined;
-        if (snap?.context?.slot && snap.hasTag?.('listening')) out.push(snap.context.slot);
+        const ref = get(id);
+        const slot = ref && inputs.listeningSlotOf(ref);
+        if (slot) out.push(slot);
       }
       return out;
     },
@@ -157,6 +173,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
   const textInput = ids.find((_, i) => deps.plugins.descriptors.inputs.get(mode.agent_inputs[i]!.type)?.typedText === true);
   const llmEntry = mode.cortex_llm ?? config.cortex_llm;
   const locations = mode.remember_locations ? new LocationStore(deps.stateDir) : undefined;
+  const inputLogicOfMode = deps.inputs ?? inputLogic();
   const report = (source: string, message: string) => {
     logger.warn(message);
     deps.bus.emit({ type: 'error', at: Date.now(), source, message });
@@ -197,7 +214,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     systemId: modeMemberId(name, ids[i]!),
     src: 'input' as const,
     input: ({ self }: { self: AnyActorRef }) => {
-      const parts = modeParts(self, name, actions, ids);
+      const parts = modeParts(self, name, actions, ids, inputLogicOfMode);
       const speaker = speakerOf(parts);
       return {
         id: ids[i]!,
@@ -256,25 +273,44 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       };
     }),
   );
+  /**
+   * The run of each actor of this logic now in `running`, by actor: the mode actor owns it (it is made
+   * in its entry and released by its `model` child's stop), and its children get what they need of it
+   * through their input, so no context holds the model or the hub.
+   */
+  const runs = new WeakMap<AnyActorRef, Run>();
+  const runOf = (self: AnyActorRef): Run => {
+    const run = runs.get(self);
+    if (!run) throw new Error(`mode ${name}: no run (read outside \`running\`)`);
+    return run;
+  };
   const invokeMcp = mode.mcp_servers.map((server) => ({
     id: `mcp:${server.name}`,
     systemId: modeMemberId(name, `mcp:${server.name}`),
     src: 'mcp' as const,
-    input: mcpSessionInput({ config: server, logger, bus: deps.bus, ...(deps.mcp ? { options: deps.mcp } : {}), ...(deps.track ? { track: deps.track } : {}) }),
+    input: ({ self }: { self: AnyActorRef }) =>
+      mcpSessionInput({
+        config: server,
+        logger,
+        bus: deps.bus,
+        ...(deps.mcp ? { options: deps.mcp } : {}),
+        ...(deps.track ? { track: deps.track } : {}),
+        onLink: runOf(self).hub.linkOf(server.name),
+      }),
   }));
-  const mcpIds = invokeMcp.map((m) => m.id);
+  const hasMcp = invokeMcp.length > 0;
   const interactions = mode.save_interactions ? deps.interactions : undefined;
 
   return setup({
     types: { context: {} as ModeCtx, events: {} as ModeEv },
-    actors: { action: actionMachine, input: inputMachine, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
+    actors: { action: actionLogic(), input: inputLogicOfMode.logic, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
     guards: {
       final: ({ event }) => event.type === 'input.message' && event.final,
       hasTextInput: () => textInput !== undefined,
     },
   }).createMachine({
     id: `mode:${name}`,
-    context: { llm: undefined, lifetime: undefined, pendingText: [] },
+    context: { pendingText: [] },
     invoke: actions.map((entry) => ({
       id: `action:${entry.llm_label}`,
       systemId: modeMemberId(name, `action:${entry.llm_label}`),
@@ -297,32 +333,41 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       running: {
         tags: ['running'],
         // Typed text that waited is delivered once the inputs are up (raised events run after the children start).
-        entry: [assign({ llm: () => createLlm(), lifetime: () => new AbortController() }), raise({ type: 'mode.flushText' })],
+        entry: [
+          ({ self }) => {
+            const hub = mcpHub();
+            // In listing order, before any server connects: the server listed first wins a tool name clash.
+            for (const server of mode.mcp_servers) hub.linkOf(server.name);
+            runs.set(self, { llm: createLlm(), lifetime: new AbortController(), hub });
+          },
+          raise({ type: 'mode.flushText' }),
+        ],
         invoke: [
           ...invokeInputs,
           ...invokeBackgrounds,
           {
             id: 'model',
             src: 'owner',
-            input: ({ context }: { context: ModeCtx }) => ({
-              onStop: () => {
-                context.lifetime?.abort(new Error('mode stopped running'));
-                stopLlm(context.llm, report);
-              },
-            }),
+            input: ({ self }: { self: AnyActorRef }) => {
+              const run = runOf(self);
+              return {
+                onStop: () => {
+                  run.lifetime.abort(new Error('mode stopped running'));
+                  stopLlm(run.llm, report);
+                  if (runs.get(self) === run) runs.delete(self);
+                },
+              };
+            },
           },
           ...invokeMcp,
           {
             id: 'loop',
             src: 'loop',
-            input: ({ context, self }: { context: ModeCtx; self: AnyActorRef }) => {
-              const parts = modeParts(self, name, actions, ids);
-              const hub = mcpIds.length
-                ? mcpHubOf(() =>
-                    mcpIds.map((id) => self.system.get(modeMemberId(name, id)) as AnyActorRef | undefined).filter((r): r is AnyActorRef => r !== undefined),
-                  )
-                : undefined;
-              const llm = context.llm!;
+            input: ({ self }: { self: AnyActorRef }) => {
+              const parts = modeParts(self, name, actions, ids, inputLogicOfMode);
+              const run = runOf(self);
+              const hub = hasMcp ? run.hub : undefined;
+              const llm = run.llm;
               // What the model saw of each input: this run's own (plugins are new each run, so nothing carries over).
               const wake = new WakeGate();
               // One sequence per run: a sequential mode's answers run after each other.
@@ -346,7 +391,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                 actions,
                 ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
                 ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
-                ...(context.lifetime ? { lifetime: context.lifetime.signal } : {}),
+                lifetime: run.lifetime.signal,
                 prepared,
               });
               // The turn prepared on partial transcripts (and, with an input's \`speculative\` setting, asked early).
@@ -363,7 +408,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                   return assembleTurn(d, [{ descriptor: plugin.descriptor, text: buffer }], d.context?.());
                 },
               });
-              context.lifetime?.signal.addEventListener('abort', () => prepared.drop('the mode stopped'), { once: true });
+              run.lifetime.signal.addEventListener('abort', () => prepared.drop('the mode stopped'), { once: true });
               let offers = 0;
               const keywords = (text: string) => offerKeywords(self, name, `${self.sessionId}:${++offers}`, text);
               return {

@@ -80,17 +80,19 @@ export interface Assembled {
 const turnKey = (deps: TickDeps, fused: readonly FuserInput[], extra: string | undefined): string =>
   JSON.stringify([fused, extra ?? null, (deps.hub?.tools() ?? []).map((t) => t.function.name)]);
 
-/** What a tick sends for these input texts and extra system lines: the same key, the same request. */
-export function assembleTurn(deps: TickDeps, fused: readonly FuserInput[], extra: string | undefined): AssembledTurn<Assembled> {
+/** The prompt and first tools of a tick for these input texts and extra system lines. */
+function assembled(deps: TickDeps, fused: readonly FuserInput[], extra: string | undefined): Assembled {
   const actions = deps.actions ?? deps.mode.agent_actions;
   const hubTools = deps.hub?.tools() ?? [];
   const prompt = withContext(fuse(deps.config, deps.mode, [...fused], promptActions(actions, describeAction(deps))), extra);
   const tools = deps.toolsForMode([...actions], hubTools);
-  return {
-    key: turnKey(deps, fused, extra),
-    value: { prompt, promptString: promptText(prompt), tools },
-    request: { messages: [...prompt.messages], tools },
-  };
+  return { prompt, promptString: promptText(prompt), tools };
+}
+
+/** What a tick sends for these input texts and extra system lines: the same key, the same request. */
+export function assembleTurn(deps: TickDeps, fused: readonly FuserInput[], extra: string | undefined): AssembledTurn<Assembled> {
+  const value = assembled(deps, fused, extra);
+  return { key: turnKey(deps, fused, extra), value, request: { messages: [...value.prompt.messages], tools: value.tools } };
 }
 
 /** An answer of a tick as saved: one model call, or several rounds merged (texts joined, tool calls in order). */
@@ -158,7 +160,8 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
   }
   // A tick woken by a final takes what was prepared on the partials if the prompt is exactly the same.
   const early = req.finals?.length && deps.prepared ? deps.prepared.take(turnKey(deps, fused, extra)) : undefined;
-  const { prompt, promptString, tools: firstTools } = early?.value ?? assembleTurn(deps, fused, extra).value;
+  // Built here without the key and request a prepared turn needs (the key alone is a JSON text of every input).
+  const { prompt, promptString, tools: firstTools } = early?.value ?? assembled(deps, fused, extra);
   deps.bus.emit({ type: 'prompt', at: now(), mode: deps.modeName, tick: req.seq, prompt: promptString });
   const messages: ChatMessage[] = [...prompt.messages];
   const saved: { answer: SavedAnswer; actions: SavedAction[] } | undefined = deps.onInteraction ? { answer: { tool_calls: [] }, actions: [] } : undefined;
@@ -216,7 +219,7 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
         answer = adopt ? await adopt(live, streamSignal) : await deps.llm.ask({ messages, tools }, streamSignal, live);
       } catch (err) {
         if (signal.aborted) throw err;
-        if (turn.interrupted.signal.aborted) {
+        if (turn.isInterrupted) {
           // A barge-in cut the answer short: what was said stands, nothing more is.
           logger.info('answer cut short by a barge-in');
           outcome = 'interrupted';
@@ -243,7 +246,7 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
         ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
       });
       if (saved) mergeAnswer(saved.answer, answer);
-      if (turn.interrupted.signal.aborted) break;
+      if (turn.isInterrupted) break;
       const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions, { live, turn, say });
       if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
       // MCP results go back to the model, which may call more tools or answer.

@@ -44,8 +44,10 @@ for arg in "$@"; do
   esac
 done
 
-# Node: the versions package.json's "engines" names (require(esm) is needed from 20.19 / 22.12 on;
-# better-sqlite3 supports up to 26).
+# Node: the versions package.json's "engines" names (require(esm) is needed from 20.19 / 22.12 on).
+# The database binding follows Node-API (src/service/sqlite.ts): better-sqlite3 13 from Node-API 10
+# (Node 22.14+, 24: its binary comes in the npm package), better-sqlite3 12 below (Node 20, 22.12-22.13:
+# compiled here, installed as the alias better-sqlite3-node20).
 command -v node >/dev/null 2>&1 || die "node not found: install Node.js 22 LTS (or 20.19+), e.g. from https://nodejs.org or NodeSource"
 node_version=$(node -p 'process.versions.node')
 IFS=. read -r node_major node_minor _ <<<"$node_version"
@@ -98,6 +100,14 @@ if [ "$skip_opencv" = 0 ] && ((avail_kb < per_job_kb)); then
   say "warning: only $((avail_kb / 1024)) MB of memory available; compiling the OpenCV bindings needs about 1.1 GB: add swap, or skip OpenCV with --no-opencv"
 fi
 
+# ccache keeps what the native builds compile: a second install of the same packages (a clean
+# npm ci, a --no-opencv tree beside this one) reuses the objects instead of compiling them again.
+# Paths under the checkout are hashed relative to it, so another checkout of the same sources hits.
+if [ -z "${CC:-}${CXX:-}" ] && command -v ccache >/dev/null 2>&1; then
+  export CC="ccache gcc" CXX="ccache g++" CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+  say "compiling through ccache (cache: $(ccache -k cache_dir 2>/dev/null || echo default))"
+fi
+
 # @u4/opencv4nodejs builds only against the system OpenCV with these set; see src/vision/opencv.ts.
 export OPENCV4NODEJS_DISABLE_AUTOBUILD=1
 export OPENCV_INCLUDE_DIR=/usr/include/opencv4
@@ -120,6 +130,8 @@ if [ "$need_ci" = 1 ]; then
   if [ "$skip_opencv" = 1 ]; then
     say "installing npm packages without OpenCV's build"
     npm ci --ignore-scripts --no-audit --no-fund
+    # better-sqlite3 12 for Node-API 9 is an alias, which npm rebuilds by that name only.
+    if (($(node -p 'process.versions.napi') < 10)); then NATIVE+=(better-sqlite3-node20); fi
     say "building the native modules: ${NATIVE[*]}"
     npm rebuild "${NATIVE[@]}"
   else

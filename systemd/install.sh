@@ -122,7 +122,7 @@ ensure_user() {
   fi
 }
 
-# The Node versions of package.json's "engines" (require(esm) from 20.19 / 22.12; better-sqlite3 up to 26).
+# The Node versions of package.json's "engines" (require(esm) from 20.19 / 22.12; src/service/sqlite.ts picks the database binding).
 check_node() {
   NODE_BIN="${NODE_BIN:-$(command -v node || true)}"
   [[ -n "$NODE_BIN" && -x "$NODE_BIN" ]] || die "node not found: install Node.js 22 LTS (or 20.19+), or pass --node PATH"

@@ -7,6 +7,7 @@ import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector, CommandJob, CommandMark } from '../../src/cortex/action.js';
 import type { ActionDescriptor } from '../../src/plugins/types.js';
 import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
+import { inputOf } from '../input-of.js';
 import type { ActionState, AgentEvent } from '../../src/cortex/events.js';
 import { CortexError, describeError } from '../../src/errors.js';
 
@@ -79,22 +80,45 @@ export interface ActionActorInput {
   safety?: AnyActorRef;
 }
 
+/**
+ * The action actor's data. Its services (deps, track, safety) stay in its input (`inputOf`); its
+ * connector and the commands it holds (their callers' callbacks, a prepared head start) are its own,
+ * kept by its logic per actor (`Own`); the context names commands by id.
+ */
 interface ActionContext {
   entry: ActionConfig;
-  /** The action's descriptor, or undefined when it could not be found (then `broken` says why). */
-  spec: ActionDescriptor | undefined;
-  deps: ActionHandleDeps;
-  track?: (closing: Promise<unknown>) => void;
-  /** The connector, or why it could not be made (every command then fails with that reason). */
-  connector: ActionConnector | undefined;
+  /** Why the connector could not be made (every command then fails with that reason). */
   broken: string | undefined;
   /** The connector moves the robot: every command first asks the safety governor, and halts go to it. */
   motion: boolean;
-  safety: AnyActorRef | undefined;
-  pending: Command[];
-  current: Command | undefined;
+  /** The connector ends its commands as they return (`runSync`). */
+  sync: boolean;
+  /** Ids of the commands waiting, oldest first. */
+  pending: number[];
+  /** Id of the command being authorized or run. */
+  current: number | undefined;
   /** Commands dropped so far because the queue was full (ACTION_QUEUE_LIMIT). */
   overflowed: number;
+}
+
+/** What one action actor owns outside its snapshot. */
+interface Own {
+  /** The action's descriptor, or undefined when it could not be found (then `broken` says why). */
+  spec: ActionDescriptor | undefined;
+  connector: ActionConnector | undefined;
+  /** The commands waiting or running, by id; a command leaves when it is reported done, failed, dropped or interrupted. */
+  commands: Map<number, Command>;
+  /** The actor's input's deps (kept here too: one lookup per report instead of two). */
+  deps: ActionHandleDeps;
+}
+
+/** Where a report goes and what it says of the queue: the action's services and entry, its queue now. */
+interface At {
+  deps: ActionHandleDeps;
+  entry: ActionConfig;
+  pending?: readonly number[];
+  overflowed?: number;
+  commands?: Map<number, Command>;
 }
 
 /**
@@ -129,8 +153,8 @@ export function createConnector(entry: ActionConfig, deps: ActionHandleDeps, pub
 }
 
 /** The governor this action asks: the one given, else the agent tree's (`safety`), when it runs. */
-function governorOf(context: Pick<ActionContext, 'safety'>, self: AnyActorRef): AnyActorRef | undefined {
-  const ref = context.safety ?? (self.system.get(SAFETY_ID) as AnyActorRef | undefined);
+function governorOf(self: AnyActorRef): AnyActorRef | undefined {
+  const ref = inputOf<ActionActorInput>(self).safety ?? (self.system.get(SAFETY_ID) as AnyActorRef | undefined);
   return ref && ref.getSnapshot().status === 'active' ? ref : undefined;
 }
 
@@ -150,13 +174,7 @@ function jobOf(command: Command): CommandJob {
  * Reports a command's new state on the bus (and in the log when it failed) and settles its run()
  * caller. `queue` is the number of commands waiting after this change (default: the context's).
  */
-function report(
-  ctx: Pick<ActionContext, 'entry' | 'deps'> & { pending?: Command[]; overflowed?: number },
-  command: Command,
-  state: ActionState,
-  error?: string,
-  queue?: number,
-): void {
+function report(ctx: At, command: Command, state: ActionState, error?: string, queue?: number): void {
   const { entry, deps } = ctx;
   // Built field by field in the event's order (three events per command: spreads were a visible share of a tick).
   const event: Extract<AgentEvent, { type: 'action' }> = {
@@ -175,7 +193,10 @@ function report(
   if (state !== 'queued' && state !== 'running' && command.spentCu) event.cost_cu = command.spentCu;
   deps.bus.emit(event);
   if (state === 'failed') deps.logger.warn({ action: entry.llm_label, origin: command.origin }, `${entry.llm_label} failed: ${error ?? ''}`);
-  if (state !== 'queued' && state !== 'running') command.prepared?.abort.abort(new ActionError('interrupted', `${entry.llm_label}: ${state}`));
+  if (state !== 'queued' && state !== 'running') {
+    ctx.commands?.delete(command.id);
+    command.prepared?.abort.abort(new ActionError('interrupted', `${entry.llm_label}: ${state}`));
+  }
   if (state === 'done') command.settle?.();
   else if (state === 'failed' || state === 'dropped' || state === 'interrupted') {
     command.settle?.(new ActionError(state, `${entry.llm_label}: ${error ?? state}`));
@@ -186,19 +207,19 @@ function report(
  * The command as the connector will get it (its value parsed by the action's arguments, its `prepare`
  * started), or undefined when it failed here (reported `failed` and settled).
  */
-function validated(context: ActionContext, command: Command): Command | undefined {
-  if (context.broken !== undefined || !context.spec) return report(context, command, 'failed', context.broken ?? 'no such action'), undefined;
-  const parsed = context.spec.args.safeParse(coerceValue(context.spec.args, command.value));
-  if (!parsed.success) return report(context, command, 'failed', `invalid value for ${context.entry.llm_label}: ${issuesText(parsed.error)}`), undefined;
+function validated(at: At, context: ActionContext, own: Own, command: Command): Command | undefined {
+  if (context.broken !== undefined || !own.spec) return report(at, command, 'failed', context.broken ?? 'no such action'), undefined;
+  const parsed = own.spec.args.safeParse(coerceValue(own.spec.args, command.value));
+  if (!parsed.success) return report(at, command, 'failed', `invalid value for ${context.entry.llm_label}: ${issuesText(parsed.error)}`), undefined;
   const accepted: Command = { ...command, value: parsed.data };
-  const connector = context.connector;
+  const connector = own.connector;
   if (connector?.prepare) {
     // Streamed speech: synthesis starts when a sentence is queued, not when its turn comes.
     const abort = new AbortController();
     try {
       accepted.prepared = { result: connector.prepare(parsed.data, abort.signal, jobOf(accepted)), abort };
     } catch (err) {
-      return report(context, command, 'failed', describeError(err)), undefined;
+      return report(at, command, 'failed', describeError(err)), undefined;
     }
   }
   return accepted;
@@ -208,12 +229,12 @@ function validated(context: ActionContext, command: Command): Command | undefine
  * Runs one command of a connector that ends its commands before returning (`runSync`): reports it
  * `running`, then `done` or `failed`, and settles its caller, all in the step that took it.
  */
-function runNow(ctx: Pick<ActionContext, 'entry' | 'deps' | 'connector' | 'pending' | 'overflowed'>, command: Command): void {
+function runNow(ctx: At, connector: ActionConnector, command: Command): void {
   report(ctx, command, 'running');
   try {
     const job = jobOf(command);
     if (command.prepared) job.prepared = command.prepared.result;
-    ctx.connector!.runSync!(command.value, job);
+    connector.runSync!(command.value, job);
   } catch (err) {
     report(ctx, command, 'failed', describeError(err));
     return;
@@ -236,233 +257,309 @@ function runNow(ctx: Pick<ActionContext, 'entry' | 'deps' | 'connector' | 'pendi
  * governor's reason); no other state runs the connector, and without a running governor every motion
  * command is refused. `safety.halt` from the governor interrupts what runs, drops the queue and calls
  * the connector's `halt()`; stopping the actor halts the connector before closing it.
+ *
+ * The context is data (issue 29): the services come through the input, and the logic keeps each of
+ * its actors' connector and commands by actor, so a mode makes one logic for its actions.
  */
-export const actionMachine = setup({
-  types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
-  actors: {
-    runCommand: fromPromise<void, { connector: ActionConnector; command: Command | undefined }>(({ input, signal }) =>
-      input.connector.run(input.command?.value, signal, {
-        ...(input.command?.prepared ? { prepared: input.command.prepared.result } : {}),
-        ...(input.command ? jobOf(input.command) : {}),
-      }),
-    ),
-    // The connector's connection, when it has one that reconnects (the mqtt connector): the one reconnect engine.
-    session: streamSessionMachine,
-    // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
-    owner: fromCallback<{ type: 'none' }, { onStart: () => void; onStop: () => void }>(({ input }) => {
-      input.onStart();
-      return () => input.onStop();
-    }),
-  },
-  guards: {
-    hasPending: ({ context }) => context.pending.length > 0,
-    isMotion: ({ context }) => context.motion,
-    isSync: ({ context }) => typeof context.connector?.runSync === 'function',
-    // Single guards rather than and([...]): idle's eventless transitions are checked after every event.
-    motionWaiting: ({ context }) => context.pending.length > 0 && context.motion,
-    syncWaiting: ({ context }) => context.pending.length > 0 && typeof context.connector?.runSync === 'function',
-    // A command of a runSync connector that is not motion: nothing gates or interrupts it, so it runs as it arrives.
-    runsNow: ({ context }) => !context.motion && context.pending.length === 0 && typeof context.connector?.runSync === 'function',
-    isCurrent: ({ context, event }) => event.type === 'action.cancel' && context.current?.id === event.id,
-    isAnswer: ({ context, event }) => (event.type === 'safety.granted' || event.type === 'safety.refused') && context.current?.id === event.id,
-  },
-  actions: {
-    accept: assign(({ context, event }) => {
-      if (event.type !== 'action.command') return {};
-      const accepted = validated(context, event.command);
-      if (!accepted || !context.spec) return {};
-      if (context.spec.queue === 'latest') for (const c of context.pending) report(context, c, 'dropped', 'replaced by a newer command', 0);
-      const pending = context.spec.queue === 'latest' ? [accepted] : [...context.pending, accepted];
-      // The bound: past ACTION_QUEUE_LIMIT waiting, the oldest waiting commands make room (newest wins).
-      const over = pending.length - ACTION_QUEUE_LIMIT;
-      const overflowed = context.overflowed + Math.max(0, over);
-      for (const c of over > 0 ? pending.splice(0, over) : []) {
-        report(
-          { ...context, overflowed },
-          c,
-          'dropped',
-          `queue full (${ACTION_QUEUE_LIMIT} waiting): the oldest command made room for a newer one`,
-          pending.length,
-        );
-      }
-      report({ ...context, overflowed }, accepted, 'queued', undefined, pending.length);
-      return { pending, overflowed };
-    }),
-    // A runSync command arriving with nothing waiting: queued, run and settled in this step, the context unchanged.
-    runArrived: ({ context, event }) => {
-      if (event.type !== 'action.command') return;
-      const accepted = validated(context, event.command);
-      if (!accepted) return;
-      report(context, accepted, 'queued', undefined, 0);
-      runNow(context, accepted);
-    },
-    takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
-    // A runSync connector: the next waiting command runs to its end here (idle loops while commands wait).
-    runNextNow: assign(({ context }) => {
-      const [command, ...pending] = context.pending;
-      if (command) runNow({ ...context, pending }, command);
-      return { pending, current: undefined };
-    }),
-    // A granted motion command of a runSync connector runs to its end in the step of the grant.
-    runCurrentNow: assign(({ context }) => {
-      if (context.current) runNow(context, context.current);
-      return { current: undefined };
-    }),
-    askGovernor: enqueueActions(({ context, self, enqueue }) => {
-      const current = context.current;
-      if (!current) return;
-      const governor = governorOf(context, self);
-      if (!governor) {
-        enqueue.raise({ type: 'safety.refused', id: current.id, reason: NO_GOVERNOR });
-        return;
-      }
-      enqueue.sendTo(governor, {
-        type: 'safety.request',
-        id: current.id,
-        mode: context.deps.mode,
-        label: context.entry.llm_label,
-        value: current.value,
-        origin: current.origin,
-        replyTo: self,
-      });
-    }),
-    reportRunning: ({ context }) => context.current && report(context, context.current, 'running'),
-    reportDone: ({ context }) => context.current && report(context, context.current, 'done'),
-    reportFailed: ({ context, event }) => context.current && report(context, context.current, 'failed', describeError((event as { error?: unknown }).error)),
-    reportRefused: ({ context, event }) =>
-      context.current && report(context, context.current, 'failed', `refused by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
-    reportInterrupted: ({ context }) => context.current && report(context, context.current, 'interrupted', 'interrupted'),
-    reportHalted: ({ context, event }) =>
-      context.current && report(context, context.current, 'interrupted', `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
-    clearCurrent: assign({ current: undefined }),
-    dropAll: assign(({ context }) => {
-      for (const c of context.pending) report(context, c, 'dropped', 'queue dropped by an interrupt', 0);
-      return { pending: [] };
-    }),
-    dropHalted: assign(({ context, event }) => {
-      for (const c of context.pending) report(context, c, 'dropped', `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`);
-      return { pending: [] };
-    }),
-    // After the running command (if any) was aborted: a motion connector's stop command, sent once.
-    haltConnector: ({ context }) => {
-      if (!context.motion) return;
-      context.connector?.halt?.().catch((err: unknown) => context.deps.logger.error(`halting ${context.entry.llm_label}: ${describeError(err)}`));
-    },
-    removeCancelled: assign(({ context, event }) => {
-      if (event.type !== 'action.cancel') return {};
-      for (const c of context.pending.filter((c) => c.id === event.id)) report(context, c, 'dropped', 'cancelled');
-      return { pending: context.pending.filter((c) => c.id !== event.id) };
-    }),
-  },
-}).createMachine({
-  id: 'action',
-  context: ({ input, self }) => {
-    let connector: ActionConnector | undefined;
-    let spec: ActionDescriptor | undefined;
-    let broken: string | undefined;
-    let motion = false;
-    try {
-      spec = input.deps.plugins.action(input.entry.name);
-      motion = input.deps.plugins.connector(input.entry.name, input.entry.connector).motion;
-      connector = createConnector(input.entry, input.deps, (values) => self.send({ type: 'action.context', values }));
-    } catch (err) {
-      broken = `action ${input.entry.llm_label} not started: ${describeError(err)}`;
-      input.deps.logger.warn(broken);
-      input.deps.bus.emit({ type: 'error', at: Date.now(), source: 'action', message: broken });
+export function actionLogic() {
+  /** Each actor's own connector and commands, by actor (made when it starts, dropped with it). */
+  const owns = new WeakMap<AnyActorRef, Own>();
+  const own = (self: AnyActorRef): Own => owns.get(self)!;
+  /** The report target of actor `self` with context `c`. */
+  const at = (self: AnyActorRef, c: Pick<ActionContext, 'entry' | 'pending' | 'overflowed'>): At => {
+    const o = own(self);
+    return { deps: o.deps, entry: c.entry, pending: c.pending, overflowed: c.overflowed, commands: o.commands };
+  };
+  /** Reports the current command, if any. */
+  const reportCurrent = (self: AnyActorRef, c: ActionContext, state: ActionState, error?: string) => {
+    const command = c.current === undefined ? undefined : own(self).commands.get(c.current);
+    if (command) report(at(self, c), command, state, error);
+  };
+  /** Reports every waiting command `state` (dropped) and settles its caller. */
+  const reportPending = (self: AnyActorRef, c: ActionContext, ids: readonly number[], error: string, queue?: number) => {
+    const a = at(self, c);
+    for (const id of ids) {
+      const command = a.commands!.get(id);
+      if (command) report(a, command, 'dropped', error, queue);
     }
-    return { ...input, spec, connector, broken, motion, safety: input.safety, pending: [], current: undefined, overflowed: 0 };
-  },
-  invoke: {
-    id: 'connector',
-    src: 'owner',
-    input: ({ context, self }) => ({
-      // A motion action tells the governor it exists, so a halt (e-stop, dead-man, stopping) reaches it.
-      onStart: () => {
-        if (context.motion) governorOf(context, self)?.send({ type: 'safety.register', key: self.sessionId, ref: self });
+  };
+  return setup({
+    types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
+    actors: {
+      runCommand: fromPromise<void, { connector: ActionConnector; command: Command | undefined }>(({ input, signal }) =>
+        input.connector.run(input.command?.value, signal, {
+          ...(input.command?.prepared ? { prepared: input.command.prepared.result } : {}),
+          ...(input.command ? jobOf(input.command) : {}),
+        }),
+      ),
+      // The connector's connection, when it has one that reconnects (the mqtt connector): the one reconnect engine.
+      session: streamSessionMachine,
+      // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
+      owner: fromCallback<{ type: 'none' }, { onStart: () => void; onStop: () => void }>(({ input }) => {
+        input.onStart();
+        return () => input.onStop();
+      }),
+    },
+    guards: {
+      hasPending: ({ context }) => context.pending.length > 0,
+      isMotion: ({ context }) => context.motion,
+      isSync: ({ context }) => context.sync,
+      // Single guards rather than and([...]): idle's eventless transitions are checked after every event.
+      motionWaiting: ({ context }) => context.pending.length > 0 && context.motion,
+      syncWaiting: ({ context }) => context.pending.length > 0 && context.sync,
+      // A command of a runSync connector that is not motion: nothing gates or interrupts it, so it runs as it arrives.
+      runsNow: ({ context }) => !context.motion && context.pending.length === 0 && context.sync,
+      // A motion command arriving with nothing waiting goes to the governor in the step that takes it.
+      motionArrives: ({ context }) => context.motion && context.pending.length === 0,
+      noCurrent: ({ context }) => context.current === undefined,
+      isCurrent: ({ context, event }) => event.type === 'action.cancel' && context.current === event.id,
+      isAnswer: ({ context, event }) => (event.type === 'safety.granted' || event.type === 'safety.refused') && context.current === event.id,
+    },
+    actions: {
+      accept: assign(({ context, event, self }) => {
+        if (event.type !== 'action.command') return {};
+        const o = own(self);
+        const a = at(self, context);
+        const accepted = validated(a, context, o, event.command);
+        if (!accepted || !o.spec) return {};
+        if (o.spec.queue === 'latest') reportPending(self, context, context.pending, 'replaced by a newer command', 0);
+        o.commands.set(accepted.id, accepted);
+        const pending = o.spec.queue === 'latest' ? [accepted.id] : [...context.pending, accepted.id];
+        // The bound: past ACTION_QUEUE_LIMIT waiting, the oldest waiting commands make room (newest wins).
+        const over = pending.length - ACTION_QUEUE_LIMIT;
+        const overflowed = context.overflowed + Math.max(0, over);
+        const after = { ...a, overflowed };
+        for (const id of over > 0 ? pending.splice(0, over) : []) {
+          const c = o.commands.get(id);
+          if (c) report(after, c, 'dropped', `queue full (${ACTION_QUEUE_LIMIT} waiting): the oldest command made room for a newer one`, pending.length);
+        }
+        report(after, accepted, 'queued', undefined, pending.length);
+        return { pending, overflowed };
+      }),
+      // A runSync command arriving with nothing waiting: queued, run and settled in this step, the context unchanged.
+      runArrived: ({ context, event, self }) => {
+        if (event.type !== 'action.command') return;
+        const o = own(self);
+        const a = at(self, context);
+        const accepted = validated(a, context, o, event.command);
+        if (!accepted) return;
+        report(a, accepted, 'queued', undefined, 0);
+        runNow(a, o.connector!, accepted);
       },
-      onStop: () => {
-        const last = self.getSnapshot().context;
-        if (last.current) report(last, last.current, 'interrupted', ACTION_STOPPED);
-        for (const c of last.pending) report(last, c, 'dropped', ACTION_STOPPED);
-        if (context.motion) governorOf(context, self)?.send({ type: 'safety.unregister', key: self.sessionId });
-        const connector = context.connector;
-        if (!connector) return;
-        const log = (what: string) => (err: unknown) => context.deps.logger.warn(`${what} ${context.entry.llm_label}: ${describeError(err)}`);
-        // Leaving a mode stops its motion before the port closes (halt sends nothing when the robot was already told to stop).
-        const halted = context.motion ? (connector.halt?.() ?? Promise.resolve()).catch(log('halting')) : Promise.resolve();
-        const closing = halted.then(() => connector.stop()).catch(log('stopping'));
-        context.track?.(closing);
+      takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
+      // A motion command with nothing waiting: queued (as one waiting, as if it had passed the queue) and taken at once.
+      takeArrived: assign(({ context, event, self }) => {
+        if (event.type !== 'action.command') return {};
+        const o = own(self);
+        const a = at(self, context);
+        const accepted = validated(a, context, o, event.command);
+        if (!accepted) return {};
+        o.commands.set(accepted.id, accepted);
+        report(a, accepted, 'queued', undefined, 1);
+        return { current: accepted.id };
+      }),
+      // A runSync connector: the next waiting command runs to its end here (idle loops while commands wait).
+      runNextNow: assign(({ context, self }) => {
+        const [id, ...pending] = context.pending;
+        const o = own(self);
+        const command = id === undefined ? undefined : o.commands.get(id);
+        if (command) runNow(at(self, { ...context, pending }), o.connector!, command);
+        return { pending, current: undefined };
+      }),
+      // A granted motion command of a runSync connector runs to its end in the step of the grant.
+      runCurrentNow: assign(({ context, self }) => {
+        const o = own(self);
+        const command = context.current === undefined ? undefined : o.commands.get(context.current);
+        if (command) runNow(at(self, context), o.connector!, command);
+        return { current: undefined };
+      }),
+      askGovernor: enqueueActions(({ context, self, enqueue }) => {
+        const current = context.current === undefined ? undefined : own(self).commands.get(context.current);
+        if (!current) return;
+        const governor = governorOf(self);
+        if (!governor) {
+          enqueue.raise({ type: 'safety.refused', id: current.id, reason: NO_GOVERNOR });
+          return;
+        }
+        enqueue.sendTo(governor, {
+          type: 'safety.request',
+          id: current.id,
+          mode: inputOf<ActionActorInput>(self).deps.mode,
+          label: context.entry.llm_label,
+          value: current.value,
+          origin: current.origin,
+          replyTo: self,
+        });
+      }),
+      reportRunning: ({ context, self }) => reportCurrent(self, context, 'running'),
+      reportDone: ({ context, self }) => reportCurrent(self, context, 'done'),
+      reportFailed: ({ context, event, self }) => reportCurrent(self, context, 'failed', describeError((event as { error?: unknown }).error)),
+      reportRefused: ({ context, event, self }) =>
+        reportCurrent(self, context, 'failed', `refused by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
+      reportInterrupted: ({ context, self }) => reportCurrent(self, context, 'interrupted', 'interrupted'),
+      reportHalted: ({ context, event, self }) =>
+        reportCurrent(self, context, 'interrupted', `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`),
+      clearCurrent: assign({ current: undefined }),
+      dropAll: assign(({ context, self }) => {
+        reportPending(self, context, context.pending, 'queue dropped by an interrupt', 0);
+        return { pending: [] };
+      }),
+      dropHalted: assign(({ context, event, self }) => {
+        reportPending(self, context, context.pending, `stopped by the safety governor: ${(event as { reason?: string }).reason ?? ''}`);
+        return { pending: [] };
+      }),
+      // After the running command (if any) was aborted: a motion connector's stop command, sent once.
+      haltConnector: ({ context, self }) => {
+        if (!context.motion) return;
+        own(self)
+          .connector?.halt?.()
+          .catch((err: unknown) => inputOf<ActionActorInput>(self).deps.logger.error(`halting ${context.entry.llm_label}: ${describeError(err)}`));
       },
+      removeCancelled: assign(({ context, event, self }) => {
+        if (event.type !== 'action.cancel') return {};
+        reportPending(
+          self,
+          context,
+          context.pending.filter((id) => id === event.id),
+          'cancelled',
+        );
+        return { pending: context.pending.filter((id) => id !== event.id) };
+      }),
+    },
+  }).createMachine({
+    id: 'action',
+    context: ({ input, self }) => {
+      let connector: ActionConnector | undefined;
+      let spec: ActionDescriptor | undefined;
+      let broken: string | undefined;
+      let motion = false;
+      try {
+        spec = input.deps.plugins.action(input.entry.name);
+        motion = input.deps.plugins.connector(input.entry.name, input.entry.connector).motion;
+        connector = createConnector(input.entry, input.deps, (values) => self.send({ type: 'action.context', values }));
+      } catch (err) {
+        broken = `action ${input.entry.llm_label} not started: ${describeError(err)}`;
+        input.deps.logger.warn(broken);
+        input.deps.bus.emit({ type: 'error', at: Date.now(), source: 'action', message: broken });
+      }
+      owns.set(self, { spec, connector, commands: new Map(), deps: input.deps });
+      return {
+        entry: input.entry,
+        broken,
+        motion,
+        sync: typeof connector?.runSync === 'function',
+        pending: [],
+        current: undefined,
+        overflowed: 0,
+      };
+    },
+    invoke: {
+      id: 'connector',
+      src: 'owner',
+      input: ({ context, self }) => ({
+        // A motion action tells the governor it exists, so a halt (e-stop, dead-man, stopping) reaches it.
+        onStart: () => {
+          if (context.motion) governorOf(self)?.send({ type: 'safety.register', key: self.sessionId, ref: self });
+        },
+        onStop: () => {
+          const last = self.getSnapshot().context;
+          reportCurrent(self, last, 'interrupted', ACTION_STOPPED);
+          reportPending(self, last, last.pending, ACTION_STOPPED);
+          if (context.motion) governorOf(self)?.send({ type: 'safety.unregister', key: self.sessionId });
+          const connector = own(self).connector;
+          if (!connector) return;
+          const { deps, track } = inputOf<ActionActorInput>(self);
+          const log = (what: string) => (err: unknown) => deps.logger.warn(`${what} ${context.entry.llm_label}: ${describeError(err)}`);
+          // Leaving a mode stops its motion before the port closes (halt sends nothing when the robot was already told to stop).
+          const halted = context.motion ? (connector.halt?.() ?? Promise.resolve()).catch(log('halting')) : Promise.resolve();
+          const closing = halted.then(() => connector.stop()).catch(log('stopping'));
+          track?.(closing);
+        },
+      }),
+    },
+    // Spawned before the owner is invoked, so it stops first: its link's close leaves the client to the connector, whose stop halts first.
+    entry: enqueueActions(({ enqueue, self }) => {
+      const session = own(self).connector?.session;
+      if (session) enqueue.spawnChild('session', { id: 'session', input: session as SessionInput });
     }),
-  },
-  // Spawned before the owner is invoked, so it stops first: its link's close leaves the client to the connector, whose stop halts first.
-  entry: enqueueActions(({ context, enqueue }) => {
-    const session = context.connector?.session;
-    if (session) enqueue.spawnChild('session', { id: 'session', input: session as SessionInput });
-  }),
-  initial: 'idle',
-  on: {
-    'action.command': { actions: 'accept' },
-    'action.cancel': { actions: 'removeCancelled' },
-    'action.context': {
-      actions: [
-        ({ context, event }) =>
-          event.type === 'action.context' &&
-          context.deps.bus.emit({ type: 'context', at: Date.now(), source: `action.${context.entry.llm_label}`, values: event.values }),
-        sendParent(({ event }) => ({ type: 'context.update', values: event.type === 'action.context' ? event.values : {} })),
-      ],
-    },
-  },
-  states: {
-    idle: {
-      always: [
-        { guard: 'motionWaiting', target: 'authorizing', actions: 'takeNext' },
-        { guard: 'syncWaiting', actions: 'runNextNow' },
-        { guard: 'hasPending', target: 'running', actions: 'takeNext' },
-      ],
-      on: {
-        // One step for a runSync command: queued, running and done (or failed) as it arrives.
-        'action.command': [{ guard: 'runsNow', actions: 'runArrived' }, { actions: 'accept' }],
-        'action.interrupt': { actions: 'dropAll' },
-        'safety.halt': { actions: ['dropHalted', 'haltConnector'] },
-      },
-    },
-    authorizing: {
-      tags: ['busy'],
-      entry: 'askGovernor',
-      on: {
-        'safety.granted': [
-          { guard: and(['isAnswer', 'isSync']), target: 'idle', actions: 'runCurrentNow' },
-          { guard: 'isAnswer', target: 'running' },
+    initial: 'idle',
+    on: {
+      'action.command': { actions: 'accept' },
+      'action.cancel': { actions: 'removeCancelled' },
+      'action.context': {
+        actions: [
+          ({ context, event, self }) =>
+            event.type === 'action.context' &&
+            inputOf<ActionActorInput>(self).deps.bus.emit({
+              type: 'context',
+              at: Date.now(),
+              source: `action.${context.entry.llm_label}`,
+              values: event.values,
+            }),
+          sendParent(({ event }) => ({ type: 'context.update', values: event.type === 'action.context' ? event.values : {} })),
         ],
-        'safety.refused': { guard: 'isAnswer', target: 'idle', actions: ['reportRefused', 'clearCurrent'] },
-        'safety.halt': { target: 'idle', actions: ['reportHalted', 'clearCurrent', 'dropHalted', 'haltConnector'] },
-        'action.interrupt': { target: 'idle', actions: ['reportInterrupted', 'clearCurrent', 'dropAll'] },
-        'action.cancel': [{ guard: 'isCurrent', target: 'idle', actions: ['reportInterrupted', 'clearCurrent'] }, { actions: 'removeCancelled' }],
       },
     },
-    running: {
-      tags: ['busy'],
-      entry: 'reportRunning',
-      invoke: {
-        id: 'command',
-        src: 'runCommand',
-        input: ({ context }) => ({ connector: context.connector!, command: context.current }),
-        // Transition actions run after exit actions in XState v5, so `current` is cleared here, after reporting.
-        onDone: { target: 'idle', actions: ['reportDone', 'clearCurrent'] },
-        onError: { target: 'idle', actions: ['reportFailed', 'clearCurrent'] },
+    states: {
+      idle: {
+        always: [
+          { guard: 'motionWaiting', target: 'authorizing', actions: 'takeNext' },
+          { guard: 'syncWaiting', actions: 'runNextNow' },
+          { guard: 'hasPending', target: 'running', actions: 'takeNext' },
+        ],
+        on: {
+          // One step for a runSync command: queued, running and done (or failed) as it arrives.
+          'action.command': [
+            { guard: 'runsNow', actions: 'runArrived' },
+            { guard: 'motionArrives', target: 'authorizing', actions: 'takeArrived' },
+            { actions: 'accept' },
+          ],
+          'action.interrupt': { actions: 'dropAll' },
+          'safety.halt': { actions: ['dropHalted', 'haltConnector'] },
+        },
       },
-      on: {
-        'action.interrupt': { target: 'idle', actions: ['reportInterrupted', 'clearCurrent', 'dropAll'] },
-        'action.cancel': [{ guard: 'isCurrent', target: 'idle', actions: ['reportInterrupted', 'clearCurrent'] }, { actions: 'removeCancelled' }],
-        // Leaving `running` aborts the command (the serial connector sends STOP on abort); haltConnector then sends nothing more.
-        'safety.halt': { target: 'idle', actions: ['reportHalted', 'clearCurrent', 'dropHalted', 'haltConnector'] },
+      authorizing: {
+        tags: ['busy'],
+        entry: 'askGovernor',
+        // A command that arrived invalid (reported failed as it came) leaves nothing to authorize.
+        always: { guard: 'noCurrent', target: 'idle' },
+        on: {
+          'safety.granted': [
+            { guard: and(['isAnswer', 'isSync']), target: 'idle', actions: 'runCurrentNow' },
+            { guard: 'isAnswer', target: 'running' },
+          ],
+          'safety.refused': { guard: 'isAnswer', target: 'idle', actions: ['reportRefused', 'clearCurrent'] },
+          'safety.halt': { target: 'idle', actions: ['reportHalted', 'clearCurrent', 'dropHalted', 'haltConnector'] },
+          'action.interrupt': { target: 'idle', actions: ['reportInterrupted', 'clearCurrent', 'dropAll'] },
+          'action.cancel': [{ guard: 'isCurrent', target: 'idle', actions: ['reportInterrupted', 'clearCurrent'] }, { actions: 'removeCancelled' }],
+        },
+      },
+      running: {
+        tags: ['busy'],
+        entry: 'reportRunning',
+        invoke: {
+          id: 'command',
+          src: 'runCommand',
+          input: ({ context, self }) => ({
+            connector: own(self).connector!,
+            command: context.current === undefined ? undefined : own(self).commands.get(context.current),
+          }),
+          // Transition actions run after exit actions in XState v5, so `current` is cleared here, after reporting.
+          onDone: { target: 'idle', actions: ['reportDone', 'clearCurrent'] },
+          onError: { target: 'idle', actions: ['reportFailed', 'clearCurrent'] },
+        },
+        on: {
+          'action.interrupt': { target: 'idle', actions: ['reportInterrupted', 'clearCurrent', 'dropAll'] },
+          'action.cancel': [{ guard: 'isCurrent', target: 'idle', actions: ['reportInterrupted', 'clearCurrent'] }, { actions: 'removeCancelled' }],
+          // Leaving `running` aborts the command (the serial connector sends STOP on abort); haltConnector then sends nothing more.
+          'safety.halt': { target: 'idle', actions: ['reportHalted', 'clearCurrent', 'dropHalted', 'haltConnector'] },
+        },
       },
     },
-  },
-});
+  });
+}
 
-export type ActionActorRef = ActorRefFrom<typeof actionMachine>;
+export type ActionActorRef = ActorRefFrom<ReturnType<typeof actionLogic>>;
 
 let nextCommandId = 1;
 
@@ -473,7 +570,7 @@ let nextCommandId = 1;
  */
 export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => Promise<void> = async () => {}): ActionHandle {
   const live = () => ref.getSnapshot().status === 'active';
-  const dropped = (command: Command) => report(ref.getSnapshot().context, command, 'dropped', ACTION_STOPPED);
+  const dropped = (command: Command) => report({ deps: inputOf<ActionActorInput>(ref).deps, entry }, command, 'dropped', ACTION_STOPPED);
   const send = (command: Command): boolean => {
     if (!live()) {
       dropped(command);
@@ -539,7 +636,7 @@ export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => P
 
 /** An action actor as its own root, with its handle (tests and tools; the agent runs actions inside a mode actor). A motion action needs `safety`, a running governor, or refuses every command. */
 export function createActionHandle(entry: ActionConfig, deps: ActionHandleDeps, options: { safety?: AnyActorRef } = {}): ActionHandle {
-  const actor = createActor(actionMachine, { input: { entry, deps, ...(options.safety ? { safety: options.safety } : {}) } });
+  const actor = createActor(actionLogic(), { input: { entry, deps, ...(options.safety ? { safety: options.safety } : {}) } });
   actor.start();
   return handleOf(actor, entry, async () => {
     actor.stop();

@@ -5,6 +5,7 @@ import type { AgentBus } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
 import { backoffDelay } from '../../src/backoff.js';
+import { inputOf } from '../input-of.js';
 
 /** Builds a fresh plugin of the background with the callback it publishes context through. */
 export type BackgroundCreate = (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin;
@@ -23,7 +24,8 @@ export interface BackgroundActorInput {
   track?: (closing: Promise<unknown>) => void;
 }
 
-interface Ctx extends BackgroundActorInput {
+/** The background's data; its services (create, bus, logger, track) stay in its input (`inputOf`): contexts hold data. */
+interface Ctx extends Pick<BackgroundActorInput, 'id' | 'type' | 'mode' | 'restart'> {
   attempt: number;
   error: string | undefined;
   nextDelayMs: number;
@@ -37,7 +39,7 @@ export type BackgroundParentEvent = { type: 'context.update'; values: Record<str
 const DEFAULT_RESTART = { initialMs: 1000, maxMs: 30_000, healthyMs: 30_000 };
 
 /** Says `stopped` on the bus when the background stops (exit actions do not run when an actor is stopped). */
-const stoppedReport = fromCallback<{ type: 'none' }, Pick<Ctx, 'bus' | 'mode' | 'type'>>(
+const stoppedReport = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'bus' | 'mode' | 'type'>>(
   ({ input }) =>
     () =>
       input.bus.emit({ type: 'background', at: Date.now(), mode: input.mode, background: input.type, state: 'stopped' }),
@@ -48,7 +50,7 @@ const stoppedReport = fromCallback<{ type: 'none' }, Pick<Ctx, 'bus' | 'mode' | 
  * context values it publishes (its text is never a prompt line and never wakes the model). A plugin
  * that cannot be made, a source that fails or ends: `background.error`. Leaving stops the plugin.
  */
-const produce = fromCallback<{ type: 'none' }, Pick<Ctx, 'create' | 'type' | 'logger' | 'track'>>(({ input, sendBack }) => {
+const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'create' | 'type' | 'logger' | 'track'>>(({ input, sendBack }) => {
   let plugin: InputPlugin;
   try {
     plugin = input.create({ publishContext: (values) => sendBack({ type: 'background.context', values } satisfies Ev) });
@@ -88,11 +90,12 @@ export const backgroundMachine = setup({
     healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
   },
   actions: {
-    health: ({ context }, params: { state: 'running' | 'restarting' | 'failed' }) => {
+    health: ({ context, self }, params: { state: 'running' | 'restarting' | 'failed' }) => {
       const { state } = params;
+      const { logger, bus } = inputOf<BackgroundActorInput>(self);
       if (state === 'restarting' || state === 'failed')
-        context.logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
-      context.bus.emit({
+        logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
+      bus.emit({
         type: 'background',
         at: Date.now(),
         mode: context.mode,
@@ -105,14 +108,23 @@ export const backgroundMachine = setup({
   },
 }).createMachine({
   id: 'background',
-  context: ({ input }) => ({ ...input, attempt: 0, error: undefined, nextDelayMs: 0 }),
+  context: ({ input }) => ({
+    id: input.id,
+    type: input.type,
+    mode: input.mode,
+    ...(input.restart ? { restart: input.restart } : {}),
+    attempt: 0,
+    error: undefined,
+    nextDelayMs: 0,
+  }),
   initial: 'running',
-  invoke: { src: 'stoppedReport', input: ({ context }) => ({ bus: context.bus, mode: context.mode, type: context.type }) },
+  invoke: { src: 'stoppedReport', input: ({ context, self }) => ({ bus: inputOf<BackgroundActorInput>(self).bus, mode: context.mode, type: context.type }) },
   on: {
     'background.context': {
       actions: [
         // On the bus too: readers of the bus (WebSim, the fleet's state) see what the rules see.
-        ({ context, event }) => context.bus.emit({ type: 'context', at: Date.now(), source: `background.${context.type}`, values: event.values }),
+        ({ context, event, self }) =>
+          inputOf<BackgroundActorInput>(self).bus.emit({ type: 'context', at: Date.now(), source: `background.${context.type}`, values: event.values }),
         sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies BackgroundParentEvent),
       ],
     },
@@ -123,7 +135,10 @@ export const backgroundMachine = setup({
       entry: { type: 'health', params: { state: 'running' } },
       invoke: {
         src: 'produce',
-        input: ({ context }) => ({ create: context.create, type: context.type, logger: context.logger, ...(context.track ? { track: context.track } : {}) }),
+        input: ({ context, self }) => {
+          const { create, logger, track } = inputOf<BackgroundActorInput>(self);
+          return { create, type: context.type, logger, ...(track ? { track } : {}) };
+        },
       },
       after: { healthy: { actions: assign({ attempt: 0 }) } },
       on: {

@@ -7,6 +7,7 @@ import { describeError } from '../../src/errors.js';
 import { backoffDelay } from '../../src/backoff.js';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
 import { forwardStreamEvents, toStreamEvent } from '../streams/stream-event.js';
+import { inputOf } from '../input-of.js';
 
 /** What the loop reads of a listening input: its plugin (formatted buffer). Its finals go to the loop as events. */
 export interface InputSlot {
@@ -32,8 +33,15 @@ export interface InputActorInput {
   track?: (closing: Promise<unknown>) => void;
 }
 
-interface Ctx extends InputActorInput {
-  slot: InputSlot | undefined;
+/**
+ * The input actor's data. Its services (create, bus, logger, track) stay in its input (`inputOf`), and
+ * the plugin it made is kept by its logic per actor (`InputLogic.slotOf`).
+ */
+interface Ctx extends Pick<InputActorInput, 'id' | 'type' | 'mode' | 'restart'> {
+  /** A plugin was made on entering `listening` (false: `error` says why). */
+  made: boolean;
+  /** The plugin has a socket session (its own retry layer). */
+  streamed: boolean;
   attempt: number;
   error: string | undefined;
   nextDelayMs: number;
@@ -130,126 +138,178 @@ const listen = fromCallback<
  * here: its session actor and its device retry, each once); a plugin that cannot be made at all, or a source that ends, goes to
  * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
  */
-export const inputMachine = setup({
-  types: { context: {} as Ctx, events: {} as Ev, input: {} as InputActorInput },
-  actors: { listen, stream: streamSessionMachine },
-  delays: {
-    restartDelay: ({ context }) => context.nextDelayMs,
-    healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
-  },
-  guards: {
-    noPlugin: ({ context }) => context.slot === undefined,
-  },
-  actions: {
-    report: ({ context }, params: { message: string }) => {
-      context.logger.warn(params.message);
-      context.bus.emit({ type: 'error', at: Date.now(), source: `input.${context.type}`, message: params.message });
+function inputMachineOf(slots: Slots) {
+  const services = (self: AnyActorRef) => inputOf<InputActorInput>(self);
+  return setup({
+    types: { context: {} as Ctx, events: {} as Ev, input: {} as InputActorInput },
+    actors: { listen, stream: streamSessionMachine },
+    delays: {
+      restartDelay: ({ context }) => context.nextDelayMs,
+      healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
     },
-  },
-}).createMachine({
-  id: 'input',
-  context: ({ input }) => ({ ...input, slot: undefined, attempt: 0, error: undefined, nextDelayMs: 0 }),
-  initial: 'listening',
-  on: {
-    'input.context': {
-      actions: [
-        // On the bus too, so readers of the bus (the fleet's state: battery, position) see what rules see.
-        ({ context, event }) => context.bus.emit({ type: 'context', at: Date.now(), source: `input.${context.type}`, values: event.values }),
-        sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent),
-      ],
+    guards: {
+      noPlugin: ({ context }) => !context.made,
     },
-  },
-  states: {
-    listening: {
-      tags: ['listening'],
-      entry: [
-        assign(({ context, self }) => {
-          try {
-            const plugin = context.create({
-              publishContext: (values) => self.send({ type: 'input.context', values }),
-            });
-            return { slot: { id: context.id, type: context.type, plugin }, error: undefined };
-          } catch (err) {
-            return { slot: undefined, error: describeError(err) };
-          }
-        }),
-        enqueueActions(({ context, enqueue }) => {
-          const stream = context.slot?.plugin.stream;
-          if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, systemId: streamSystemId(context), input: stream.input as SessionInput });
-        }),
-      ],
-      exit: [stopChild('stream:asr'), stopChild('stream:vlm'), stopChild('stream:mqtt')],
-      always: {
-        guard: 'noPlugin',
-        target: 'failed',
-        actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} not started: ${context.error ?? 'unknown error'}` }) },
+    actions: {
+      report: ({ context, self }, params: { message: string }) => {
+        services(self).logger.warn(params.message);
+        services(self).bus.emit({ type: 'error', at: Date.now(), source: `input.${context.type}`, message: params.message });
       },
-      invoke: {
-        id: 'source',
-        src: 'listen',
-        input: ({ context, self }) => ({
-          slot: context.slot,
-          logger: context.logger,
-          bus: context.bus,
-          ...(context.track ? { track: context.track } : {}),
-          stream: () => (context.slot?.plugin.stream ? (self.system.get(streamSystemId(context)) as AnyActorRef | undefined) : undefined),
-        }),
+    },
+  }).createMachine({
+    id: 'input',
+    context: ({ input }) => ({
+      id: input.id,
+      type: input.type,
+      mode: input.mode,
+      ...(input.restart ? { restart: input.restart } : {}),
+      made: false,
+      streamed: false,
+      attempt: 0,
+      error: undefined,
+      nextDelayMs: 0,
+    }),
+    initial: 'listening',
+    on: {
+      'input.context': {
+        actions: [
+          // On the bus too, so readers of the bus (the fleet's state: battery, position) see what rules see.
+          ({ context, event, self }) => services(self).bus.emit({ type: 'context', at: Date.now(), source: `input.${context.type}`, values: event.values }),
+          sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent),
+        ],
       },
-      after: { healthy: { actions: assign({ attempt: 0 }) } },
-      on: {
-        'input.raw': {
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            const { message } = event;
-            context.bus.emit({
-              type: 'input',
-              at: message.timestamp,
-              mode: context.mode,
-              input: context.type,
-              text: message.text,
-              final: Boolean(message.final),
-            });
-            enqueue.assign({ attempt: 0 });
-            enqueue.sendParent({ type: 'input.message', id: context.id, final: Boolean(message.final), text: message.text } satisfies InputParentEvent);
+    },
+    states: {
+      listening: {
+        tags: ['listening'],
+        entry: [
+          assign(({ context, self }) => {
+            try {
+              const plugin = services(self).create({
+                publishContext: (values) => self.send({ type: 'input.context', values }),
+              });
+              slots.set(self, { slot: { id: context.id, type: context.type, plugin }, listening: true });
+              return { made: true, streamed: plugin.stream !== undefined, error: undefined };
+            } catch (err) {
+              slots.set(self, { slot: undefined, listening: true });
+              return { made: false, streamed: false, error: describeError(err) };
+            }
           }),
-        },
-        'input.text': { actions: ({ context, event }) => context.slot?.plugin.acceptText?.(event.text) },
-        'input.error': [
-          {
-            // One retry layer per stream: an input with a session actor (ASR, VLM, MQTT) is not restarted
-            // here. Its connection is the session actor's to retry, its device (microphone, camera) reopens
-            // itself with its own backoff (devices/device-error.ts); an error that reaches this far is final.
-            guard: ({ context, event }) => event.fatal === true || context.slot?.plugin.stream !== undefined,
-            target: 'failed',
-            actions: { type: 'report', params: ({ context, event }) => ({ message: `input ${context.type} stopped: ${event.error}` }) },
-          },
-          {
-            target: 'restarting',
-            actions: [
-              assign(({ context, event }) => {
-                const r = context.restart ?? DEFAULT_RESTART;
-                const attempt = context.attempt + 1;
-                return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
-              }),
-              {
-                type: 'report',
-                params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; restarting in ${context.nextDelayMs} ms` }),
-              },
-            ],
+          enqueueActions(({ context, enqueue, self }) => {
+            const stream = slots.get(self)?.slot?.plugin.stream;
+            if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, systemId: streamSystemId(context), input: stream.input as SessionInput });
+          }),
+        ],
+        exit: [
+          stopChild('stream:asr'),
+          stopChild('stream:vlm'),
+          stopChild('stream:mqtt'),
+          ({ self }) => {
+            const own = slots.get(self);
+            if (own) own.listening = false;
           },
         ],
-        'input.ended': {
+        always: {
+          guard: 'noPlugin',
           target: 'failed',
-          actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} ended: its source has no more data` }) },
+          actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} not started: ${context.error ?? 'unknown error'}` }) },
+        },
+        invoke: {
+          id: 'source',
+          src: 'listen',
+          input: ({ context, self }) => {
+            const { logger, bus, track } = services(self);
+            const slot = slots.get(self)?.slot;
+            return {
+              slot,
+              logger,
+              bus,
+              ...(track ? { track } : {}),
+              stream: () => (slot?.plugin.stream ? (self.system.get(streamSystemId(context)) as AnyActorRef | undefined) : undefined),
+            };
+          },
+        },
+        after: { healthy: { actions: assign({ attempt: 0 }) } },
+        on: {
+          'input.raw': {
+            actions: enqueueActions(({ context, event, enqueue, self }) => {
+              const { message } = event;
+              services(self).bus.emit({
+                type: 'input',
+                at: message.timestamp,
+                mode: context.mode,
+                input: context.type,
+                text: message.text,
+                final: Boolean(message.final),
+              });
+              enqueue.assign({ attempt: 0 });
+              enqueue.sendParent({ type: 'input.message', id: context.id, final: Boolean(message.final), text: message.text } satisfies InputParentEvent);
+            }),
+          },
+          'input.text': { actions: ({ event, self }) => slots.get(self)?.slot?.plugin.acceptText?.(event.text) },
+          'input.error': [
+            {
+              // One retry layer per stream: an input with a session actor (ASR, VLM, MQTT) is not restarted
+              // here. Its connection is the session actor's to retry, its device (microphone, camera) reopens
+              // itself with its own backoff (devices/device-error.ts); an error that reaches this far is final.
+              guard: ({ context, event }) => event.fatal === true || context.streamed,
+              target: 'failed',
+              actions: { type: 'report', params: ({ context, event }) => ({ message: `input ${context.type} stopped: ${event.error}` }) },
+            },
+            {
+              target: 'restarting',
+              actions: [
+                assign(({ context, event }) => {
+                  const r = context.restart ?? DEFAULT_RESTART;
+                  const attempt = context.attempt + 1;
+                  return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
+                }),
+                {
+                  type: 'report',
+                  params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; restarting in ${context.nextDelayMs} ms` }),
+                },
+              ],
+            },
+          ],
+          'input.ended': {
+            target: 'failed',
+            actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} ended: its source has no more data` }) },
+          },
         },
       },
+      restarting: {
+        tags: ['restarting'],
+        after: { restartDelay: 'listening' },
+      },
+      failed: { tags: ['failed'] },
     },
-    restarting: {
-      tags: ['restarting'],
-      after: { restartDelay: 'listening' },
+  });
+}
+
+/** What an input logic keeps of each of its actors: the plugin it made, and whether it listens. */
+type Slots = WeakMap<AnyActorRef, { slot: InputSlot | undefined; listening: boolean }>;
+
+/** An input logic (one per mode: its actors' plugins are kept by actor, outside their contexts). */
+export function inputLogic(): InputLogic {
+  const slots: Slots = new WeakMap();
+  return {
+    logic: inputMachineOf(slots),
+    slotOf: (ref) => slots.get(ref)?.slot,
+    listeningSlotOf: (ref) => {
+      const own = slots.get(ref);
+      return own?.listening ? own.slot : undefined;
     },
-    failed: { tags: ['failed'] },
-  },
-});
+  };
+}
+
+/** The input statechart, and the plugins its actors made (the loop reads their formatted buffers). */
+export interface InputLogic {
+  logic: ReturnType<typeof inputMachineOf>;
+  /** The plugin actor `ref` made last (kept after it failed, as its context once kept it). */
+  slotOf(ref: AnyActorRef): InputSlot | undefined;
+  /** The plugin of actor `ref` while it listens (`listening`), else undefined. */
+  listeningSlotOf(ref: AnyActorRef): InputSlot | undefined;
+}
 
 /** The system id of an input's socket session (`<mode>/<input id>/stream`): unique in the agent, so the input addresses it without walking its children. */
 const streamSystemId = (ctx: Pick<Ctx, 'mode' | 'id'>): string => `mode:${ctx.mode}/${ctx.id}/stream`;

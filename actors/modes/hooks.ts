@@ -3,6 +3,7 @@ import { assign, enqueueActions, fromPromise, sendParent, setup, spawnChild, typ
 import type { HookConfig } from '../../src/config/schema.js';
 import { describeError } from '../../src/errors.js';
 import { childWith } from '../../src/log.js';
+import { inputOf } from '../input-of.js';
 import { HookCancelled, HookError, runAction, runCommand, runFunction, runMessage } from './handlers.js';
 import type { HandlerInput, HookEnv, HookFailure, HookRun, HookVars } from './types.js';
 
@@ -39,7 +40,8 @@ export interface HookOutput {
   failure?: HookFailure;
 }
 
-interface HookContext extends HandlerInput {
+/** The hook's data; its environment (clock, logger, speak, dispatchAction) stays in its input (`inputOf`). */
+interface HookContext extends Omit<HandlerInput, 'env'> {
   startedAt: number;
   error: string | undefined;
   cancelled: boolean;
@@ -67,7 +69,7 @@ export const hookMachine = setup({
   },
 }).createMachine({
   id: 'hook',
-  context: ({ input }) => ({ ...input, startedAt: input.env.clock.now(), error: undefined, cancelled: false }),
+  context: ({ input }) => ({ hook: input.hook, vars: input.vars, startedAt: input.env.clock.now(), error: undefined, cancelled: false }),
   initial: 'running',
   states: {
     running: {
@@ -92,7 +94,7 @@ export const hookMachine = setup({
     },
     done: { type: 'final' },
   },
-  output: ({ context }) => outputOf(context),
+  output: ({ context, self }) => outputOf(context, inputOf<HandlerInput>(self).env),
 });
 
 function handlerStates<T extends HookConfig['handler_type']>(types: readonly T[]) {
@@ -102,7 +104,11 @@ function handlerStates<T extends HookConfig['handler_type']>(types: readonly T[]
       invoke: {
         id: 'handler',
         src: type,
-        input: ({ context }: { context: HookContext }) => ({ hook: context.hook, vars: context.vars, env: context.env }),
+        input: ({ context, self }: { context: HookContext; self: AnyActorRef }) => ({
+          hook: context.hook,
+          vars: context.vars,
+          env: inputOf<HandlerInput>(self).env,
+        }),
         onDone: '#hook.done',
         onError: { target: '#hook.done', actions: { type: 'fail', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } },
       },
@@ -111,7 +117,7 @@ function handlerStates<T extends HookConfig['handler_type']>(types: readonly T[]
   return states as Record<T, object>;
 }
 
-function outputOf(c: HookContext): HookOutput {
+function outputOf(c: HookContext, env: HookEnv): HookOutput {
   const handler = describeHook(c.hook);
   const run: HookRun = {
     hook_type: c.vars.hook_type,
@@ -122,7 +128,7 @@ function outputOf(c: HookContext): HookOutput {
     ok: c.error === undefined,
     ...(c.error !== undefined ? { error: c.error } : {}),
     ...(c.cancelled ? { cancelled: true } : {}),
-    duration_ms: Math.max(0, c.env.clock.now() - c.startedAt),
+    duration_ms: Math.max(0, env.clock.now() - c.startedAt),
   };
   // A cancelled hook is reported as such, never as a failure (nothing to log, nothing to abort).
   if (c.error === undefined || c.cancelled) return { kind: 'hook.output', run };
@@ -174,7 +180,8 @@ export interface HookRanEvent {
   run: HookRun;
 }
 
-interface SequenceContext extends HookRunInput {
+/** The sequence's data; its environment stays in its input (`envOf`). */
+interface SequenceContext extends Omit<HookRunInput, 'env'> {
   index: number;
   failures: HookFailure[];
   aborted: boolean;
@@ -182,6 +189,9 @@ interface SequenceContext extends HookRunInput {
 }
 
 type SequenceEvent = { type: `xstate.done.actor.${string}`; output: HookOutput } | { type: 'hook.async.started' };
+
+/** The environment of a sequence's hooks: its input's, with a logger naming the mode and the event. */
+const envOf = (self: AnyActorRef, vars: HookVars): HookEnv => hookEnv(inputOf<HookRunInput>(self).env, vars);
 
 /**
  * The hooks of one event, in order. A synchronous hook (`async_execution: false`) runs as a child
@@ -200,7 +210,7 @@ export const hookSequence = setup({
   },
 }).createMachine({
   id: 'hooks',
-  context: ({ input }) => ({ ...input, env: hookEnv(input.env, input.vars), index: 0, failures: [], aborted: false, reason: undefined }),
+  context: ({ input }) => ({ hooks: input.hooks, vars: input.vars, index: 0, failures: [], aborted: false, reason: undefined }),
   initial: 'next',
   states: {
     next: {
@@ -211,7 +221,7 @@ export const hookSequence = setup({
         ({ context, self }) =>
           ({
             type: 'hook.async',
-            input: { hook: context.hooks[context.index]!, vars: context.vars, env: context.env },
+            input: { hook: context.hooks[context.index]!, vars: context.vars, env: envOf(self, context.vars) },
             replyTo: self,
           }) satisfies HookAsyncEvent,
       ),
@@ -220,18 +230,18 @@ export const hookSequence = setup({
     running: {
       entry: spawnChild('hook', {
         id: ({ context }) => hookActorId(context.hooks[context.index]!),
-        input: ({ context }) => ({ hook: context.hooks[context.index]!, vars: context.vars, env: context.env }),
+        input: ({ context, self }) => ({ hook: context.hooks[context.index]!, vars: context.vars, env: envOf(self, context.vars) }),
       }),
       on: {
         'xstate.done.actor.*': {
           target: 'next',
-          actions: enqueueActions(({ context, event, enqueue }) => {
+          actions: enqueueActions(({ context, event, enqueue, self }) => {
             const out = (event as Extract<SequenceEvent, { output: HookOutput }>).output;
             enqueue.sendParent({ type: 'hook.ran', run: out.run } satisfies HookRanEvent);
             const hook = context.hooks[context.index]!;
             const next: Partial<SequenceContext> = { index: context.index + 1 };
             if (out.failure) {
-              logFailure(context.env, out.failure);
+              logFailure(envOf(self, context.vars), out.failure);
               if (hook.on_failure !== 'ignore') next.failures = [...context.failures, out.failure];
               if (hook.on_failure === 'abort') {
                 next.aborted = true;

@@ -14,7 +14,8 @@ import {
   type SafetyCause,
   type SafetyPolicy,
 } from '../../src/safety/policy.js';
-import { EstopGate } from './estop-gate.js';
+import type { EstopGate } from './estop-gate.js';
+import { inputOf } from '../input-of.js';
 import { estopSerialLogic } from './estop-serial.js';
 import { estopSocketLogic, type EstopSocketOptions } from './estop-socket.js';
 
@@ -34,7 +35,7 @@ export interface GovernorInput {
   persist?: (latch: Latch | null) => void;
   /** The local e-stop socket (`cortexd estop`); absent: none. */
   socket?: EstopSocketOptions;
-  /** The latch the socket's thread sets (default: a new one); checked before every motion command. */
+  /** The latch the socket's thread sets, checked before every motion command: required with `socket`. */
   gate?: EstopGate;
 }
 
@@ -71,9 +72,9 @@ interface Motion {
   mode: string;
 }
 
-interface GovernorContext extends Omit<GovernorInput, 'latch' | 'mode' | 'socket' | 'gate'> {
-  socket: EstopSocketOptions | undefined;
-  gate: EstopGate;
+/** The governor's data; its services (bus, logger, clock, persist, the socket's gate) stay in its input (`inputOf`). */
+interface GovernorContext {
+  policy: SafetyPolicy;
   mode: string;
   /** Motion actions running now, by actor session id: where halts go. */
   actions: Record<string, AnyActorRef>;
@@ -100,8 +101,11 @@ function factsOf(c: GovernorContext): Facts {
   return { latch: c.latch, stopping: c.stopping, restingUntil: c.restingUntil, faults: c.faults, position: c.position, grants: c.grants };
 }
 
-function announce(c: GovernorContext, event: Omit<Extract<AgentEvent, { type: 'safety' }>, 'type' | 'at'>): void {
-  c.bus.emit({ type: 'safety', at: Date.now(), ...event });
+/** The governor's services: its input. */
+const svc = (self: AnyActorRef) => inputOf<GovernorInput>(self);
+
+function announce(s: GovernorInput, event: Omit<Extract<AgentEvent, { type: 'safety' }>, 'type' | 'at'>): void {
+  s.bus.emit({ type: 'safety', at: Date.now(), ...event });
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -114,7 +118,7 @@ type Enqueue = { (fn: () => void): void; sendTo: (to: any, event: any) => void; 
  * connector's halt) and says why on the bus and in the journal. Only when something moves, unless
  * `force` (e-stop, stopping: the stop command goes out whatever the governor believes).
  */
-function halt(enqueue: Enqueue, c: GovernorContext, cause: SafetyCause, reason: string, force = false, first?: () => void): void {
+function halt(enqueue: Enqueue, s: GovernorInput, c: GovernorContext, cause: SafetyCause, reason: string, force = false, first?: () => void): void {
   if (!force && !c.motion) return;
   const refs = Object.values(c.actions);
   // Nothing to stop (no motion action runs, nothing moves): only what `first` says is said.
@@ -130,13 +134,13 @@ function halt(enqueue: Enqueue, c: GovernorContext, cause: SafetyCause, reason: 
   enqueue.raise({ type: 'motion.ended' });
   enqueue(() => {
     first?.();
-    c.logger.warn({ safety: 'stop', cause, mode: c.mode }, `safety: stop sent (${cause}): ${reason}`);
-    announce(c, { kind: 'stop', cause, reason, ...(c.motion ? { mode: c.motion.mode, label: c.motion.label, value: c.motion.value } : {}) });
+    s.logger.warn({ safety: 'stop', cause, mode: c.mode }, `safety: stop sent (${cause}): ${reason}`);
+    announce(s, { kind: 'stop', cause, reason, ...(c.motion ? { mode: c.motion.mode, label: c.motion.label, value: c.motion.value } : {}) });
   });
 }
 
 /** Sets or clears a health fault; a new fault stops motion (stop_on_service_loss). */
-function fault(enqueue: Enqueue, c: GovernorContext, key: string, reason: string | null, cause: SafetyCause = 'service'): void {
+function fault(enqueue: Enqueue, s: GovernorInput, c: GovernorContext, key: string, reason: string | null, cause: SafetyCause = 'service'): void {
   if (reason === null) {
     if (key in c.faults) {
       const { [key]: _gone, ...rest } = c.faults;
@@ -146,7 +150,7 @@ function fault(enqueue: Enqueue, c: GovernorContext, key: string, reason: string
   }
   if (c.faults[key] === reason) return;
   enqueue.assign({ faults: { ...c.faults, [key]: reason } });
-  halt(enqueue, c, cause, `${key}: ${reason}`);
+  halt(enqueue, s, c, cause, `${key}: ${reason}`);
 }
 
 /**
@@ -194,28 +198,29 @@ export const governorMachine = setup({
     restoredLatch: ({ context }) => context.latch !== null,
   },
   actions: {
-    decideRequest: enqueueActions(({ context: c, event, enqueue }) => {
+    decideRequest: enqueueActions(({ context: c, event, enqueue, self }) => {
+      const s = svc(self);
       if (event.type !== 'safety.request') return;
       // The e-stop socket's thread may have latched since the main thread last ran: that latch is
       // taken here, before anything is decided, so the command is refused and the governor latches.
-      const socketLatch = c.gate.take();
+      const socketLatch = s.gate?.take();
       if (socketLatch) {
         const reason = `emergency stop latched (socket: ${socketLatch.reason})`;
         enqueue.sendTo(event.replyTo, { type: 'safety.refused', id: event.id, reason });
         enqueue.raise({ type: 'safety.estop', source: 'socket', reason: socketLatch.reason });
-        enqueue(() => announce(c, { kind: 'refused', cause: 'estop', reason, mode: event.mode, label: event.label, value: motionValue(event.value) }));
+        enqueue(() => announce(s, { kind: 'refused', cause: 'estop', reason, mode: event.mode, label: event.label, value: motionValue(event.value) }));
         return;
       }
-      const now = c.now();
+      const now = s.now();
       const d = decide(pol(c, event.mode), factsOf(c), event, now);
       if (!d.ok) {
         enqueue.sendTo(event.replyTo, { type: 'safety.refused', id: event.id, reason: d.reason });
         enqueue(() => {
-          c.logger.info(
+          s.logger.info(
             { safety: 'refused', cause: d.cause, mode: event.mode, action: event.label },
             `safety: ${event.label} "${d.value}" refused: ${d.reason}`,
           );
-          announce(c, { kind: 'refused', cause: d.cause, reason: d.reason, mode: event.mode, label: event.label, value: d.value });
+          announce(s, { kind: 'refused', cause: d.cause, reason: d.reason, mode: event.mode, label: event.label, value: d.value });
         });
         return;
       }
@@ -242,69 +247,79 @@ export const governorMachine = setup({
       const { [event.key]: _gone, ...actions } = context.actions;
       return { actions };
     }),
-    latch: enqueueActions(({ context: c, event, enqueue }) => {
+    latch: enqueueActions(({ context: c, event, enqueue, self }) => {
+      const s = svc(self);
       if (event.type !== 'safety.estop') return;
       const latch: Latch = { source: event.source, reason: event.reason, at: Date.now() };
       enqueue.assign({ latch });
-      halt(enqueue, c, 'estop', `emergency stop (${latch.source}): ${latch.reason}`, true, () => {
-        c.logger.error({ safety: 'estop', source: latch.source, mode: c.mode }, `EMERGENCY STOP latched by ${latch.source}: ${latch.reason}`);
-        announce(c, { kind: 'estop', source: latch.source, reason: latch.reason });
+      halt(enqueue, s, c, 'estop', `emergency stop (${latch.source}): ${latch.reason}`, true, () => {
+        s.logger.error({ safety: 'estop', source: latch.source, mode: c.mode }, `EMERGENCY STOP latched by ${latch.source}: ${latch.reason}`);
+        announce(s, { kind: 'estop', source: latch.source, reason: latch.reason });
       });
-      enqueue(() => c.persist?.(latch));
+      enqueue(() => s.persist?.(latch));
     }),
     // Pressed again while latched: the stop goes out again, the first latch (and its reason) stays.
-    relatch: enqueueActions(({ context: c, event, enqueue }) => {
+    relatch: enqueueActions(({ context: c, event, enqueue, self }) => {
+      const s = svc(self);
       if (event.type !== 'safety.estop' || !c.latch) return;
-      halt(enqueue, c, 'estop', `emergency stop (${event.source}): ${event.reason}`, true);
+      halt(enqueue, s, c, 'estop', `emergency stop (${event.source}): ${event.reason}`, true);
     }),
-    release: enqueueActions(({ context: c, event, enqueue }) => {
+    release: enqueueActions(({ context: c, event, enqueue, self }) => {
+      const s = svc(self);
       if (event.type !== 'safety.release') return;
       const was = c.latch;
       enqueue.assign({ latch: null });
       enqueue(() => {
-        c.logger.warn(
+        s.logger.warn(
           { safety: 'release', source: event.source, mode: c.mode },
           `emergency stop released by ${event.source}${was ? ` (was: ${was.source}: ${was.reason})` : ''}`,
         );
-        announce(c, { kind: 'release', source: event.source, reason: was ? `released (was ${was.source}: ${was.reason})` : 'released' });
-        c.persist?.(null);
+        announce(s, { kind: 'release', source: event.source, reason: was ? `released (was ${was.source}: ${was.reason})` : 'released' });
+        s.persist?.(null);
       });
     }),
-    announceRestored: ({ context: c }) => {
+    announceRestored: ({ context: c, self }) => {
       if (!c.latch) return;
-      c.logger.error(
+      const s = svc(self);
+      s.logger.error(
         { safety: 'estop', source: c.latch.source, mode: c.mode },
         `EMERGENCY STOP still latched from before the restart (${c.latch.source}: ${c.latch.reason})`,
       );
-      announce(c, { kind: 'estop', source: c.latch.source, reason: c.latch.reason, restored: true });
+      announce(s, { kind: 'estop', source: c.latch.source, reason: c.latch.reason, restored: true });
     },
-    stopping: enqueueActions(({ context: c, event, enqueue }) => {
+    stopping: enqueueActions(({ context: c, event, enqueue, self }) => {
+      const s = svc(self);
       if (event.type !== 'safety.stopping') return;
       enqueue.assign({ stopping: event.reason });
-      halt(enqueue, c, 'stopping', `the agent is stopping (${event.reason})`, true);
+      halt(enqueue, s, c, 'stopping', `the agent is stopping (${event.reason})`, true);
     }),
-    deadmanExpired: enqueueActions(({ context: c, enqueue }) => {
-      halt(enqueue, c, 'deadman', `dead-man timer: no motion command for ${seconds(pol(c).deadmanMs)}`);
+    deadmanExpired: enqueueActions(({ context: c, enqueue, self }) => {
+      const s = svc(self);
+      halt(enqueue, s, c, 'deadman', `dead-man timer: no motion command for ${seconds(pol(c).deadmanMs)}`);
     }),
-    maxContinuousExpired: enqueueActions(({ context: c, enqueue }) => {
+    maxContinuousExpired: enqueueActions(({ context: c, enqueue, self }) => {
+      const s = svc(self);
       const p = pol(c);
-      halt(enqueue, c, 'max_continuous', `longest continuous motion (${seconds(p.maxContinuousMs)}) reached; resting ${seconds(p.restMs)}`);
-      enqueue.assign({ restingUntil: c.now() + p.restMs });
+      halt(enqueue, s, c, 'max_continuous', `longest continuous motion (${seconds(p.maxContinuousMs)}) reached; resting ${seconds(p.restMs)}`);
+      enqueue.assign({ restingUntil: s.now() + p.restMs });
     }),
-    modelStalled: enqueueActions(({ context: c, enqueue }) => {
-      fault(enqueue, c, 'model', `no answer for ${seconds(pol(c, c.mode).modelStallMs)} (stalled)`, 'model_stall');
+    modelStalled: enqueueActions(({ context: c, enqueue, self }) => {
+      const s = svc(self);
+      fault(enqueue, s, c, 'model', `no answer for ${seconds(pol(c, c.mode).modelStallMs)} (stalled)`, 'model_stall');
     }),
-    position: enqueueActions(({ context: c, event, enqueue }) => {
+    position: enqueueActions(({ context: c, event, enqueue, self }) => {
+      const s = svc(self);
       if (event.type !== 'safety.context') return;
       const position = positionOf(event.values, c.position);
       if (position === c.position) return;
       enqueue.assign({ position });
       const p = pol(c);
       if (c.motion && p.fence && c.motion.value !== p.returnValue && outsideFence(p.fence, position)) {
-        halt(enqueue, c, 'geofence', position?.fix ? 'the robot left the geofence' : 'the GPS fix was lost inside a geofenced mode');
+        halt(enqueue, s, c, 'geofence', position?.fix ? 'the robot left the geofence' : 'the GPS fix was lost inside a geofenced mode');
       }
     }),
-    busEvent: enqueueActions(({ context: c, event, enqueue }) => {
+    busEvent: enqueueActions(({ context: c, event, enqueue, self }) => {
+      const s = svc(self);
       if (event.type !== 'safety.bus') return;
       const e = event.event;
       const lossStops = pol(c, c.mode).stopOnServiceLoss;
@@ -313,33 +328,33 @@ export const governorMachine = setup({
           enqueue.raise({ type: 'model.started' });
           return;
         case 'model.answer':
-          fault(enqueue, c, 'model', null);
+          fault(enqueue, s, c, 'model', null);
           enqueue.raise({ type: 'model.ended' });
           return;
         case 'model.progress':
           // A streamed answer is arriving: the model answers again, so the pause of a failed (or stalled) call
           // ends now, before the answer's first motion command, and the stall timer restarts. The `model health`
           // fault (a model that keeps failing) stays until the model is healthy; the e-stop is not touched.
-          fault(enqueue, c, 'model', null);
+          fault(enqueue, s, c, 'model', null);
           enqueue.raise({ type: 'model.progress' });
           return;
         case 'model.error':
-          fault(enqueue, c, 'model', lossStops ? `the model call failed (${e.error})` : null);
+          fault(enqueue, s, c, 'model', lossStops ? `the model call failed (${e.error})` : null);
           enqueue.raise({ type: 'model.ended' });
           return;
         case 'model':
           // A model that keeps failing is a stalled model: motion stops and is refused until it answers again.
           // Its own fault key: a later `model.error` (which clears the per-call fault) does not clear it.
           if (e.state === 'failing')
-            fault(enqueue, c, 'model health', `${e.model} keeps failing (${e.failures ?? 'several'} calls in a row: ${e.reason ?? 'error'})`, 'model_stall');
-          else if (e.state === 'healthy') fault(enqueue, c, 'model health', null);
+            fault(enqueue, s, c, 'model health', `${e.model} keeps failing (${e.failures ?? 'several'} calls in a row: ${e.reason ?? 'error'})`, 'model_stall');
+          else if (e.state === 'healthy') fault(enqueue, s, c, 'model health', null);
           return;
         case 'stream': {
           // The hosted service's sockets only: a sensor broker (MqttInput's `mqtt` stream) is not the service.
           if (e.kind === 'mqtt') return;
           const key = `${e.kind} socket ${e.input}`;
           const down = e.state === 'backingOff' || e.state === 'failed';
-          fault(enqueue, c, key, down && lossStops ? `${e.state === 'failed' ? 'failed' : 'reconnecting'}${e.reason ? ` (${e.reason})` : ''}` : null);
+          fault(enqueue, s, c, key, down && lossStops ? `${e.state === 'failed' ? 'failed' : 'reconnecting'}${e.reason ? ` (${e.reason})` : ''}` : null);
           return;
         }
         case 'mode.changed':
@@ -358,15 +373,11 @@ export const governorMachine = setup({
 }).createMachine({
   id: 'safety',
   context: ({ input }) => {
+    // The thread's latch is taken before every decision: a socket without the gate it latches would not stop motion at once.
+    if (input.socket && !input.gate) throw new Error('the safety governor needs the e-stop gate (input.gate) that its socket thread latches');
     const windows = [input.policy.global, ...Object.values(input.policy.modes)].map((p) => p.rate.windowMs);
     return {
       policy: input.policy,
-      bus: input.bus,
-      logger: input.logger,
-      now: input.now,
-      ...(input.persist ? { persist: input.persist } : {}),
-      socket: input.socket,
-      gate: input.gate ?? new EstopGate(),
       mode: input.mode,
       actions: {},
       latch: input.latch ?? null,
@@ -381,16 +392,19 @@ export const governorMachine = setup({
   },
   entry: 'announceRestored',
   invoke: [
-    { id: 'bus', src: 'busWatch', input: ({ context }) => ({ bus: context.bus }) },
+    { id: 'bus', src: 'busWatch', input: ({ self }) => ({ bus: svc(self).bus }) },
     {
       id: 'estop:serial',
       src: 'estopSerial',
-      input: ({ context }) => ({ policy: context.policy.estopSerial, logger: context.logger, bus: context.bus }),
+      input: ({ context, self }) => ({ policy: context.policy.estopSerial, logger: svc(self).logger, bus: svc(self).bus }),
     },
     {
       id: 'estop:socket',
       src: 'estopSocket',
-      input: ({ context, self }) => ({ options: context.socket, governor: self, logger: context.logger, bus: context.bus, gate: context.gate }),
+      input: ({ self }) => {
+        const s = svc(self);
+        return { options: s.socket, governor: self, logger: s.logger, bus: s.bus, ...(s.gate ? { gate: s.gate } : {}) };
+      },
     },
   ],
   on: {

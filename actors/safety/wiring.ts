@@ -6,6 +6,7 @@ import { motionNotice } from '../../src/cortex/fuser.js';
 import { estopSocketPath, runtimeDir } from '../../src/paths.js';
 import type { Plugins } from '../../src/plugins/types.js';
 import { policyOf, resolvePolicy, type SafetyPolicy } from '../../src/safety/policy.js';
+import { EstopGate } from './estop-gate.js';
 import type { GovernorInput } from './governor.js';
 import { fileLatchStore, latchPath, type LatchStore } from './latch-store.js';
 import type { SafetyStatus } from './status.js';
@@ -51,7 +52,7 @@ export function safetySetup(o: SafetySetupOptions): SafetySetup {
       mode: o.config.default_mode,
       latch: store.load(),
       persist: (latch) => store.save(latch),
-      ...(socket ? { socket } : {}),
+      ...(socket ? { socket, gate: new EstopGate() } : {}),
     },
   };
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// The `cortexd` entry: answers a bare `--version` from package.json alone, else loads the command program and runs it.
+// The `cortexd` entry: answers a bare `--version` from package.json alone, runs `check` from its one-file build, else loads the command program and runs it.
 import { packageVersion } from './version.js';
 
 /*
  * `cortexd --version` (or `-V`) alone is answered here, before commander and the eleven command
  * modules are loaded (issue 29: --version within 40 ms of a bare node start). Everything else,
- * `--version` among other arguments included, goes through the program as before.
+ * `--version` among other arguments included, goes through the program as before. `check` runs
+ * the same program from the bundle scripts/bundle-cli.mjs makes at build time (src/cli/bundle.ts),
+ * or from the ES modules when there is none.
  */
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) process.stdout.write(`${packageVersion()}\n`);
-else (await import('./program.js')).run(argv);
+else ((argv[0] === 'check' && (await import('./bundle.js')).loadCheckBundle()) || (await import('./program.js'))).run(argv);

@@ -11,15 +11,13 @@ import { startRunCapture } from './run-capture.js';
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
-  const [agent, plugins, load, embedded, events, log, metrics, feed, notify, proc, view, memory, paths, reloadPolicy, watch] = await Promise.all([
+  const [agent, plugins, load, embedded, events, log, notify, proc, view, memory, paths, reloadPolicy, watch] = await Promise.all([
     import('../../actors/agent.js'),
     import('../../actors/plugins.js'),
     import('../config/load.js'),
     import('../cortex/embedded.js'),
     import('../cortex/events.js'),
     import('../log.js'),
-    import('../metrics.js'),
-    import('../metrics-feed.js'),
     import('../systemd/notify.js'),
     import('../../actors/process.js'),
     import('./view.js'),
@@ -35,8 +33,6 @@ async function loadRunModules() {
     ...embedded,
     ...events,
     ...log,
-    ...metrics,
-    ...feed,
     ...notify,
     ...proc,
     ...view,
@@ -110,8 +106,6 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const {
     Agent,
     AgentBus,
-    Metrics,
-    MetricsServer,
     Notifier,
     TerminalView,
     attachEventLines,
@@ -120,10 +114,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     connectService,
     createLogger,
     createProcess,
-    feedMetrics,
     fileModeMemory,
     loadConfig,
-    metricsOptionsFromEnv,
     modeMemoryPath,
     resolvePlugins,
     setLogger,
@@ -151,9 +143,12 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const plugins = await resolvePlugins(builtinPlugins, loaded.config);
 
   const notifier = new Notifier({ onError: (m) => logger.warn(m) });
-  const metrics = new Metrics();
-  const metricsOptions = metricsOptionsFromEnv();
-  const metricsServer = metricsOptions ? new MetricsServer(metrics, metricsOptions) : undefined;
+  // Metrics are read only through their endpoint: without CORTEX_METRICS_PORT, prom-client (with
+  // @opentelemetry/api, about 85 modules) is not loaded and nothing records them (issue 29, first tick).
+  const metricsCode = process.env.CORTEX_METRICS_PORT?.trim() ? { ...(await import('../metrics.js')), ...(await import('../metrics-feed.js')) } : undefined;
+  const metricsOptions = metricsCode?.metricsOptionsFromEnv();
+  const metrics = metricsCode && metricsOptions ? new metricsCode.Metrics() : undefined;
+  const metricsServer = metricsCode && metrics && metricsOptions ? new metricsCode.MetricsServer(metrics, metricsOptions) : undefined;
   if (metricsServer) {
     const at = await metricsServer.start();
     logger.info(`metrics on ${at.url}`);
@@ -311,16 +306,18 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // --- end fleet reload
 
   view?.attach(bus);
-  const metricsSub = feedMetrics(bus, metrics, {
-    hertzOf: (mode) => proc.config().modes[mode]?.hertz ?? 1,
-    modelOf: (mode) => proc.config().modes[mode]?.cortex_llm.type,
-  });
+  const metricsSub = metrics
+    ? metricsCode?.feedMetrics(bus, metrics, {
+        hertzOf: (mode) => proc.config().modes[mode]?.hertz ?? 1,
+        modelOf: (mode) => proc.config().modes[mode]?.cortex_llm.type,
+      })
+    : undefined;
 
   const watcher = opts.watch ? watchFile(loaded.file, loaded.sha256) : undefined;
   proc.start();
   const outcome = await proc.done;
   watcher?.close();
-  metricsSub.unsubscribe();
+  metricsSub?.unsubscribe();
   if (inspector) inspector.stop();
   view?.detach();
   eventLines?.unsubscribe();

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { describeMissing, openCvInstall, OPENCV_FIX, OPENCV_PACKAGE, type OpenCvUser } from '../config/opencv-users.js';
 import { describeError } from '../errors.js';
 import { projectRoot } from '../paths.js';
+import { loadSqlite, SQLITE_NAPI, sqlitePackage } from '../service/sqlite.js';
 import { fail, ok, onPath, warn, type CheckResult } from './system.js';
 
 /** The unit doctor compares the notify path with when it is installed; else the package's own copy. */
@@ -37,19 +38,21 @@ function requireFrom(from: string): NodeRequire {
 
 export function checkBetterSqlite(from: string = import.meta.url): CheckResult {
   const name = 'better-sqlite3';
+  const pkg = sqlitePackage();
+  const which = pkg === SQLITE_NAPI ? '' : ` (${pkg}: better-sqlite3 12 for Node-API ${process.versions.napi})`;
   try {
-    const Database = requireFrom(from)('better-sqlite3') as new (
-      file: string,
-    ) => {
-      prepare(sql: string): { get(): { v: string } };
-      close(): void;
-    };
+    const Database = loadSqlite(from);
     const db = new Database(':memory:');
-    const version = db.prepare('select sqlite_version() as v').get().v;
+    const version = (db.prepare('select sqlite_version() as v').get() as { v: string }).v;
     db.close();
-    return ok(name, `loads (SQLite ${version}): the local service's keys, balances and usage`);
+    return ok(name, `loads${which} (SQLite ${version}): the local service's keys, balances and usage`);
   } catch (err) {
-    return fail(name, `does not load: ${firstLine(err)}; the local service (embedded or cortexd cloud) cannot open its database`, rebuildFix(name));
+    // 13's binary comes in the package (glibc 2.34+); elsewhere it compiles from its sources.
+    const fix =
+      pkg === SQLITE_NAPI
+        ? `reinstall it (npm ci), or compile it for this machine: cd ${join(projectRoot(), 'node_modules', pkg)} && npm run build-release (python3, make and g++)`
+        : `${rebuildFix(pkg)}; or use Node.js 22.14+ (24 LTS), whose better-sqlite3 13 needs no compiling`;
+    return fail(name, `does not load${which}: ${firstLine(err)}; the local service (embedded or cortexd cloud) cannot open its database`, fix);
   }
 }
 

@@ -1,6 +1,7 @@
 // Opens the local service's SQLite database (WAL mode) and brings its schema up to date with in-code migrations.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { narrowPrivateDb, preparePrivateDb } from './files.js';
+import { loadSqlite } from './sqlite.js';
 
 export type Db = Database.Database;
 
@@ -62,7 +63,8 @@ const MIGRATIONS: readonly string[] = [
  */
 export function openDb(path: string): Db {
   preparePrivateDb(path);
-  const db = new Database(path);
+  const Sqlite = loadSqlite();
+  const db = new Sqlite(path);
   if (path !== ':memory:') db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');

@@ -94,7 +94,12 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     ctx.pools.tts.drain(stopping);
     ctx.pools.asr.drain(stopping);
     ctx.pools.vision.close();
-    rmSync(tmpDir, { recursive: true, force: true });
+    // A file a drained job writes meanwhile must not fail the stop (ENOTEMPTY): retried, then left to the OS.
+    try {
+      rmSync(tmpDir, { recursive: true, force: true, maxRetries: 3 });
+    } catch (err) {
+      logger.warn({ err, dir: tmpDir }, 'could not remove the service working directory');
+    }
   };
   const app = buildApp(ctx);
   capConnectionsPerPeer(app.server, limits.connectionsPerPeer);

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createActor, setup, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
-import { inputMachine, type InputSlot } from '../../actors/inputs/input-actor.js';
+import { inputLogic, type InputSlot } from '../../actors/inputs/input-actor.js';
 
 type InputEv = Extract<AgentEvent, { type: 'input' }>;
 
@@ -42,7 +42,8 @@ export function hostInput(
     if (e.type === 'input') messages.push(e);
   });
   const id = `input:${type}`;
-  const parent = setup({ actors: { input: inputMachine } }).createMachine({
+  const inputs = inputLogic();
+  const parent = setup({ actors: { input: inputs.logic } }).createMachine({
     invoke: { id, src: 'input', input: { id, type, mode: 'test', create, bus, logger: pino({ level: 'silent' }), ...(restart ? { restart } : {}) } },
     on: {
       'input.message': {},
@@ -57,7 +58,10 @@ export function hostInput(
     events,
     contexts,
     ref,
-    slot: () => (ref()?.getSnapshot() as { context?: { slot?: InputSlot } } | undefined)?.context?.slot,
+    slot: (): InputSlot | undefined => {
+      const r = ref();
+      return r ? inputs.slotOf(r) : undefined;
+    },
     stop: () => actor.stop(),
   };
 }

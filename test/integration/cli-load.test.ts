@@ -18,6 +18,7 @@ const HEAVY = [
   'ws',
   '@modelcontextprotocol/sdk',
   'better-sqlite3',
+  'better-sqlite3-node20',
   'serialport',
   '@serialport/stream',
   '@u4/opencv4nodejs',
@@ -55,7 +56,16 @@ function traced(args: string[], env: NodeJS.ProcessEnv = {}, entry: string[] = [
       CORTEX_ENV_FILE: join(dir, 'none.env'),
       ...env,
     };
-    for (const k of ['CONFIG', 'OM_API_KEY', 'CORTEX_CONFIG_DIR', 'CORTEX_BASE_URL', 'CORTEX_WS_BASE_URL', 'CORTEX_ASR_WS_URL', 'CORTEX_VLM_WS_URL'])
+    for (const k of [
+      'CONFIG',
+      'OM_API_KEY',
+      'CORTEX_CONFIG_DIR',
+      'CORTEX_BASE_URL',
+      'CORTEX_WS_BASE_URL',
+      'CORTEX_ASR_WS_URL',
+      'CORTEX_VLM_WS_URL',
+      'CORTEX_METRICS_PORT',
+    ])
       delete run[k];
     const r = spawnSync(process.execPath, [`--import=${TRACER}`, ...entry, ...args], { cwd: ROOT, env: run, encoding: 'utf8', timeout: 60_000 });
     const lines = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
@@ -138,7 +148,7 @@ requireBuild();
     );
   });
 
-  t.test('a run without --inspect and with JSON log lines loads neither the inspector nor pino-pretty', async (t) => {
+  t.test('a run without --inspect, CORTEX_METRICS_PORT and with JSON log lines loads neither the inspector, prom-client nor pino-pretty', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'cortexd-load-run-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     const config = join(dir, 'lean.json5');
@@ -153,9 +163,9 @@ requireBuild();
     t.equal(r.code, 0, r.stderr);
     t.match(r.stdout, /"type":"tick"/, 'the agent ran');
     t.same(
-      ['@statelyai/inspect', 'pino-pretty'].filter((p) => r.packages.has(p)),
+      ['@statelyai/inspect', 'pino-pretty', 'prom-client', '@opentelemetry/api'].filter((p) => r.packages.has(p)),
       [],
-      'both are loaded only when used (--inspect, a terminal)',
+      'each is loaded only when used (--inspect, a terminal, the metrics endpoint)',
     );
   });
 }

@@ -12,20 +12,12 @@ t.setTimeout(300_000);
 
 /**
  * The kinds of actor whose context still carries services, with what (issue 29: contexts hold data;
- * services come through closures and `.provide()`). The test fails when any other actor holds a
- * service, and when a kind listed here holds only data (remove it here, and its sanitising need goes
- * with the last one). The process root and its actors (`cortexd`, `signals`, `watchdog`, `service`),
- * the agent root, the mode machine and the fleet channel already hold only data.
+ * services come through `input` and the actor's logic). The test fails when any other actor holds a
+ * service, and when a kind listed here holds only data. Empty: every actor of the default agent holds
+ * data (safety, action, input, loop, mode and the hook runners read their services from their input,
+ * and keep what they made, a connector or a plugin, by actor in their logic).
  */
-const KNOWN: Record<string, string> = {
-  safety: 'context.bus, logger, now, persist: the governor machine takes its services as input (actors/safety/governor.ts)',
-  action: 'context.deps (logger, bus, write, plugins): the action machine takes its services as input (actors/actions/action.ts)',
-  input: 'context.bus, logger, track, create and the plugin instance of the running slot (actors/inputs/input-actor.ts)',
-  loop: "context.options (tick, onTick, clock): the loop's guards and delays read the clock from its context (actors/loop.ts)",
-  mode: 'context.llm (the model plugin with its ConversationHistory) and lifetime (an AbortController) of the running mode (actors/mode.ts)',
-  hooks: 'context.env (clock, logger, speak, dispatchAction) of the hook runner (actors/modes/)',
-  hook: 'context.env, as hooks: one hook run is given the same environment',
-};
+const KNOWN: Record<string, string> = {};
 /** The ledger's key of an actor: the kind its id names (`action:speak` -> `action`, `hook:on_entry:command` -> `hook`, `loop`). */
 const kindOf = (name: string) => name.split(':')[0]!;
 

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { openCvInstall, openCvUsers, openCvWarnings } from '../../src/config/opencv-users.js';
 import { checkNotifyPath, checkOpenCv, fromDirectory, nativeChecks, unitNotifyAccess } from '../../src/doctor/native.js';
 import { formatResult, runNativeDoctor } from '../../src/doctor/run.js';
+import { SQLITE_NAPI, sqlitePackage } from '../../src/service/sqlite.js';
 import { validConfig } from '../helpers/config-fixtures.js';
 import { AgentConfig } from '../../src/config/schema.js';
 
@@ -48,7 +49,7 @@ t.test('on this machine every native module loads, OpenCV included', async (t) =
   const report = await runNativeDoctor();
   const lines = report.results.map(formatResult);
   t.equal(report.exitCode, 0, lines.join('\n'));
-  t.match(lines.join('\n'), /^ok {3}better-sqlite3: loads \(SQLite 3\.\d+/m);
+  t.match(lines.join('\n'), /^ok {3}better-sqlite3: loads( \(better-sqlite3-node20: better-sqlite3 12 for Node-API \d+\))? \(SQLite 3\.\d+/m);
   t.match(lines.join('\n'), /^ok {3}unix-dgram: loads/m);
   t.match(lines.join('\n'), /^ok {3}serial binding: @serialport\/bindings-cpp loads/m);
   t.match(lines.join('\n'), /^ok {3}OpenCV: OpenCV 4\.\d+\.\d+ loads/m);
@@ -59,7 +60,13 @@ t.test('a tree without the native modules fails each one by name, with the comma
   const from = emptyTree(t);
   const results = await nativeChecks({ from, openCvUsers: openCvUsers(camera('opencv')), unitFile: shippedUnit });
   const byName = Object.fromEntries(results.map((r) => [r.name, r]));
-  t.match(byName['better-sqlite3'], { status: 'fail', detail: /does not load: Cannot find module 'better-sqlite3'/, fix: /npm rebuild better-sqlite3/ });
+  const sqlite = sqlitePackage();
+  t.match(byName['better-sqlite3'], {
+    status: 'fail',
+    detail: new RegExp(`does not load.*: ${sqlite} .*is not installed`),
+    fix:
+      sqlite === SQLITE_NAPI ? /npm ci\), or compile it for this machine: cd .*better-sqlite3 && npm run build-release/ : /npm rebuild better-sqlite3-node20/,
+  });
   t.match(byName['unix-dgram'], { status: 'fail', fix: /npm rebuild unix-dgram/ });
   t.match(byName['serial binding'], { status: 'fail', fix: /npm rebuild @serialport\/bindings-cpp/ });
   t.match(byName.OpenCV, {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { createActor } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
+import { EstopGate } from '../../actors/safety/estop-gate.js';
 import { governorMachine } from '../../actors/safety/governor.js';
 import { safetyStatusOf } from '../../actors/safety/status.js';
 import { SafetyConfig } from '../../src/config/safety.js';
@@ -49,7 +50,7 @@ async function rig(t: Test) {
   bus.events$.subscribe((e) => events.push(e));
   const config = { modes: { m: { safety: {} } }, safety: SafetyConfig.parse({ deadman_seconds: 600 }) } as unknown as Pick<AgentConfig, 'modes' | 'safety'>;
   const governor = createActor(governorMachine, {
-    input: { policy: resolvePolicy(config), bus, logger: pino({ level: 'silent' }), now: Date.now, mode: 'm', socket: { path } },
+    input: { policy: resolvePolicy(config), bus, logger: pino({ level: 'silent' }), now: Date.now, mode: 'm', socket: { path }, gate: new EstopGate() },
   });
   governor.start();
   const handle = createActionHandle(

@@ -9,7 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createActor, waitFor, type AnyActorRef } from 'xstate';
 import { mcpToolName } from '../../src/cortex/mcp.js';
-import { mcpHubOf, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
+import { mcpHub, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { ToolDefinitionSchema } from '../../src/cloud/protocol.js';
 import type { McpServerConfig } from '../../src/config/schema.js';
@@ -32,11 +32,16 @@ function hub(options: { retryMs?: number; callTimeoutMs?: number } = {}) {
   bus.events$.subscribe((e) => e.type === 'mcp' && events.push(e));
   let refs: AnyActorRef[] = [];
   const closing: Array<Promise<unknown>> = [];
+  const board = mcpHub();
   const h = {
-    ...mcpHubOf(() => refs),
+    tools: board.tools,
+    has: board.has,
+    call: board.call,
     async start(configs: McpServerConfig[]) {
       const actors = configs.map((config) =>
-        createActor(mcpServerMachine, { input: mcpSessionInput({ config, logger, bus, options, track: (p) => void closing.push(p) }) }).start(),
+        createActor(mcpServerMachine, {
+          input: mcpSessionInput({ config, logger, bus, options, track: (p) => void closing.push(p), onLink: board.linkOf(config.name) }),
+        }).start(),
       );
       refs = actors;
       await Promise.all(actors.map((a) => waitFor(a, (s) => s.hasTag('streaming') || s.matches('backingOff'), { timeout: 20_000 })));

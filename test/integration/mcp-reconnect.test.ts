@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createActor, type AnyActorRef, type InspectionEvent } from 'xstate';
-import { mcpHubOf, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
+import { mcpHub, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { freePort } from '../support/mosquitto.js';
 
@@ -42,12 +42,14 @@ t.test('sse: the server killed and started again; the session actor backs off, r
   const states: Array<{ state: string; attempt?: number; delay_ms?: number }> = [];
   const seen: string[] = [];
   const closing: Array<Promise<unknown>> = [];
+  const hub = mcpHub();
   const input = mcpSessionInput({
     config: { name: 'calc', transport: 'sse', url: `http://127.0.0.1:${port}/sse`, args: [], env: {}, headers: {} },
     logger: pino({ level: 'silent' }),
     bus,
     options: { retryMs: 100, maxRetryMs: 1000, connectTimeoutMs: 5000 },
     track: (p) => void closing.push(p),
+    onLink: hub.linkOf('calc'),
   });
   // The owner's view of the engine: every state event, as the agent's bus readers would get them.
   const hook = input.hooks.state!;
@@ -67,7 +69,6 @@ t.test('sse: the server killed and started again; the session actor backs off, r
       if (state && seen.at(-1) !== state) seen.push(state);
     },
   }).start();
-  const hub = mcpHubOf(() => [actor]);
   t.teardown(() => actor.stop());
 
   await until(() => events.some((e) => e.state === 'connected'), 'the first connection');

@@ -13,7 +13,7 @@ import type { FleetControl } from '../../src/fleet/execute.js';
 import { haveMosquitto, type Broker } from '../support/mosquitto.js';
 import { hostInput } from '../helpers/input-host.js';
 import { USERS, Watcher, fleetBroker } from '../helpers/fleet.js';
-import { actionMachine, handleOf } from '../../actors/actions/action.js';
+import { actionLogic, handleOf } from '../../actors/actions/action.js';
 import { startGovernor } from '../helpers/governor.js';
 import { actionEntry, allActionPlugins } from '../helpers/plugins.js';
 
@@ -230,7 +230,7 @@ t.test(
     t.teardown(() => governor.stop());
     const seen: string[] = [];
     const entry = actionEntry('move', 'mqtt', { url: broker.url, username: 'r1', password: USERS.r1, topic: 'devices/r1/motors', ack_timeout_seconds: 5 });
-    const actor = createActor(actionMachine, {
+    const actor = createActor(actionLogic(), {
       input: {
         entry,
         deps: { logger, bus, mode: 'm', stateDir: mkdtempSync(join(tmpdir(), 'cortexd-state-')), write: () => {}, plugins: await allActionPlugins() },

@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { loadSqlite } from '../../src/service/sqlite.js';
 import { checkStateDir } from '../../src/doctor/system.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/service/cloud-cli.ts', import.meta.url));
@@ -61,6 +61,7 @@ t.test('state left world-readable by an earlier run: doctor warns; the service n
   const state = mkdtempSync(join(tmpdir(), 'svc-modes-old-'));
   t.teardown(() => rmSync(state, { recursive: true, force: true }));
   chmodSync(state, 0o755);
+  const Database = loadSqlite();
   const db = new Database(join(state, 'cloud.sqlite'));
   db.pragma('journal_mode = WAL');
   db.close();

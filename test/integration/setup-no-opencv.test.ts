@@ -1,4 +1,4 @@
-// SLOW, about 2 minutes (npm ci and compiling better-sqlite3 in a fresh copy): set-up with OpenCV skipped, install.sh's production tree, and an audio-only agent run from that tree end to end.
+// SLOW, about 2 minutes (npm ci and compiling better-sqlite3 12 for Node 20 in a fresh copy): set-up with OpenCV skipped, install.sh's production tree, and an audio-only agent run from that tree end to end.
 import { requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { startAgent, typeLines } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
+import { SQLITE_NODE20, sqlitePackage } from '../../src/service/sqlite.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -87,8 +88,14 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
   for (const dev of ['typescript', 'tap', 'playwright-core', '@biomejs/biome', 'mermaid', '@u4/opencv4nodejs']) {
     t.notOk(existsSync(join(opt, 'node_modules', dev)), `no ${dev} in the production tree`);
   }
-  t.ok(existsSync(join(opt, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')), 'the compiled sqlite module is there');
-  t.notOk(existsSync(join(opt, 'node_modules/better-sqlite3/build/Release/obj.target')), 'its objects are not');
+  // Node-API 9 (Node 20) runs better-sqlite3 12, compiled at set-up; from 10 on, 13's binary comes in the npm package.
+  const sqlite = sqlitePackage();
+  if (sqlite === SQLITE_NODE20) {
+    t.ok(existsSync(join(opt, 'node_modules', sqlite, 'build/Release/better_sqlite3.node')), `the compiled sqlite module (${sqlite}) is there`);
+    t.notOk(existsSync(join(opt, 'node_modules', sqlite, 'build/Release/obj.target')), 'its objects are not');
+  } else {
+    t.ok(existsSync(join(opt, 'node_modules', sqlite, `prebuilds/linux-${process.arch}.node`)), 'better-sqlite3 13 with its binary for this machine');
+  }
 
   // Audio only: typed text and a replayed recording in, espeak-ng speech out, the embedded service in between.
   const dir = join(tmp, 'run');

@@ -1,7 +1,7 @@
 // Offline speech recognition with pocketsphinx: a warm decoder per utterance fed while the person speaks (a FIFO), and one-shot decodes for partials; JSGF command grammar or the open English model.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { unlink, writeFile } from 'node:fs/promises';
+import { closeSync, constants, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -157,6 +157,7 @@ export class PocketsphinxRecognizer {
   private warm: Promise<DecoderProcess> | undefined;
   private readonly live = new Set<ChildProcess>();
   private closed = false;
+  private readonly writes = new Set<Promise<unknown>>();
   private readonly slot: () => (() => void) | undefined;
 
   constructor(opts: RecognizerOptions = {}) {
@@ -199,7 +200,8 @@ export class PocketsphinxRecognizer {
   private async startDecoder(release: () => void): Promise<DecoderProcess> {
     const fifo = join(this.dir, `live-${this.seq++}.fifo`);
     try {
-      await execFileP('mkfifo', ['-m', '600', fifo]);
+      if (this.closed) throw new Error('recognizer closed');
+      await this.creating(execFileP('mkfifo', ['-m', '600', fifo]));
       if (this.closed) throw new Error('recognizer closed');
     } catch (err) {
       release();
@@ -252,10 +254,12 @@ export class PocketsphinxRecognizer {
 
   /** Text of one utterance (16 kHz s16le mono). Rejects on process failure; killed by `signal`. */
   async decode(pcm16k: Buffer, signal: AbortSignal): Promise<string> {
+    if (this.closed) throw new Error('recognizer closed');
     const file = join(this.dir, `utt-${this.seq++}.raw`);
     // Trailing silence lets pocketsphinx's own endpointer close the utterance cleanly.
-    await writeFile(file, Buffer.concat([pcm16k, Buffer.alloc(16000 * 2 * 0.3)]));
+    await this.creating(writeFile(file, Buffer.concat([pcm16k, Buffer.alloc(16000 * 2 * 0.3)])));
     try {
+      if (this.closed) throw new Error('recognizer closed');
       return await new Promise<string>((resolve, reject) => {
         const child = spawn(this.program, ['-infile', file, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], signal });
         let out = '';
@@ -279,7 +283,19 @@ export class PocketsphinxRecognizer {
     }
   }
 
-  /** Stops the warm decoder and every live one, and removes the directory. */
+  /** `op`, a write into the directory, counted until it settles so that `close` removes the directory after it. */
+  private creating<T>(op: Promise<T>): Promise<T> {
+    this.writes.add(op);
+    const done = (): void => void this.writes.delete(op);
+    op.then(done, done);
+    return op;
+  }
+
+  /**
+   * Stops the warm decoder and every live one, and removes the directory once the writes into it
+   * in flight have settled (a FIFO or an utterance file made during a recursive remove would fail
+   * it with ENOTEMPTY). Never throws: it runs in a socket's close handler.
+   */
   close(): void {
     this.closed = true;
     for (const child of this.live) child.kill('SIGKILL');
@@ -288,7 +304,9 @@ export class PocketsphinxRecognizer {
       () => undefined,
     );
     this.warm = undefined;
-    rmSync(this.dir, { recursive: true, force: true });
+    void Promise.allSettled([...this.writes])
+      .then(() => rm(this.dir, { recursive: true, force: true, maxRetries: 3 }))
+      .catch(() => undefined);
   }
 }
 

@@ -1,0 +1,12 @@
+// The input an actor was started with, read by its own actions: where its services are (contexts hold data, issue 29).
+import type { AnyActorRef } from 'xstate';
+
+/**
+ * The `input` actor `self` was created with (`createActor(logic, { input })`, an invoke's or a
+ * spawn's input). XState keeps it on the actor (`Actor.options.input`), outside the snapshot, so an
+ * actor's services (logger, bus, clock, connectors' factories) reach its actions without entering its
+ * context, and `--inspect` shows contexts as they are.
+ */
+export function inputOf<T>(self: AnyActorRef): T {
+  return (self as unknown as { options: { input: T } }).options.input;
+}
