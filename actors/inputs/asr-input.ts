@@ -1,5 +1,5 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
-import { EMPTY, Observable, Subject, catchError, map, tap } from 'rxjs';
+import { EMPTY, Observable, catchError, map, tap } from 'rxjs';
 import { pcmLevel, type AudioLevel, type InputContext, type InputFactory, type InputMessage, type InputPlugin } from '../../src/cortex/input.js';
 import { SpeechbASRInputSchema, SpeechlabASRInputSchema, type AsrConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError, describeError } from '../../src/errors.js';
@@ -47,9 +47,22 @@ export function healthOf(state: string): string | undefined {
 }
 
 /**
+ * What the prompt says of a session's state event, read from the event alone (the session actor owns
+ * the connection's state; the input keeps no copy): undefined while streaming, null when there is
+ * nothing to say (the session's first connection, before it ever streamed, is not an outage), else why.
+ */
+export function streamHealth(e: { [k: string]: unknown }): string | null | undefined {
+  const health = healthOf(String(e.state));
+  return health === 'connecting' && !Number(e.connections) ? null : health;
+}
+
+/**
  * Its socket session runs as the input actor's child `stream:asr` (`stream`); listening starts the
- * microphone, whose audio waits in the session's ring until a socket is open. Partials are
- * `final: false` messages, finals `final: true` (they wake the loop). The buffer keeps finals only,
+ * microphone, whose audio waits in the session's ring until a socket is open. One way for a
+ * transcript: the session actor emits it, the input actor hands it to `stream.onEvent`, which makes
+ * the raw event (and the turn marks) and returns it, and the input actor reports it at once; the
+ * raw stream `listen()` carries only the end of listening (a microphone that gave up, a session that
+ * failed for good). Partials are `final: false` messages, finals `final: true` (they wake the loop). The buffer keeps finals only,
  * formatted as one `Voice: ...` line holding the utterances since the last tick, which the offline
  * rule-based model recognises as speech. One retry layer per resource: the microphone's recorder
  * restarts itself with its backoff (devices/microphone.ts) while the socket stays open, the session
@@ -66,10 +79,9 @@ export class AsrInput extends BufferedInput<AsrRaw> {
 
   readonly stream: NonNullable<InputPlugin['stream']>;
   private readonly session: AsrSession;
-  private readonly events$ = new Subject<AsrRaw>();
+  /** Ends the listening subscription with an error (set while `source()` is subscribed). */
+  private fail: ((err: unknown) => void) | undefined;
   private lastUtteranceAt: number | undefined;
-  /** Whether the socket streamed since the input started (the first connecting is not an outage). */
-  private streamedOnce = false;
   /** End of the last speech frame the robot's detector heard, ms since the epoch. */
   private lastSpeechAt: number | undefined;
   /** The turn marks of the finals not yet taken by a tick. */
@@ -111,7 +123,7 @@ export class AsrInput extends BufferedInput<AsrRaw> {
         deps.ctx?.media?.audio(type, chunk, microphone.rate, Date.now());
       }),
       catchError((err: unknown) => {
-        this.events$.error(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));
+        this.fail?.(new CortexError('microphone_failed', `${type}: microphone stopped: ${describeError(err)}`, { cause: err }));
         return EMPTY;
       }),
     );
@@ -150,36 +162,38 @@ export class AsrInput extends BufferedInput<AsrRaw> {
     return this.session.pump;
   }
 
+  /** Listening: starts the microphone into the session; emits no transcripts (they come from the session actor), only ends with an error. */
   protected source(): Observable<AsrRaw> {
     return new Observable<AsrRaw>((subscriber) => {
-      const sub = this.events$.subscribe(subscriber);
+      this.fail = (err) => subscriber.error(err);
       this.session.start();
       return () => {
-        sub.unsubscribe();
+        this.fail = undefined;
         this.session.stop();
       };
     });
   }
 
-  private onSessionEvent(e: { type: string; [k: string]: unknown }): void {
+  /** A session event: a transcript becomes the raw event the input actor reports (returned); states say the input's health. */
+  private onSessionEvent(e: { type: string; [k: string]: unknown }): AsrRaw | undefined {
     const at = Date.now();
-    if (e.type === 'asr.partial') this.events$.next({ kind: 'partial', text: String(e.text), at });
-    else if (e.type === 'asr.final') {
+    if (e.type === 'asr.partial') return this.heard({ kind: 'partial', text: String(e.text), at });
+    if (e.type === 'asr.final') {
       this.lastUtteranceAt = at;
       this.marks ??= { finalAt: at, ...(this.lastSpeechAt !== undefined && this.lastSpeechAt <= at ? { speechEndAt: this.lastSpeechAt } : {}) };
-      this.events$.next({ kind: 'final', text: String(e.text), at });
       this.deps.ctx?.publishContext?.({ last_utterance_at: at });
-    } else if (e.type === 'asr.error') this.logger?.warn({ input: this.type, message: e.message }, 'recognition error');
+      return this.heard({ kind: 'final', text: String(e.text), at });
+    }
+    if (e.type === 'asr.error') this.logger?.warn({ input: this.type, message: e.message }, 'recognition error');
     else if (e.type === 'asr.state') {
-      // The first connection after start is not an outage: the prompt hears of one only once the
-      // socket streamed and went down, or when it never came up (backing off, failed).
-      const health = healthOf(String(e.state));
-      if (!health) (this.streamedOnce = true), this.available();
-      else if (this.streamedOnce || health !== 'connecting') this.unavailable(health);
+      const health = streamHealth(e);
+      if (health === undefined) this.available();
+      else if (health !== null) this.unavailable(health);
     } else if (e.type === 'asr.failed') {
       this.unavailable('stopped');
-      this.events$.error(new StreamStoppedError('asr_failed', `${this.type}: recognition stopped: ${String(e.reason)}`));
+      this.fail?.(new StreamStoppedError('asr_failed', `${this.type}: recognition stopped: ${String(e.reason)}`));
     }
+    return undefined;
   }
 
   takeTurnMarks(): { speechEndAt?: number; finalAt?: number } | undefined {

@@ -54,6 +54,8 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
   private raw$: Observable<Raw> | undefined;
   private buffer: InputMessage[] = [];
   private stopped = false;
+  /** Polls waiting for the next raw event (answered by `heard`, or by the source through `listen()`). */
+  private readonly polls = new Set<(raw: Raw | undefined) => void>();
   /** Why the source is down, and whether the prompt was told already. */
   private down: { reason: string; told: boolean } | undefined;
 
@@ -116,9 +118,27 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
 
   async poll(signal?: AbortSignal): Promise<Raw | undefined> {
     if (this.stopped || signal?.aborted) return undefined;
+    let answer: ((raw: Raw | undefined) => void) | undefined;
+    // The next raw event of the source, or one its session actor brought (`heard`), whichever comes first.
+    const heard = new Promise<Raw | undefined>((resolve) => {
+      answer = resolve;
+      this.polls.add(resolve);
+    });
     const next = firstValueFrom(this.listen(), { defaultValue: undefined });
-    if (!signal) return next;
-    return Promise.race([next, new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true }))]);
+    const waits = [next, heard];
+    if (signal) waits.push(new Promise<undefined>((resolve) => signal.addEventListener('abort', () => resolve(undefined), { once: true })));
+    try {
+      return await Promise.race(waits);
+    } finally {
+      this.polls.delete(answer!);
+    }
+  }
+
+  /** A raw event that reached the input actor from the input's session actor, not from `listen()`: it answers waiting polls too. */
+  protected heard(raw: Raw): Raw {
+    for (const answer of this.polls) answer(raw);
+    this.polls.clear();
+    return raw;
   }
 
   /** Adds a message as if the source had produced it (the runtime's text box, tests). */
@@ -150,6 +170,8 @@ export abstract class BufferedInput<Raw> implements InputPlugin<Raw> {
     this.stopped = true;
     this.stop$.next();
     this.stop$.complete();
+    for (const answer of this.polls) answer(undefined);
+    this.polls.clear();
     await this.release();
   }
 

@@ -78,11 +78,24 @@ const listen = fromCallback<
   // No plugin: `listening` leaves for `failed` at once.
   if (!input.slot) return () => {};
   const { plugin } = input.slot;
-  // The session child was spawned on entry: relay what it emits to the plugin (transcripts, replies,
-  // states) and its states and counters to the bus as `stream` events, starting with the state it is in.
+  /** One raw event, converted once (`rawToText` also buffers it for the prompt) and reported. */
+  const deliver = (raw: unknown) => {
+    try {
+      const message = plugin.rawToText(raw);
+      if (message) sendBack({ type: 'input.raw', message } satisfies Ev);
+    } catch (err) {
+      sendBack({ type: 'input.error', error: `could not read an event: ${describeError(err)}` } satisfies Ev);
+    }
+  };
+  // The session child was spawned on entry: what it emits goes to the plugin (states, replies), a raw
+  // event the plugin makes of it (a transcript) is reported here at once, and its states and counters
+  // go to the bus as `stream` events, starting with the state it is in.
   const session = plugin.stream ? input.stream() : undefined;
   const kind = plugin.stream?.kind ?? 'asr';
-  const relay = session?.on('*', (e: { type: string }) => plugin.stream!.onEvent(e));
+  const relay = session?.on('*', (e: { type: string }) => {
+    const raw = plugin.stream!.onEvent(e);
+    if (raw !== undefined) deliver(raw);
+  });
   const forward = session ? forwardStreamEvents(session, kind, plugin.type, (e) => input.bus.emit(e)) : undefined;
   if (session) {
     // The session was spawned in this same step and starts in `connecting` (its connect is a promise, so it
@@ -101,14 +114,7 @@ const listen = fromCallback<
     }),
   );
   const sub = plugin.listen().subscribe({
-    next: (raw) => {
-      try {
-        const message = plugin.rawToText(raw);
-        if (message) sendBack({ type: 'input.raw', message } satisfies Ev);
-      } catch (err) {
-        sendBack({ type: 'input.error', error: `could not read an event: ${describeError(err)}` } satisfies Ev);
-      }
-    },
+    next: deliver,
     error: (err: unknown) => sendBack({ type: 'input.error', error: describeError(err), fatal: isFatal(err) } satisfies Ev),
     complete: () => sendBack({ type: 'input.ended' } satisfies Ev),
   });

@@ -1,12 +1,12 @@
 // VLMInput: camera frames streamed to the hosted vision socket; the newest description becomes the "Vision: ..." prompt line.
-import { Observable, Subject, map } from 'rxjs';
+import { Observable, map } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { VLMInputSchema, type VLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { createCamera, type Camera } from '../../devices/camera.js';
 import { vlmSession, type VlmSession, type VlmStreamOptions } from '../streams/vlm-stream.js';
 import { DeviceError } from '../../devices/device-error.js';
 import { visionContextOf } from '../../src/vision/analyse.js';
-import { StreamStoppedError, healthOf } from './asr-input.js';
+import { StreamStoppedError, streamHealth } from './asr-input.js';
 import { linkFromVisionSession, type LinkConnector } from '../../src/cloud/link.js';
 import { BufferedInput, InputSetupError } from './buffered-input.js';
 import { visionChanged } from '../../src/cortex/wake.js';
@@ -44,11 +44,10 @@ export class VlmInput extends BufferedInput<VisionRaw> {
 
   readonly stream: NonNullable<InputPlugin['stream']>;
   private readonly session: VlmSession;
-  private readonly replies$ = new Subject<VisionRaw>();
+  /** Ends the listening subscription with an error (set while `source()` is subscribed). */
+  private fail: ((err: unknown) => void) | undefined;
   /** The last context published (faces, motion), so only changes are sent. */
   private published = '';
-  /** Whether the socket streamed since the input started (the first connecting is not an outage). */
-  private streamedOnce = false;
 
   constructor(
     private readonly config: VLMInputConfig,
@@ -80,38 +79,40 @@ export class VlmInput extends BufferedInput<VisionRaw> {
     return this.session.stats();
   }
 
+  /** Listening: starts the camera into the session; emits no replies (they come from the session actor), only ends with an error. */
   protected source(): Observable<VisionRaw> {
     return new Observable<VisionRaw>((subscriber) => {
-      const sub = this.replies$.subscribe(subscriber);
-      this.session.start((err) => this.replies$.error(DeviceError.from('camera', err)));
+      this.fail = (err) => subscriber.error(err);
+      this.session.start((err) => this.fail?.(DeviceError.from('camera', err)));
       return () => {
-        sub.unsubscribe();
+        this.fail = undefined;
         this.session.stop();
       };
     });
   }
 
-  private onSessionEvent(e: { type: string; [k: string]: unknown }): void {
+  /** A session event: a reply becomes the raw event the input actor reports (returned); states say the input's health. */
+  private onSessionEvent(e: { type: string; [k: string]: unknown }): VisionRaw | undefined {
     if (e.type === 'vlm.reply') {
       const text = String(e.text);
-      this.replies$.next({ text, at: Date.now() });
       const values = visionContextOf(text);
       const key = JSON.stringify(values);
       if (values && key !== this.published) {
         this.published = key;
         this.deps.ctx?.publishContext?.(values);
       }
-    } else if (e.type === 'vlm.error') this.logger?.warn({ input: this.type, message: e.message }, 'vision error');
+      return this.heard({ text, at: Date.now() });
+    }
+    if (e.type === 'vlm.error') this.logger?.warn({ input: this.type, message: e.message }, 'vision error');
     else if (e.type === 'vlm.state') {
-      // The first connection after start is not an outage: the prompt hears of one only once the
-      // socket streamed and went down, or when it never came up (backing off, failed).
-      const health = healthOf(String(e.state));
-      if (!health) (this.streamedOnce = true), this.available();
-      else if (this.streamedOnce || health !== 'connecting') this.unavailable(health);
+      const health = streamHealth(e);
+      if (health === undefined) this.available();
+      else if (health !== null) this.unavailable(health);
     } else if (e.type === 'vlm.failed') {
       this.unavailable('stopped');
-      this.replies$.error(new StreamStoppedError('vlm_failed', `VLMInput: vision stopped: ${String(e.reason)}`));
+      this.fail?.(new StreamStoppedError('vlm_failed', `VLMInput: vision stopped: ${String(e.reason)}`));
     }
+    return undefined;
   }
 
   /** A meaningful change: the count of faces or the motion level (`wake_on`), else a description in other words. */

@@ -51,7 +51,11 @@ export interface AsrVadOptions {
   onsetMs: number;
   preRollMs: number;
   hangoverMs: number;
-  /** Zeros sent at once at the end of an utterance (the recogniser commits on them), ms. Default DEFAULT_COMMIT_MS. */
+  /**
+   * Zeros sent at once at the end of an utterance to a recogniser that takes no explicit end (hosted
+   * sockets commit on silence), ms. A peer that announced `end_of_utterance` (the local service) is
+   * told the end instead and gets none. Default DEFAULT_COMMIT_MS.
+   */
   commitMs?: number;
   chunkMs: number;
   /** Another detector (tests); default the WebRTC one at the stream's rate. */
@@ -63,6 +67,9 @@ export interface AsrVadOptions {
   /** The detector could not be loaded: everything is sent, as without one. */
   onUnavailable?: (err: unknown) => void;
 }
+
+/** Commit padding default for hosted recognisers, which commit after a run of silence (commonly 300-500 ms). */
+export const DEFAULT_COMMIT_MS = 600;
 
 /** Maps a server message of either ASR socket to `asr.*` events (the spec's client rule for finals). */
 export function asrEvents(message: unknown): Array<{ type: string; [k: string]: unknown }> {
@@ -92,7 +99,8 @@ export interface AsrSession {
  * Builds an ASR session without starting an actor (the input actor runs the machine as its child
  * `stream:asr`). Rate: one message per chunk. Drop policy: none while connected; while reconnecting,
  * a ring of `ringMs` (oldest dropped, counted in `pump.stats()`), sent first, in order, on the next
- * connection. Reconnects follow the session machine's policy (a healthy connection that drops is
+ * connection. With `vad`, each utterance's end follows its audio: an explicit `end_of_utterance` to a
+ * peer whose `connection` message announced it (the local service), else `commitMs` of zeros. Reconnects follow the session machine's policy (a healthy connection that drops is
  * replaced at once; a `1000` close, the server's silence timeout, counts as healthy). The recognition
  * `info` restart keeps the socket, so no audio is touched. State events carry `sent_bytes` (audio and
  * keepalive silence), `dropped_bytes` and `cost_cu`.
@@ -112,7 +120,6 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' 
             onsetMs: vad.onsetMs,
             preRollMs: vad.preRollMs,
             hangoverMs: vad.hangoverMs,
-            ...(vad.commitMs !== undefined ? { commitMs: vad.commitMs } : {}),
             chunkMs: vad.chunkMs,
             ...(options.now ? { now: options.now } : {}),
             onOnset: (at) => {
@@ -130,7 +137,9 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' 
     : muted$;
   const ringBytes = chunkBytes({ rate: options.rate }, options.ringMs ?? 10_000);
   const keepaliveBytes = chunkBytes({ rate: options.rate }, 100);
-  const pump = new AudioPump(audio$, ringBytes, options.now);
+  const commitMs = vad ? (vad.commitMs ?? DEFAULT_COMMIT_MS) : 0;
+  const commitBytes = commitMs > 0 ? chunkBytes({ rate: options.rate }, commitMs) : 0;
+  const pump = new AudioPump(audio$, ringBytes, options.now, commitBytes);
   let speakingSub: { unsubscribe(): void } | undefined;
   const perByteCu = ASR_PRICE_PER_MINUTE[options.recognizer ?? 'speechlab'] / (options.rate * 2 * 60);
   const counters = (): StreamCounters => {
@@ -146,7 +155,7 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' 
     ...(options.random ? { random: options.random } : {}),
     hooks: {
       counters,
-      attach: (link) => pump.attach({ sendAudio: (pcm) => link.sendAudio?.(pcm) ?? false }),
+      attach: (link) => pump.attach({ sendAudio: (pcm) => link.sendAudio?.(pcm) ?? false, endUtterance: () => link.endUtterance?.() }),
       detach: () => pump.detach(),
       keepalive: () => void pump.sendSilence(keepaliveBytes, options.timing?.keepaliveMs ?? 5000),
       onMessage: (message) => {

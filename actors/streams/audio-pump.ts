@@ -5,6 +5,8 @@ import { PcmRingBuffer, gateWithRing, type RingStats } from '../../src/pipelines
 /** What the pump needs of a socket: send one chunk of PCM; false when it could not. */
 export interface AudioSink {
   sendAudio(pcm: Buffer): boolean;
+  /** Tells the recogniser an utterance ended: true sent, false not open, undefined when the peer takes no explicit end. */
+  endUtterance?(): boolean | undefined;
 }
 
 export interface PumpStats extends RingStats {
@@ -14,6 +16,10 @@ export interface PumpStats extends RingStats {
   requeuedBytes: number;
   /** Bytes of keepalive silence sent while the source was idle (metered like audio by the service). */
   silenceBytes: number;
+  /** Utterance ends told to the recogniser as an explicit end (a peer that announced it takes one). */
+  endsSent: number;
+  /** Bytes of zeros sent at ends of utterances to a peer that commits on silence (in sentBytes too). */
+  commitBytes: number;
 }
 
 /**
@@ -21,6 +27,8 @@ export interface PumpStats extends RingStats {
  * go to it in order (the ring first); detached, they wait in the ring (capacity `ringBytes`, oldest
  * dropped and counted). A chunk the sink refuses goes back to the ring. PCM never leaves this object
  * except into the sink. Keepalive: `sendSilence()` sends one chunk of zeros when audio is idle.
+ * An empty chunk is the end of an utterance (voice-gate.ts): a sink whose peer takes an explicit end
+ * gets `endUtterance()`, any other `commitBytes` of zeros (its endpointing commits on them at once).
  */
 export class AudioPump {
   private readonly ring: PcmRingBuffer;
@@ -30,6 +38,8 @@ export class AudioPump {
   private sent = 0;
   private requeued = 0;
   private silence = 0;
+  private ends = 0;
+  private padded = 0;
   private lastSendAt = 0;
   /** What ended the audio source, if it failed. */
   sourceError: unknown;
@@ -38,6 +48,7 @@ export class AudioPump {
     private readonly audio$: Observable<Buffer>,
     ringBytes: number,
     private readonly now: () => number = Date.now,
+    private readonly commitBytes = 0,
   ) {
     this.ring = new PcmRingBuffer(ringBytes);
   }
@@ -53,13 +64,33 @@ export class AudioPump {
 
   private deliver(chunk: Buffer): void {
     const sink = this.sink;
-    if (sink && sink.sendAudio(chunk)) {
+    if (chunk.length === 0) return this.deliverEnd(chunk, sink);
+    if (sink?.sendAudio(chunk)) {
       this.sent += chunk.length;
       this.lastSendAt = this.now();
       return;
     }
     this.requeued += chunk.length;
     this.ring.push(chunk);
+    if (this.open$.value) this.open$.next(false);
+  }
+
+  /** The end of an utterance: an explicit end where the peer takes one, else the padding its endpointing commits on. */
+  private deliverEnd(marker: Buffer, sink: AudioSink | undefined): void {
+    const told = sink?.endUtterance?.();
+    if (told === true) {
+      this.ends += 1;
+      this.lastSendAt = this.now();
+      return;
+    }
+    if (sink && told === undefined && (this.commitBytes === 0 || sink.sendAudio(Buffer.alloc(this.commitBytes)))) {
+      this.sent += this.commitBytes;
+      this.padded += this.commitBytes;
+      if (this.commitBytes) this.lastSendAt = this.now();
+      return;
+    }
+    // No socket, or it is closing: the end waits in the ring behind the audio it ends.
+    this.ring.push(marker);
     if (this.open$.value) this.open$.next(false);
   }
 
@@ -86,7 +117,14 @@ export class AudioPump {
   }
 
   stats(): PumpStats {
-    return { ...this.ring.stats(), sentBytes: this.sent, requeuedBytes: this.requeued, silenceBytes: this.silence };
+    return {
+      ...this.ring.stats(),
+      sentBytes: this.sent,
+      requeuedBytes: this.requeued,
+      silenceBytes: this.silence,
+      endsSent: this.ends,
+      commitBytes: this.padded,
+    };
   }
 
   stop(): void {

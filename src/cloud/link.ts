@@ -11,6 +11,11 @@ export type LinkEvent =
 /** An open socket session; it never reconnects (the actor does). */
 export interface StreamLink {
   sendAudio?(pcm: Buffer): boolean;
+  /**
+   * Tells the recogniser the utterance ended: true sent, false not open, undefined when the peer did
+   * not announce it takes an explicit end (hosted sockets: the caller sends silence to commit on).
+   */
+  endUtterance?(): boolean | undefined;
   sendFrame?(jpeg: Buffer, timestampSeconds: number): boolean;
   /** Bytes queued but not yet written (vision applies latest-frame-wins on it). */
   bufferedAmount(): number;
@@ -39,12 +44,25 @@ function subscribeSocket(socket: CloudSocket<unknown, unknown>, listener: (event
   };
 }
 
+/** Whether a server message is the local service's `connection` announcing it takes `end_of_utterance`. */
+function announcesEnd(message: unknown): boolean {
+  const m = message as { type?: unknown; end_of_utterance?: unknown } | null;
+  return m?.type === 'connection' && m.end_of_utterance === true;
+}
+
 export function linkFromAsrSession(session: AsrSession<unknown>): StreamLink {
   const socket = session.socket as unknown as CloudSocket<unknown, unknown>;
+  // Learnt from the server's `connection` message (the first frame it sends), never assumed.
+  let takesEnd = false;
   return {
     sendAudio: (pcm) => session.sendAudio(pcm),
+    endUtterance: () => (takesEnd ? session.endUtterance() : undefined),
     bufferedAmount: () => socket.bufferedAmount,
-    subscribe: (listener) => subscribeSocket(socket, listener),
+    subscribe: (listener) =>
+      subscribeSocket(socket, (event) => {
+        if (event.type === 'message' && announcesEnd(event.message)) takesEnd = true;
+        listener(event);
+      }),
     close: (code, reason) => session.close(code, reason),
   };
 }

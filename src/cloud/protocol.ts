@@ -179,6 +179,12 @@ export const AsrClientMessageSchema = z.looseObject({
   audio: z.string(),
   rate: AsrRateSchema.optional(),
   language_code: z.string().min(1).optional(),
+  /**
+   * Extension of the local service (sent only to a server whose `connection` message announced it):
+   * the utterance ends here, after this message's audio (usually empty); the server commits it at
+   * once, without the silence its endpointing would wait for.
+   */
+  end_of_utterance: z.boolean().optional(),
 });
 export type AsrClientMessage = z.infer<typeof AsrClientMessageSchema>;
 /** The first message of a session, as this client always sends it. */
@@ -190,6 +196,8 @@ export const AsrConnectionMessageSchema = z.looseObject({
   type: z.literal('connection'),
   message: z.string(),
   clientId: z.string(),
+  /** Extension of the local service: it takes `end_of_utterance` client messages (hosted servers do not say it; they get silence to commit on). */
+  end_of_utterance: z.boolean().optional(),
 });
 export const AsrPartialMessageSchema = z.looseObject({
   type: z.literal('partial'),
@@ -233,6 +241,8 @@ export const SpeechbAsrClientMessageSchema = z.looseObject({
   audio: z.string(),
   rate: z.number().int().positive().optional(),
   language_code: z.string().min(1).optional(),
+  /** The local service's extension, as on the `speechlab` socket (this socket cannot announce it: it sends no `connection`). */
+  end_of_utterance: z.boolean().optional(),
 });
 export type SpeechbAsrClientMessage = z.infer<typeof SpeechbAsrClientMessageSchema>;
 

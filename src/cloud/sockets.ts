@@ -42,6 +42,17 @@ export class AsrSession<In> {
     return sent;
   }
 
+  /**
+   * Tells the server the utterance ended (`end_of_utterance`, an extension of the local service: send
+   * it only to a server that announced it). False when the socket is not open.
+   */
+  endUtterance(): boolean {
+    const msg = this.first ? { audio: '', rate: this.rate, language_code: this.languageCode, end_of_utterance: true } : { audio: '', end_of_utterance: true };
+    const sent = this.socket.send(msg as AsrClientMessage);
+    if (sent) this.first = false;
+    return sent;
+  }
+
   close(code?: number, reason?: string): void {
     this.socket.close(code, reason);
   }

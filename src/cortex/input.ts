@@ -56,9 +56,11 @@ export interface InputPlugin<Raw = unknown> {
    * The socket session this input streams to (ASR, VLM). The input actor runs it as its child
    * `stream:<kind>` while it listens, with `input` as the session machine's input (connect, the hooks
    * that attach this input's data plane to an open socket, timing), and hands every event the session
-   * emits (states, transcripts, replies, failure) to `onEvent`.
+   * emits (states, transcripts, replies, failure) to `onEvent`. A raw event `onEvent` returns (a
+   * transcript) is converted (`rawToText`) and reported by the input actor at once, as one from
+   * `listen()` would be: the session's event reaches the loop without a relay through the plugin.
    */
-  readonly stream?: { kind: StreamKind; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
+  readonly stream?: { kind: StreamKind; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): Raw | undefined };
   /**
    * Failures of this input's device that the device recovers from itself (a camera or serial port
    * reopened after its backoff): the input actor reports each on the bus, so none goes unseen.

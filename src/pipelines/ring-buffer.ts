@@ -30,10 +30,16 @@ export class PcmRingBuffer {
   }
 
   push(chunk: Buffer): void {
-    if (chunk.length === 0) return;
+    if (chunk.length === 0) {
+      // An empty chunk marks the end of an utterance (voice-gate.ts): kept in order behind the audio it
+      // ends, never alone (with no audio held there is nothing to end) and never twice in a row.
+      const last = this.chunks.at(-1);
+      if (last !== undefined && last.length > 0) this.chunks.push(chunk);
+      return;
+    }
     if (chunk.length > this.capacityBytes) {
       this.dropped += this.held + (chunk.length - this.capacityBytes);
-      this.droppedCount += this.chunks.length + 1;
+      this.droppedCount += this.chunks.filter((c) => c.length > 0).length + 1;
       this.chunks = this.capacityBytes ? [chunk.subarray(chunk.length - this.capacityBytes)] : [];
       this.held = this.capacityBytes;
       return;
@@ -42,7 +48,7 @@ export class PcmRingBuffer {
       const oldest = this.chunks.shift()!;
       this.held -= oldest.length;
       this.dropped += oldest.length;
-      this.droppedCount += 1;
+      if (oldest.length > 0) this.droppedCount += 1;
     }
     this.chunks.push(chunk);
     this.held += chunk.length;

@@ -90,13 +90,7 @@ export interface VoiceGateOptions {
   preRollMs?: number;
   /** Non-speech after the last speech frame that ends the utterance (a shorter pause does not split it); it is sent, ms. Default DEFAULT_HANGOVER_MS. */
   hangoverMs?: number;
-  /**
-   * Zeros sent at once when the gate closes, so the recogniser's endpointing (it commits an utterance
-   * after a run of silence) commits now instead of after that much real time, ms. 0 sends none.
-   * Default DEFAULT_COMMIT_MS.
-   */
-  commitMs?: number;
-  /** The gate closed (end of speech decided): `at` is when, ms since the epoch. */
+  /** The gate closed (end of speech decided; END_OF_UTTERANCE went out): `at` is when, ms since the epoch. */
   onEnd?: (at: number) => void;
   /** Largest buffer sent at once, ms (the socket's message size). Default 100. */
   chunkMs?: number;
@@ -116,14 +110,17 @@ export interface VoiceGateOptions {
  * more before the final. 150 keeps a margin for slower speakers; raise it for hesitant ones.
  */
 export const DEFAULT_HANGOVER_MS = 150;
-/** Commit padding default: the local service commits after 500 ms of silence; hosted recognisers commonly after 300-500 ms. */
-export const DEFAULT_COMMIT_MS = 600;
+/**
+ * What the gate emits when it ends an utterance: an empty buffer, in order behind the utterance's audio.
+ * The socket's sink says it to the recogniser its way (an explicit end, or silence to commit on).
+ */
+export const isEndOfUtterance = (chunk: Buffer): boolean => chunk.length === 0;
 
 export interface VoiceGateStats {
   /** Bytes of audio passed on (speech, pre-roll, hang-over). */
   passedBytes: number;
-  /** Bytes of end-of-utterance zeros sent (commitMs per utterance; not in passedBytes). */
-  commitBytes?: number;
+  /** Utterances the gate ended (an end-of-utterance marker each). */
+  ends?: number;
   /** Bytes of silence held back. */
   gatedBytes: number;
   onsets: number;
@@ -132,8 +129,9 @@ export interface VoiceGateStats {
 /**
  * Passes speech and drops silence. Frames of 20 ms are classified as they arrive; `onsetMs` of
  * consecutive speech opens the gate, which then sends the `preRollMs` before the onset, everything
- * while speech goes on, and `hangoverMs` after the last speech frame, then closes and sends
- * `commitMs` of zeros at once (the end of the utterance, for the recogniser's endpointing). Output buffers are
+ * while speech goes on, and `hangoverMs` after the last speech frame, then closes and emits an empty
+ * buffer at once (`isEndOfUtterance`: the end of the utterance, which the recogniser is told without
+ * waiting for its own endpointing). Output buffers are
  * at most `chunkMs` and are flushed when the gate closes, so an utterance's tail never waits for the
  * next one. Rate: at most one buffer per `chunkMs` of passed audio. Drop policy: silence outside the
  * pre-roll and hang-over is dropped (counted in `stats.gatedBytes`); speech never is. Once the detector
@@ -146,7 +144,6 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
   const onsetFrames = Math.max(1, Math.ceil((options.onsetMs ?? 60) / frameMs));
   const preRollFrames = Math.ceil((options.preRollMs ?? 300) / frameMs);
   const hangoverFrames = Math.ceil((options.hangoverMs ?? DEFAULT_HANGOVER_MS) / frameMs);
-  const commitBytes = Math.round(((options.commitMs ?? DEFAULT_COMMIT_MS) * bytesPerMs) / 2) * 2;
   const chunkBytes = Math.max(frameBytes, Math.round(((options.chunkMs ?? 100) * bytesPerMs) / frameBytes) * frameBytes);
   const now = options.now ?? Date.now;
   return (source) =>
@@ -211,11 +208,9 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
                 open = false;
                 speechRun = 0;
                 flush();
-                // End of the utterance: the recogniser gets it at once (silence its endpointing commits on), not after real time.
-                if (commitBytes > 0) {
-                  stats.commitBytes = (stats.commitBytes ?? 0) + commitBytes;
-                  subscriber.next(Buffer.alloc(commitBytes));
-                }
+                // End of the utterance: the recogniser is told at once, not after its endpointing's real time.
+                stats.ends = (stats.ends ?? 0) + 1;
+                subscriber.next(Buffer.alloc(0));
                 options.onEnd?.(frameEnd);
               }
               continue;

@@ -29,6 +29,9 @@ export const MAX_PENDING_FINALS = 4;
  *   first-message rate or an exhausted balance is reported, then the socket closes (1008).
  * - `speechb`: only `{asr_reply}` for committed transcripts; its errors are `{error}` frames.
  * - Both close with 1000 "silence timeout" after limits.asrSilenceMs without detected speech.
+ * - An utterance ends after 500 ms of silence (EnergyVad), or at once on a client message with
+ *   `end_of_utterance: true` (our extension, announced in `connection`: the robot's voice detector
+ *   decided speech ended, so it sends no silence padding and the decoder hears none).
  * - Finals are decoded live when a decoder slot is free: from the start of an utterance its audio goes,
  *   piece by piece, to a decoder process started ahead (warm), which at the commit has only the last
  *   piece left; trailing zeros (the robot's end-of-utterance padding) beyond 100 ms are not fed. A live
@@ -224,6 +227,11 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
         partial(ev.pcm, ev.speechMs);
       } else commit(ev.pcm);
     }
+    // The client's detector ended the utterance (our extension): commit what there is now, no silence needed.
+    if (parsed.data.end_of_utterance === true) {
+      const pending = vad!.flush();
+      if (pending) commit(pending);
+    }
     if (ctx.accounts.freeMicro(key.userId) <= 0) fatal('Insufficient CU balance');
   });
 
@@ -238,6 +246,7 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
   });
   ws.on('error', (err) => log.debug({ err }, 'socket error'));
 
-  if (flavour === 'speechlab') send({ type: 'connection', message: 'Connected to speech recognition', clientId });
+  // `end_of_utterance: true`: this server takes the client's end of an utterance (an extension; hosted servers get silence instead).
+  if (flavour === 'speechlab') send({ type: 'connection', message: 'Connected to speech recognition', clientId, end_of_utterance: true });
   log.debug('recognition session started');
 }

@@ -80,6 +80,28 @@ t.test('the microphone reaches the socket byte-exact; transcripts become message
   t.equal(states().at(-1), 'stopped', 'and its end');
 });
 
+t.test("one way for a transcript: the session's final reaches the input actor's parent once, not through the plugin's raw stream", async (t) => {
+  const { host, link, input } = makeInput();
+  await until(() => link.audio.length > 0, 'the socket open');
+  const relayed: unknown[] = [];
+  const sub = input()
+    .listen()
+    .subscribe((raw) => relayed.push(raw));
+  link.server({ type: 'close', code: 1011, reason: 'server error' });
+  await until(() => host.events.filter((e) => e.type === 'stream' && e.state === 'streaming').length === 2, 'a reconnect');
+  link.say({ asr_reply: 'hello robot', clientId: 'c', time: 2 });
+  await until(() => host.messages.length === 1, 'the final');
+  t.same(
+    host.messages.map((m) => [m.text, m.final]),
+    [['hello robot', true]],
+    'one input event',
+  );
+  t.same(relayed, [], "the plugin's listen() carried no transcript (nothing relayed back through it)");
+  t.equal(input().formattedLatestBuffer(), 'Voice: hello robot', 'an outage healed before the tick is not said (health read from the session state events)');
+  sub.unsubscribe();
+  host.stop();
+});
+
 t.test('while the speaker plays, the socket gets silence of the same length', async (t) => {
   const speaking = new BehaviorSubject(true);
   const { host, link } = makeInput({ speaking });

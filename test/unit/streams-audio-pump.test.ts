@@ -81,3 +81,53 @@ t.test('keepalive silence is sent only when idle and counted apart from audio', 
   t.notOk(pump.sendSilence(10, 0), 'no socket, no silence');
   pump.stop();
 });
+
+/** A socket whose peer announced it takes an explicit end (the local service), or not (undefined: a hosted one). */
+function endSink(takesEnd: boolean) {
+  const log: string[] = [];
+  return {
+    log,
+    sendAudio(pcm: Buffer) {
+      log.push(pcm.every((x) => x === 0) ? `zeros:${pcm.length}` : `audio:${pcm[0]}`);
+      return true;
+    },
+    endUtterance() {
+      if (!takesEnd) return undefined;
+      log.push('end');
+      return true;
+    },
+  };
+}
+
+t.test('the end of an utterance: an explicit end to a peer that takes one, commit zeros to any other, in order behind the audio', async (t) => {
+  const END = Buffer.alloc(0);
+  for (const takesEnd of [true, false]) {
+    const audio = new Subject<Buffer>();
+    const pump = new AudioPump(audio, 100, Date.now, 8);
+    pump.start();
+    const s = endSink(takesEnd);
+    pump.attach(s);
+    audio.next(b(1));
+    audio.next(END);
+    audio.next(b(2));
+    t.same(s.log, takesEnd ? ['audio:1', 'end', 'audio:2'] : ['audio:1', 'zeros:8', 'audio:2']);
+    t.match(pump.stats(), takesEnd ? { endsSent: 1, commitBytes: 0, sentBytes: 4 } : { endsSent: 0, commitBytes: 8, sentBytes: 12 });
+    pump.stop();
+  }
+});
+
+t.test('an end heard while no socket is open waits in the ring behind its audio; an end with no audio held is dropped', async (t) => {
+  const END = Buffer.alloc(0);
+  const audio = new Subject<Buffer>();
+  const pump = new AudioPump(audio, 100, Date.now, 8);
+  pump.start();
+  audio.next(END); // nothing held: nothing to end
+  audio.next(b(1));
+  audio.next(END);
+  audio.next(END); // said once
+  audio.next(b(2));
+  const s = endSink(true);
+  pump.attach(s);
+  t.same(s.log, ['audio:1', 'end', 'audio:2'], 'the next socket hears the utterance, its end, then the next one');
+  pump.stop();
+});

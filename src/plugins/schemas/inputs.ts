@@ -78,7 +78,11 @@ const AsrFields = {
       pre_roll_ms: z.number().int().min(0).max(2000).default(300),
       /** Non-speech after the last speech that ends the utterance (shorter pauses do not split it), ms; chosen by bench/voice-turn.js. */
       hangover_ms: z.number().int().min(0).max(5000).default(150),
-      /** Silence sent at once at the end of an utterance so the recogniser commits it now, ms (0: none). */
+      /**
+       * Silence sent at once at the end of an utterance so a recogniser that commits on silence (the hosted
+       * sockets) commits it now, ms (0: none). The local service announces it takes an explicit end and
+       * gets that instead (no padding).
+       */
       commit_ms: z.number().int().min(0).max(3000).default(600),
     })
     .prefault({}),
