@@ -1,144 +1,90 @@
-// Packs the modules `cortexd check` runs (built dist/ and the CommonJS builds of its packages) into one CommonJS file, so it starts without ~180 module loads.
+// Bundles the modules `cortexd check` runs (built dist/ and its packages) into one CommonJS file with esbuild, so it starts without ~180 module loads.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire, isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import ts from 'typescript';
+import * as esbuild from 'esbuild';
 
 /*
  * Why: on Node 20 each ES module costs a resolve, a file read and a compile (no compile cache
  * before Node 22), and `check` loads about 180 of them (zod alone is 95). One file, compiled once
  * and then from the V8 code cache the loader (src/cli/bundle.ts) keeps next to it, takes that to
- * a fraction (issue 29: check within 150 ms of a bare node start). There is no bundler in the
- * dependencies, so this is a small one that does only what this graph needs:
+ * a fraction (issue 29: check within 150 ms of a bare node start). esbuild does the bundling; this
+ * script only says what goes in and how the result meets the loader:
  *
- * - ES modules of dist/ are turned into CommonJS by TypeScript's own transform (`transpileModule`:
- *   live bindings through `module_1.name`, `export *` through getters, the same evaluation order);
- *   `import.meta` and `import()` are renamed first, to values the loader gives each module: the
- *   module's original file and URL, and a dynamic import that answers from the bundle or else
- *   loads the original file (a user's hook module, say).
- * - Packages are taken as their `require` build (zod's index.cjs, commander, json5, dotenv): as
- *   they are, each in its own function, their `require("./x")` mapped to the bundled copy.
- * - Anything it cannot resolve, builtins and non-JavaScript files stay real requires/imports.
+ * - The entry is the command program (every command declares its options). Dynamic imports made
+ *   by check's own graph are bundled; those of the other commands (run's actors, the service...)
+ *   stay imports of the original files, through the loader's `import()` (a script compiled by
+ *   vm has none of its own on Node 20).
+ * - `import.meta` is, in each module that uses it, that module's original file and URL (code that
+ *   finds files relative to itself, such as paths.ts, sees the layout of dist/ as before).
+ * - The bundle is wrapped in a factory the loader calls with the project root: it lists every file
+ *   it holds with its size and mtime (packages by their package.json), and evaluates the modules
+ *   only when asked for the program, after the loader found them current. A stale bundle never runs.
  *
- * The bundle lists every file it holds with its size and mtime; the loader falls back to the
- * ES modules when one differs (a `tsc` without this step, an updated package), so a stale bundle
- * never runs. Usage: node scripts/bundle-cli.mjs (after tsc; `npm run build` does both).
+ * Usage: node scripts/bundle-cli.mjs (after tsc; `npm run build` does both).
  */
 const root = resolve(import.meta.dirname, '..');
-const out = join(root, 'dist', 'src', 'cli', 'check.bundle.cjs');
-/**
- * What `check` needs: check.ts with everything it imports, on demand too (followed), and the program
- * (every command declares its options; what the other commands import when they run is not bundled).
- */
-const followed = 'dist/src/cli/check.js';
-const program = 'dist/src/cli/program.js';
+const cliDir = join(root, 'dist', 'src', 'cli');
+const out = join(cliDir, 'check.bundle.cjs');
+const PROGRAM = 'dist/src/cli/program.js';
+const CHECK = 'dist/src/cli/check.js';
+/** The prefix of an import left to the original files; the wrapper's `__cortex_import` answers it. */
+const OUTSIDE = 'cortexd-outside:';
 
-/** @type {Map<string, {file: string, esm: boolean, code: string, deps: Record<string, string>, dynamic: string[]}>} */
-const modules = new Map();
+const id = (file) => relative(root, file).split(sep).join('/');
+const common = { absWorkingDir: root, bundle: true, platform: 'node', target: 'node20', write: false, metafile: true, logLevel: 'error' };
 
-function packageType(file) {
-  for (let dir = dirname(file); ; dir = dirname(dir)) {
-    try {
-      return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).type ?? 'commonjs';
-    } catch {
-      if (dirname(dir) === dir) return 'commonjs';
-    }
-  }
-}
+// check's graph, dynamic imports included: what the bundle follows all the way.
+const checkGraph = await esbuild.build({ ...common, entryPoints: [CHECK], format: 'esm', splitting: true, outdir: 'dist/.bundle-scan' });
+const followed = new Set(Object.keys(checkGraph.metafile.inputs));
 
-function isEsm(file) {
-  if (file.endsWith('.mjs')) return true;
-  if (file.endsWith('.cjs')) return false;
-  return packageType(file) === 'module';
-}
-
-/** The file `spec` names from `file`, as Node's require would find it; undefined for builtins and what stays outside. */
-function resolveFrom(file, spec) {
-  if (isBuiltin(spec)) return undefined;
-  try {
-    const found = createRequire(file).resolve(spec);
-    return /\.(c|m)?js$/.test(found) ? found : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** An ES module's source with `import.meta` and `import(` renamed, and its static and dynamic specifiers. */
-function rewriteEsm(file, source) {
-  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
-  const edits = [];
-  const statics = [];
-  const dynamics = [];
-  const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier))
-      statics.push(node.moduleSpecifier.text);
-    if (ts.isMetaProperty(node) && node.keywordToken === ts.SyntaxKind.ImportKeyword) edits.push([node.getStart(sf), node.end, '__import_meta']);
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      edits.push([node.expression.getStart(sf), node.expression.end, '__import']);
-      const arg = node.arguments[0];
-      if (arg && ts.isStringLiteralLike(arg)) dynamics.push(arg.text);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(sf);
-  let text = source;
-  for (const [start, end, by] of edits.sort((a, b) => b[0] - a[0])) text = text.slice(0, start) + by + text.slice(end);
-  return { text, statics, dynamics };
-}
-
-function add(file, follow) {
-  const id = relative(root, file).split(sep).join('/');
-  if (modules.has(id)) return id;
-  const source = readFileSync(file, 'utf8').replace(/^\/\/# sourceMappingURL=.*$/m, '');
-  const esm = isEsm(file);
-  const mod = { file, esm, follow, code: '', deps: {}, dynamic: [] };
-  modules.set(id, mod);
-  let specs;
-  if (esm) {
-    const { text, statics, dynamics } = rewriteEsm(file, source);
-    const { outputText, diagnostics } = ts.transpileModule(text, {
-      fileName: file,
-      reportDiagnostics: true,
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true, allowJs: true, sourceMap: false },
+/** @type {esbuild.Plugin} */
+const plugin = {
+  name: 'cortexd-check-bundle',
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData === OUTSIDE || followed.has(id(args.importer))) return undefined;
+      if (!args.path.startsWith('.')) return { path: OUTSIDE + args.path, external: true };
+      const found = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: OUTSIDE });
+      if (found.errors.length > 0) return { errors: found.errors };
+      // A module check's graph holds answers from the bundle; another is the original file, named from the bundle's directory.
+      if (followed.has(id(found.path))) return undefined;
+      return { path: `${OUTSIDE}./${relative(cliDir, found.path).split(sep).join('/')}`, external: true };
     });
-    if (diagnostics?.length) throw new Error(`${id}: ${ts.flattenDiagnosticMessageText(diagnostics[0].messageText, '\n')}`);
-    mod.code = outputText.replace(/^\/\/# sourceMappingURL=.*$/m, '');
-    specs = statics.concat(follow ? dynamics : []);
-    mod.dynamic = dynamics;
-  } else {
-    mod.code = source;
-    specs = ts.preProcessFile(source, true, true).importedFiles.map((f) => f.fileName);
-  }
-  for (const spec of new Set(specs)) {
-    const target = resolveFrom(file, spec);
-    if (target) mod.deps[spec] = add(target, follow);
-  }
-  return id;
+    build.onLoad({ filter: /\.js$/ }, async (args) => {
+      if (!id(args.path).startsWith('dist/')) return undefined;
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes('import.meta')) return undefined;
+      // Each module's own import.meta: a local the wrapper's __cortex_meta fills with the original file's URL.
+      const { code } = await esbuild.transform(source, { loader: 'js', define: { 'import.meta': '__cortex_import_meta' } });
+      return {
+        contents: `const __cortex_import_meta = __cortex_meta(${JSON.stringify(id(args.path))});\n${code}`,
+        loader: 'js',
+        resolveDir: dirname(args.path),
+      };
+    });
+  },
+};
+
+const built = await esbuild.build({
+  ...common,
+  entryPoints: [PROGRAM],
+  format: 'cjs',
+  outfile: out,
+  plugins: [plugin],
+  legalComments: 'none',
+  minifyWhitespace: true,
+});
+let code = built.outputFiles[0].text;
+// esbuild keeps an external import() as it is; in the wrapper it goes through the loader's import().
+code = code.replaceAll(`import("${OUTSIDE}`, '__cortex_import("');
+const leftover = /\bimport\(/.exec(code);
+if (leftover) {
+  console.error(`bundle-cli: an import() the bundle cannot answer: …${code.slice(leftover.index - 200, leftover.index + 80)}…`);
+  process.exit(1);
 }
 
-add(join(root, followed), true);
-add(join(root, program), false);
-
-// A dynamic import of a module the bundle holds answers from it; the others load the original file.
-// Those on check's path are printed: one of them that imports a bundled module would load a second copy of it.
-const outside = [];
-for (const [id, mod] of modules)
-  for (const spec of mod.dynamic) {
-    const target = resolveFrom(mod.file, spec);
-    const targetId = target && relative(root, target).split(sep).join('/');
-    if (targetId && modules.has(targetId)) mod.deps[spec] = targetId;
-    else if (mod.follow) outside.push(`${id}: import('${spec}')`);
-  }
-
-const defs = [...modules].map(([id, mod]) => {
-  // An ES module is strict code; a CommonJS one is strict only if it says so, as under Node's own loader.
-  const header = mod.esm
-    ? "function (exports, require, module, __filename, __dirname, __import_meta, __import) {'use strict';"
-    : 'function (exports, require, module, __filename, __dirname) {';
-  return `${JSON.stringify(id)}: [${mod.esm ? 1 : 0}, ${JSON.stringify(mod.deps)}, (${header}\n${mod.code}\n})]`;
-});
 /** The package.json that names the package `file` belongs to: a package stands for its files in the bundle's list. */
 function packageJson(file) {
   for (let dir = dirname(file); dirname(dir) !== dir; dir = dirname(dir)) {
@@ -148,52 +94,38 @@ function packageJson(file) {
   }
   return file;
 }
-// What the loader compares before it trusts the bundle: each dist/ file, and each package by its package.json
-// (an install or update rewrites it); about 90 stats instead of 180.
-const sources = new Set([...modules.values()].map((mod) => (mod.file.includes(`${sep}node_modules${sep}`) ? packageJson(mod.file) : mod.file)));
+// What the loader compares before it trusts the bundle: each dist/ file, and each package by its package.json.
+const inputs = Object.keys(built.metafile.inputs).map((input) => join(root, input));
+const sources = new Set(inputs.map((file) => (file.includes(`${sep}node_modules${sep}`) ? packageJson(file) : file)));
 const files = Object.fromEntries(
   [...sources].map((file) => {
     const s = statSync(file);
-    return [relative(root, file).split(sep).join('/'), [s.size, Math.trunc(s.mtimeMs)]];
+    return [id(file), [s.size, Math.trunc(s.mtimeMs)]];
   }),
 );
 
-const body = `// Generated by scripts/bundle-cli.mjs from dist/ and node_modules: do not edit. Loaded by src/cli/bundle.ts.
+const body = `// Generated by scripts/bundle-cli.mjs (esbuild) from dist/ and node_modules: do not edit. Loaded by src/cli/bundle.ts.
 (function (root, dynamicImport, require) {
 const path = require('node:path');
-const { createRequire } = require('node:module');
 const { pathToFileURL } = require('node:url');
-const defs = {
-${defs.join(',\n')}
-};
-const loaded = new Map();
-function load(id) {
-  const have = loaded.get(id);
-  if (have) return have.exports;
-  const [esm, deps, fn] = defs[id];
+const cliDir = path.join(root, 'dist', 'src', 'cli');
+function __cortex_meta(id) {
   const filename = path.join(root, id);
-  const dir = path.dirname(filename);
-  const module = { id: filename, filename, exports: {}, loaded: false };
-  loaded.set(id, module);
-  let real;
-  const outside = () => (real ??= createRequire(filename));
-  const req = (spec) => (deps[spec] !== undefined ? load(deps[spec]) : outside()(spec));
-  req.resolve = (spec, options) => outside().resolve(spec, options);
-  if (esm) {
-    const meta = { url: pathToFileURL(filename).href, filename, dirname: dir, resolve: (spec) => pathToFileURL(outside().resolve(spec)).href };
-    const imp = (spec) =>
-      deps[spec] !== undefined
-        ? Promise.resolve().then(() => namespace(deps[spec]))
-        : dynamicImport(spec.startsWith('.') ? pathToFileURL(path.resolve(dir, spec)).href : spec);
-    fn.call(module.exports, module.exports, req, module, filename, dir, meta, imp);
-  } else fn.call(module.exports, module.exports, req, module, filename, dir);
-  module.loaded = true;
-  return module.exports;
+  const url = pathToFileURL(filename).href;
+  return { url, filename, dirname: path.dirname(filename), resolve: (spec) => new URL(spec, url).href };
 }
-/** What import() of a bundled module gives: an ES module's exports, or a CommonJS module's exports as its default. */
-function namespace(id) {
-  const exports = load(id);
-  return defs[id][0] || exports.__esModule ? exports : Object.assign(Object.create(null), exports, { default: exports });
+function __cortex_import(spec) {
+  return dynamicImport(spec.startsWith('.') ? pathToFileURL(path.resolve(cliDir, spec)).href : spec);
+}
+let program;
+function load(id) {
+  if (id !== ${JSON.stringify(PROGRAM)}) throw new Error('the check bundle holds ${PROGRAM} only, not ' + id);
+  if (program) return program.exports;
+  program = { exports: {} };
+  (function (module, exports) {
+${code}
+  })(program, program.exports);
+  return program.exports;
 }
 return { files: ${JSON.stringify(files)}, load };
 })`;
@@ -202,14 +134,14 @@ return { files: ${JSON.stringify(files)}, load };
 // loader keeps the cache under this name and never runs one made for another bundle of the same length.
 const bundle = `// ${createHash('sha256').update(body).digest('hex').slice(0, 16)}\n${body}`;
 writeFileSync(out, bundle);
-console.log(`bundle-cli: ${relative(root, out)}: ${modules.size} modules, ${(bundle.length / 1024).toFixed(0)} KiB`);
+console.log(`bundle-cli: ${id(out)}: ${inputs.length} modules, ${(bundle.length / 1024).toFixed(0)} KiB`);
 
 // One check of the shipped configurations writes the code cache, with the functions it compiled, so
 // an install whose dist/ is read-only starts from it too. The same check from the ES modules must
 // print the same: if not, the bundle is removed (check then runs from the ES modules) and the build fails.
 rmSync(`${out}.cache`, { force: true });
 const checkAll = (bundled) =>
-  spawnSync(process.execPath, [join(root, 'dist', 'src', 'cli', 'main.js'), 'check', '--all'], {
+  spawnSync(process.execPath, [join(cliDir, 'main.js'), 'check', '--all'], {
     env: { ...process.env, CORTEX_CONFIG_DIR: join(root, 'config'), CORTEX_CLI_BUNDLE: bundled ? '1' : '0', NODE_OPTIONS: '' },
     encoding: 'utf8',
   });
@@ -221,4 +153,3 @@ if (shown(fromBundle) !== shown(fromModules)) {
   console.error(`bundle-cli: check --all differs from the bundle; bundle removed.\n--- ES modules:\n${shown(fromModules)}\n--- bundle:\n${shown(fromBundle)}`);
   process.exit(1);
 }
-for (const line of outside) console.log(`bundle-cli: left to the ES module: ${line}`);
