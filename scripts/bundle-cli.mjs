@@ -1,7 +1,8 @@
 // Bundles the modules `cortexd check` runs (built dist/ and its packages) into one CommonJS file with esbuild, so it starts without ~180 module loads.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import * as esbuild from 'esbuild';
 
@@ -26,63 +27,91 @@ import * as esbuild from 'esbuild';
  */
 const root = resolve(import.meta.dirname, '..');
 const cliDir = join(root, 'dist', 'src', 'cli');
-const out = join(cliDir, 'check.bundle.cjs');
 const PROGRAM = 'dist/src/cli/program.js';
-const CHECK = 'dist/src/cli/check.js';
 /** The prefix of an import left to the original files; the wrapper's `__cortex_import` answers it. */
 const OUTSIDE = 'cortexd-outside:';
+/**
+ * Packages that stay real files for `run`: native addons, WebAssembly, worker threads or files they
+ * find beside themselves (pino's transports, elk's worker), and what only a rare path loads.
+ */
+const RUN_EXTERNAL = [
+  'better-sqlite3',
+  '@u4/opencv4nodejs',
+  'unix-dgram',
+  'serialport',
+  '@serialport/*',
+  '@echogarden/*',
+  'pino',
+  'pino-pretty',
+  'thread-stream',
+  '@statelyai/inspect',
+  'elkjs',
+  'elkjs/*',
+  'playwright-core',
+  'node-record-lpcm16',
+  '*.node',
+  '*.wasm',
+];
+/**
+ * The two bundles: `check` holds the program and check's graph (the other commands' dynamic imports
+ * stay imports of the original files); `run` holds the program with every literal dynamic import.
+ */
+const BUNDLES = [
+  { name: 'check', follow: 'dist/src/cli/check.js', external: [] },
+  { name: 'run', follow: PROGRAM, external: RUN_EXTERNAL },
+];
 
 const id = (file) => relative(root, file).split(sep).join('/');
 const common = { absWorkingDir: root, bundle: true, platform: 'node', target: 'node20', write: false, metafile: true, logLevel: 'error' };
 
-// check's graph, dynamic imports included: what the bundle follows all the way.
-const checkGraph = await esbuild.build({ ...common, entryPoints: [CHECK], format: 'esm', splitting: true, outdir: 'dist/.bundle-scan' });
-const followed = new Set(Object.keys(checkGraph.metafile.inputs));
-
-/** @type {esbuild.Plugin} */
-const plugin = {
-  name: 'cortexd-check-bundle',
-  setup(build) {
-    build.onResolve({ filter: /.*/ }, async (args) => {
-      if (args.kind !== 'dynamic-import' || args.pluginData === OUTSIDE || followed.has(id(args.importer))) return undefined;
-      if (!args.path.startsWith('.')) return { path: OUTSIDE + args.path, external: true };
-      const found = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: OUTSIDE });
-      if (found.errors.length > 0) return { errors: found.errors };
-      // A module check's graph holds answers from the bundle; another is the original file, named from the bundle's directory.
-      if (followed.has(id(found.path))) return undefined;
-      return { path: `${OUTSIDE}./${relative(cliDir, found.path).split(sep).join('/')}`, external: true };
-    });
-    build.onLoad({ filter: /\.js$/ }, async (args) => {
-      if (!id(args.path).startsWith('dist/')) return undefined;
-      const source = readFileSync(args.path, 'utf8');
-      if (!source.includes('import.meta')) return undefined;
-      // Each module's own import.meta: a local the wrapper's __cortex_meta fills with the original file's URL.
-      const { code } = await esbuild.transform(source, { loader: 'js', define: { 'import.meta': '__cortex_import_meta' } });
-      return {
-        contents: `const __cortex_import_meta = __cortex_meta(${JSON.stringify(id(args.path))});\n${code}`,
-        loader: 'js',
-        resolveDir: dirname(args.path),
-      };
-    });
-  },
-};
-
-const built = await esbuild.build({
-  ...common,
-  entryPoints: [PROGRAM],
-  format: 'cjs',
-  outfile: out,
-  plugins: [plugin],
-  legalComments: 'none',
-  minifyWhitespace: true,
-});
-let code = built.outputFiles[0].text;
-// esbuild keeps an external import() as it is; in the wrapper it goes through the loader's import().
-code = code.replaceAll(`import("${OUTSIDE}`, '__cortex_import("');
-const leftover = /\bimport\(/.exec(code);
-if (leftover) {
-  console.error(`bundle-cli: an import() the bundle cannot answer: …${code.slice(leftover.index - 200, leftover.index + 80)}…`);
-  process.exit(1);
+/** esbuild's output for one bundle: the program, with `follow`'s graph and its dynamic imports inside. */
+async function pack({ follow, external }) {
+  const scan = await esbuild.build({ ...common, entryPoints: [follow], format: 'esm', splitting: true, outdir: 'dist/.bundle-scan', external });
+  const followed = new Set(Object.keys(scan.metafile.inputs));
+  /** @type {esbuild.Plugin} */
+  const plugin = {
+    name: 'cortexd-cli-bundle',
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData === OUTSIDE || followed.has(id(args.importer))) return undefined;
+        if (!args.path.startsWith('.')) return { path: OUTSIDE + args.path, external: true };
+        const found = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: OUTSIDE });
+        if (found.errors.length > 0) return { errors: found.errors };
+        // A module the followed graph holds answers from the bundle; another is the original file, named from the bundle's directory.
+        if (followed.has(id(found.path))) return undefined;
+        return { path: `${OUTSIDE}./${relative(cliDir, found.path).split(sep).join('/')}`, external: true };
+      });
+      build.onLoad({ filter: /\.js$/ }, async (args) => {
+        if (!id(args.path).startsWith('dist/')) return undefined;
+        const source = readFileSync(args.path, 'utf8');
+        if (!source.includes('import.meta')) return undefined;
+        // Each module's own import.meta: a local the wrapper's __cortex_meta fills with the original file's URL
+        // (workers and forked children are started from the original files beside it).
+        const { code } = await esbuild.transform(source, { loader: 'js', define: { 'import.meta': '__cortex_import_meta' } });
+        return {
+          contents: `const __cortex_import_meta = __cortex_meta(${JSON.stringify(id(args.path))});\n${code}`,
+          loader: 'js',
+          resolveDir: dirname(args.path),
+        };
+      });
+    },
+  };
+  // Whitespace minified: no comment can hold a stray `import(` (and the file is half the size).
+  const built = await esbuild.build({
+    ...common,
+    entryPoints: [PROGRAM],
+    format: 'cjs',
+    outdir: 'dist/.bundle-scan',
+    external,
+    plugins: [plugin],
+    legalComments: 'none',
+    minifyWhitespace: true,
+  });
+  // esbuild keeps an import() it does not bundle (a package left outside, a computed specifier such as a
+  // hook's file) as it is; a script compiled by vm has no import() of its own on Node 20, so it goes
+  // through the loader's.
+  const code = built.outputFiles[0].text.replaceAll(`import("${OUTSIDE}`, '__cortex_import("').replace(/(?<![\w$.])import\(/g, '__cortex_import(');
+  return { code, inputs: Object.keys(built.metafile.inputs).map((input) => join(root, input)) };
 }
 
 /** The package.json that names the package `file` belongs to: a package stands for its files in the bundle's list. */
@@ -94,17 +123,19 @@ function packageJson(file) {
   }
   return file;
 }
-// What the loader compares before it trusts the bundle: each dist/ file, and each package by its package.json.
-const inputs = Object.keys(built.metafile.inputs).map((input) => join(root, input));
-const sources = new Set(inputs.map((file) => (file.includes(`${sep}node_modules${sep}`) ? packageJson(file) : file)));
-const files = Object.fromEntries(
-  [...sources].map((file) => {
-    const s = statSync(file);
-    return [id(file), [s.size, Math.trunc(s.mtimeMs)]];
-  }),
-);
+/** Writes dist/src/cli/<name>.bundle.cjs: esbuild's code in the factory src/cli/bundle.ts calls. */
+function write(name, code, inputs) {
+  const out = join(cliDir, `${name}.bundle.cjs`);
+  // What the loader compares before it trusts the bundle: each dist/ file, and each package by its package.json.
+  const sources = new Set(inputs.map((file) => (file.includes(`${sep}node_modules${sep}`) ? packageJson(file) : file)));
+  const files = Object.fromEntries(
+    [...sources].map((file) => {
+      const s = statSync(file);
+      return [id(file), [s.size, Math.trunc(s.mtimeMs)]];
+    }),
+  );
 
-const body = `// Generated by scripts/bundle-cli.mjs (esbuild) from dist/ and node_modules: do not edit. Loaded by src/cli/bundle.ts.
+  const body = `// Generated by scripts/bundle-cli.mjs (esbuild) from dist/ and node_modules: do not edit. Loaded by src/cli/bundle.ts.
 (function (root, dynamicImport, require) {
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
@@ -119,7 +150,7 @@ function __cortex_import(spec) {
 }
 let program;
 function load(id) {
-  if (id !== ${JSON.stringify(PROGRAM)}) throw new Error('the check bundle holds ${PROGRAM} only, not ' + id);
+  if (id !== ${JSON.stringify(PROGRAM)}) throw new Error('the ${name} bundle holds ${PROGRAM} only, not ' + id);
   if (program) return program.exports;
   program = { exports: {} };
   (function (module, exports) {
@@ -130,26 +161,76 @@ ${code}
 return { files: ${JSON.stringify(files)}, load };
 })`;
 
-// The first line names the content: V8 checks a code cache against the source's length only, so the
-// loader keeps the cache under this name and never runs one made for another bundle of the same length.
-const bundle = `// ${createHash('sha256').update(body).digest('hex').slice(0, 16)}\n${body}`;
-writeFileSync(out, bundle);
-console.log(`bundle-cli: ${id(out)}: ${inputs.length} modules, ${(bundle.length / 1024).toFixed(0)} KiB`);
-
-// One check of the shipped configurations writes the code cache, with the functions it compiled, so
-// an install whose dist/ is read-only starts from it too. The same check from the ES modules must
-// print the same: if not, the bundle is removed (check then runs from the ES modules) and the build fails.
-rmSync(`${out}.cache`, { force: true });
-const checkAll = (bundled) =>
-  spawnSync(process.execPath, [join(cliDir, 'main.js'), 'check', '--all'], {
-    env: { ...process.env, CORTEX_CONFIG_DIR: join(root, 'config'), CORTEX_CLI_BUNDLE: bundled ? '1' : '0', NODE_OPTIONS: '' },
-    encoding: 'utf8',
-  });
-const [fromBundle, fromModules] = [checkAll(true), checkAll(false)];
-const shown = (r) => `exit ${r.status}\n${r.stdout}${r.stderr}${r.error ?? ''}`;
-if (shown(fromBundle) !== shown(fromModules)) {
-  rmSync(out, { force: true });
+  // The first line names the content: V8 checks a code cache against the source's length only, so the
+  // loader keeps the cache under this name and never runs one made for another bundle of the same length.
+  const bundle = `// ${createHash('sha256').update(body).digest('hex').slice(0, 16)}\n${body}`;
+  writeFileSync(out, bundle);
   rmSync(`${out}.cache`, { force: true });
-  console.error(`bundle-cli: check --all differs from the bundle; bundle removed.\n--- ES modules:\n${shown(fromModules)}\n--- bundle:\n${shown(fromBundle)}`);
+  console.log(`bundle-cli: ${id(out)}: ${inputs.length} modules, ${(bundle.length / 1024).toFixed(0)} KiB`);
+  return out;
+}
+
+const written = [];
+for (const { name, ...what } of BUNDLES) {
+  const { code, inputs } = await pack(what);
+  written.push(write(name, code, inputs));
+}
+rmSync(join(root, 'dist', '.bundle-scan'), { recursive: true, force: true });
+
+/** Removes the bundles (each command then runs from the ES modules) and fails the build. */
+function fail(message) {
+  for (const out of written) for (const file of [out, `${out}.cache`]) rmSync(file, { force: true });
+  console.error(`bundle-cli: ${message}; bundles removed.`);
   process.exit(1);
+}
+const cortexd = (args, bundled, env = {}) =>
+  spawnSync(process.execPath, [join(cliDir, 'main.js'), ...args], {
+    env: { ...process.env, CORTEX_CONFIG_DIR: join(root, 'config'), CORTEX_CLI_BUNDLE: bundled ? '1' : '0', NODE_OPTIONS: '', ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+const shown = (r) => `exit ${r.status}\n${r.stdout}${r.stderr}${r.error ?? ''}`;
+
+// One check of the shipped configurations writes check's code cache, with the functions it compiled, so
+// an install whose dist/ is read-only starts from it too. The same check from the ES modules must print the same.
+const [fromBundle, fromModules] = [cortexd(['check', '--all'], true), cortexd(['check', '--all'], false)];
+if (shown(fromBundle) !== shown(fromModules))
+  fail(`check --all differs from the bundle\n--- ES modules:\n${shown(fromModules)}\n--- bundle:\n${shown(fromBundle)}`);
+
+// A short run of an agent with no inputs and the embedded service writes run's code cache; it must tick and stop cleanly.
+const scratch = mkdtempSync(join(tmpdir(), 'cortexd-bundle-run-'));
+try {
+  const config = join(scratch, 'bundle_smoke.json5');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      version: 'v1.0.5',
+      name: 'bundle_smoke',
+      default_mode: 'm',
+      api_key: '',
+      allow_manual_switching: false,
+      mode_memory_enabled: false,
+      system_governance: 'obey',
+      service: { base_url: 'embedded' },
+      cortex_llm: { type: 'CloudLLM', config: { provider: 'provider_a', model: 'gen-4o-mini' } },
+      modes: {
+        m: {
+          display_name: 'M',
+          description: 'd',
+          system_prompt_base: 'rest',
+          hertz: 10,
+          agent_inputs: [],
+          agent_actions: [{ name: 'face', llm_label: 'emotion', connector: 'console' }],
+        },
+      },
+    }),
+  );
+  const run = cortexd(['run', '--config', config, '--events', '--for', '500ms'], true, {
+    CORTEX_STATE_DIR: scratch,
+    NOTIFY_SOCKET: '',
+    CORTEX_LOG_LEVEL: 'warn',
+  });
+  if (run.status !== 0 || !run.stdout.includes('"type":"tick"')) fail(`a short run from the bundle did not tick and stop\n${shown(run)}`);
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
 }

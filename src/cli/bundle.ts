@@ -1,4 +1,4 @@
-// Loads the one-file build of `cortexd check` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it; undefined when it is missing or stale.
+// Loads the one-file build of `cortexd check` or `run` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it; undefined when it is missing or stale.
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -24,9 +24,12 @@ interface Bundle {
 
 type Factory = (root: string, dynamicImport: (spec: string) => Promise<unknown>, require: NodeRequire) => Bundle;
 
-/** The bundle's file beside this module (dist/src/cli/check.bundle.cjs). */
-export function bundleFile(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), 'check.bundle.cjs');
+/** The commands that have a bundle. */
+export type BundledCommand = 'check' | 'run';
+
+/** A command's bundle beside this module (dist/src/cli/check.bundle.cjs, run.bundle.cjs). */
+export function bundleFile(command: BundledCommand = 'check'): string {
+  return join(dirname(fileURLToPath(import.meta.url)), `${command}.bundle.cjs`);
 }
 
 /** True when the bundle's sources are all present, the same size and no newer than it. */
@@ -65,7 +68,12 @@ function keepCache(script: Script, file: string, id: string): void {
   });
 }
 
-/** The program module (`run(argv)`) from the bundle, or undefined to use the ES modules. */
+/** The program module (`run(argv)`) from `command`'s bundle, or undefined to use the ES modules. */
+export function loadCliBundle(command: BundledCommand): { run(argv: string[]): void } | undefined {
+  return loadCheckBundle(bundleFile(command));
+}
+
+/** The program module (`run(argv)`) from the bundle `file` (check's by default), or undefined to use the ES modules. */
 export function loadCheckBundle(file = bundleFile()): { run(argv: string[]): void } | undefined {
   if (process.env.CORTEX_CLI_BUNDLE === '0') return undefined;
   let source: string;
