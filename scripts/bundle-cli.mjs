@@ -32,11 +32,13 @@ const PROGRAM = 'dist/src/cli/program.js';
 const OUTSIDE = 'cortexd-outside:';
 /**
  * Packages that stay real files for `run`: native addons, WebAssembly, worker threads or files they
- * find beside themselves (pino's transports, elk's worker), and what only a rare path loads.
+ * find beside themselves (pino's transports, elk's worker), and what only a rare path loads. A
+ * package one of them shares state with stays outside too (a bundled copy would be a second one).
  */
 const RUN_EXTERNAL = [
   'better-sqlite3',
-  '@u4/opencv4nodejs',
+  // OpenCV with its build-environment helper, whose log switch src/vision/opencv.ts turns off: one copy of each.
+  '@u4/*',
   'unix-dgram',
   'serialport',
   '@serialport/*',
@@ -44,7 +46,6 @@ const RUN_EXTERNAL = [
   'pino',
   'pino-pretty',
   'thread-stream',
-  '@statelyai/inspect',
   'elkjs',
   'elkjs/*',
   'playwright-core',
