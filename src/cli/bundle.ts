@@ -1,4 +1,4 @@
-// Loads the one-file build of `cortexd check` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it; undefined when it is missing or stale.
+// Loads the one-file build of `cortexd check` or `run` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it; undefined when it is missing or stale.
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -7,13 +7,15 @@ import { Script } from 'node:vm';
 
 /*
  * Node 20 has no compile cache for modules (module.enableCompileCache came with Node 22), so
- * `check` paid for ~180 module loads before it read a file. The bundle is one script: compiled
- * from its code cache, it starts in a fraction of that (issue 29). It is used only if every file
+ * `check` paid for ~180 module loads before it read a file, and `run` for ~1000 before its first
+ * tick. Each bundle is one script: compiled from its code cache, it starts in a fraction of that
+ * (issue 29). It is used only if every file
  * it was made from is still there, no newer than the bundle and of the same size: a `tsc` run
  * without `npm run build`, or an updated package, falls back to the ES modules, as does
  * CORTEX_CLI_BUNDLE=0. The code cache is written beside the bundle when it is missing or V8
  * rejects it (another Node version); an install where dist/ is read-only keeps the one the build
- * made.
+ * made. Native addons, pino (its transports are worker files) and the files workers and forked
+ * children start from stay real files; bundled code sees its original module's import.meta.
  */
 
 /** What the bundle gives: the files it holds ([size, mtime ms] by path from the project root) and its module loader. */
@@ -24,9 +26,12 @@ interface Bundle {
 
 type Factory = (root: string, dynamicImport: (spec: string) => Promise<unknown>, require: NodeRequire) => Bundle;
 
-/** The bundle's file beside this module (dist/src/cli/check.bundle.cjs). */
-export function bundleFile(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), 'check.bundle.cjs');
+/** The commands that have a bundle. */
+export type BundledCommand = 'check' | 'run';
+
+/** A command's bundle beside this module (dist/src/cli/check.bundle.cjs, run.bundle.cjs). */
+export function bundleFile(command: BundledCommand = 'check'): string {
+  return join(dirname(fileURLToPath(import.meta.url)), `${command}.bundle.cjs`);
 }
 
 /** True when the bundle's sources are all present, the same size and no newer than it. */
@@ -65,7 +70,12 @@ function keepCache(script: Script, file: string, id: string): void {
   });
 }
 
-/** The program module (`run(argv)`) from the bundle, or undefined to use the ES modules. */
+/** The program module (`run(argv)`) from `command`'s bundle, or undefined to use the ES modules. */
+export function loadCliBundle(command: BundledCommand): { run(argv: string[]): void } | undefined {
+  return loadCheckBundle(bundleFile(command));
+}
+
+/** The program module (`run(argv)`) from the bundle `file` (check's by default), or undefined to use the ES modules. */
 export function loadCheckBundle(file = bundleFile()): { run(argv: string[]): void } | undefined {
   if (process.env.CORTEX_CLI_BUNDLE === '0') return undefined;
   let source: string;
