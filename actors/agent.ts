@@ -19,6 +19,7 @@ import type { AgentControl, MediaPreview, SimulatorHandle } from '../src/cortex/
 import { AgentBus } from '../src/cortex/events.js';
 import type { MediaTap } from '../src/cortex/input.js';
 import { BrowserAudioHub } from '../src/cortex/browser-audio.js';
+import { PositionBoard } from '../src/cortex/positions.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { makeToolsForMode } from '../src/cortex/tools.js';
 import type { Plugins } from '../src/plugins/types.js';
@@ -113,6 +114,8 @@ export class Agent implements AgentControl {
   outcome: AgentOutcome | undefined;
   /** WebSim's microphone and speech (src/cortex/browser-audio.ts): one link for the whole run, across modes. */
   readonly browserAudio = new BrowserAudioHub();
+  /** The robot's newest GPS position, shared by this agent's GPS inputs and remember_location. */
+  private readonly positions = new PositionBoard();
   private actor: AnyActorRef | undefined;
   private resolveDone: (outcome: AgentOutcome) => void = () => {};
   private readonly logger: Logger;
@@ -174,6 +177,7 @@ export class Agent implements AgentControl {
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.media ? { media: options.media } : {}),
       browserAudio: this.browserAudio,
+      positions: this.positions,
       safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
     };
     const modeMachine = createModeMachine(loaded.config, {

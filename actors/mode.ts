@@ -10,6 +10,7 @@ import type { LlmPlugin } from '../src/cortex/llm.js';
 import type { Plugins } from '../src/plugins/types.js';
 import type { MediaTap } from '../src/cortex/input.js';
 import type { BrowserAudio } from '../src/cortex/browser-audio.js';
+import type { PositionBoard } from '../src/cortex/positions.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { historyFileOf } from '../src/cortex/history-store.js';
 import { describeError } from '../src/errors.js';
@@ -52,6 +53,8 @@ export interface ModeActorDeps {
   media?: MediaTap;
   /** The browser voice link (WebSim's microphone in, speech out). */
   browserAudio?: BrowserAudio;
+  /** The agent's newest GPS position (GPS inputs publish it, remember_location reads it). */
+  positions?: PositionBoard;
   /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
   safetyNotice?: (mode: string) => string | undefined;
   /** The input logic the modes run their inputs with (one per agent, so the agent finds their plugins too); default: one per mode. */
@@ -187,6 +190,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     plugins: deps.plugins,
     ...(deps.cloud ? { cloud: deps.cloud } : {}),
     ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
+    ...(deps.positions ? { positions: deps.positions } : {}),
   };
   const createLlm = (): LlmPlugin => {
     try {
@@ -234,6 +238,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             interruptSpeaker: speaker.interrupt,
             ...(deps.media ? { media: deps.media } : {}),
             ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
+            ...(deps.positions ? { positions: deps.positions } : {}),
             ...callbacks,
           }),
       };
@@ -268,6 +273,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             signal: new AbortController().signal,
             ...(deps.cloud ? { cloud: deps.cloud } : {}),
             ...(deps.media ? { media: deps.media } : {}),
+            ...(deps.positions ? { positions: deps.positions } : {}),
             ...callbacks,
           }),
       };

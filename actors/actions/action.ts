@@ -147,6 +147,7 @@ export function createConnector(entry: ActionConfig, deps: ActionHandleDeps, pub
     ...(deps.cloud ? { cloud: deps.cloud } : {}),
     ...(publishContext ? { publishContext } : {}),
     ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
+    ...(deps.positions ? { positions: deps.positions } : {}),
   });
   if (spec.motion && typeof made.halt !== 'function') throw new Error(`connector ${entry.connector} of ${entry.name} moves the robot but has no halt()`);
   return made;

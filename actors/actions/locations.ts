@@ -5,36 +5,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { CortexError, describeError } from '../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../src/cortex/action.js';
+import type { Position } from '../../src/cortex/positions.js';
 import { type RememberLocationArgs, StateConnectorOptions } from '../../src/plugins/schemas/actions.js';
 
 export { implicitActions } from '../../src/plugins/used.js';
 
-export interface Position {
-  lat: number;
-  lon: number;
-  altitudeM?: number;
-  /** ms since epoch when the fix was read. */
-  at: number;
-}
-
-/**
- * The newest GPS position of this process. GPS inputs publish each fix here; `remember_location` reads
- * it. Positions older than `maxAgeMs` count as none (a robot indoors loses its fix).
- */
-export class PositionBoard {
-  private last: Position | undefined;
-  publish(position: Position): void {
-    this.last = position;
-  }
-  latest(maxAgeMs = 60_000, now = Date.now()): Position | undefined {
-    return this.last && now - this.last.at <= maxAgeMs ? this.last : undefined;
-  }
-  clear(): void {
-    this.last = undefined;
-  }
-}
-
-export const gpsPositions = new PositionBoard();
+export { type Position, PositionBoard } from '../../src/cortex/positions.js';
 
 export const SavedLocation = z.object({ lat: z.number(), lon: z.number(), altitude_m: z.number().optional(), saved_at: z.string() });
 export const LocationsFile = z.object({ version: z.literal(1), locations: z.record(z.string(), SavedLocation) });
@@ -98,7 +74,7 @@ export const createStateDirConnector: ConnectorFactory = (config, ctx): ActionCo
     async run(value, signal) {
       signal.throwIfAborted();
       const v = value as z.infer<typeof RememberLocationArgs>;
-      const here = v.lat !== undefined && v.lon !== undefined ? { lat: v.lat, lon: v.lon } : gpsPositions.latest(o.max_fix_age_seconds * 1000);
+      const here = v.lat !== undefined && v.lon !== undefined ? { lat: v.lat, lon: v.lon } : ctx.positions?.latest(o.max_fix_age_seconds * 1000);
       if (!here) throw new CortexError('location_no_fix', `cannot remember "${v.name}": no GPS fix in the last ${o.max_fix_age_seconds} s`);
       store.remember(v.name, here);
       ctx.write(`[remember_location] ${v.name} at ${here.lat.toFixed(6)}, ${here.lon.toFixed(6)}`);

@@ -5,7 +5,6 @@ import { GpsInputSchema, serialConfigOf, type GpsInputConfig } from '../../src/p
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { BufferedInput } from './buffered-input.js';
-import { gpsPositions } from '../actions/locations.js';
 import { gpsChanged } from '../../src/cortex/wake.js';
 
 export { GpsInputSchema, type GpsInputConfig };
@@ -95,7 +94,7 @@ export class GpsInput extends BufferedInput<GpsRaw> {
   constructor(
     private readonly config: GpsInputConfig,
     private readonly serial: SerialLine,
-    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'positions'>,
   ) {
     super({
       type: 'GpsInput',
@@ -121,7 +120,7 @@ export class GpsInput extends BufferedInput<GpsRaw> {
       // Each fix becomes the process's newest position, which `remember_location` saves by name.
       tap((r) => {
         const { fix, lat, lon, altitudeM } = r.state;
-        if (fix && lat !== undefined && lon !== undefined) gpsPositions.publish({ lat, lon, ...(altitudeM !== undefined ? { altitudeM } : {}), at: r.at });
+        if (fix && lat !== undefined && lon !== undefined) this.ctx?.positions?.publish({ lat, lon, ...(altitudeM !== undefined ? { altitudeM } : {}), at: r.at });
         this.publish(r.state);
       }),
     );

@@ -61,6 +61,8 @@ export interface ActionContext {
   publishContext?: (values: Record<string, unknown>) => void;
   /** The agent's browser voice link: speakers copy what they play to the WebSim pages that listen. */
   browserAudio?: import('./browser-audio.js').BrowserAudio;
+  /** The agent's newest GPS position (remember_location saves it by name). */
+  positions?: import('./positions.js').PositionBoard;
 }
 
 export type ConnectorFactory = (config: unknown, ctx: ActionContext) => ActionConnector;

@@ -44,6 +44,8 @@ export interface ActionHandleDeps {
   plugins: Pick<Plugins, 'action' | 'connector'>;
   /** The agent's browser voice link (speech copied to WebSim pages). */
   browserAudio?: import('./browser-audio.js').BrowserAudio;
+  /** The agent's newest GPS position, for connectors that save it. */
+  positions?: import('./positions.js').PositionBoard;
 }
 
 /** The tools offered to the model: one per action (named by llm_label) plus MCP tools (`mcp_<server>_<tool>`). */

@@ -126,6 +126,8 @@ export interface InputContext {
   media?: MediaTap;
   /** The agent's browser voice link (WebSim's microphone button): voice inputs hear the page while it streams. */
   browserAudio?: import('./browser-audio.js').BrowserAudio;
+  /** The agent's newest GPS position: GPS inputs publish each fix to it. */
+  positions?: import('./positions.js').PositionBoard;
 }
 
 /** Receives copies of media as it passes (never kept by the input); a slow receiver drops, it never delays the input. */

@@ -6,7 +6,7 @@ import t from 'tap';
 import { pino } from 'pino';
 import { filter, firstValueFrom } from 'rxjs';
 import { createInteractionLog } from '../../actors/actions/interactions.js';
-import { gpsPositions, implicitActions, LocationStore } from '../../actors/actions/locations.js';
+import { implicitActions, LocationStore, PositionBoard } from '../../actors/actions/locations.js';
 import { createActionHandle } from '../../actors/actions/action.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { toolsForMode } from '../../src/cortex/tools.js';
@@ -25,11 +25,13 @@ t.test('remember_location saves the latest GPS fix under a name, atomically, in 
 
   const bus = new AgentBus();
   const lines: string[] = [];
+  const gpsPositions = new PositionBoard();
   const handle = createActionHandle(entry!, {
     logger: pino({ level: 'silent' }),
     bus,
     mode: 'explore',
     stateDir,
+    positions: gpsPositions,
     write: (l) => lines.push(l),
     plugins: await allActionPlugins(),
   });
@@ -66,14 +68,13 @@ t.test('remember_location saves the latest GPS fix under a name, atomically, in 
   t.match((await result).error, /locations\.json is not JSON/, 'a corrupt file is reported, not overwritten');
   t.equal(readFileSync(file, 'utf8'), '{not json');
   await handle.stop();
-  gpsPositions.clear();
 });
 
 t.test('stale fixes do not count', async (t) => {
+  const gpsPositions = new PositionBoard();
   gpsPositions.publish({ lat: 1, lon: 2, at: 1000 });
   t.equal(gpsPositions.latest(60_000, 1000 + 60_001), undefined);
   t.same(gpsPositions.latest(60_000, 2000), { lat: 1, lon: 2, at: 1000 });
-  gpsPositions.clear();
 });
 
 const record = (tick: number, prompt = 'Voice: hello') => ({

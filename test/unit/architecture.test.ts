@@ -32,8 +32,6 @@ const ALLOWED: Record<string, string> = {
   // Still to go (issue 29, "actors own their state"): the instances live in another actor's context.
   'module-mutable devices/body/sim-body.ts bodies':
     "the simulated body stands for the physical robot, which outlives the agents of a process (a reload): the move connector and the body input of one configuration share it as they would share the robot; it holds no actor's decision",
-  'module-mutable actors/actions/locations.ts gpsPositions':
-    'issue 29, not done yet: the GPS input and the remember-location action share the last fix through this board; it should be a context value the action is sent',
   // Memoised loads and pure caches: they hold what the code or the machine is, never what an actor decided.
   'module-let src/vision/opencv.ts loading': 'the native OpenCV module, loaded once per process on first use (a native addon cannot be loaded twice)',
   'module-let src/vision/opencv.ts loaded': 'the native OpenCV module, loaded once per process on first use',

@@ -4,7 +4,7 @@ import { SerialPortMock } from 'serialport';
 import { firstValueFrom, take, toArray, tap } from 'rxjs';
 import { SerialReader, SerialReaderSchema, serialConfigOf, createSerialReader } from '../../actors/inputs/serial-reader.js';
 import { GpsInput, GpsInputSchema, describeGps, foldGps } from '../../actors/inputs/gps-input.js';
-import { gpsPositions } from '../../actors/actions/locations.js';
+import { PositionBoard } from '../../actors/actions/locations.js';
 import { createSerialLine } from '../../devices/serial.js';
 import { formatNmea, parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { createLogger } from '../../src/log.js';
@@ -48,7 +48,8 @@ t.test('GpsInput: fix, position, altitude, speed and course from GGA and RMC; ba
   SerialPortMock.binding.createPort('/dev/MOCKG0');
   const config = GpsInputSchema.parse({ binding: 'mock', path: '/dev/MOCKG0' });
   const serial = createSerialLine(serialConfigOf(config));
-  const input = new GpsInput(config, serial);
+  const gpsPositions = new PositionBoard();
+  const input = new GpsInput(config, serial, { logger: createLogger({ level: 'silent' }), signal: new AbortController().signal, positions: gpsPositions });
   const got = firstValueFrom(
     input.listen().pipe(
       tap((r) => input.rawToText(r)),
