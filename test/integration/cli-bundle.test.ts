@@ -89,7 +89,9 @@ requireBuild();
     t.same(
       loaded
         // tap's process tracker injects itself into every child it sees spawned (process-on-spawn): not ours.
-        .filter((l) => l.includes(ROOT) && !l.includes('/test/fixtures/') && !/node_modules\/(@tapjs|fromentries|pirates|process-on-spawn|signal-exit)\//.test(l))
+        .filter(
+          (l) => l.includes(ROOT) && !l.includes('/test/fixtures/') && !/node_modules\/(@tapjs|fromentries|pirates|process-on-spawn|signal-exit)\//.test(l),
+        )
         .map((l) => l.slice(l.indexOf('/dist/') + 1))
         .sort(),
       ['dist/src/cli/bundle.js', 'dist/src/cli/main.js', 'dist/src/cli/version.js', 'dist/src/paths.js'],
