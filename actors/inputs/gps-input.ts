@@ -120,7 +120,8 @@ export class GpsInput extends BufferedInput<GpsRaw> {
       // Each fix becomes the process's newest position, which `remember_location` saves by name.
       tap((r) => {
         const { fix, lat, lon, altitudeM } = r.state;
-        if (fix && lat !== undefined && lon !== undefined) this.ctx?.positions?.publish({ lat, lon, ...(altitudeM !== undefined ? { altitudeM } : {}), at: r.at });
+        if (fix && lat !== undefined && lon !== undefined)
+          this.ctx?.positions?.publish({ lat, lon, ...(altitudeM !== undefined ? { altitudeM } : {}), at: r.at });
         this.publish(r.state);
       }),
     );
