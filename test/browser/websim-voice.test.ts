@@ -132,7 +132,15 @@ t.test('the browser microphone is the agent microphone and the robot speaks in t
   await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'conversation' && agent.events.indexOf(e) >= before, 30_000, 'into conversation');
 
   // The page received the greeting and played it (the audio element's played time grows).
-  await page.waitForFunction(() => Number(document.querySelector('#robot-voice')?.dataset.playedMs ?? 0) > 300, undefined, { timeout: 60_000 });
+  await page
+    .waitForFunction(() => Number(document.querySelector('#robot-voice')?.dataset.playedMs ?? 0) > 300, undefined, { timeout: 60_000 })
+    .catch(async (err: Error) => {
+      // What the page and the agent did, so a failure says where the speech stopped.
+      const voice = await page.evaluate(() => ({ ...document.querySelector('#robot-voice')?.dataset }));
+      const speech = agent.events.filter((e) => e.type === 'action' && e.label === 'speak').slice(-6);
+      t.comment(`page voice: ${JSON.stringify(voice)}; last speak actions: ${JSON.stringify(speech)}`);
+      throw err;
+    });
   const clips = Number(await page.locator('#robot-voice').getAttribute('data-clips'));
   t.ok(clips >= 1, `the page received ${clips} sentence(s) of speech and played them`);
   mkdirSync(OUT, { recursive: true });
