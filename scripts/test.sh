@@ -10,16 +10,6 @@ mkdir -p test-output
 lint_failed=0
 npx biome ci --colors=off --reporter=summary . || lint_failed=1
 
-# tap runs each test file with the plugins of its own build. package.json swaps its ts-node plugin for
-# tsx, and a fresh install builds tap with the default set: a run that finds its build out of date
-# rebuilds it for later runs but still starts its own files with both loaders. So build it first,
-# once per install and plugin list.
-stamp=node_modules/.cortexd-tap-plugins
-want=$(node -p 'JSON.stringify(require("./package.json").tap.plugin ?? [])')
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  npx tap build >/dev/null && printf '%s' "$want" >"$stamp"
-fi
-
 log=test-output/tap.log
 npx tap --reporter=tap "$@" 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}

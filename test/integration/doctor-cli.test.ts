@@ -1,7 +1,6 @@
 // Proves `cortexd doctor` as a real process prints one status line per check on this machine and exits 1 exactly when a check fails.
 import t, { type Test } from 'tap';
 import { requireBuild } from '../helpers/requires.js';
-import { TS_LOADER } from '../helpers/ts-loader.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const repo = join(import.meta.dirname, '../..');
-const tsLoader = TS_LOADER;
+const tsLoader = process.execArgv.filter((a) => a.includes('@tapjs/typescript'));
 const built = join(repo, 'dist/src/cli/main.js');
 
 /** Runs doctor through its commander registration, the way main.ts wires it. */

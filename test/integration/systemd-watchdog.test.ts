@@ -1,6 +1,5 @@
 // Proves, with a real child process and a real NOTIFY_SOCKET, that READY=1 and WATCHDOG=1 arrive at the configured rate and stop while the event loop is blocked.
 import t from 'tap';
-import { TS_LOADER } from '../helpers/ts-loader.js';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,8 +26,8 @@ process.stdin.once('data', async () => {
 process.stdin.resume();
 `;
 
-// The TypeScript loader, so the child can import src/*.ts.
-const tsLoader = TS_LOADER;
+// Typescript loader of the running tap process, so the child can import src/*.ts.
+const tsLoader = process.execArgv.filter((a) => a.includes('@tapjs/typescript'));
 
 t.test('READY=1, pings every WATCHDOG_USEC/2, none while the loop is blocked', async (t) => {
   const rx = new NotifyReceiver();
