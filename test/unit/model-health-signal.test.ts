@@ -1,36 +1,17 @@
 // Proves a model that keeps failing is a health problem everywhere the bus reaches: the governor stops and pauses motion as for a stalled model, the fleet state and WebSim show it, and an answer clears it.
 import t from 'tap';
 import { pino } from 'pino';
-import { z } from 'zod';
 import { createActionHandle } from '../../actors/actions/action.js';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
-import type { ActionConfig } from '../../src/config/schema.js';
-import type { ConnectorFactory } from '../../src/cortex/action.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { StateReducer } from '../../src/fleet/state.js';
 import { RobotState } from '../../src/fleet/protocol.js';
 import { initialState, reduce } from '../../src/websim/page/state.js';
-import { startGovernor } from '../helpers/governor.js';
+import { startGovernor, wireRig } from '../helpers/governor.js';
 
 const failing: AgentEvent = { type: 'model', at: 10, mode: 'm', model: 'LocalLLM m', state: 'failing', reason: 'POST /chat/completions: 503', failures: 3 };
 const healthy: AgentEvent = { type: 'model', at: 20, mode: 'm', model: 'LocalLLM m', state: 'healthy' };
-const settle = async () => {
-  for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
-};
-
 t.test('the governor treats a failing model as stalled: motion stops and is refused until it is healthy', async (t) => {
-  const wire: string[] = [];
-  const recorder: ConnectorFactory = () => ({
-    name: 'wire',
-    run: async (v) => void wire.push(`MOVE ${(v as { action: string }).action}`),
-    stop: async () => {},
-    halt: async () => void wire.push('STOP'),
-  });
-  const registry = withPlugins(builtinPlugins, {
-    connectors: [{ action: 'move', type: 'wire', description: 'w', schema: z.looseObject({}), needs: () => [], motion: true, create: recorder }],
-  });
-  const entry: ActionConfig = { name: 'move', llm_label: 'move', connector: 'wire', implementation: 'passthrough', config: {}, exclude_from_prompt: false };
-  const plugins = await resolvePlugins(registry, { modes: { m: { agent_inputs: [], simulators: [], agent_actions: [entry] } } });
+  const { wire, entry, plugins, settle } = await wireRig();
   const bus = new AgentBus();
   const events: AgentEvent[] = [];
   bus.events$.subscribe((e) => events.push(e));
