@@ -13,11 +13,14 @@ export class DeviceError extends CortexError {
   retryInMs?: number;
   /** What the device program printed (ALSA's dump...): for `--verbose` and the log, never in the message. */
   readonly detail?: string;
-  constructor(device: DeviceKind, message: string, options?: { cause?: unknown; code?: string; detail?: string }) {
+  /** Reopening cannot cure it (no capture device, no recorder program): a session actor stops in `failed` on it. */
+  readonly fatal?: true;
+  constructor(device: DeviceKind, message: string, options?: { cause?: unknown; code?: string; detail?: string; fatal?: boolean }) {
     super(options?.code ?? `${device}_failed`, `${device}: ${message}`, options);
     this.name = 'DeviceError';
     this.device = device;
     if (options?.detail) this.detail = options.detail;
+    if (options?.fatal) this.fatal = true;
   }
 
   /** Wraps anything thrown or emitted (libraries here emit strings) as a DeviceError. */

@@ -1,5 +1,5 @@
 // The browser's microphone as a device: the `websim` binding (the page only), and the page's audio in place of a robot microphone while a page streams.
-import { Subject, switchMap } from 'rxjs';
+import { switchMap } from 'rxjs';
 import type { Logger } from 'pino';
 import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import { DeviceError } from './device-error.js';
@@ -16,15 +16,16 @@ export function createWebSimMicrophone(config: WebSimMicrophoneConfig, browser: 
   return {
     binding: 'websim',
     rate: config.rate,
-    failures$: new Subject<DeviceError>().asObservable(),
+    hearsPage: true,
     pcm: () => browser.hearing(browser.microphone()),
   };
 }
 
 /**
  * A robot microphone that gives way to the browser: while a page holds the microphone its audio
- * replaces the device's (the device is stopped, so a recorder with no sound card stops failing), and
- * when the page stops the device starts again. Voice detection, muting while the robot speaks and
+ * replaces the device's, and when the page stops the device is heard again. A replay is stopped
+ * meanwhile; a recorder keeps running under its session actor (a recorder with no sound card has
+ * failed for good at its first run and leaves the page to hear). Voice detection, muting while the robot speaks and
  * barge-in apply to both alike, downstream. Only at the browser's rate (16 kHz): a microphone at
  * another rate keeps its device and says once why the page is not heard.
  */
@@ -37,7 +38,8 @@ export function withBrowserMicrophone(device: Microphone, browser: BrowserAudio 
   return {
     binding: device.binding,
     rate: device.rate,
-    failures$: device.failures$,
+    hearsPage: true,
+    ...(device.device ? { device: device.device } : {}),
     pcm: () => browser.hearing(browser.active$.pipe(switchMap((pageHolds) => (pageHolds ? browser.microphone() : device.pcm())))),
   };
 }

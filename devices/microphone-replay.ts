@@ -1,6 +1,6 @@
 // The simulated microphone: replays a WAV or raw PCM file, once or looped, in real time or as fast as possible.
 import { readFile } from 'node:fs/promises';
-import { Observable, Subject, asyncScheduler, type SchedulerLike } from 'rxjs';
+import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DeviceError } from './device-error.js';
 import { isWav, parseWav } from './wav.js';
 import type { Microphone, ReplayMicrophoneConfig } from './microphone.js';
@@ -78,11 +78,10 @@ export function replayPcm(
 }
 
 export function createReplayMicrophone(config: ReplayMicrophoneConfig, scheduler?: SchedulerLike): Microphone {
-  const failures = new Subject<DeviceError>();
   return {
     binding: 'replay',
     rate: config.rate,
-    failures$: failures.asObservable(),
+    hearsPage: false,
     pcm: () =>
       new Observable<Buffer>((subscriber) => {
         let inner: { unsubscribe(): void } | undefined;

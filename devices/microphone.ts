@@ -1,16 +1,14 @@
-// The microphone: the Microphone interface, and the real binding (node-record-lpcm16: arecord/sox by name on PATH).
-import { createRequire } from 'node:module';
-import type { ChildProcess } from 'node:child_process';
-import type { Readable } from 'node:stream';
-import { Observable, Subject } from 'rxjs';
+// The microphone: the Microphone interface, and the binding a config names (recorder, replay, the WebSim page).
+import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
-import { DeviceError, withRestarts } from './device-error.js';
-import { KEPT_OUTPUT, lastLine, noAudioDevice } from '../src/device-output.js';
+import type { OpenableDevice } from './device-link.js';
+import { createRecorderMicrophone } from './microphone-recorder.js';
 import { createReplayMicrophone } from './microphone-replay.js';
 import { createWebSimMicrophone, withBrowserMicrophone } from './microphone-browser.js';
 import type { BrowserAudio } from '../src/cortex/browser-audio.js';
-import { MicrophoneConfigSchema, type MicrophoneConfig, type RecorderMicrophoneConfig } from '../src/plugins/schemas/devices.js';
+import { MicrophoneConfigSchema, type MicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
+export { recorderExit, recorderFailure } from './microphone-recorder.js';
 export {
   MicrophoneConfigSchema,
   RecorderMicrophoneSchema,
@@ -26,108 +24,25 @@ export interface Microphone {
   readonly binding: 'recorder' | 'replay' | 'websim';
   readonly rate: number;
   /**
-   * Cold: each subscription starts capturing, unsubscribing stops (kills the recorder). Buffers have
-   * any size (chunk them with `chunkPcm`). The recorder binding restarts a failed recorder with
-   * backoff; the stream errors only when `max_restarts` is exhausted.
+   * The audio. Buffers have any size (chunk them with `chunkPcm`). Replay and WebSim: cold, each
+   * subscription starts capturing, unsubscribing stops it; a replay that cannot read its file errors.
+   * Recorder: hot, the audio of the recorder `device` runs while a session actor holds it open (it never errors).
    */
   pcm(): Observable<Buffer>;
-  /** Every failure that caused a restart. */
-  readonly failures$: Observable<DeviceError>;
+  /**
+   * A device to open and reopen (the recorder program): its owner runs it in a session actor of the
+   * one reconnect engine (the ASR input's child `device:microphone`), which reopens it with the
+   * backoff and breaker of src/backoff.ts. Absent for bindings with nothing to reopen.
+   */
+  readonly device?: OpenableDevice;
+  /** The agent's WebSim page is heard too while it streams: a device that fails for good leaves the page to hear. */
+  readonly hearsPage: boolean;
 }
 
 export interface DeviceContext {
   logger?: Logger;
   /** The agent's browser voice link: the `websim` binding hears it, and the others give way to it while a page streams. */
   browser?: BrowserAudio;
-}
-
-interface Recording {
-  process: ChildProcess;
-  stream(): Readable;
-  stop(): void;
-}
-const requireCjs = createRequire(import.meta.url);
-const recordLib = requireCjs('node-record-lpcm16') as { record(options: Record<string, unknown>): Recording };
-
-/**
- * A recorder failure in our words. The library's own text ("... has exited with error code 1. Enable
- * debugging with the environment variable DEBUG=record.") is replaced: no capture device at all is
- * `microphone_no_device`; otherwise the recorder's last line. What it printed is the error's `detail`.
- */
-export function recorderFailure(recorder: string, err: unknown, context: string, output: string): DeviceError {
-  const detail = output.trim();
-  const exited = typeof err === 'string' ? /has exited with error code (\d+)/.exec(err) : null;
-  if (noAudioDevice(output))
-    return new DeviceError('microphone', `no microphone (${recorder} found no capture device)`, { code: 'microphone_no_device', detail });
-  if (exited) {
-    const last = lastLine(output);
-    return new DeviceError('microphone', `${recorder} exited with code ${exited[1]}${last ? `: ${last}` : ''}`, { ...(detail ? { detail } : {}) });
-  }
-  const e = DeviceError.from('microphone', err, context);
-  return detail ? new DeviceError('microphone', e.message.replace(/^microphone: /, ''), { code: e.code, cause: err, detail }) : e;
-}
-
-/** One run of the recorder program: errors (typed) when it fails to start, exits, or reports an error string. */
-export function recordOnce(config: Pick<RecorderMicrophoneConfig, 'recorder' | 'device' | 'rate'>): Observable<Buffer> {
-  return new Observable<Buffer>((subscriber) => {
-    let stopped = false;
-    let recording: Recording;
-    try {
-      recording = recordLib.record({
-        recorder: config.recorder,
-        device: config.device,
-        sampleRate: config.rate,
-        channels: 1,
-        audioType: 'raw',
-      });
-    } catch (err) {
-      subscriber.error(DeviceError.from('microphone', err, `cannot start ${config.recorder}`));
-      return;
-    }
-    let output = '';
-    recording.process.stderr?.on('data', (d: Buffer | string) => (output = (output + d.toString()).slice(-KEPT_OUTPUT)));
-    const fail = (err: unknown, context: string) => {
-      if (!stopped) subscriber.error(recorderFailure(config.recorder, err, context, output));
-    };
-    const stream = recording.stream();
-    const onData = (chunk: Buffer | string) => subscriber.next(typeof chunk === 'string' ? Buffer.from(chunk, 'binary') : chunk);
-    const onError = (err: unknown) => fail(err, config.recorder);
-    const onSpawnError = (err: unknown) => fail(err, `cannot run ${config.recorder}`);
-    // The library reports a non-zero exit as an error string on the stream; a clean exit is ours to report.
-    const onClose = (code: number | null, signal: string | null) =>
-      fail(`${config.recorder} exited (code ${String(code)}${signal ? `, signal ${signal}` : ''}) and stopped sending audio`, 'recorder ended');
-    stream.on('data', onData);
-    stream.on('error', onError);
-    recording.process.on('close', onClose);
-    recording.process.on('error', onSpawnError);
-    return () => {
-      stopped = true;
-      stream.off('data', onData);
-      recording.process.off('close', onClose);
-      recording.process.off('error', onSpawnError);
-      // Errors after our own kill (the lib reports the signal exit as an error string) are expected.
-      stream.on('error', () => {});
-      recording.process.on('error', () => {});
-      if (recording.process.exitCode === null && !recording.process.killed) recording.process.kill();
-    };
-  });
-}
-
-function createRecorderMicrophone(config: RecorderMicrophoneConfig, ctx: DeviceContext): Microphone {
-  const failures = new Subject<DeviceError>();
-  return {
-    binding: 'recorder',
-    rate: config.rate,
-    failures$: failures.asObservable(),
-    pcm: () =>
-      withRestarts(
-        'microphone',
-        () => recordOnce(config),
-        { initialMs: config.restart_initial_ms, maxMs: config.restart_max_ms, maxRestarts: config.max_restarts },
-        failures,
-        ctx.logger,
-      ),
-  };
 }
 
 /**
@@ -138,6 +53,6 @@ function createRecorderMicrophone(config: RecorderMicrophoneConfig, ctx: DeviceC
 export function createMicrophone(config: MicrophoneConfig, ctx: DeviceContext = {}): Microphone {
   const parsed = MicrophoneConfigSchema.parse(config);
   if (parsed.binding === 'websim') return createWebSimMicrophone(parsed, ctx.browser);
-  const device = parsed.binding === 'recorder' ? createRecorderMicrophone(parsed, ctx) : createReplayMicrophone(parsed);
+  const device = parsed.binding === 'recorder' ? createRecorderMicrophone(parsed, ctx.logger) : createReplayMicrophone(parsed);
   return withBrowserMicrophone(device, ctx.browser, ctx.logger);
 }

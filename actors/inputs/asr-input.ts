@@ -1,5 +1,5 @@
 // SpeechlabASRInput and SpeechbASRInput: the microphone streamed to a hosted recognition socket; finals become "Voice: ..." prompt lines.
-import { EMPTY, Observable, catchError, map, tap } from 'rxjs';
+import { EMPTY, Observable, catchError, tap } from 'rxjs';
 import { pcmLevel, type AudioLevel, type InputContext, type InputFactory, type InputMessage, type InputPlugin } from '../../src/cortex/input.js';
 import { SpeechbASRInputSchema, SpeechlabASRInputSchema, type AsrConfig } from '../../src/plugins/schemas/inputs.js';
 import { CortexError, describeError } from '../../src/errors.js';
@@ -8,6 +8,7 @@ import { createMicrophone, type Microphone } from '../../devices/microphone.js';
 import { asrSession, type AsrSession, type SpeakerControl } from '../streams/asr-stream.js';
 import { linkFromAsrSession, type LinkConnector } from '../../src/cloud/link.js';
 import type { SessionTiming } from '../streams/session-machine.js';
+import { deviceSessionInput } from '../streams/device-session.js';
 import type { VoiceDetector } from '../../src/pipelines/voice-gate.js';
 import { BufferedInput, InputSetupError } from './buffered-input.js';
 
@@ -64,20 +65,20 @@ export function streamHealth(e: { [k: string]: unknown }): string | null | undef
  * raw stream `listen()` carries only the end of listening (a microphone that gave up, a session that
  * failed for good). Partials are `final: false` messages, finals `final: true` (they wake the loop). The buffer keeps finals only,
  * formatted as one `Voice: ...` line holding the utterances since the last tick, which the offline
- * rule-based model recognises as speech. One retry layer per resource: the microphone's recorder
- * restarts itself with its backoff (devices/microphone.ts) while the socket stays open, the session
- * actor reconnects the socket while the microphone's audio waits in the ring; a microphone that gave
- * up (`max_restarts`) ends the raw stream and the input stops (the input actor does not restart an
- * input with a session), as a fatal session error (401, policy close) does with StreamStoppedError. Every state of the socket is reported (`reportStream`) and, while
- * it is not streaming, the prompt says so once.
+ * rule-based model recognises as speech. One reconnect engine, one retry layer per resource: the
+ * microphone's recorder is a session of its own (`device`, the input actor's child
+ * `device:microphone`, events `mic.*`), reopened with the engine's backoff and breaker while the socket
+ * stays open; the socket's session reconnects while the microphone's audio waits in the ring. A
+ * microphone gone for good (no capture device, `max_restarts` runs in a row with no audio, a replay
+ * file it cannot read) ends the raw stream and the input stops (the input actor does not restart an
+ * input with a session), unless the agent's WebSim page can still be heard; a fatal socket error
+ * (401, policy close) stops it with StreamStoppedError. Every state of the socket and of the recorder
+ * is on the bus and, while the socket is not streaming, the prompt says so once.
  */
 export class AsrInput extends BufferedInput<AsrRaw> {
-  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
-  get deviceFailures$() {
-    return this.deps.microphone.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
-  }
-
   readonly stream: NonNullable<InputPlugin['stream']>;
+  /** The microphone's recorder, opened and reopened by its own session actor (absent for a replay or the page alone). */
+  readonly device?: NonNullable<InputPlugin['device']>;
   private readonly session: AsrSession;
   /** Ends the listening subscription with an error (set while `source()` is subscribed). */
   private fail: ((err: unknown) => void) | undefined;
@@ -155,6 +156,15 @@ export class AsrInput extends BufferedInput<AsrRaw> {
         : {}),
     });
     this.stream = { kind: 'asr', input: this.session.input, onEvent: (e) => this.onSessionEvent(e) };
+    if (microphone.device) this.device = { kind: 'mic', input: deviceSessionInput(microphone.device, 'mic'), onEvent: (e) => this.onDeviceEvent(e) };
+  }
+
+  /** The recorder gone for good ends listening, unless the WebSim page is still there to hear. */
+  private onDeviceEvent(e: { type: string; [k: string]: unknown }): void {
+    if (e.type !== 'mic.failed') return;
+    const why = `${this.type}: microphone stopped: ${String(e.reason)}`;
+    if (this.deps.microphone.hearsPage) this.logger?.warn(`${why}; the WebSim page's microphone is still heard`);
+    else this.fail?.(new CortexError('microphone_failed', why));
   }
 
   /** Audio the session's ring dropped or sent (for metrics and tests). */

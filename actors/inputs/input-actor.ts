@@ -1,4 +1,4 @@
-// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its session actor as child `stream:<kind>`, and restarts an input without one with the backoff when it fails.
+// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its session actors as children `stream:<kind>` and `device:microphone`, and restarts an input without one with the backoff when it fails.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
@@ -7,6 +7,7 @@ import { describeError } from '../../src/errors.js';
 import { backoffDelay } from '../../src/backoff.js';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
 import { forwardStreamEvents, toStreamEvent } from '../streams/stream-event.js';
+import { relayDeviceSession } from '../streams/device-session.js';
 import { inputOf } from '../input-of.js';
 
 /** What the loop reads of a listening input: its plugin (formatted buffer). Its finals go to the loop as events. */
@@ -73,7 +74,14 @@ const DEFAULT_RESTART = { initialMs: 1000, maxMs: 30_000, healthyMs: 30_000 };
  */
 const listen = fromCallback<
   { type: 'none' },
-  { slot: InputSlot | undefined; logger: Logger; bus: AgentBus; track?: (p: Promise<unknown>) => void; stream: () => AnyActorRef | undefined }
+  {
+    slot: InputSlot | undefined;
+    logger: Logger;
+    bus: AgentBus;
+    track?: (p: Promise<unknown>) => void;
+    stream: () => AnyActorRef | undefined;
+    device: () => AnyActorRef | undefined;
+  }
 >(({ input, sendBack }) => {
   // No plugin: `listening` leaves for `failed` at once.
   if (!input.slot) return () => {};
@@ -104,6 +112,9 @@ const listen = fromCallback<
     if (first) input.bus.emit(first);
     plugin.stream!.onEvent({ type: `${kind}.state`, state: 'connecting' });
   }
+  // The device's session child (the microphone's recorder), spawned on entry like the stream's: its events go to the plugin, its states to the bus.
+  const deviceSession = plugin.device ? input.device() : undefined;
+  const device = deviceSession ? relayDeviceSession(deviceSession, { type: plugin.type, device: plugin.device! }, input.bus) : undefined;
   // Failures the device recovers from itself (its own backoff) still reach the bus.
   const failures = plugin.deviceFailures$?.subscribe((f) =>
     input.bus.emit({
@@ -120,6 +131,7 @@ const listen = fromCallback<
   });
   return () => {
     failures?.unsubscribe();
+    device?.unsubscribe();
     relay?.unsubscribe();
     forward?.unsubscribe();
     // The session stops with the input (a stopped actor emits nothing more): say so on the bus.
@@ -135,7 +147,7 @@ const listen = fromCallback<
  * its socket session (child `stream:asr`/`stream:vlm`), and reports each message to the parent (a
  * final one wakes the loop). A failure of an input without a session actor goes to `restarting`,
  * which waits the backoff and listens again with a new plugin (an input with one is never restarted
- * here: its session actor and its device retry, each once); a plugin that cannot be made at all, or a source that ends, goes to
+ * here: its session actors and its camera retry, each once); a plugin that cannot be made at all, or a source that ends, goes to
  * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
  */
 function inputMachineOf(slots: Slots) {
@@ -198,12 +210,15 @@ function inputMachineOf(slots: Slots) {
           enqueueActions(({ context, enqueue, self }) => {
             const stream = slots.get(self)?.slot?.plugin.stream;
             if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, systemId: streamSystemId(context), input: stream.input as SessionInput });
+            const device = slots.get(self)?.slot?.plugin.device;
+            if (device) enqueue.spawnChild('stream', { id: 'device:microphone', systemId: deviceSystemId(context), input: device.input as SessionInput });
           }),
         ],
         exit: [
           stopChild('stream:asr'),
           stopChild('stream:vlm'),
           stopChild('stream:mqtt'),
+          stopChild('device:microphone'),
           ({ self }) => {
             const own = slots.get(self);
             if (own) own.listening = false;
@@ -226,6 +241,7 @@ function inputMachineOf(slots: Slots) {
               bus,
               ...(track ? { track } : {}),
               stream: () => (slot?.plugin.stream ? (self.system.get(streamSystemId(context)) as AnyActorRef | undefined) : undefined),
+              device: () => (slot?.plugin.device ? (self.system.get(deviceSystemId(context)) as AnyActorRef | undefined) : undefined),
             };
           },
         },
@@ -250,8 +266,9 @@ function inputMachineOf(slots: Slots) {
           'input.error': [
             {
               // One retry layer per stream: an input with a session actor (ASR, VLM, MQTT) is not restarted
-              // here. Its connection is the session actor's to retry, its device (microphone, camera) reopens
-              // itself with its own backoff (devices/device-error.ts); an error that reaches this far is final.
+              // here. Its connection is the session actor's to retry, so is its microphone's recorder (child
+              // `device:microphone`), a camera reopens itself with its own backoff (devices/device-error.ts);
+              // an error that reaches this far is final.
               guard: ({ context, event }) => event.fatal === true || context.streamed,
               target: 'failed',
               actions: { type: 'report', params: ({ context, event }) => ({ message: `input ${context.type} stopped: ${event.error}` }) },
@@ -313,6 +330,9 @@ export interface InputLogic {
 
 /** The system id of an input's socket session (`<mode>/<input id>/stream`): unique in the agent, so the input addresses it without walking its children. */
 const streamSystemId = (ctx: Pick<Ctx, 'mode' | 'id'>): string => `mode:${ctx.mode}/${ctx.id}/stream`;
+
+/** The system id of an input's device session (`<mode>/<input id>/device`: the microphone's recorder). */
+const deviceSystemId = (ctx: Pick<Ctx, 'mode' | 'id'>): string => `mode:${ctx.mode}/${ctx.id}/device`;
 
 /** The inspector ids of a mode's inputs: `input:<type>`, with `#<n>` (from 2) when a type repeats. */
 export function inputIds(types: readonly string[]): string[] {

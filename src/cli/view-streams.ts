@@ -1,4 +1,4 @@
-// How the terminal view reports ASR/VLM sockets: the first connection, failures, and reconnect storms as one summary line per 30 s.
+// How the terminal view reports ASR/VLM sockets, broker connections and microphone recorders: the first connection, failures, and reconnect storms as one summary line per 30 s.
 import type { StreamEvent } from '../cortex/events.js';
 
 /** At most one line per stream in this time, failures excepted. */
@@ -23,7 +23,10 @@ interface Track {
   down: boolean;
 }
 
-const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection' } as const;
+const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection', mic: 'microphone' } as const;
+/** A device is opened, a connection connects. */
+const opened = (e: Pick<StreamEvent, 'kind'>) => (e.kind === 'mic' ? 'open' : 'connected');
+const cannot = (e: Pick<StreamEvent, 'kind'>) => (e.kind === 'mic' ? 'cannot open' : 'cannot connect');
 const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${KIND_LABEL[e.kind] ?? e.kind} (${e.input})`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 
@@ -62,7 +65,7 @@ export class StreamSummary {
       case 'streaming': {
         if (!t.streamed) {
           t.streamed = true;
-          if (t.reconnects + t.failures === 0) return { level: 'info', text: `${label(e)} connected` };
+          if (t.reconnects + t.failures === 0) return { level: 'info', text: `${label(e)} ${opened(e)}` };
         }
         if (t.down) {
           // Back after a line that said it was down: said at once (a storm then prints at most two lines per period).
@@ -88,7 +91,7 @@ export class StreamSummary {
         const next = e.state === 'backingOff' && e.delay_ms !== undefined ? `, next try in ${seconds(e.delay_ms)}` : '';
         const why = reason ? `: ${reason}` : '';
         const text = first
-          ? `${label(e)} ${e.state === 'connecting' ? 'reconnecting' : 'cannot connect'}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
+          ? `${label(e)} ${e.state === 'connecting' ? 'reconnecting' : cannot(e)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
           : `${label(e)} still unsteady: ${counts(t)} in the last ${seconds(e.at - t.lastPrint)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`;
         this.reset(t, e.at);
         t.down = true;

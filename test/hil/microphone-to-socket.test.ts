@@ -1,4 +1,4 @@
-// HIL: the real recorder binding (a fake `arecord` first on PATH streaming an espeak-ng recording) arrives byte-exact at a WebSocket peer.
+// HIL: the real recorder binding (a fake `arecord` first on PATH streaming an espeak-ng recording), opened by its session actor, arrives byte-exact at a WebSocket peer; a recorder that exits is reopened by that actor.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer, WebSocket } from 'ws';
 import { createMicrophone } from '../../devices/microphone.js';
+import { startDeviceSession } from '../../actors/streams/device-session.js';
 import { chunkPcm, chunkBytes } from '../../src/pipelines/pcm-chunker.js';
 import { frameAsr, encodeAsrMessage } from '../../src/pipelines/asr-framing.js';
 
@@ -50,9 +51,12 @@ t.test('recorded PCM reaches the socket byte-exact, framed as ASR messages', asy
     .pcm()
     .pipe(chunkPcm({ rate: 16000 }), frameAsr({ rate: 16000, languageCode: 'en' }))
     .subscribe((m) => client.send(encodeAsrMessage(m)));
+  // The recorder runs while its session actor holds it open (the ASR input's child `device:microphone` in an agent).
+  const session = startDeviceSession(mic.device!, 'mic');
   try {
     await done;
   } finally {
+    session.stop();
     sub.unsubscribe();
     client.close();
     server.close();
@@ -68,7 +72,7 @@ t.test('recorded PCM reaches the socket byte-exact, framed as ASR messages', asy
   t.match(readFileSync(join(dir, 'args'), 'utf8'), /-D plughw:9,0 .*-r 16000 -c 1 -t raw -f S16_LE/);
 });
 
-t.test('a recorder that exits is a typed failure and is restarted', async (t) => {
+t.test('a recorder that exits is a typed failure and is reopened by its session actor', async (t) => {
   const failing = join(dir, 'bin2');
   mkdirSync(failing);
   const count = join(dir, 'count');
@@ -78,17 +82,20 @@ t.test('a recorder that exits is a typed failure and is restarted', async (t) =>
   process.env.PATH = `${failing}:${saved ?? ''}`;
   const mic = createMicrophone({ binding: 'recorder', restart_initial_ms: 10, restart_max_ms: 20 });
   const failures: string[] = [];
+  const audio = mic.pcm().subscribe();
+  let session: ReturnType<typeof startDeviceSession> | undefined;
   await new Promise<void>((resolve) => {
-    const sub = mic.failures$.subscribe((e) => {
-      failures.push(e.message);
-      if (failures.length === 3) {
-        sub.unsubscribe();
-        audio.unsubscribe();
-        resolve();
-      }
+    // Each failure is a `backingOff` state event of the session (the bus's "reopened in N ms" error in an agent).
+    session = startDeviceSession(mic.device!, 'mic', {
+      onEvent: (e) => {
+        if (e.type !== 'mic.state' || e.state !== 'backingOff') return;
+        failures.push(String(e.reason));
+        if (failures.length === 3) resolve();
+      },
     });
-    const audio = mic.pcm().subscribe();
   });
+  session?.stop();
+  audio.unsubscribe();
   process.env.PATH = saved;
   t.match(failures[0], /microphone: .*arecord exited with code 3/);
   t.ok(readFileSync(count, 'utf8').split('\n').filter(Boolean).length >= 3, 'the recorder ran again after each failure');
