@@ -163,7 +163,8 @@ export class AsrInput extends BufferedInput<AsrRaw> {
   private onDeviceEvent(e: { type: string; [k: string]: unknown }): void {
     if (e.type !== 'mic.failed') return;
     const why = `${this.type}: microphone stopped: ${String(e.reason)}`;
-    if (this.deps.microphone.hearsPage) this.logger?.warn(`${why}; the WebSim page's microphone is still heard`);
+    // The failure itself is on the bus (the `mic` stream's `failed`, with its reason): this says what is left.
+    if (this.deps.microphone.hearsPage) this.logger?.info(`${this.type} hears only the WebSim page's microphone now (its own stopped)`);
     else this.fail?.(new CortexError('microphone_failed', why));
   }
 

@@ -24,8 +24,6 @@ interface Track {
 }
 
 const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection', mic: 'microphone' } as const;
-/** A device is opened, a connection connects. */
-const opened = (e: Pick<StreamEvent, 'kind'>) => (e.kind === 'mic' ? 'open' : 'connected');
 const cannot = (e: Pick<StreamEvent, 'kind'>) => (e.kind === 'mic' ? 'cannot open' : 'cannot connect');
 const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${KIND_LABEL[e.kind] ?? e.kind} (${e.input})`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
@@ -65,7 +63,8 @@ export class StreamSummary {
       case 'streaming': {
         if (!t.streamed) {
           t.streamed = true;
-          if (t.reconnects + t.failures === 0) return { level: 'info', text: `${label(e)} ${opened(e)}` };
+          // A recorder that spawned has not proved it hears anything yet: only its troubles are said.
+          if (t.reconnects + t.failures === 0) return e.kind === 'mic' ? undefined : { level: 'info', text: `${label(e)} connected` };
         }
         if (t.down) {
           // Back after a line that said it was down: said at once (a storm then prints at most two lines per period).

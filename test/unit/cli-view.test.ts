@@ -81,6 +81,28 @@ t.test('one lost connection: said at once, and that it streams again', async (t)
   ]);
 });
 
+t.test("a microphone's recorder: its first open is not said, its outages and its failure are, in a device's words", async (t) => {
+  const { v, text } = view(false);
+  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({
+    type: 'stream',
+    at,
+    kind: 'mic',
+    input: 'SpeechlabASRInput',
+    state,
+    ...extra,
+  });
+  v.render(s(0, 'connecting'));
+  v.render(s(5, 'streaming'));
+  v.render(s(10_000, 'backingOff', { delay_ms: 500, reason: 'microphone: arecord exited with code 1' }));
+  v.render(s(10_500, 'streaming'));
+  v.render(s(50_000, 'failed', { reason: 'microphone: no microphone (arecord found no capture device)' }));
+  t.same(text(), [
+    'microphone (SpeechlabASRInput) cannot open, next try in 0.5 s: microphone: arecord exited with code 1',
+    'microphone (SpeechlabASRInput) streaming again',
+    'microphone (SpeechlabASRInput) failed: microphone: no microphone (arecord found no capture device)',
+  ]);
+});
+
 t.test('what the robot says, answers it cannot say, cancelled hooks, partials and vision', async (t) => {
   const loaded = await loadConfig({ name: 'default' });
   const { v, text } = view(false, { ...speechFacts(loaded.config), displayNames: { sleep: 'Sleep' } });
