@@ -111,6 +111,17 @@ t.test('a recorder killed mid-stream is reopened by its session actor; the socke
   t.ok(host.ref().getSnapshot().hasTag('listening'), 'the input listens on: nothing restarted it');
   t.equal(finals()[0], finals()[1], `the same words before and after (${finals()[0]})`);
   t.match(finals()[1], /name/, 'and they are the sentence');
+  host.stop();
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  await until(() => !alive(recorder.pids()[1]!), 'the recorder to end with the input');
+  t.pass('stopping the input ends its recorder (the session actor owns it)');
 });
 
 t.test('no capture device: the recorder fails once with the reason, no retry, and listening ends', async (t) => {
