@@ -49,7 +49,8 @@ export class StreamSummary {
     let t = this.tracks.get(key);
     if (!t) this.tracks.set(key, (t = { streamed: false, lastPrint: Number.NEGATIVE_INFINITY, reconnects: 0, failures: 0, breaker: false, down: false }));
     // The reason of the change (`detail` is the older name of the field).
-    const reason = e.reason ?? e.detail;
+    // The engine's "reconnecting at once: " is what the line says already.
+    const reason = (e.reason ?? e.detail)?.replace(/^reconnecting at once: /, '');
     if (reason) t.lastReason = reason;
     switch (e.state) {
       case 'failed': {
@@ -90,7 +91,7 @@ export class StreamSummary {
         const next = e.state === 'backingOff' && e.delay_ms !== undefined ? `, next try in ${seconds(e.delay_ms)}` : '';
         const why = reason ? `: ${reason}` : '';
         const text = first
-          ? `${label(e)} ${e.state === 'connecting' ? 'reconnecting' : cannot(e)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
+          ? `${label(e)} ${e.state === 'connecting' ? (e.kind === 'mic' ? 'reopening' : 'reconnecting') : cannot(e)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
           : `${label(e)} still unsteady: ${counts(t)} in the last ${seconds(e.at - t.lastPrint)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`;
         this.reset(t, e.at);
         t.down = true;
