@@ -1,9 +1,11 @@
-// The camera: the Camera interface, and the real binding (OpenCV VideoCapture, 640x480 MJPG, buffer size 1).
-import { Observable, Subject } from 'rxjs';
-import type { Logger } from 'pino';
+// The camera: the Camera interface, and the real binding (OpenCV VideoCapture, 640x480 MJPG, buffer size 1) as a device a session actor opens: one open capture is one link.
+import { Observable, type Subscriber } from 'rxjs';
 import type { Frame } from '../src/pipelines/jpeg.js';
 import { loadOpenCV, cvCall, cvCallAsync, releaseMat, type OpenCV } from '../src/vision/opencv.js';
-import { DeviceError, withRestarts } from './device-error.js';
+import { describeError } from '../src/errors.js';
+import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
+import { DeviceError } from './device-error.js';
+import type { OpenableDevice } from './device-link.js';
 import { fileFrames, syntheticFrames } from './camera-sim.js';
 import { CameraConfigSchema, type CameraConfig, type OpenCvCameraConfig } from '../src/plugins/schemas/devices.js';
 
@@ -23,11 +25,17 @@ export type { Frame };
 export interface Camera {
   readonly binding: 'opencv' | 'file' | 'synthetic';
   /**
-   * Cold: each subscription opens the capture and emits BGR frames as they are captured (`seq`
-   * counts from 0; `capturedAt` is ms since the epoch); unsubscribing releases the capture.
+   * BGR frames as they are captured (`seq` counts from 0; `capturedAt` is ms since the epoch). File and
+   * synthetic: cold, each subscription opens its own source, unsubscribing releases it. OpenCV: hot, the
+   * frames of the capture `device` runs while a session actor holds it open; one reader at a time.
    */
   frames(): Observable<Frame>;
-  readonly failures$: Observable<DeviceError>;
+  /**
+   * A device to open and reopen (the OpenCV capture): its owner runs it in a session actor of the one
+   * reconnect engine, which reopens it with the backoff and breaker of src/backoff.ts. Absent for
+   * bindings with nothing to reopen.
+   */
+  readonly device?: OpenableDevice;
 }
 
 /** Opens a VideoCapture with the wanted size, codec and a one-frame driver buffer (so reads are fresh). */
@@ -44,67 +52,135 @@ export function openCapture(cv: OpenCV, config: Pick<OpenCvCameraConfig, 'device
   return cap;
 }
 
+/** One run of the capture as a link: its frames go to `sink` (released when none), its end is the link's `close`. */
+interface CaptureLink extends StreamLink {
+  sink: ((frame: Frame) => void) | undefined;
+  /** Starts the reads (once attached: no frame is read for nobody). */
+  start(): void;
+}
+
+const isCaptureLink = (link: StreamLink): link is CaptureLink => 'sink' in link;
+
+/** The close code of a link whose capture ended (1006 with a reason: the engine says the reason as it is). */
+const CAPTURE_ENDED = 1006;
+
 /**
- * One capture session: reads frames back to back (the driver paces them); errors when a read fails.
- * The capture is released only once no read is in flight, so teardown never frees a capture a libuv
- * thread is reading from; a frame read after teardown is released at once (src/pipelines/frame.ts).
+ * Opens the capture once. Resolves when OpenCV has opened it; rejects (typed) when it cannot (fatal
+ * when OpenCV itself is missing). Once attached, reads frames back to back (the driver paces them) until a read fails
+ * or returns nothing (unplugged, the end of a file), which is the link's `close`; `close()` stops the
+ * reads. The capture is released only once no read is in flight, so it is never freed while a libuv
+ * thread reads from it; a frame read after the end is released at once (src/pipelines/frame.ts).
  */
-function captureOnce(config: OpenCvCameraConfig, seqStart: { next: number }): Observable<Frame> {
-  return new Observable<Frame>((subscriber) => {
-    let stopped = false;
-    const loop = (async () => {
-      const cv = await loadOpenCV();
-      if (stopped) return;
-      const cap = openCapture(cv, config);
-      try {
-        while (!stopped) {
-          const mat = await cvCallAsync('read camera', () => cap.readAsync());
-          if (stopped) {
-            releaseMat(mat);
-            break;
-          }
-          if (mat.empty) throw new DeviceError('camera', `camera ${String(config.device)} returned no frame (unplugged?)`);
-          subscriber.next({ mat, capturedAt: Date.now(), seq: seqStart.next++ });
-        }
-      } finally {
-        cap.release();
-      }
-    })();
-    loop.catch((err: unknown) => {
-      if (!stopped) subscriber.error(DeviceError.from('camera', err));
+async function openCaptureRun(config: OpenCvCameraConfig, signal: AbortSignal, seq: { next: number }): Promise<CaptureLink> {
+  const name = String(config.device);
+  let cv: OpenCV;
+  try {
+    cv = await loadOpenCV();
+  } catch (err) {
+    throw new DeviceError('camera', `cannot open camera ${name}: ${describeError(err)}`, {
+      cause: err,
+      ...((err as { code?: unknown }).code === 'opencv_unavailable' ? { fatal: true } : {}),
     });
-    return () => {
-      stopped = true;
-    };
-  });
+  }
+  if (signal.aborted) throw new DeviceError('camera', 'opening cancelled');
+  let cap: ReturnType<typeof openCapture>;
+  try {
+    cap = openCapture(cv, config);
+  } catch (err) {
+    // OpenCV's error names the operation (`open camera <device>: ...`).
+    throw DeviceError.from('camera', err);
+  }
+  const listeners = new Set<(event: LinkEvent) => void>();
+  let begin = () => {};
+  const started = new Promise<void>((resolve) => (begin = resolve));
+  let closing = false;
+  let end: LinkEvent | undefined;
+  const ended = (err: unknown) => {
+    if (closing) return;
+    closing = true;
+    end = { type: 'close', code: CAPTURE_ENDED, reason: DeviceError.from('camera', err).message };
+    for (const listener of listeners) listener(end);
+  };
+  const link: CaptureLink = {
+    sink: undefined,
+    bufferedAmount: () => 0,
+    subscribe(listener) {
+      listeners.add(listener);
+      // An end between the open and this subscription is not lost.
+      const missed = end;
+      if (missed) queueMicrotask(() => listeners.has(listener) && listener(missed));
+      return () => listeners.delete(listener);
+    },
+    start: () => begin(),
+    close() {
+      closing = true;
+      begin();
+    },
+  };
+  void (async () => {
+    try {
+      await started;
+      while (!closing) {
+        const mat = await cvCallAsync('read camera', () => cap.readAsync());
+        if (closing) {
+          releaseMat(mat);
+          break;
+        }
+        if (mat.empty) throw new DeviceError('camera', `camera ${name} returned no frame (unplugged?)`);
+        const frame = { mat, capturedAt: Date.now(), seq: seq.next++ };
+        if (link.sink) link.sink(frame);
+        else releaseMat(mat);
+      }
+    } finally {
+      cap.release();
+    }
+  })().catch(ended);
+  return link;
 }
 
-export interface CameraContext {
-  logger?: Logger;
+/**
+ * The `opencv` binding. Its capture is open while a session actor holds the device open
+ * (`device.connect`, the VLM input's child `device:camera`, or the local vision worker's own session);
+ * the actor reopens it with the engine's backoff and breaker when a read fails. `frames()` is hot and
+ * has one reader at a time (a frame has one owner): the frames of whichever run is open.
+ */
+function createOpenCvCamera(config: OpenCvCameraConfig): Camera {
+  const seq = { next: 0 };
+  let reader: Subscriber<Frame> | undefined;
+  const device: OpenableDevice = {
+    connect: (signal) => openCaptureRun(config, signal, seq),
+    attach: (link) => {
+      if (!isCaptureLink(link)) throw new DeviceError('camera', 'not a capture link');
+      link.sink = (frame) => (reader ? reader.next(frame) : releaseMat(frame.mat));
+      link.start();
+      return () => {
+        link.sink = undefined;
+      };
+    },
+    backoff: { initialMs: config.restart_initial_ms, maxMs: config.restart_max_ms },
+  };
+  return {
+    binding: 'opencv',
+    device,
+    frames: () =>
+      new Observable<Frame>((subscriber) => {
+        if (reader) return subscriber.error(new DeviceError('camera', 'the camera already has a reader (a frame has one owner)'));
+        reader = subscriber;
+        return () => {
+          if (reader === subscriber) reader = undefined;
+        };
+      }),
+  };
 }
 
-export function createCamera(config: CameraConfig, ctx: CameraContext = {}): Camera {
+export function createCamera(config: CameraConfig): Camera {
   const parsed = CameraConfigSchema.parse(config);
-  const failures = new Subject<DeviceError>();
-  const base = { binding: parsed.binding, failures$: failures.asObservable() } as const;
   switch (parsed.binding) {
     case 'opencv':
-      return {
-        ...base,
-        frames: () => {
-          const seq = { next: 0 };
-          return withRestarts(
-            'camera',
-            () => captureOnce(parsed, seq),
-            { initialMs: parsed.restart_initial_ms, maxMs: parsed.restart_max_ms },
-            failures,
-            ctx.logger,
-          );
-        },
-      };
+      return createOpenCvCamera(parsed);
     case 'file':
-      return { ...base, frames: () => fileFrames(parsed) };
+      return { binding: 'file', frames: () => fileFrames(parsed) };
     case 'synthetic':
-      return { ...base, frames: () => syntheticFrames(parsed) };
+      return { binding: 'synthetic', frames: () => syntheticFrames(parsed) };
   }
 }

@@ -156,7 +156,8 @@ export class AsrInput extends BufferedInput<AsrRaw> {
         : {}),
     });
     this.stream = { kind: 'asr', input: this.session.input, onEvent: (e) => this.onSessionEvent(e) };
-    if (microphone.device) this.device = { kind: 'mic', input: deviceSessionInput(microphone.device, 'mic'), onEvent: (e) => this.onDeviceEvent(e) };
+    if (microphone.device)
+      this.device = { name: 'microphone', kind: 'mic', input: deviceSessionInput(microphone.device, 'mic'), onEvent: (e) => this.onDeviceEvent(e) };
   }
 
   /** The recorder gone for good ends listening, unless the WebSim page is still there to hear. */

@@ -1,4 +1,4 @@
-// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its session actors as children `stream:<kind>` and `device:microphone`, and restarts an input without one with the backoff when it fails.
+// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its session actors as children `stream:<kind>` and `device:<name>`, and restarts an input without one with the backoff when it fails.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
@@ -112,7 +112,7 @@ const listen = fromCallback<
     if (first) input.bus.emit(first);
     plugin.stream!.onEvent({ type: `${kind}.state`, state: 'connecting' });
   }
-  // The device's session child (the microphone's recorder), spawned on entry like the stream's: its events go to the plugin, its states to the bus.
+  // The device's session child (the microphone's recorder, a camera), spawned on entry like the stream's: its events go to the plugin, its states to the bus.
   const deviceSession = plugin.device ? input.device() : undefined;
   const device = deviceSession ? relayDeviceSession(deviceSession, { type: plugin.type, device: plugin.device! }, input.bus) : undefined;
   // Failures the device recovers from itself (its own backoff) still reach the bus.
@@ -147,7 +147,7 @@ const listen = fromCallback<
  * its socket session (child `stream:asr`/`stream:vlm`), and reports each message to the parent (a
  * final one wakes the loop). A failure of an input without a session actor goes to `restarting`,
  * which waits the backoff and listens again with a new plugin (an input with one is never restarted
- * here: its session actors and its camera retry, each once); a plugin that cannot be made at all, or a source that ends, goes to
+ * here: its session actors retry, each its own resource once); a plugin that cannot be made at all, or a source that ends, goes to
  * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
  */
 function inputMachineOf(slots: Slots) {
@@ -211,7 +211,7 @@ function inputMachineOf(slots: Slots) {
             const stream = slots.get(self)?.slot?.plugin.stream;
             if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, systemId: streamSystemId(context), input: stream.input as SessionInput });
             const device = slots.get(self)?.slot?.plugin.device;
-            if (device) enqueue.spawnChild('stream', { id: 'device:microphone', systemId: deviceSystemId(context), input: device.input as SessionInput });
+            if (device) enqueue.spawnChild('stream', { id: `device:${device.name}`, systemId: deviceSystemId(context), input: device.input as SessionInput });
           }),
         ],
         exit: [
@@ -219,6 +219,7 @@ function inputMachineOf(slots: Slots) {
           stopChild('stream:vlm'),
           stopChild('stream:mqtt'),
           stopChild('device:microphone'),
+          stopChild('device:camera'),
           ({ self }) => {
             const own = slots.get(self);
             if (own) own.listening = false;
@@ -266,9 +267,8 @@ function inputMachineOf(slots: Slots) {
           'input.error': [
             {
               // One retry layer per stream: an input with a session actor (ASR, VLM, MQTT) is not restarted
-              // here. Its connection is the session actor's to retry, so is its microphone's recorder (child
-              // `device:microphone`), a camera reopens itself with its own backoff (devices/device-error.ts);
-              // an error that reaches this far is final.
+              // here. Its connection is the session actor's to retry, so is its device (child `device:<name>`:
+              // a microphone's recorder, a camera); an error that reaches this far is final.
               guard: ({ context, event }) => event.fatal === true || context.streamed,
               target: 'failed',
               actions: { type: 'report', params: ({ context, event }) => ({ message: `input ${context.type} stopped: ${event.error}` }) },
@@ -331,7 +331,7 @@ export interface InputLogic {
 /** The system id of an input's socket session (`<mode>/<input id>/stream`): unique in the agent, so the input addresses it without walking its children. */
 const streamSystemId = (ctx: Pick<Ctx, 'mode' | 'id'>): string => `mode:${ctx.mode}/${ctx.id}/stream`;
 
-/** The system id of an input's device session (`<mode>/<input id>/device`: the microphone's recorder). */
+/** The system id of an input's device session (`<mode>/<input id>/device`: the microphone's recorder, a camera). */
 const deviceSystemId = (ctx: Pick<Ctx, 'mode' | 'id'>): string => `mode:${ctx.mode}/${ctx.id}/device`;
 
 /** The inspector ids of a mode's inputs: `input:<type>`, with `#<n>` (from 2) when a type repeats. */

@@ -34,13 +34,15 @@ const WORKER_START_MS = 60_000;
  * the OpenCV analysis; unsubscribing (the input stops, the mode is left) ends it, and OpenCV's code,
  * buffers and threads go with it. In the worker frames are sampled to `fps` and analysed one at a
  * time, latest frame wins (`stats.dropped` counts skipped frames). A crash of the worker is a failure
- * of this input (the input actor restarts it with its backoff). The description is the service's
+ * of this input (the input actor restarts it with its backoff); an OpenCV camera is opened and
+ * reopened in the worker by a session of the one reconnect engine, whose reopens reach the bus
+ * here (`deviceFailures$`). The description is the service's
  * (`describe`), so the prompt reads the same offline and hosted. The buffer keeps only the newest;
  * messages are `final: false`.
  */
 export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   private readonly failures = new Subject<{ message: string; retryInMs?: number }>();
-  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
+  /** Reopens of the worker's OpenCV camera planned by its session there (the one reconnect engine), for the bus. */
   get deviceFailures$() {
     return this.failures.asObservable();
   }

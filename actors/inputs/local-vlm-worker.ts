@@ -15,7 +15,7 @@ export type VlmWorkerRequest =
 export type VlmWorkerReply =
   | { type: 'ready' }
   | { type: 'result'; analysis: FrameAnalysis; at: number; jpeg?: Uint8Array; stats: LatestWinsStats }
-  /** A failure the camera recovers from itself (reopened after its backoff). */
+  /** A failure the camera recovers from (its session reopens it after the wait). */
   | { type: 'device-failure'; message: string; retryInMs?: number }
   /** The analysis cannot go on (OpenCV or its cascade missing, the camera gave up): the worker exits after this. */
   | { type: 'failed'; message: string }
@@ -32,6 +32,7 @@ async function run(config: LocalVLMInputConfig, record: boolean, watch: { until:
   const { loadOpenCV } = await import('../../src/vision/opencv.js');
   const { VisionAnalyser } = await import('../../src/vision/analyse.js');
   const { createCamera } = await import('../../devices/camera.js');
+  const { startDeviceSession } = await import('../streams/device-session.js');
   const { sampleFps } = await import('../../src/pipelines/frame-sampler.js');
   const { latestWins } = await import('../../src/pipelines/latest-wins.js');
   const { consumeFrame, releaseFrame } = await import('../../src/pipelines/frame.js');
@@ -44,47 +45,59 @@ async function run(config: LocalVLMInputConfig, record: boolean, watch: { until:
   const camera = createCamera(config.camera);
   const stats: LatestWinsStats = { processed: 0, dropped: 0 };
   const subs = new Subscription();
-  subs.add(
-    camera.failures$.subscribe((e) => send({ type: 'device-failure', message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })),
-  );
-  subs.add(
-    camera
-      .frames()
-      .pipe(
-        sampleFps({ fps: config.fps, timeOf: (f) => f.capturedAt, onDrop: releaseFrame }),
-        latestWins(
-          consumeFrame((frame) =>
-            from(
-              (async () => {
-                const analysis = await analyser.analyseMat(frame.mat);
-                let jpeg: Buffer | undefined;
-                if (record || Date.now() < watch.until) {
-                  try {
-                    jpeg = (await encodeJpeg(frame, 70)).jpeg;
-                  } catch (err) {
-                    send({ type: 'warn', message: `LocalVLMInput: preview frame not encoded: ${message(err)}` });
-                  }
+  const frames = camera
+    .frames()
+    .pipe(
+      sampleFps({ fps: config.fps, timeOf: (f) => f.capturedAt, onDrop: releaseFrame }),
+      latestWins(
+        consumeFrame((frame) =>
+          from(
+            (async () => {
+              const analysis = await analyser.analyseMat(frame.mat);
+              let jpeg: Buffer | undefined;
+              if (record || Date.now() < watch.until) {
+                try {
+                  jpeg = (await encodeJpeg(frame, 70)).jpeg;
+                } catch (err) {
+                  send({ type: 'warn', message: `LocalVLMInput: preview frame not encoded: ${message(err)}` });
                 }
-                return { analysis, at: frame.capturedAt, jpeg };
-              })(),
-            ),
+              }
+              return { analysis, at: frame.capturedAt, jpeg };
+            })(),
           ),
-          stats,
-          releaseFrame,
         ),
-      )
-      .subscribe({
-        next: (r) => send({ type: 'result', analysis: r.analysis, at: r.at, ...(r.jpeg ? { jpeg: r.jpeg } : {}), stats: { ...stats } }),
-        error: (err) => {
-          send({ type: 'failed', message: message(err) });
+        stats,
+        releaseFrame,
+      ),
+    )
+    .subscribe({
+      next: (r) => send({ type: 'result', analysis: r.analysis, at: r.at, ...(r.jpeg ? { jpeg: r.jpeg } : {}), stats: { ...stats } }),
+      error: (err) => {
+        send({ type: 'failed', message: message(err) });
+        process.exit(0);
+      },
+      complete: () => {
+        send({ type: 'failed', message: 'the camera ended' });
+        process.exit(0);
+      },
+    });
+  subs.add(frames);
+  // An OpenCV camera is opened and reopened by a session of the one reconnect engine, run here where
+  // the camera lives (this process is outside the agent's tree): each reopen it plans is a device
+  // failure for the parent to report, its end for good the end of the analysis.
+  if (camera.device) {
+    const session = startDeviceSession(camera.device, 'cam', {
+      onEvent: (e) => {
+        if (e.type === 'cam.state' && e.state === 'backingOff') {
+          send({ type: 'device-failure', message: String(e.reason), ...(typeof e.delay_ms === 'number' ? { retryInMs: e.delay_ms } : {}) });
+        } else if (e.type === 'cam.failed') {
+          send({ type: 'failed', message: String(e.reason) });
           process.exit(0);
-        },
-        complete: () => {
-          send({ type: 'failed', message: 'the camera ended' });
-          process.exit(0);
-        },
-      }),
-  );
+        }
+      },
+    });
+    subs.add(() => session.stop());
+  }
   subs.add(() => analyser.dispose());
   return subs;
 }

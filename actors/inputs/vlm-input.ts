@@ -1,10 +1,12 @@
 // VLMInput: camera frames streamed to the hosted vision socket; the newest description becomes the "Vision: ..." prompt line.
-import { Observable, map } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { VLMInputSchema, type VLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { createCamera, type Camera } from '../../devices/camera.js';
 import { vlmSession, type VlmSession, type VlmStreamOptions } from '../streams/vlm-stream.js';
+import { deviceSessionInput } from '../streams/device-session.js';
 import { DeviceError } from '../../devices/device-error.js';
+import { CortexError } from '../../src/errors.js';
 import { visionContextOf } from '../../src/vision/analyse.js';
 import { StreamStoppedError, streamHealth } from './asr-input.js';
 import { linkFromVisionSession, type LinkConnector } from '../../src/cloud/link.js';
@@ -31,18 +33,17 @@ export interface VlmInputDeps {
  * Its socket session runs as the input actor's child `stream:vlm` (`stream`); listening starts the
  * camera pipeline, which sends frames whenever a socket is open. Each `{vlm_reply}` is a message
  * (`final: false`: a picture changing does not wake the loop by itself); the buffer keeps only the
- * newest (`Vision: ...`). One retry layer per resource: the camera reopens itself with its backoff,
- * the session actor reconnects the socket; a camera that gave up (`max_restarts`) ends the raw
- * stream and the input stops (the input actor does not restart an input with a session), as a fatal
- * session error does with StreamStoppedError.
+ * newest (`Vision: ...`). One reconnect engine, one retry layer per resource: an OpenCV camera is a
+ * session of its own (`device`, the input actor's child `device:camera`, events `cam.*`), reopened
+ * with the engine's backoff and breaker while the socket stays open; the socket's session reconnects
+ * it. A camera gone for good (OpenCV missing) or a file camera that fails ends the raw stream and the
+ * input stops (the input actor does not restart an input with a session), as a fatal session error
+ * does with StreamStoppedError.
  */
 export class VlmInput extends BufferedInput<VisionRaw> {
-  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
-  get deviceFailures$() {
-    return this.deps.camera.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
-  }
-
   readonly stream: NonNullable<InputPlugin['stream']>;
+  /** An OpenCV camera, opened and reopened by its own session actor (absent for a file or synthetic camera). */
+  readonly device?: NonNullable<InputPlugin['device']>;
   private readonly session: VlmSession;
   /** Ends the listening subscription with an error (set while `source()` is subscribed). */
   private fail: ((err: unknown) => void) | undefined;
@@ -72,6 +73,13 @@ export class VlmInput extends BufferedInput<VisionRaw> {
       ...(deps.ctx?.media ? { onSent: (jpeg: Buffer, atMs: number) => deps.ctx?.media?.frame('VLMInput', jpeg, atMs) } : {}),
     });
     this.stream = { kind: 'vlm', input: this.session.input, onEvent: (e) => this.onSessionEvent(e) };
+    const camera = deps.camera.device;
+    if (camera) this.device = { name: 'camera', kind: 'cam', input: deviceSessionInput(camera, 'cam'), onEvent: (e) => this.onDeviceEvent(e) };
+  }
+
+  /** The camera gone for good ends listening. */
+  private onDeviceEvent(e: { type: string; [k: string]: unknown }): void {
+    if (e.type === 'cam.failed') this.fail?.(new CortexError('camera_failed', `VLMInput: camera stopped: ${String(e.reason)}`));
   }
 
   /** Frames sent, replaced and dropped so far. */
@@ -132,5 +140,5 @@ export const createVlmInput: InputFactory = (raw, ctx) => {
   const cloud = ctx.cloud;
   if (!cloud) throw new InputSetupError('VLMInput', 'needs the hosted service (cloud client) to open its vision socket');
   const connect: LinkConnector = async (signal) => linkFromVisionSession(await cloud.openVision({ signal, connectTimeoutMs: config.connect_timeout_ms }));
-  return new VlmInput(config, { connect, camera: createCamera(config.camera, { logger: ctx.logger }), ctx });
+  return new VlmInput(config, { connect, camera: createCamera(config.camera), ctx });
 };

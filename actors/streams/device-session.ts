@@ -76,7 +76,9 @@ export function relayDeviceSession(
   const errors = actor.on(`${kind}.state`, (e) => {
     const state = e as Partial<SessionStateEvent>;
     if (state.state !== 'backingOff') return;
-    const message = `${state.reason ?? 'the device failed'}; the device is reopened in ${state.delay_ms ?? 0} ms`;
+    // A device's own error already says what failed to open: the engine's "connect failed: " is a socket's word.
+    const reason = (state.reason ?? 'the device failed').replace(/^connect failed: /, '');
+    const message = `${reason}; the device is reopened in ${state.delay_ms ?? 0} ms`;
     bus.emit({ type: 'error', at: Date.now(), source: `input.${plugin.type}`, message });
   });
   return {

@@ -1,4 +1,4 @@
-// How the terminal view reports ASR/VLM sockets, broker connections and microphone recorders: the first connection, failures, and reconnect storms as one summary line per 30 s.
+// How the terminal view reports ASR/VLM sockets, broker connections and devices (a microphone's recorder, a camera): the first connection, failures, and reconnect storms as one summary line per 30 s.
 import type { StreamEvent } from '../cortex/events.js';
 
 /** At most one line per stream in this time, failures excepted. */
@@ -23,8 +23,10 @@ interface Track {
   down: boolean;
 }
 
-const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection', mic: 'microphone' } as const;
-const cannot = (e: Pick<StreamEvent, 'kind'>) => (e.kind === 'mic' ? 'cannot open' : 'cannot connect');
+const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection', mic: 'microphone', cam: 'camera' } as const;
+/** A device (a microphone's recorder, a camera) is opened, a connection connects. */
+const isDevice = (e: Pick<StreamEvent, 'kind'>) => e.kind === 'mic' || e.kind === 'cam';
+const cannot = (e: Pick<StreamEvent, 'kind'>) => (isDevice(e) ? 'cannot open' : 'cannot connect');
 const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${KIND_LABEL[e.kind] ?? e.kind} (${e.input})`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 
@@ -64,8 +66,8 @@ export class StreamSummary {
       case 'streaming': {
         if (!t.streamed) {
           t.streamed = true;
-          // A recorder that spawned has not proved it hears anything yet: only its troubles are said.
-          if (t.reconnects + t.failures === 0) return e.kind === 'mic' ? undefined : { level: 'info', text: `${label(e)} connected` };
+          // A device that opened has not proved it delivers anything yet: only its troubles are said.
+          if (t.reconnects + t.failures === 0) return isDevice(e) ? undefined : { level: 'info', text: `${label(e)} connected` };
         }
         if (t.down) {
           // Back after a line that said it was down: said at once (a storm then prints at most two lines per period).
@@ -91,7 +93,7 @@ export class StreamSummary {
         const next = e.state === 'backingOff' && e.delay_ms !== undefined ? `, next try in ${seconds(e.delay_ms)}` : '';
         const why = reason ? `: ${reason}` : '';
         const text = first
-          ? `${label(e)} ${e.state === 'connecting' ? (e.kind === 'mic' ? 'reopening' : 'reconnecting') : cannot(e)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
+          ? `${label(e)} ${e.state === 'connecting' ? (isDevice(e) ? 'reopening' : 'reconnecting') : cannot(e)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`
           : `${label(e)} still unsteady: ${counts(t)} in the last ${seconds(e.at - t.lastPrint)}${next}${t.breaker ? ' (breaker open)' : ''}${why}`;
         this.reset(t, e.at);
         t.down = true;

@@ -16,7 +16,8 @@ export interface Frame {
  * pixels for a long time. The rule: a camera hands each frame to its one subscriber, which owns it;
  * every stage that drops a frame (sampling, latest-wins, a closed socket) releases it, and the last
  * stage releases it when its work ends, fails or is cancelled. A frame is never shared between two
- * subscribers (cameras are cold: each subscription opens its own capture).
+ * subscribers (file and synthetic cameras are cold: each subscription opens its own source; an OpenCV
+ * camera, opened by a session actor, has one reader at a time).
  */
 
 /** Frees the frame's pixels now; safe twice and while an async OpenCV call still reads them. */
