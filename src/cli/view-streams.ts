@@ -51,8 +51,8 @@ export class StreamSummary {
     let t = this.tracks.get(key);
     if (!t) this.tracks.set(key, (t = { streamed: false, lastPrint: Number.NEGATIVE_INFINITY, reconnects: 0, failures: 0, breaker: false, down: false }));
     // The reason of the change (`detail` is the older name of the field).
-    // The engine's "reconnecting at once: " is what the line says already.
-    const reason = (e.reason ?? e.detail)?.replace(/^reconnecting at once: /, '');
+    // The engine's "reconnecting at once: " and "connect failed: " are what the line says already.
+    const reason = (e.reason ?? e.detail)?.replace(/^(reconnecting at once|connect failed): /, '');
     if (reason) t.lastReason = reason;
     switch (e.state) {
       case 'failed': {
@@ -66,8 +66,14 @@ export class StreamSummary {
       case 'streaming': {
         if (!t.streamed) {
           t.streamed = true;
-          // A device that opened has not proved it delivers anything yet: only its troubles are said.
-          if (t.reconnects + t.failures === 0) return isDevice(e) ? undefined : { level: 'info', text: `${label(e)} connected` };
+          if (t.reconnects + t.failures === 0) {
+            if (!isDevice(e)) return { level: 'info', text: `${label(e)} connected` };
+            // A device that opened has not proved it delivers anything yet: only its troubles (and its recovery from them) are said.
+            if (!t.down) return undefined;
+            t.down = false;
+            this.reset(t, e.at);
+            return { level: 'ok', text: `${label(e)} open` };
+          }
         }
         if (t.down) {
           // Back after a line that said it was down: said at once (a storm then prints at most two lines per period).

@@ -92,13 +92,16 @@ t.test("a microphone's recorder: its first open is not said, its outages and its
     ...extra,
   });
   v.render(s(0, 'connecting'));
+  v.render(s(1, 'backingOff', { delay_ms: 300, reason: 'connect failed: microphone: arecord is not installed (not found on PATH)' }));
   v.render(s(5, 'streaming'));
-  v.render(s(10_000, 'backingOff', { delay_ms: 500, reason: 'microphone: arecord exited with code 1' }));
-  v.render(s(10_500, 'streaming'));
-  v.render(s(45_000, 'connecting', { reason: 'reconnecting at once: microphone: arecord was stopped (SIGKILL)' }));
-  v.render(s(45_010, 'streaming'));
-  v.render(s(50_000, 'failed', { reason: 'microphone: no microphone (arecord found no capture device)' }));
+  v.render(s(40_000, 'backingOff', { delay_ms: 500, reason: 'microphone: arecord exited with code 1' }));
+  v.render(s(40_500, 'streaming'));
+  v.render(s(75_000, 'connecting', { reason: 'reconnecting at once: microphone: arecord was stopped (SIGKILL)' }));
+  v.render(s(75_010, 'streaming'));
+  v.render(s(80_000, 'failed', { reason: 'microphone: no microphone (arecord found no capture device)' }));
   t.same(text(), [
+    'microphone (SpeechlabASRInput) cannot open, next try in 0.3 s: microphone: arecord is not installed (not found on PATH)',
+    'microphone (SpeechlabASRInput) open',
     'microphone (SpeechlabASRInput) cannot open, next try in 0.5 s: microphone: arecord exited with code 1',
     'microphone (SpeechlabASRInput) streaming again',
     'microphone (SpeechlabASRInput) reopening: microphone: arecord was stopped (SIGKILL)',
