@@ -1,4 +1,4 @@
-// Typed errors of the device bindings, and their restart-with-backoff wrapper (delays from src/backoff.ts).
+// Typed errors of the device bindings, and the restart-with-backoff wrapper of the serial port (delays from src/backoff.ts; the microphone's recorder and the camera are reopened by session actors instead).
 import { type Observable, type Subject, catchError, defer, retry, throwError, timer } from 'rxjs';
 import type { Logger } from 'pino';
 import { backoffDelay, type BackoffOptions, type RandomSource } from '../src/backoff.js';

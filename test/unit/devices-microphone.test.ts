@@ -1,4 +1,4 @@
-// Proves the simulated microphone replays audio exactly and in real time, and a failing recorder restarts with backoff.
+// Proves the simulated microphone replays audio exactly and in real time, and withRestarts (the serial port's restart wrapper; the recorder is reopened by its session actor, test/hil/microphone-session.test.ts) restarts with backoff.
 import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
