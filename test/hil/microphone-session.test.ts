@@ -94,8 +94,11 @@ t.test('a recorder killed mid-stream is reopened by its session actor; the socke
   await until(() => session.getSnapshot().hasTag('healthy'), 'the recorder healthy');
   const [first] = recorder.pids();
   // Killed from outside (the sound server, the OOM killer): not a stop the input asked for.
+  const killedAt = Date.now();
   process.kill(first!, 'SIGKILL');
   await until(() => streams(host.events, 'mic').filter((e) => e.state === 'streaming').length === 2, 'the recorder reopened');
+  // A figure for the report, not an assertion: the kill to the new recorder running.
+  t.comment(`recorder running again ${streams(host.events, 'mic').at(-1)!.at - killedAt} ms after the SIGKILL`);
   await until(() => finals().length === 2, 'a transcript after the reopen');
   const mic = streams(host.events, 'mic');
   const outage = mic.find((e) => e.state === 'connecting' && e.reason);
