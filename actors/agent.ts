@@ -20,6 +20,7 @@ import { AgentBus } from '../src/cortex/events.js';
 import type { MediaTap } from '../src/cortex/input.js';
 import { BrowserAudioHub } from '../src/cortex/browser-audio.js';
 import { PositionBoard } from '../src/cortex/positions.js';
+import { BodyBoard } from '../src/cortex/bodies.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { makeToolsForMode } from '../src/cortex/tools.js';
 import type { Plugins } from '../src/plugins/types.js';
@@ -41,6 +42,8 @@ import { motionLabels, safetyNoticeOf, safetySetup, type SafetySetup } from './s
 
 export interface AgentOptions {
   loaded: LoadedConfig;
+  /** The robot's bodies, shared by the agents of one process (a reload keeps the pose); default: the agent's own. */
+  bodies?: BodyBoard;
   /** The concrete plugins of this configuration: `await resolvePlugins(builtinPlugins, loaded.config)` (actors/plugins.ts). */
   plugins: Plugins;
   /** The hosted or embedded service; without it model calls fail (tests of hooks and modes). */
@@ -178,6 +181,7 @@ export class Agent implements AgentControl {
       ...(options.media ? { media: options.media } : {}),
       browserAudio: this.browserAudio,
       positions: this.positions,
+      bodies: options.bodies ?? new BodyBoard(),
       safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
     };
     const modeMachine = createModeMachine(loaded.config, {

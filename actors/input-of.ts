@@ -8,5 +8,8 @@ import type { AnyActorRef } from 'xstate';
  * context, and `--inspect` shows contexts as they are.
  */
 export function inputOf<T>(self: AnyActorRef): T {
-  return (self as unknown as { options: { input: T } }).options.input;
+  const options = (self as unknown as { options?: { input?: T } }).options;
+  // Pinned by test/unit/input-of.test.ts; should XState stop keeping it, fail by name rather than with a TypeError deep in an action.
+  if (!options) throw new Error(`actor ${self.id} has no options: this XState version does not keep an actor's input (actors/input-of.ts)`);
+  return options.input as T;
 }

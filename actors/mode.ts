@@ -11,6 +11,7 @@ import type { Plugins } from '../src/plugins/types.js';
 import type { MediaTap } from '../src/cortex/input.js';
 import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import type { PositionBoard } from '../src/cortex/positions.js';
+import type { BodyBoard } from '../src/cortex/bodies.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { historyFileOf } from '../src/cortex/history-store.js';
 import { describeError } from '../src/errors.js';
@@ -55,6 +56,8 @@ export interface ModeActorDeps {
   browserAudio?: BrowserAudio;
   /** The agent's newest GPS position (GPS inputs publish it, remember_location reads it). */
   positions?: PositionBoard;
+  /** The robot's bodies in this process (the body connector and BodyInput share one). */
+  bodies?: BodyBoard;
   /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
   safetyNotice?: (mode: string) => string | undefined;
   /** The input logic the modes run their inputs with (one per agent, so the agent finds their plugins too); default: one per mode. */
@@ -191,6 +194,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     ...(deps.cloud ? { cloud: deps.cloud } : {}),
     ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
     ...(deps.positions ? { positions: deps.positions } : {}),
+    ...(deps.bodies ? { bodies: deps.bodies } : {}),
   };
   const createLlm = (): LlmPlugin => {
     try {
@@ -239,6 +243,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             ...(deps.media ? { media: deps.media } : {}),
             ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
             ...(deps.positions ? { positions: deps.positions } : {}),
+            ...(deps.bodies ? { bodies: deps.bodies } : {}),
             ...callbacks,
           }),
       };
@@ -274,6 +279,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             ...(deps.cloud ? { cloud: deps.cloud } : {}),
             ...(deps.media ? { media: deps.media } : {}),
             ...(deps.positions ? { positions: deps.positions } : {}),
+            ...(deps.bodies ? { bodies: deps.bodies } : {}),
             ...callbacks,
           }),
       };

@@ -72,7 +72,10 @@ export class WarmEspeak {
   }
 
   private start(voice: string, wpm: number, idle: boolean): ChildProcess {
-    const child = spawn(this.command, espeakArgs(voice, wpm), { stdio: ['pipe', 'pipe', this.stderr] });
+    // In a process group of its own: Ctrl-C in a terminal signals the whole foreground group, and a
+    // warm espeak-ng killed with cortexd would leave the on_shutdown goodbye without a voice. Its owner
+    // stops it (close, or the abort of its synthesis); should cortexd die, its stdin closes and it exits.
+    const child = spawn(this.command, espeakArgs(voice, wpm), { stdio: ['pipe', 'pipe', this.stderr], detached: true });
     child.on('error', () => undefined);
     child.stdin!.on('error', () => undefined);
     if (idle) WarmEspeak.hold(child, false);

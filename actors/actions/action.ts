@@ -148,6 +148,7 @@ export function createConnector(entry: ActionConfig, deps: ActionHandleDeps, pub
     ...(publishContext ? { publishContext } : {}),
     ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
     ...(deps.positions ? { positions: deps.positions } : {}),
+    ...(deps.bodies ? { bodies: deps.bodies } : {}),
   });
   if (spec.motion && typeof made.halt !== 'function') throw new Error(`connector ${entry.connector} of ${entry.name} moves the robot but has no halt()`);
   return made;

@@ -16,7 +16,7 @@ import { BufferedInput } from './buffered-input.js';
 export class BodyInput extends BufferedInput<BodyState> {
   constructor(
     private readonly config: BodyInputConfig,
-    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext'>,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'bodies'>,
     private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     super({
@@ -35,7 +35,7 @@ export class BodyInput extends BufferedInput<BodyState> {
   }
 
   protected source(): Observable<BodyState> {
-    const body = simBody(this.config.robot, this.config);
+    const body = simBody(this.config.robot, this.config, this.ctx?.bodies);
     const key = (s: BodyState) =>
       JSON.stringify([
         this.has('battery') ? Math.floor(s.battery_percent) : 0,

@@ -1,5 +1,5 @@
 // The one reconnect engine of every connection (ASR/VLM sockets, MQTT, MCP): connecting, streaming, backingOff, failed, stopped; timeouts, keepalive, the reconnect policy of src/backoff.ts, fatal answers.
-import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { assign, emit, enqueueActions, fromCallback, fromPromise, sendTo, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import {
   INITIAL_RECONNECT,
   connectionHealthy,
@@ -13,6 +13,7 @@ import {
 import type { StreamState } from '../../src/cortex/events.js';
 import { describeError } from '../../src/errors.js';
 import type { LinkConnector, LinkEvent, StreamLink } from '../../src/cloud/link.js';
+import { inputOf } from '../input-of.js';
 
 /** Close code of a policy violation (RFC 6455): the server refuses us (revoked key, no balance); retrying would hammer it. */
 export const POLICY_VIOLATION = 1008;
@@ -116,15 +117,14 @@ interface Plan {
   attempt: number;
 }
 
+/**
+ * Data only (issue 29: `--inspect` shows it as it is). The connector, the hooks and the clock are the
+ * actor's `input` (`servicesOf(self)`); the open link lives in the `session` child that owns it.
+ */
 interface Ctx {
-  connect: LinkConnector;
-  hooks: SessionHooks;
   timing: SessionTiming;
   policy: ReconnectOptions;
   prefix: string;
-  random: () => number;
-  now: () => number;
-  link: StreamLink | undefined;
   reconnect: ReconnectState;
   plan: Plan | undefined;
   /** Why the last connection ended or failed; the fatal reason once failed. */
@@ -134,7 +134,20 @@ interface Ctx {
   lastCounters: string;
 }
 
-type Ev = { type: 'link.event'; event: LinkEvent } | { type: 'link.fatal'; reason: string } | { type: 'stop' };
+type Ev =
+  | { type: 'link.event'; event: LinkEvent }
+  | { type: 'link.fatal'; reason: string }
+  /** The session child ran the keepalive hook: the counters now include what it sent. */
+  | { type: 'link.kept' }
+  | { type: 'stop' };
+
+/** What the `session` child is told while the machine streams. */
+type SessionCommand = { type: 'keepalive' };
+
+/** The services this actor was started with (its input), for its actions. */
+function servicesOf(self: AnyActorRef): SessionInput {
+  return inputOf<SessionInput>(self);
+}
 
 function isFatalConnectError(err: unknown): boolean {
   return Boolean(err && typeof err === 'object' && (err as { fatal?: unknown }).fatal === true);
@@ -156,22 +169,23 @@ function closeText(close: { code: number; reason: string }): string {
   return `socket closed (${close.code}${close.reason ? ` ${close.reason}` : ''})`;
 }
 
-function stateEvent(context: Ctx, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
+function stateEvent(context: Ctx, hooks: SessionHooks, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
   const event: SessionStateEvent = {
     type: `${context.prefix}.state`,
     state,
     attempt: context.reconnect.attempt,
     connections: context.connections,
-    ...context.hooks.counters?.(),
+    ...hooks.counters?.(),
     ...extra,
   };
   return { ...event };
 }
 
 /** The state event, also handed to the owner's `state` hook (once per entry: emit runs this once). */
-function reported(context: Ctx, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
-  const event = stateEvent(context, state, extra);
-  context.hooks.state?.(event as unknown as SessionStateEvent);
+function reported(context: Ctx, self: AnyActorRef, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
+  const { hooks } = servicesOf(self);
+  const event = stateEvent(context, hooks, state, extra);
+  hooks.state?.(event as unknown as SessionStateEvent);
   return event;
 }
 
@@ -197,11 +211,16 @@ export const streamSessionMachine = setup({
     connect: fromPromise<StreamLink, { connect: LinkConnector }>(({ input, signal }) => input.connect(signal)),
     /**
      * Owns an open link for as long as the machine streams: listens to it, attaches the data pipeline,
-     * and on stop (state exit, or the parent stopping this machine) detaches and closes it.
+     * runs the keepalive hook on it when told, and on stop (state exit, or the parent stopping this
+     * machine) detaches and closes it.
      */
-    session: fromCallback<Ev, { link: StreamLink; hooks: SessionHooks }>(({ input, sendBack }) => {
+    session: fromCallback<SessionCommand, { link: StreamLink; hooks: SessionHooks }, Ev>(({ input, sendBack, receive }) => {
       const unsubscribe = input.link.subscribe((event) => sendBack({ type: 'link.event', event }));
       input.hooks.attach(input.link);
+      receive(() => {
+        input.hooks.keepalive(input.link);
+        sendBack({ type: 'link.kept' });
+      });
       return () => {
         unsubscribe();
         input.hooks.detach();
@@ -224,35 +243,32 @@ export const streamSessionMachine = setup({
   },
   actions: {
     /** The connection attempt or the open connection ended: remember why and plan the next attempt. */
-    planRetry: assign(({ context }, params: { reason: string; healthy?: boolean }) => {
+    planRetry: assign(({ context, self }, params: { reason: string; healthy?: boolean }) => {
+      const { now = Date.now, random = Math.random } = servicesOf(self);
       const state = params.healthy ? connectionHealthy(context.reconnect) : context.reconnect;
-      const plan = planReconnect(state, context.now(), context.policy, context.random);
+      const plan = planReconnect(state, now(), context.policy, random);
       return { reconnect: plan.state, plan: { kind: plan.kind, delayMs: plan.delayMs, attempt: plan.attempt }, reason: params.reason };
     }),
     markHealthy: assign(({ context }) => ({ reconnect: connectionHealthy(context.reconnect) })),
-    emitStats: enqueueActions(({ context, enqueue }) => {
-      const counters = context.hooks.counters?.();
+    emitStats: enqueueActions(({ context, self, enqueue }) => {
+      const { hooks } = servicesOf(self);
+      const counters = hooks.counters?.();
       if (!counters) return;
       const text = JSON.stringify(counters);
       if (text === context.lastCounters) return;
       enqueue.assign({ lastCounters: text });
-      enqueue.emit({ ...stateEvent(context, 'streaming'), type: `${context.prefix}.stats` });
+      enqueue.emit({ ...stateEvent(context, hooks, 'streaming'), type: `${context.prefix}.stats` });
     }),
-    rememberCounters: assign(({ context }) => ({ lastCounters: JSON.stringify(context.hooks.counters?.() ?? {}) })),
+    rememberCounters: assign(({ self }) => ({ lastCounters: JSON.stringify(servicesOf(self).hooks.counters?.() ?? {}) })),
   },
 }).createMachine({
   id: 'streamSession',
   context: ({ input }) => {
     const timing = { ...DEFAULT_TIMING, ...input.timing };
     return {
-      connect: input.connect,
-      hooks: input.hooks,
       timing,
       policy: policyOf(timing),
       prefix: input.prefix,
-      random: input.random ?? Math.random,
-      now: input.now ?? Date.now,
-      link: undefined,
       reconnect: { ...INITIAL_RECONNECT },
       plan: undefined,
       reason: undefined,
@@ -266,9 +282,10 @@ export const streamSessionMachine = setup({
     connecting: {
       tags: ['retrying'],
       entry: [
-        emit(({ context }) =>
+        emit(({ context, self }) =>
           reported(
             context,
+            self,
             'connecting',
             context.plan && context.reason ? { reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason } : {},
           ),
@@ -278,12 +295,11 @@ export const streamSessionMachine = setup({
       invoke: {
         id: 'connect',
         src: 'connect',
-        input: ({ context }) => ({ connect: context.connect }),
+        input: ({ self }) => ({ connect: servicesOf(self).connect }),
         onDone: {
           target: 'streaming',
-          actions: assign(({ context, event }) => ({
-            link: event.output,
-            reconnect: connectionOpened(context.reconnect, context.now()),
+          actions: assign(({ context, self }) => ({
+            reconnect: connectionOpened(context.reconnect, (servicesOf(self).now ?? Date.now)()),
             connections: context.connections + 1,
           })),
         },
@@ -302,9 +318,13 @@ export const streamSessionMachine = setup({
     streaming: {
       tags: ['streaming'],
       type: 'parallel',
-      entry: [emit(({ context }) => reported(context, 'streaming')), 'rememberCounters'],
-      exit: assign({ link: undefined }),
-      invoke: { id: 'link', src: 'session', input: ({ context }) => ({ link: context.link!, hooks: context.hooks }) },
+      entry: [emit(({ context, self }) => reported(context, self, 'streaming')), 'rememberCounters'],
+      // Entered only from the connect actor's done event: its output is the open link, handed to the child that owns it.
+      invoke: {
+        id: 'link',
+        src: 'session',
+        input: ({ event, self }) => ({ link: (event as unknown as { output: StreamLink }).output, hooks: servicesOf(self).hooks }),
+      },
       states: {
         health: {
           initial: 'probation',
@@ -321,7 +341,7 @@ export const streamSessionMachine = setup({
                 keepalive: {
                   target: 'live',
                   reenter: true,
-                  actions: [({ context }) => context.link && context.hooks.keepalive(context.link), 'emitStats'],
+                  actions: sendTo('link', { type: 'keepalive' } satisfies SessionCommand),
                 },
               },
             },
@@ -339,28 +359,29 @@ export const streamSessionMachine = setup({
           {
             guard: 'isClose',
             target: 'planning',
-            actions: enqueueActions(({ context, event, enqueue }) => {
+            actions: enqueueActions(({ context, event, self, enqueue }) => {
               const close = closeOf(event)!;
-              const benign = context.hooks.isBenignClose(close.code, close.reason);
+              const benign = servicesOf(self).hooks.isBenignClose(close.code, close.reason);
               enqueue.emit({ type: `${context.prefix}.closed`, code: close.code, reason: close.reason, benign });
               enqueue({ type: 'planRetry', params: { reason: closeText(close), healthy: benign } });
             }),
           },
           {
-            actions: enqueueActions(({ context, event, enqueue }) => {
+            actions: enqueueActions(({ context, event, self, enqueue }) => {
               if (event.event.type === 'invalid') {
                 enqueue.emit({ type: `${context.prefix}.invalid`, reason: event.event.reason });
                 return;
               }
               if (event.event.type !== 'message') return;
               if (!context.reconnect.healthy) enqueue('markHealthy');
-              const out = context.hooks.onMessage(event.event.message);
+              const out = servicesOf(self).hooks.onMessage(event.event.message);
               if (typeof out === 'string') enqueue.raise({ type: 'link.fatal', reason: out });
               else for (const e of out) enqueue.emit(e);
             }),
           },
         ],
         'link.fatal': { target: 'failed', actions: assign(({ event }) => ({ reason: event.reason })) },
+        'link.kept': { actions: 'emitStats' },
       },
     },
     /** Transient: a zero wait goes straight back to connecting, any other wait through backingOff. */
@@ -369,14 +390,14 @@ export const streamSessionMachine = setup({
     },
     backingOff: {
       tags: ['retrying'],
-      entry: emit(({ context }) => {
+      entry: emit(({ context, self }) => {
         const plan = context.plan!;
         const breaker = plan.kind === 'breaker';
         const why = context.reason ?? 'connection lost';
         const reason = breaker
           ? `${why}; ${context.reconnect.quickFailures} connections in a row closed before they were healthy: breaker open, probing again in ${(plan.delayMs / 1000).toFixed(1)} s`
           : why;
-        return reported(context, 'backingOff', { attempt: plan.attempt, delay_ms: plan.delayMs, reason, ...(breaker ? { breaker: true } : {}) });
+        return reported(context, self, 'backingOff', { attempt: plan.attempt, delay_ms: plan.delayMs, reason, ...(breaker ? { breaker: true } : {}) });
       }),
       after: { retryDelay: 'connecting' },
     },
@@ -384,14 +405,14 @@ export const streamSessionMachine = setup({
       type: 'final',
       tags: ['final'],
       entry: [
-        emit(({ context }) => reported(context, 'failed', { reason: context.reason ?? 'unknown error' })),
+        emit(({ context, self }) => reported(context, self, 'failed', { reason: context.reason ?? 'unknown error' })),
         emit(({ context }) => ({ type: `${context.prefix}.failed`, reason: context.reason ?? 'unknown error' })),
       ],
     },
     stopped: {
       type: 'final',
       tags: ['final'],
-      entry: emit(({ context }) => reported(context, 'stopped', { reason: 'stopped' })),
+      entry: emit(({ context, self }) => reported(context, self, 'stopped', { reason: 'stopped' })),
     },
   },
 });

@@ -1,5 +1,6 @@
 // The simulated robot body: battery that drains with time and distance, a pose that follows move commands; shared per robot in a process.
 import { BehaviorSubject, type Observable } from 'rxjs';
+import type { BodyBoard } from '../../src/cortex/bodies.js';
 
 export interface BodyState {
   robot: string;
@@ -95,18 +96,12 @@ export class SimBody {
   }
 }
 
-const bodies = new Map<string, SimBody>();
-
 /**
- * The simulated body of `robot` in this process: the move connector and BodyInput of one configuration
- * share it, so the odometry the model reads follows the moves it made. A new agent in the same process
- * (a fleet reload) keeps the body, as a real robot keeps its pose.
+ * The simulated body of `robot` on `board`: the move connector and BodyInput of one configuration
+ * share it, so the odometry the model reads follows the moves it made. The process's board outlives
+ * its agents, so a new agent (a fleet reload) keeps the body, as a real robot keeps its pose. Without a
+ * board (a plugin made outside an agent) the body is the caller's alone.
  */
-export function simBody(robot: string, options: SimBodyOptions): SimBody {
-  let body = bodies.get(robot);
-  if (!body) {
-    body = new SimBody(robot, options);
-    bodies.set(robot, body);
-  }
-  return body;
+export function simBody(robot: string, options: SimBodyOptions, board: BodyBoard | undefined): SimBody {
+  return board ? board.of(robot, () => new SimBody(robot, options)) : new SimBody(robot, options);
 }

@@ -63,6 +63,8 @@ export interface ActionContext {
   browserAudio?: import('./browser-audio.js').BrowserAudio;
   /** The agent's newest GPS position (remember_location saves it by name). */
   positions?: import('./positions.js').PositionBoard;
+  /** The robot's bodies in this process (the body connector moves the body BodyInput reads). */
+  bodies?: import('./bodies.js').BodyBoard;
 }
 
 export type ConnectorFactory = (config: unknown, ctx: ActionContext) => ActionConnector;

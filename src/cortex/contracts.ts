@@ -46,6 +46,8 @@ export interface ActionHandleDeps {
   browserAudio?: import('./browser-audio.js').BrowserAudio;
   /** The agent's newest GPS position, for connectors that save it. */
   positions?: import('./positions.js').PositionBoard;
+  /** The robot's bodies in this process, for connectors that move one. */
+  bodies?: import('./bodies.js').BodyBoard;
 }
 
 /** The tools offered to the model: one per action (named by llm_label) plus MCP tools (`mcp_<server>_<tool>`). */

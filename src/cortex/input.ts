@@ -138,6 +138,8 @@ export interface InputContext {
   browserAudio?: import('./browser-audio.js').BrowserAudio;
   /** The agent's newest GPS position: GPS inputs publish each fix to it. */
   positions?: import('./positions.js').PositionBoard;
+  /** The robot's bodies in this process (BodyInput reads the body the move connector moves). */
+  bodies?: import('./bodies.js').BodyBoard;
 }
 
 /** Receives copies of media as it passes (never kept by the input); a slow receiver drops, it never delays the input. */

@@ -1,4 +1,4 @@
-// Contexts hold data: the context of every actor of a running default agent is plain JSON (no function, no class instance), but for a ledger of known exceptions that may only shrink.
+// Contexts hold data: the context of every actor of a running default agent (idle, conversation, explore with its stream sessions) is plain JSON (no function, no class instance), but for a ledger of known exceptions that may only shrink.
 import t from 'tap';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { Agent } from '../../actors/agent.js';
@@ -68,7 +68,18 @@ t.test('every actor of a running default agent holds data in its context', async
   t.teardown(() => service.close());
   const names = new Map<string, string>();
   const found = new Map<string, string>();
+  let sessionStreamed: (() => void) | undefined;
+  const streamed = new Promise<void>((resolve) => {
+    sessionStreamed = resolve;
+  });
   const inspect = (e: InspectionEvent) => {
+    // A stream session (explore's ASR socket) seen while it streams: the state whose context held the open link.
+    if (
+      e.type === '@xstate.snapshot' &&
+      (e.actorRef as AnyActorRef).id.startsWith('stream:') &&
+      (e.snapshot as { hasTag?(tag: string): boolean }).hasTag?.('streaming')
+    )
+      sessionStreamed?.();
     if (e.type === '@xstate.actor') names.set(e.actorRef.sessionId, (e.actorRef as AnyActorRef).id);
     if (e.type !== '@xstate.snapshot' && e.type !== '@xstate.actor') return;
     const snapshot = (e.type === '@xstate.snapshot' ? e.snapshot : e.actorRef.getSnapshot()) as { context?: unknown } | undefined;
@@ -90,6 +101,14 @@ t.test('every actor of a running default agent holds data in its context', async
   // "hello" is the default's keyword from idle to conversation.
   t.ok(agent.pushText('hello'), 'idle takes typed text');
   await conversation;
+  // Explore streams speech to the service's recognition socket: its session actor connects, streams and reports.
+  const explore = ticked('explore');
+  t.ok(agent.pushText("let's explore"), 'conversation takes typed text');
+  await explore;
+  let guard: NodeJS.Timeout | undefined;
+  await Promise.race([streamed, new Promise((_, reject) => (guard = setTimeout(() => reject(new Error('no stream session streamed in 60 s')), 60_000)))]);
+  clearTimeout(guard);
+  t.pass('a stream session streamed');
   agent.stop('test');
   await agent.done;
 

@@ -1,4 +1,4 @@
-// `cortexd run --inspect`: the process is one tree (root `cortexd` -> signals, watchdog, service, agent), and a reload is seen as the agent subtree stopped and a new one started under the same root.
+// `cortexd run --inspect`: the process is one tree (root `cortexd` -> signals, watchdog, service, agent), and a reload is seen as the agent subtree stopped and a new one started under the same root; every context it shows is data.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -86,6 +86,16 @@ t.test('a --watch reload stops the agent subtree and starts the new one under th
       `${a.name} of the first agent ended (${statusOf(a.sessionId)}) before the second agent started`,
     );
   }
+  // Contexts are data: the inspector's sanitiser (actors/modes/inspect.ts) shows a function as "[function]"
+  // and a class instance as "[ClassName]"; no actor of the process, the root included, holds either.
+  const services = msgs
+    .filter((m) => m.type === '@xstate.snapshot')
+    .flatMap((m) => {
+      const text = JSON.stringify((m.snapshot as { context?: unknown } | undefined)?.context ?? null);
+      const found = text.match(/"\[(function|[A-Z][A-Za-z]*)\]"/g);
+      return found ? [`${actors.find((a) => a.sessionId === m.sessionId)?.name}: ${[...new Set(found)].join(', ')}`] : [];
+    });
+  t.same([...new Set(services)], [], 'every context the inspector saw is data (no function, no class instance)');
   const serviceActor = childrenOf(root).find((a) => a.name === 'service')!;
   t.ok(
     msgs.indexOf(serviceActor) < msgs.indexOf(first),

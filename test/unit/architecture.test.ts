@@ -29,9 +29,6 @@ const ALLOWED: Record<string, string> = {
   'getSnapshot actors/actions/action.ts governorOf': 'asks only whether the governor runs (its status), so a stopped one is not sent events',
   'getSnapshot actors/safety/status.ts safetyStatusOf':
     'the e-stop socket, the CLI and WebSim ask the safety status synchronously (the read-only view of the governor); the governor never reads it',
-  // Still to go (issue 29, "actors own their state"): the instances live in another actor's context.
-  'module-mutable devices/body/sim-body.ts bodies':
-    "the simulated body stands for the physical robot, which outlives the agents of a process (a reload): the move connector and the body input of one configuration share it as they would share the robot; it holds no actor's decision",
   // Memoised loads and pure caches: they hold what the code or the machine is, never what an actor decided.
   'module-let src/vision/opencv.ts loading': 'the native OpenCV module, loaded once per process on first use (a native addon cannot be loaded twice)',
   'module-let src/vision/opencv.ts loaded': 'the native OpenCV module, loaded once per process on first use',

@@ -1,6 +1,7 @@
 // Proves the simulated robot body: the pose follows move commands through the body connector, the battery drains, BodyInput reports and publishes it.
 import t from 'tap';
 import { SimBody } from '../../devices/body/sim-body.js';
+import { BodyBoard } from '../../src/cortex/bodies.js';
 import { createBodyConnector } from '../../actors/actions/connectors/body.js';
 import { BodyInput } from '../../actors/inputs/body-input.js';
 import { BodyConnectorOptions, BodyInputSchema } from '../../src/plugins/schemas/body.js';
@@ -20,9 +21,10 @@ t.test('walking and turning move the pose; distance drains the battery', async (
 
 t.test('the body connector moves the shared body of its robot; halt stands still once', async (t) => {
   const lines: string[] = [];
+  const bodies = new BodyBoard();
   const c = createBodyConnector(
     { robot: 'turtlebot4', step_m: 1, turn_deg: 90, command_seconds: 0 },
-    { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: (l) => lines.push(l) },
+    { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: (l) => lines.push(l), bodies },
   );
   const ac = new AbortController();
   await c.run({ action: 'walk forward' }, ac.signal);
@@ -39,6 +41,7 @@ t.test('the body connector moves the shared body of its robot; halt stands still
   // BodyInput of the same robot reads the same body and publishes its odometry.
   const published: Array<Record<string, unknown>> = [];
   const input = new BodyInput(BodyInputSchema.parse({ robot: 'turtlebot4', facets: ['battery', 'odometry'] }), {
+    bodies,
     logger: pino({ level: 'silent' }),
     signal: new AbortController().signal,
     publishContext: (v) => published.push(v),
@@ -50,12 +53,14 @@ t.test('the body connector moves the shared body of its robot; halt stands still
 });
 
 t.test('localization and navigation facets (OM1 AMCL / Navigation backgrounds): the map pose follows the body, navigation is idle', async (t) => {
+  const bodies = new BodyBoard();
   const c = createBodyConnector(
     { robot: 'limx_tron', step_m: 2, turn_deg: 90, command_seconds: 0 },
-    { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: () => {} },
+    { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: () => {}, bodies },
   );
   const published: Array<Record<string, unknown>> = [];
   const input = new BodyInput(BodyInputSchema.parse({ robot: 'limx_tron', facets: ['localization', 'navigation'] }), {
+    bodies,
     logger: pino({ level: 'silent' }),
     signal: new AbortController().signal,
     publishContext: (v) => published.push(v),
@@ -66,6 +71,29 @@ t.test('localization and navigation facets (OM1 AMCL / Navigation backgrounds): 
   t.match(published.at(-1), { localized: true, map_x: 2, map_y: 0, map_heading: 0, navigating: false, navigation_status: 'idle' });
   t.notOk('battery_percent' in published.at(-1)!, 'only the facets asked for');
   t.match(input.formattedLatestBuffer(), /localized on the map at x 2 m, y 0 m, heading 0 deg; navigation idle \(no goal\)/);
+});
+
+t.test('the board owns the bodies: a later agent on the same board keeps the pose (a reload); another board, or none, starts at the origin', async (t) => {
+  const options = { robot: 'generic', step_m: 1, turn_deg: 90, command_seconds: 0 };
+  const lines: string[] = [];
+  const ctx = (bodies?: BodyBoard) => ({
+    logger: pino({ level: 'silent' }),
+    stateDir: '/tmp',
+    write: (l: string) => lines.push(l),
+    ...(bodies ? { bodies } : {}),
+  });
+  const kept = new BodyBoard();
+  const signal = new AbortController().signal;
+  await createBodyConnector(options, ctx(kept)).run({ action: 'walk forward' }, signal);
+  await createBodyConnector(options, ctx(kept)).run({ action: 'walk forward' }, signal);
+  await createBodyConnector(options, ctx(new BodyBoard())).run({ action: 'walk forward' }, signal);
+  await createBodyConnector(options, ctx()).run({ action: 'walk forward' }, signal);
+  t.same(lines, [
+    '[generic] walk forward: x 1 m, y 0 m, heading 0 deg',
+    '[generic] walk forward: x 2 m, y 0 m, heading 0 deg',
+    '[generic] walk forward: x 1 m, y 0 m, heading 0 deg',
+    '[generic] walk forward: x 1 m, y 0 m, heading 0 deg',
+  ]);
 });
 
 t.test("a robot's real bus is refused with what it needs", async (t) => {

@@ -17,7 +17,7 @@ function hold(ms: number, signal: AbortSignal): Promise<void> {
 /** A motion connector: the safety governor sits in front of it; `halt` makes the body stand still. */
 export const createBodyConnector: ConnectorFactory = (raw, ctx) => {
   const o = BodyConnectorOptions.parse(raw ?? {});
-  const body = simBody(o.robot, o);
+  const body = simBody(o.robot, o, ctx.bodies);
   let stillAfterHalt = false;
   const say = (line: string) => ctx.write(`[${o.robot}] ${line}`);
   return {
