@@ -1,26 +1,36 @@
-// Serial lines: a line reader over serialport (or its mock binding) that reopens the port after an unplug.
-import { Observable, Subject, share } from 'rxjs';
+// Serial lines as a device a session actor opens (serialport or its mock binding): one open port is one link, held by every session on it; its lines on a hot observable.
+import { Subject, type Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
-import { DeviceError, withRestarts } from './device-error.js';
+import { DeviceError } from './device-error.js';
+import type { OpenableDevice } from './device-link.js';
+import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
 import { SerialConfigSchema, type ParsedSerialConfig, type SerialConfig } from '../src/plugins/schemas/devices.js';
 
 export { SerialConfigSchema, type SerialConfig } from '../src/plugins/schemas/devices.js';
 
 type AnyPort = SerialPort | SerialPortMock;
 
+/** The close code of a link whose port closed or failed (1006 with a reason: the engine says the reason as it is). */
+const PORT_ENDED = 1006;
+
 export interface SerialLine {
   readonly path: string;
   /**
-   * Cold: subscribing opens the port and emits its lines (without the delimiter). When the port closes
-   * or fails (unplugged, the peer of a pty went away), it is reopened with backoff and reading
-   * resumes; unsubscribing closes it.
+   * The port as a device for the one reconnect engine (actors/streams/session-machine.ts): `connect`
+   * opens it (or joins the port already open: a port is opened once however many sessions hold it),
+   * the link's `close` is the port's close or error, closing the last link closes the port. It never
+   * reopens by itself: the sessions do. Nothing here is fatal: a missing path may appear when the USB
+   * adapter is plugged back in.
    */
+  readonly device: OpenableDevice;
+  /** Hot: the lines (without the delimiter) of whichever port is open, while a session holds it. Opens nothing. */
   lines(): Observable<string>;
   /** Writes to the open port; rejects with a DeviceError when it is not open. */
   write(data: string | Buffer): Promise<void>;
   /** The open port, if any (diagnostics and tests drive the mock binding through it). */
   port(): AnyPort | undefined;
+  /** Each failure of the port, as the device saw it (a refused open, a close underneath): for logs and tests; the sessions say when it is reopened. */
   readonly failures$: Observable<DeviceError>;
 }
 
@@ -32,50 +42,110 @@ function openPort(config: ParsedSerialConfig): Promise<AnyPort> {
   });
 }
 
+/** One open port and the links (sessions) holding it. */
+interface Open {
+  port: AnyPort;
+  holders: Set<(event: LinkEvent) => void>;
+  links: number;
+  end: LinkEvent | undefined;
+}
+
 export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } = {}): SerialLine {
   const parsed = SerialConfigSchema.parse(config);
   const failures = new Subject<DeviceError>();
-  let current: AnyPort | undefined;
+  const heard = new Subject<string>();
+  let open: Open | undefined;
+  let opening: Promise<Open> | undefined;
 
-  const openOnce = () =>
-    new Observable<string>((subscriber) => {
-      let closedByUs = false;
-      let port: AnyPort | undefined;
-      openPort(parsed).then(
-        (opened) => {
-          port = opened;
-          if (closedByUs) {
-            opened.close(() => {});
-            return;
-          }
-          current = opened;
-          const parser = opened.pipe(new ReadlineParser({ delimiter: parsed.delimiter, encoding: 'utf8' }));
-          parser.on('data', (line: string) => subscriber.next(line.endsWith('\r') ? line.slice(0, -1) : line));
-          opened.on('error', (err) => {
-            if (!closedByUs) subscriber.error(DeviceError.from('serial', err, parsed.path));
-          });
-          opened.on('close', () => {
-            if (current === opened) current = undefined;
-            if (!closedByUs) subscriber.error(new DeviceError('serial', `${parsed.path} closed (unplugged?)`, { code: 'serial_closed' }));
-          });
-        },
-        (err: unknown) => subscriber.error(DeviceError.from('serial', err, `cannot open ${parsed.path}`)),
-      );
-      return () => {
-        closedByUs = true;
-        if (port && current === port) current = undefined;
-        if (port?.isOpen) port.close(() => {});
-      };
+  const fail = (error: DeviceError) => {
+    failures.next(error);
+    ctx.logger?.warn({ err: error }, error.message);
+  };
+
+  /** The port ended underneath (unplugged, the pty's peer went away): every link holding it hears the close. */
+  const ended = (o: Open, error: DeviceError) => {
+    if (o.end) return;
+    if (open === o) open = undefined;
+    fail(error);
+    o.end = { type: 'close', code: PORT_ENDED, reason: error.message };
+    for (const holder of [...o.holders]) holder(o.end);
+    if (o.port.isOpen) o.port.close(() => undefined);
+  };
+
+  const start = async (): Promise<Open> => {
+    let port: AnyPort;
+    try {
+      port = await openPort(parsed);
+    } catch (err) {
+      const error = DeviceError.from('serial', err, `cannot open ${parsed.path}`);
+      fail(error);
+      throw error;
+    }
+    const o: Open = { port, holders: new Set(), links: 0, end: undefined };
+    const parser = port.pipe(new ReadlineParser({ delimiter: parsed.delimiter, encoding: 'utf8' }));
+    parser.on('data', (line: string) => {
+      if (open === o) heard.next(line.endsWith('\r') ? line.slice(0, -1) : line);
     });
+    port.on('error', (err) => ended(o, DeviceError.from('serial', err, parsed.path)));
+    port.on('close', () => ended(o, new DeviceError('serial', `${parsed.path} closed (unplugged?)`, { code: 'serial_closed' })));
+    open = o;
+    return o;
+  };
+
+  /** A session's hold on the open port: closing the last one closes the port. */
+  const linkTo = (o: Open): StreamLink => {
+    o.links += 1;
+    let closed = false;
+    return {
+      bufferedAmount: () => 0,
+      subscribe(listener) {
+        o.holders.add(listener);
+        // A close between the open and this subscription is not lost.
+        const missed = o.end;
+        if (missed) queueMicrotask(() => o.holders.has(listener) && listener(missed));
+        return () => o.holders.delete(listener);
+      },
+      close() {
+        if (closed) return;
+        closed = true;
+        o.links -= 1;
+        if (o.links > 0 || o.end) return;
+        o.end = { type: 'close', code: 1000, reason: 'closed' };
+        if (open === o) open = undefined;
+        if (o.port.isOpen) o.port.close(() => undefined);
+      },
+    };
+  };
+
+  const device: OpenableDevice = {
+    connect: async (signal) => {
+      if (open && !open.end) return linkTo(open);
+      opening ??= start().finally(() => {
+        opening = undefined;
+      });
+      const o = await opening;
+      // Aborted while the port opened (the session stopped or timed out): hold it only to release it.
+      const link = linkTo(o);
+      if (signal.aborted) {
+        link.close();
+        throw new DeviceError('serial', `opening ${parsed.path} cancelled`);
+      }
+      return link;
+    },
+    // The lines reach consumers through `lines()` whichever session holds the port: nothing to wire per link.
+    attach: () => () => undefined,
+    backoff: { initialMs: parsed.reopen_initial_ms, maxMs: parsed.reopen_max_ms },
+  };
 
   return {
     path: parsed.path,
+    device,
     failures$: failures.asObservable(),
-    port: () => current,
-    lines: () => withRestarts('serial', openOnce, { initialMs: parsed.reopen_initial_ms, maxMs: parsed.reopen_max_ms }, failures, ctx.logger),
+    port: () => open?.port,
+    lines: () => heard.asObservable(),
     write: (data) =>
       new Promise<void>((resolve, reject) => {
-        const port = current;
+        const port = open?.port;
         if (!port?.isOpen) {
           reject(new DeviceError('serial', `${parsed.path} is not open`, { code: 'serial_closed' }));
           return;
@@ -85,26 +155,25 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
   };
 }
 
-/** Lines open in this process, by binding and path: a port can be opened (locked) only once. */
-const sharedLines = new Map<string, { line: SerialLine; lines$: Observable<string>; baud: number }>();
+/** Lines of this process, by binding and path: a port can be opened (locked) only once. */
+const sharedLines = new Map<string, { line: SerialLine; baud: number }>();
 
 /**
  * The process's one line on a port: the motor controller's connectors (move and face on the same
- * board) and the safety governor's e-stop watcher share one open port, each subscriber seeing every
- * line; the port closes when the last subscriber leaves. The first caller's settings (baud rate)
- * apply; a later caller asking for another baud rate gets the same line and a warning.
+ * board), a serial battery board's input and the safety governor's e-stop watcher share one open
+ * port, each holding it with a session of its own and each seeing every line; the port closes when
+ * the last session lets go. The first caller's settings (baud rate) apply; a later caller asking for
+ * another baud rate gets the same line and a warning.
  */
 export function sharedSerialLine(config: SerialConfig, ctx: { logger?: Logger } = {}): SerialLine {
   const parsed = SerialConfigSchema.parse(config);
   const key = `${parsed.binding}:${parsed.path}`;
   let entry = sharedLines.get(key);
   if (!entry) {
-    const line = createSerialLine(config, ctx);
-    entry = { line, lines$: line.lines().pipe(share()), baud: parsed.baud_rate };
+    entry = { line: createSerialLine(config, ctx), baud: parsed.baud_rate };
     sharedLines.set(key, entry);
   } else if (entry.baud !== parsed.baud_rate) {
     ctx.logger?.warn(`${parsed.path} is already open at ${entry.baud} baud; ${parsed.baud_rate} is ignored`);
   }
-  const { line, lines$ } = entry;
-  return { path: line.path, failures$: line.failures$, port: () => line.port(), write: (data) => line.write(data), lines: () => lines$ };
+  return entry.line;
 }

@@ -1,8 +1,9 @@
 // The one backoff and reconnect policy: capped exponential delays with jitter, an attempt count that resets on health, a quick-failure breaker.
 
 /*
- * Everything that retries uses this module: devices (withRestarts), HTTP requests (cloud/retry.ts,
- * where a server's Retry-After overrides the delay), MCP servers and the ASR/VLM socket sessions.
+ * Everything that retries uses this module: the session machine (sockets, MQTT, MCP, and the devices:
+ * recorder, camera, serial port), HTTP requests (cloud/retry.ts, where a server's Retry-After
+ * overrides the delay).
  * Time and chance are injected (`now`, `random`), so tests drive them; nothing here sleeps.
  */
 

@@ -2,13 +2,14 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Observable, asyncScheduler, distinctUntilChanged, exhaustMap, filter, from, map, tap, timer, type SchedulerLike } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { BatteryInputSchema, serialConfigOf, type BatteryInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { sharedSerialLine, type SerialLine } from '../../devices/serial.js';
 import { CortexError } from '../../src/errors.js';
 import { BufferedInput } from './buffered-input.js';
 import { batteryChanged } from '../../src/cortex/wake.js';
 import { parseBatteryLine } from './battery-line.js';
+import { serialSessionInput } from '../streams/serial-session.js';
 
 export { BatteryInputSchema, type BatteryInputConfig };
 
@@ -85,6 +86,8 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
   reads = 0;
   /** Serial lines that were not a reading (the first is logged, the rest only counted). */
   rejected = 0;
+  /** The serial board's port (binding `serial`): its session is the input actor's child `device:serial`. */
+  readonly device?: NonNullable<InputPlugin['device']>;
 
   constructor(
     private readonly config: BatteryInputConfig,
@@ -101,12 +104,10 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
     });
+    // Nothing about a port is fatal (its session never fails): its states are on the bus, its lines in `readings()`.
+    if (serial) this.device = { name: 'serial', kind: 'serial', input: serialSessionInput(serial), onEvent: () => undefined };
   }
 
-  /** Failures of the serial board's port that it recovers from itself (reopened after its backoff), for the bus. */
-  get deviceFailures$() {
-    return this.serial?.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
-  }
 
   protected source(): Observable<BatteryReading> {
     return this.readings().pipe(
@@ -171,7 +172,7 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
 export const createBatteryInput: InputFactory = (raw, ctx) => {
   const config = BatteryInputSchema.parse(raw ?? {});
   if (config.binding !== 'serial') return new BatteryInput(config, ctx);
-  // The board's port may be shared (a motor controller that also reports its battery): one open port per process.
+  // The board's port may be shared (a motor controller that also reports its battery): one open port per process, held by each owner's session.
   const serial = sharedSerialLine(serialConfigOf({ ...config, binding: config.serial_binding }), { logger: ctx.logger });
   return new BatteryInput(config, ctx, asyncScheduler, serial);
 };

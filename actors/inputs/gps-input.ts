@@ -1,10 +1,11 @@
 // GpsInput: NMEA sentences from a serial GPS (checksummed GGA, RMC, VTG) folded into fix, position and speed: the "GPS: ..." prompt line.
 import { type Observable, filter, map, scan, tap } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { GpsInputSchema, serialConfigOf, type GpsInputConfig } from '../../src/plugins/schemas/inputs.js';
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { BufferedInput } from './buffered-input.js';
+import { serialSessionInput } from '../streams/serial-session.js';
 import { gpsChanged } from '../../src/cortex/wake.js';
 
 export { GpsInputSchema, type GpsInputConfig };
@@ -79,16 +80,13 @@ export function describeGps(s: GpsState): string {
 }
 
 /**
- * Listening opens the port (reopened after an unplug); lines that are not NMEA, fail their checksum
+ * The port is the input's device: the input actor runs its session (child `device:serial`, stream
+ * kind `serial`), which opens it and reopens it after an unplug. Listening reads its lines; lines that are not NMEA, fail their checksum
  * or are of another type are skipped (counted in `rejected`). Each sentence yields the merged state;
  * the buffer keeps the newest (`GPS: ...`), `final: false`.
  */
 export class GpsInput extends BufferedInput<GpsRaw> {
-  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
-  get deviceFailures$() {
-    return this.serial.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
-  }
-
+  readonly device: NonNullable<InputPlugin['device']>;
   rejected = 0;
 
   constructor(
@@ -105,6 +103,8 @@ export class GpsInput extends BufferedInput<GpsRaw> {
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
     });
+    // Nothing about a port is fatal (its session never fails): its states are on the bus, its lines in `source()`.
+    this.device = { name: 'serial', kind: 'serial', input: serialSessionInput(serial), onEvent: () => undefined };
   }
 
   protected source(): Observable<GpsRaw> {

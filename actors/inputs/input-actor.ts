@@ -220,6 +220,7 @@ function inputMachineOf(slots: Slots) {
           stopChild('stream:mqtt'),
           stopChild('device:microphone'),
           stopChild('device:camera'),
+          stopChild('device:serial'),
           ({ self }) => {
             const own = slots.get(self);
             if (own) own.listening = false;

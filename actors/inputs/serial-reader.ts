@@ -1,22 +1,22 @@
-// SerialReader: lines from a serial port (reopened after an unplug) as "Serial: ..." prompt lines.
-import { type Observable, map } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+// SerialReader: lines from a serial port (held open by its session child `device:serial`) as "Serial: ..." prompt lines.
+import type { Observable } from 'rxjs';
+import type { InputContext, InputFactory, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { SerialReaderSchema, serialConfigOf, serialFields, type SerialReaderConfig } from '../../src/plugins/schemas/inputs.js';
 import { createSerialLine, type SerialLine } from '../../devices/serial.js';
 import { BufferedInput } from './buffered-input.js';
+import { serialSessionInput } from '../streams/serial-session.js';
 
 export { SerialReaderSchema, serialConfigOf, serialFields, type SerialReaderConfig };
 
 /**
- * Listening opens the port (reopened with backoff when it vanishes); each non-empty line is a
- * message (`final: false`: sensor chatter does not wake the loop). The buffer keeps the lines since
- * the last tick (at most `buffer_size`, oldest dropped and counted), one `Serial: ...` line each.
+ * The port is the input's device: the input actor runs its session (child `device:serial`, stream
+ * kind `serial`), which opens it and reopens it with the engine's backoff when it vanishes. Listening
+ * reads the port's lines; each non-empty line is a message (`final: false`: sensor chatter does not
+ * wake the loop). The buffer keeps the lines since the last tick (at most `buffer_size`, oldest
+ * dropped and counted), one `Serial: ...` line each.
  */
 export class SerialReader extends BufferedInput<string> {
-  /** Failures the device recovers from itself (reopened after its backoff), for the bus. */
-  get deviceFailures$() {
-    return this.serial.failures$.pipe(map((e) => ({ message: e.message, ...(e.retryInMs !== undefined ? { retryInMs: e.retryInMs } : {}) })));
-  }
+  readonly device: NonNullable<InputPlugin['device']>;
 
   constructor(
     private readonly config: SerialReaderConfig,
@@ -32,6 +32,8 @@ export class SerialReader extends BufferedInput<string> {
       ...(ctx?.logger ? { logger: ctx.logger } : {}),
       ...(ctx?.signal ? { signal: ctx.signal } : {}),
     });
+    // Nothing about a port is fatal (its session never fails): its states are on the bus, its lines in `source()`.
+    this.device = { name: 'serial', kind: 'serial', input: serialSessionInput(serial), onEvent: () => undefined };
   }
 
   protected source(): Observable<string> {

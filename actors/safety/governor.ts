@@ -350,8 +350,8 @@ export const governorMachine = setup({
           else if (e.state === 'healthy') fault(enqueue, s, c, 'model health', null);
           return;
         case 'stream': {
-          // The hosted service's sockets only: a sensor broker (MqttInput's `mqtt` stream) and a device (`mic`, `cam`) are not the service.
-          if (e.kind === 'mqtt' || e.kind === 'mic' || e.kind === 'cam') return;
+          // The hosted service's sockets only: a sensor broker (MqttInput's `mqtt` stream) and a device (`mic`, `cam`, `serial`) are not the service.
+          if (e.kind === 'mqtt' || e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial') return;
           const key = `${e.kind} socket ${e.input}`;
           const down = e.state === 'backingOff' || e.state === 'failed';
           fault(enqueue, s, c, key, down && lossStops ? `${e.state === 'failed' ? 'failed' : 'reconnecting'}${e.reason ? ` (${e.reason})` : ''}` : null);

@@ -1,4 +1,4 @@
-// How the terminal view reports ASR/VLM sockets, broker connections and devices (a microphone's recorder, a camera): the first connection, failures, and reconnect storms as one summary line per 30 s.
+// How the terminal view reports ASR/VLM sockets, broker connections and devices (a microphone's recorder, a camera, a serial port): the first connection, failures, and reconnect storms as one summary line per 30 s.
 import type { StreamEvent } from '../cortex/events.js';
 
 /** At most one line per stream in this time, failures excepted. */
@@ -23,9 +23,9 @@ interface Track {
   down: boolean;
 }
 
-const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection', mic: 'microphone', cam: 'camera' } as const;
-/** A device (a microphone's recorder, a camera) is opened, a connection connects. */
-const isDevice = (e: Pick<StreamEvent, 'kind'>) => e.kind === 'mic' || e.kind === 'cam';
+const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection', mic: 'microphone', cam: 'camera', serial: 'serial port' } as const;
+/** A device (a microphone's recorder, a camera, a serial port) is opened, a connection connects. */
+const isDevice = (e: Pick<StreamEvent, 'kind'>) => e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial';
 const cannot = (e: Pick<StreamEvent, 'kind'>) => (isDevice(e) ? 'cannot open' : 'cannot connect');
 const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${KIND_LABEL[e.kind] ?? e.kind} (${e.input})`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

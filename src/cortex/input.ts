@@ -63,17 +63,17 @@ export interface InputPlugin<Raw = unknown> {
   readonly stream?: { kind: StreamKind; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): Raw | undefined };
   /**
    * The device this input opens and that a session actor reopens (the microphone's recorder, an OpenCV
-   * camera). The input actor runs it as its child `device:<name>` (the session machine, `input` being
+   * camera, a serial port). The input actor runs it as its child `device:<name>` (the session machine, `input` being
    * its input) while it listens, puts its states on the bus as `stream` events of `kind` (a `backingOff`
    * also as an `error` that says when the device is reopened), and hands every event it emits to
    * `onEvent` (a `<kind>.failed` is the device gone for good: the plugin decides whether listening
    * ends). The device's data never travels as events: it reaches the plugin through the device's own
    * observable.
    */
-  readonly device?: { name: 'microphone' | 'camera'; kind: StreamKind; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
+  readonly device?: { name: 'microphone' | 'camera' | 'serial'; kind: StreamKind; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
   /**
-   * Failures of this input's device that the device recovers from itself (a camera or serial port
-   * reopened after its backoff): the input actor reports each on the bus, so none goes unseen.
+   * Failures of this input's device that the device recovers from itself (the local vision worker's
+   * camera, reopened by the worker's own session): the input actor reports each on the bus, so none goes unseen.
    */
   readonly deviceFailures$?: Observable<{ message: string; retryInMs?: number }>;
   /**

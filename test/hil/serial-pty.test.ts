@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, writeFileSync, openSync, writeSync, closeSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSerialLine } from '../../devices/serial.js';
+import { heldSerialLines } from '../../actors/streams/serial-session.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hil-serial-'));
@@ -40,7 +41,7 @@ t.test('lines are read; when the peer goes away and comes back, reading resumes'
   const lines: string[] = [];
   const failures: string[] = [];
   serial.failures$.subscribe((e) => failures.push(e.message));
-  const sub = serial.lines().subscribe((l) => lines.push(l));
+  const sub = heldSerialLines(serial).subscribe((l) => lines.push(l));
   t.teardown(() => sub.unsubscribe());
   await until('port open', () => serial.port()?.isOpen);
   writePeer('first line\r\nsecond');
@@ -93,7 +94,7 @@ t.test("NMEA fed into a pty by gpsd's gpsfake machinery is parsed into fixes", a
   const ptyPath = await until(`the feeder's pty (stderr: ${err})`, () => out.split('\n')[0]?.startsWith('/dev/') && out.split('\n')[0]);
   const serial = createSerialLine({ binding: 'serialport', path: ptyPath, baud_rate: 9600 });
   const fixes: NmeaSentence[] = [];
-  const sub = serial.lines().subscribe((l) => {
+  const sub = heldSerialLines(serial).subscribe((l) => {
     const s = parseNmea(l);
     if (typeof s !== 'string') fixes.push(s);
   });

@@ -1,8 +1,9 @@
-// Proves serial lines are read from serialport's mock binding, the port is reopened after it closes, and NMEA is parsed and checked.
+// Proves serial lines are read from serialport's mock binding while a session holds the port, the session reopens it after it closes, one open port serves every session, and NMEA is parsed and checked.
 import t from 'tap';
 import { SerialPortMock } from 'serialport';
 import { firstValueFrom, take, toArray, lastValueFrom } from 'rxjs';
 import { createSerialLine } from '../../devices/serial.js';
+import { heldSerialLines } from '../../actors/streams/serial-session.js';
 import { parseNmea, formatNmea, nmeaCoordinate } from '../../devices/nmea.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -12,7 +13,7 @@ const mock = (port: unknown) => (port as SerialPortMock).port!;
 t.test('reads CRLF and LF lines, and writes', async (t) => {
   SerialPortMock.binding.createPort('/dev/MOCK0', { record: true });
   const serial = createSerialLine({ binding: 'mock', path: '/dev/MOCK0' });
-  const got = lastValueFrom(serial.lines().pipe(take(3), toArray()));
+  const got = lastValueFrom(heldSerialLines(serial).pipe(take(3), toArray()));
   const port = await waitFor(() => serial.port());
   mock(port).emitData('hello\r\nwor');
   mock(port).emitData('ld\nthird\n');
@@ -27,7 +28,7 @@ t.test('after the port closes underneath, it is reopened and reading resumes', a
   const failures: string[] = [];
   serial.failures$.subscribe((e) => failures.push(e.code));
   const lines: string[] = [];
-  const sub = serial.lines().subscribe((l) => lines.push(l));
+  const sub = heldSerialLines(serial).subscribe((l) => lines.push(l));
   const first = await waitFor(() => serial.port());
   mock(first).emitData('before\n');
   await waitFor(() => (lines.length === 1 ? true : undefined));
@@ -47,7 +48,7 @@ t.test('a path that does not exist is retried until it appears', async (t) => {
   const serial = createSerialLine({ binding: 'mock', path: '/dev/LATER', reopen_initial_ms: 5, reopen_max_ms: 5 });
   const failures: string[] = [];
   serial.failures$.subscribe((e) => failures.push(e.message));
-  const line = firstValueFrom(serial.lines());
+  const line = firstValueFrom(heldSerialLines(serial));
   await waitFor(() => (failures.length >= 2 ? true : undefined));
   SerialPortMock.binding.createPort('/dev/LATER');
   const port = await waitFor(() => serial.port());
@@ -55,6 +56,31 @@ t.test('a path that does not exist is retried until it appears', async (t) => {
   t.equal(await line, 'finally');
   t.match(failures[0], /cannot open \/dev\/LATER/);
   t.teardown(() => SerialPortMock.binding.reset());
+});
+
+t.test('one open port serves every session holding it; the last to let go closes it', async (t) => {
+  SerialPortMock.binding.createPort('/dev/MOCKSHARED');
+  t.teardown(() => SerialPortMock.binding.reset());
+  const serial = createSerialLine({ binding: 'mock', path: '/dev/MOCKSHARED', reopen_initial_ms: 5, reopen_max_ms: 10 });
+  const failures: string[] = [];
+  serial.failures$.subscribe((e) => failures.push(e.message));
+  const a: string[] = [];
+  const b: string[] = [];
+  const subA = heldSerialLines(serial).subscribe((l) => a.push(l));
+  const subB = heldSerialLines(serial).subscribe((l) => b.push(l));
+  const port = await waitFor(() => serial.port());
+  mock(port).emitData('both\n');
+  await waitFor(() => (a.length === 1 && b.length === 1 ? true : undefined));
+  t.same([a, b], [['both'], ['both']], 'each session sees every line');
+  t.same(failures, [], 'the port was opened once (the mock binding refuses a second open of a locked port)');
+  subA.unsubscribe();
+  t.equal(serial.port(), port, 'still open while a session holds it');
+  mock(port).emitData('one left\n');
+  await waitFor(() => (b.length === 2 ? true : undefined));
+  t.same(a, ['both']);
+  subB.unsubscribe();
+  t.equal(serial.port(), undefined, 'closed with the last session');
+  await t.rejects(serial.write('x'), { code: 'serial_closed' });
 });
 
 t.test('NMEA: GGA, RMC and VTG parsed; bad checksums and other text refused', async (t) => {

@@ -1,4 +1,4 @@
-// Proves SerialReader and GpsInput over serialport's mock binding: lines as "Serial:" lines, NMEA folded into fix, position and speed.
+// Proves SerialReader and GpsInput over serialport's mock binding, the port held by the session the input actor would run (`device`): lines as "Serial:" lines, NMEA folded into fix, position and speed.
 import t from 'tap';
 import { SerialPortMock } from 'serialport';
 import { firstValueFrom, take, toArray, tap } from 'rxjs';
@@ -8,6 +8,12 @@ import { PositionBoard } from '../../actors/actions/locations.js';
 import { createSerialLine } from '../../devices/serial.js';
 import { formatNmea, parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { createLogger } from '../../src/log.js';
+import { createActor } from 'xstate';
+import { streamSessionMachine, type SessionInput } from '../../actors/streams/session-machine.js';
+import type { InputPlugin } from '../../src/cortex/input.js';
+
+/** The input's device session, as the input actor runs it (child `device:serial`). */
+const session = (input: Pick<InputPlugin, 'device'>) => createActor(streamSessionMachine, { input: input.device!.input as SessionInput }).start();
 import { waitFor } from '../helpers/wait.js';
 
 const mock = (port: unknown) => (port as SerialPortMock).port!;
@@ -18,6 +24,8 @@ t.test('SerialReader: each line is a message; the buffer holds the lines since t
   const config = SerialReaderSchema.parse({ binding: 'mock', serial_port: '/dev/MOCKR0', buffer_size: 2 });
   const serial = createSerialLine(serialConfigOf(config));
   const input = new SerialReader(config, serial);
+  t.match(input.device, { name: 'serial', kind: 'serial' });
+  const device = session(input);
   const raws: string[] = [];
   // As the input actor does: one rawToText per raw event, which buffers the message.
   const sub = input.listen().subscribe((l) => (raws.push(l), input.rawToText(l)));
@@ -29,6 +37,7 @@ t.test('SerialReader: each line is a message; the buffer holds the lines since t
   t.equal(input.rawToText('x')?.final, false, 'a line does not wake the loop');
   sub.unsubscribe();
   await input.stop();
+  device.stop();
   await t.rejects(serial.write('x'), { code: 'serial_closed' }, 'stop closes the port');
 });
 
@@ -50,6 +59,8 @@ t.test('GpsInput: fix, position, altitude, speed and course from GGA and RMC; ba
   const serial = createSerialLine(serialConfigOf(config));
   const gpsPositions = new PositionBoard();
   const input = new GpsInput(config, serial, { logger: createLogger({ level: 'silent' }), signal: new AbortController().signal, positions: gpsPositions });
+  const device = session(input);
+  t.teardown(() => device.stop());
   const got = firstValueFrom(
     input.listen().pipe(
       tap((r) => input.rawToText(r)),

@@ -4,6 +4,7 @@ import { CortexError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { SerialConnectorOptions } from '../../../src/plugins/schemas/actions.js';
 import { sharedSerialLine, SerialConfigSchema } from '../../../devices/serial.js';
+import { heldSerialLines } from '../../streams/serial-session.js';
 
 /*
  * Line protocol (README, "Serial line protocol"). ASCII lines ending in `\n`:
@@ -56,7 +57,11 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
       if (!stopLine || lastLine === `${stopLine}\n`) return;
       await send(`${stopLine}\n`);
     };
-    let sub: Subscription | undefined = line.lines().subscribe({
+    // The connector holds the port with a session of its own (reopened with the engine's backoff after an unplug) until it stops.
+    const onState = (e: { state: string; reason?: string; delay_ms?: number }) => {
+      if (e.state === 'backingOff') ctx.logger.warn(`${action}: ${e.reason ?? o.path}; the port is reopened in ${e.delay_ms ?? 0} ms`);
+    };
+    let sub: Subscription | undefined = heldSerialLines(line, { onState }).subscribe({
       next: (text) => {
         const t = text.trim();
         if (!waiter) return;
@@ -66,7 +71,7 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
       error: (err: unknown) => ctx.logger.error({ err }, `${action} serial line ended`),
     });
 
-    /** Waits until the port is open (it is opened in the background and reopened after an unplug). */
+    /** Waits until the port is open (its session opens it in the background and reopens it after an unplug). */
     const whenOpen = async (deadline: number, signal: AbortSignal) => {
       while (!line.port()?.isOpen) {
         signal.throwIfAborted();
