@@ -1,11 +1,13 @@
 // The backgrounds of a mode (`backgrounds`, one `background:<type>` child each): context producers, supervised and restarted with the one backoff, health on the bus.
 import type { Logger } from 'pino';
-import { assign, fromCallback, sendParent, setup } from 'xstate';
+import { assign, createActor, fromCallback, sendParent, setup } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
 import { backoffDelay } from '../../src/backoff.js';
 import { inputOf } from '../input-of.js';
+import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
+import { relayDeviceSession } from '../streams/device-session.js';
 
 /** Builds a fresh plugin of the background with the callback it publishes context through. */
 export type BackgroundCreate = (callbacks: Pick<InputContext, 'publishContext'>) => InputPlugin;
@@ -49,8 +51,12 @@ const stoppedReport = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 
  * Makes the plugin and subscribes its source while the background runs: what it reads only feeds the
  * context values it publishes (its text is never a prompt line and never wakes the model). A plugin
  * that cannot be made, a source that fails or ends: `background.error`. Leaving stops the plugin.
+ * A plugin with a device (a serial GPS or battery board) has its device session run here, owned by
+ * this callback (the plugin is made here, so the session cannot be a child spawned before it): its
+ * states go on the bus as an input's do (`stream` events of the device's kind), a `<kind>.failed` is
+ * a `background.error`, and leaving stops it.
  */
-const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'create' | 'type' | 'logger' | 'track'>>(({ input, sendBack }) => {
+const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'create' | 'type' | 'logger' | 'track' | 'bus'>>(({ input, sendBack }) => {
   let plugin: InputPlugin;
   try {
     plugin = input.create({ publishContext: (values) => sendBack({ type: 'background.context', values } satisfies Ev) });
@@ -58,6 +64,25 @@ const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'creat
     sendBack({ type: 'background.error', error: `not started: ${describeError(err)}`, fatal: true } satisfies Ev);
     return () => {};
   }
+  const device = plugin.device;
+  const session = device ? createActor(streamSessionMachine, { input: device.input as SessionInput }).start() : undefined;
+  const relay =
+    session && device
+      ? relayDeviceSession(
+          session,
+          {
+            type: plugin.type,
+            device: {
+              kind: device.kind,
+              onEvent: (e) => {
+                device.onEvent(e);
+                if (e.type === `${device.kind}.failed`) sendBack({ type: 'background.error', error: `${device.name}: ${String(e.reason)}`, fatal: false } satisfies Ev);
+              },
+            },
+          },
+          input.bus,
+        )
+      : undefined;
   const sub = plugin.listen().subscribe({
     // The plugin's own reading of each event (it may publish from there); the text is not used.
     next: (raw) => {
@@ -72,6 +97,9 @@ const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'creat
   });
   return () => {
     sub.unsubscribe();
+    relay?.unsubscribe();
+    session?.send({ type: 'stop' });
+    session?.stop();
     const closing = plugin.stop().catch((err: unknown) => input.logger.warn(`stopping background ${input.type}: ${describeError(err)}`));
     input.track?.(closing);
   };
@@ -136,8 +164,8 @@ export const backgroundMachine = setup({
       invoke: {
         src: 'produce',
         input: ({ context, self }) => {
-          const { create, logger, track } = inputOf<BackgroundActorInput>(self);
-          return { create, type: context.type, logger, ...(track ? { track } : {}) };
+          const { create, logger, track, bus } = inputOf<BackgroundActorInput>(self);
+          return { create, type: context.type, logger, bus, ...(track ? { track } : {}) };
         },
       },
       after: { healthy: { actions: assign({ attempt: 0 }) } },
