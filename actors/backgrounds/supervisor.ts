@@ -76,7 +76,8 @@ const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'creat
               kind: device.kind,
               onEvent: (e) => {
                 device.onEvent(e);
-                if (e.type === `${device.kind}.failed`) sendBack({ type: 'background.error', error: `${device.name}: ${String(e.reason)}`, fatal: false } satisfies Ev);
+                if (e.type === `${device.kind}.failed`)
+                  sendBack({ type: 'background.error', error: `${device.name}: ${String(e.reason)}`, fatal: false } satisfies Ev);
               },
             },
           },

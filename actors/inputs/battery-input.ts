@@ -108,7 +108,6 @@ export class BatteryInput extends BufferedInput<BatteryReading> {
     if (serial) this.device = { name: 'serial', kind: 'serial', input: serialSessionInput(serial), onEvent: () => undefined };
   }
 
-
   protected source(): Observable<BatteryReading> {
     return this.readings().pipe(
       distinctUntilChanged((a, b) => a.percent === b.percent && a.status === b.status),

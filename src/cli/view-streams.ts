@@ -23,7 +23,14 @@ interface Track {
   down: boolean;
 }
 
-const KIND_LABEL = { asr: 'speech recognition socket', vlm: 'vision socket', mqtt: 'broker connection', mic: 'microphone', cam: 'camera', serial: 'serial port' } as const;
+const KIND_LABEL = {
+  asr: 'speech recognition socket',
+  vlm: 'vision socket',
+  mqtt: 'broker connection',
+  mic: 'microphone',
+  cam: 'camera',
+  serial: 'serial port',
+} as const;
 /** A device (a microphone's recorder, a camera, a serial port) is opened, a connection connects. */
 const isDevice = (e: Pick<StreamEvent, 'kind'>) => e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial';
 const cannot = (e: Pick<StreamEvent, 'kind'>) => (isDevice(e) ? 'cannot open' : 'cannot connect');

@@ -70,7 +70,12 @@ export interface InputPlugin<Raw = unknown> {
    * ends). The device's data never travels as events: it reaches the plugin through the device's own
    * observable.
    */
-  readonly device?: { name: 'microphone' | 'camera' | 'serial'; kind: StreamKind; input: unknown; onEvent(event: { type: string; [k: string]: unknown }): void };
+  readonly device?: {
+    name: 'microphone' | 'camera' | 'serial';
+    kind: StreamKind;
+    input: unknown;
+    onEvent(event: { type: string; [k: string]: unknown }): void;
+  };
   /**
    * Failures of this input's device that the device recovers from itself (the local vision worker's
    * camera, reopened by the worker's own session): the input actor reports each on the bus, so none goes unseen.
