@@ -4,6 +4,7 @@ import { SerialPortMock } from 'serialport';
 import { firstValueFrom, take, toArray, lastValueFrom } from 'rxjs';
 import { createSerialLine } from '../../devices/serial.js';
 import { heldSerialLines } from '../../actors/streams/serial-session.js';
+import type { SessionStateEvent } from '../../actors/streams/session-machine.js';
 import { parseNmea, formatNmea, nmeaCoordinate } from '../../devices/nmea.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -81,6 +82,42 @@ t.test('one open port serves every session holding it; the last to let go closes
   subB.unsubscribe();
   t.equal(serial.port(), undefined, 'closed with the last session');
   await t.rejects(serial.write('x'), { code: 'serial_closed' });
+});
+
+t.test('a path that stays missing is never fatal: it is probed with the backoff, never waiting longer than reopen_max_ms', async (t) => {
+  const serial = createSerialLine({ binding: 'mock', path: '/dev/GONE', reopen_initial_ms: 2, reopen_max_ms: 20 });
+  const states: SessionStateEvent[] = [];
+  const sub = heldSerialLines(serial, { onState: (e) => states.push(e) }).subscribe();
+  t.teardown(() => sub.unsubscribe());
+  const waits = () => states.filter((e) => e.state === 'backingOff');
+  await waitFor(() => (waits().length >= 8 ? true : undefined), 10_000);
+  t.match(waits()[0]!.reason, /cannot open \/dev\/GONE/);
+  t.ok(
+    waits().every((e) => e.delay_ms! <= 20),
+    `waits capped: ${waits().map((e) => e.delay_ms)}`,
+  );
+  t.notOk(
+    states.some((e) => e.state === 'failed'),
+    'still probing',
+  );
+});
+
+t.test('a port that dies as soon as it opens trips the breaker, whose wait is capped by reopen_max_ms too', async (t) => {
+  SerialPortMock.binding.createPort('/dev/FLAPPY');
+  t.teardown(() => SerialPortMock.binding.reset());
+  const serial = createSerialLine({ binding: 'mock', path: '/dev/FLAPPY', reopen_initial_ms: 2, reopen_max_ms: 30 });
+  const states: SessionStateEvent[] = [];
+  const sub = heldSerialLines(serial, {
+    onState: (e) => {
+      states.push(e);
+      // Unplugged again right after each open.
+      if (e.state === 'streaming') queueMicrotask(() => serial.port()?.close());
+    },
+  }).subscribe();
+  t.teardown(() => sub.unsubscribe());
+  const breaker = await waitFor(() => states.find((e) => e.breaker === true), 10_000);
+  t.equal(states.filter((e) => e.state === 'streaming').length, 5, 'five quick deaths open the breaker');
+  t.ok(breaker.delay_ms! <= 30, `the breaker waits at most reopen_max_ms: ${breaker.delay_ms} ms`);
 });
 
 t.test('NMEA: GGA, RMC and VTG parsed; bad checksums and other text refused', async (t) => {
