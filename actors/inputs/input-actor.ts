@@ -1,7 +1,7 @@
 // One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its session actors as children `stream:<kind>` and `device:<name>`, and restarts an input without one with the backoff when it fails.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
-import type { AgentBus } from '../../src/cortex/events.js';
+import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { InputContext, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
 import { backoffDelay } from '../../src/backoff.js';
@@ -124,6 +124,13 @@ const listen = fromCallback<
       message: `${f.message}${f.retryInMs !== undefined ? `; the device is reopened in ${f.retryInMs} ms` : ''}`,
     }),
   );
+  // The states of a device session run outside the tree (the local vision worker's camera): on the bus as a child's would be.
+  let remoteKind: StreamKind | undefined;
+  const remote = plugin.deviceStates$?.subscribe(({ kind, state }) => {
+    remoteKind = kind;
+    const event = toStreamEvent(kind, plugin.type, state);
+    if (event) input.bus.emit(event);
+  });
   const sub = plugin.listen().subscribe({
     next: deliver,
     error: (err: unknown) => sendBack({ type: 'input.error', error: describeError(err), fatal: isFatal(err) } satisfies Ev),
@@ -131,6 +138,8 @@ const listen = fromCallback<
   });
   return () => {
     failures?.unsubscribe();
+    remote?.unsubscribe();
+    if (remoteKind) input.bus.emit({ type: 'stream', at: Date.now(), kind: remoteKind, input: plugin.type, state: 'stopped' });
     device?.unsubscribe();
     relay?.unsubscribe();
     forward?.unsubscribe();

@@ -2,7 +2,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Observable, Subject, map, tap } from 'rxjs';
-import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
+import type { DeviceState, InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { LocalVLMInputSchema, type LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { describe, visionContext, type FrameAnalysis } from '../../src/vision/analyse.js';
@@ -35,8 +35,8 @@ const WORKER_START_MS = 60_000;
  * buffers and threads go with it. In the worker frames are sampled to `fps` and analysed one at a
  * time, latest frame wins (`stats.dropped` counts skipped frames). A crash of the worker is a failure
  * of this input (the input actor restarts it with its backoff); an OpenCV camera is opened and
- * reopened in the worker by a session of the one reconnect engine, whose reopens reach the bus
- * here (`deviceFailures$`). The description is the service's
+ * reopened in the worker by a session of the one reconnect engine, whose states reach the bus here
+ * as `stream` events of kind `cam` (`deviceStates$`) and its reopens as errors (`deviceFailures$`). The description is the service's
  * (`describe`), so the prompt reads the same offline and hosted. The buffer keeps only the newest;
  * messages are `final: false`.
  */
@@ -45,6 +45,12 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   /** Reopens of the worker's OpenCV camera planned by its session there (the one reconnect engine), for the bus. */
   get deviceFailures$() {
     return this.failures.asObservable();
+  }
+
+  private readonly states = new Subject<{ kind: 'cam'; state: DeviceState }>();
+  /** The states of the worker's camera session, as VLMInput's `device:camera` child says its own. */
+  get deviceStates$() {
+    return this.states.asObservable();
   }
 
   readonly stats: LatestWinsStats = { processed: 0, dropped: 0 };
@@ -106,7 +112,8 @@ export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
         } else if (m.type === 'device-failure') {
           clearTimeout(starting);
           this.failures.next({ message: m.message, ...(m.retryInMs !== undefined ? { retryInMs: m.retryInMs } : {}) });
-        } else if (m.type === 'warn') this.logger?.warn(m.message);
+        } else if (m.type === 'device-state') this.states.next({ kind: 'cam', state: m.state });
+        else if (m.type === 'warn') this.logger?.warn(m.message);
         else if (m.type === 'failed') fail(m.message);
       });
       child.on('error', (err) => fail(`vision worker: ${err.message}`));

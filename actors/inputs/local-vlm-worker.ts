@@ -3,6 +3,7 @@ import { Subscription } from 'rxjs';
 import type { LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import type { FrameAnalysis } from '../../src/vision/analyse.js';
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
+import type { DeviceState } from '../../src/cortex/input.js';
 
 /** Parent to worker. */
 export type VlmWorkerRequest =
@@ -17,6 +18,8 @@ export type VlmWorkerReply =
   | { type: 'result'; analysis: FrameAnalysis; at: number; jpeg?: Uint8Array; stats: LatestWinsStats }
   /** A failure the camera recovers from (its session reopens it after the wait). */
   | { type: 'device-failure'; message: string; retryInMs?: number }
+  /** Each state of the camera's session here (`cam.state`), for the parent to put on the bus as its own device's. */
+  | { type: 'device-state'; state: DeviceState }
   /** The analysis cannot go on (OpenCV or its cascade missing, the camera gave up): the worker exits after this. */
   | { type: 'failed'; message: string }
   | { type: 'warn'; message: string };
@@ -27,6 +30,17 @@ const send = (m: VlmWorkerReply): void => {
 };
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** The fields of a session's state event that the bus carries (plain data, for the IPC channel). */
+function deviceState(e: { [k: string]: unknown }): DeviceState {
+  return {
+    state: e.state as DeviceState['state'],
+    ...(typeof e.attempt === 'number' ? { attempt: e.attempt } : {}),
+    ...(typeof e.reason === 'string' ? { reason: e.reason } : {}),
+    ...(typeof e.delay_ms === 'number' ? { delay_ms: e.delay_ms } : {}),
+    ...(e.breaker === true ? { breaker: true } : {}),
+  };
+}
 
 async function run(config: LocalVLMInputConfig, record: boolean, watch: { until: number }): Promise<Subscription> {
   const { loadOpenCV } = await import('../../src/vision/opencv.js');
@@ -83,11 +97,13 @@ async function run(config: LocalVLMInputConfig, record: boolean, watch: { until:
     });
   subs.add(frames);
   // An OpenCV camera is opened and reopened by a session of the one reconnect engine, run here where
-  // the camera lives (this process is outside the agent's tree): each reopen it plans is a device
+  // the camera lives (this process is outside the agent's tree): each of its states goes to the parent
+  // (which says it on the bus as `stream` events of kind `cam`), each reopen it plans is also a device
   // failure for the parent to report, its end for good the end of the analysis.
   if (camera.device) {
     const session = startDeviceSession(camera.device, 'cam', {
       onEvent: (e) => {
+        if (e.type === 'cam.state') send({ type: 'device-state', state: deviceState(e) });
         if (e.type === 'cam.state' && e.state === 'backingOff') {
           send({ type: 'device-failure', message: String(e.reason), ...(typeof e.delay_ms === 'number' ? { retryInMs: e.delay_ms } : {}) });
         } else if (e.type === 'cam.failed') {

@@ -2,7 +2,7 @@
 import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import type { CloudClient } from '../cloud/client.js';
-import type { StreamKind } from './events.js';
+import type { StreamKind, StreamState } from './events.js';
 
 /** One piece of input turned into text, with the time it was produced (ms since epoch). */
 export interface InputMessage {
@@ -82,11 +82,26 @@ export interface InputPlugin<Raw = unknown> {
    */
   readonly deviceFailures$?: Observable<{ message: string; retryInMs?: number }>;
   /**
+   * The states of a device session this input's device runs outside the agent's tree (the local
+   * vision worker's camera, in its own process): the input actor puts each on the bus as a `stream`
+   * event of `kind`, as it does for a `device` child's, and says `stopped` when listening ends.
+   */
+  readonly deviceStates$?: Observable<{ kind: StreamKind; state: DeviceState }>;
+  /**
    * Voice inputs: when the speech behind the finals taken since the last call ended (the robot's voice
    * activity detector) and when their first final transcript arrived, ms since the epoch; taking them
    * clears them. The loop puts them first in the turn's latency stages.
    */
   takeTurnMarks?(): { speechEndAt?: number; finalAt?: number } | undefined;
+}
+
+/** A state of a device session run elsewhere (plain data: it crosses a process boundary). */
+export interface DeviceState {
+  state: StreamState;
+  attempt?: number;
+  reason?: string;
+  delay_ms?: number;
+  breaker?: boolean;
 }
 
 /** What an input can show of its media on request. */

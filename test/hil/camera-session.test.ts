@@ -1,5 +1,6 @@
-// HIL: VLMInput's OpenCV camera runs under its session actor `device:camera`: a capture that ends (a video file read through the opencv binding, as a camera unplugged) is reopened and frames reach the socket again; a device that is not there is retried with the bus saying when; a frame has one reader.
+// HIL: VLMInput's OpenCV camera runs under its session actor `device:camera`: a capture that ends (a video file read through the opencv binding, as a camera unplugged) is reopened and frames reach the socket again; a device that is not there is retried with the bus saying when; LocalVLMInput's worker session says its states on the bus too; a frame has one reader.
 import t from 'tap';
+import { pino } from 'pino';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,6 +87,27 @@ t.test("LocalVLMInput: the worker's camera session reopens a capture that ended;
     /^camera: camera .*short\.avi returned no frame \(unplugged\?\) \(\d+ ms\)$/,
     'the end, and the wait the session planned, reached the input',
   );
+});
+
+t.test("LocalVLMInput in the input actor: the worker's camera session says its states on the bus as `cam` stream events, as VLMInput's does", async (t) => {
+  const config = LocalVLMInputSchema.parse({
+    camera: { binding: 'opencv', device: short, width: 320, height: 240, restart_initial_ms: 250, restart_max_ms: 250 },
+    fps: 10,
+  });
+  const host = hostInput(
+    'LocalVLMInput',
+    (callbacks) => new LocalVlmInput(config, { ...callbacks, logger: pino({ level: 'silent' }), signal: new AbortController().signal }),
+  );
+  t.teardown(() => host.stop());
+  const states = () => streams(host.events, 'cam').filter((e) => e.input === 'LocalVLMInput');
+  // The two-frame capture ends: its session plans a reopen (a `backingOff`, or a `connecting` with the reason) and opens it again.
+  await until(() => states().filter((e) => e.state === 'streaming').length >= 2, `two opens (cam states: ${states().map((e) => e.state)})`);
+  const sequence = states().map((e) => e.state);
+  t.same(sequence.slice(0, 2), ['connecting', 'streaming'], 'connecting, then open');
+  const end = states().find((e) => e.state === 'backingOff' || (e.state === 'connecting' && e.reason));
+  t.match(end?.reason, /short\.avi returned no frame/, 'the end of the capture, with its reason, from the worker');
+  host.stop();
+  t.equal(states().at(-1)?.state, 'stopped', 'stopping the input says the camera stopped');
 });
 
 t.test('an OpenCV camera has one reader: a frame has one owner', async (t) => {

@@ -44,7 +44,7 @@ const ALLOWED: Record<string, string> = {
   // Process-wide by nature.
   'module-let src/log.ts root': "the process's one root logger (pino destinations are per process), set by the CLI before anything runs",
   'module-mutable devices/serial.ts sharedLines':
-    'a serial port can be opened once per process: the open lines by path, shared by connectors and the e-stop watcher',
+    'a serial port can be opened once per process: the line (its one open port) by path, shared by connectors, a battery board and the e-stop watcher',
   'module-mutable actors/inputs/text-input.ts holders':
     'a unix socket path is a process-wide resource: a new server at a path waits for the close of the previous one',
   'module-mutable src/plugins/actions.ts actionDescriptors': 'the built-in descriptor table, filled where it is declared and only read after',
