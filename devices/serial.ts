@@ -3,6 +3,7 @@ import { Subject, type Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
 import { DeviceError } from './device-error.js';
+import { describeError } from '../src/errors.js';
 import type { OpenableDevice } from './device-link.js';
 import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
 import { SerialConfigSchema, type ParsedSerialConfig, type SerialConfig } from '../src/plugins/schemas/devices.js';
@@ -42,6 +43,15 @@ function openPort(config: ParsedSerialConfig): Promise<AnyPort> {
   });
 }
 
+/** Why an open failed, in the binding's words without its repetitions ("Error: No such file or directory, cannot open PATH"). */
+function openFailure(err: unknown, path: string): string {
+  const text = describeError(err)
+    .trim()
+    .replace(/^Error: /, '');
+  const trimmed = text.endsWith(`, cannot open ${path}`) ? text.slice(0, -`, cannot open ${path}`.length) : text;
+  return trimmed || 'unknown error';
+}
+
 /** One open port and the links (sessions) holding it. */
 interface Open {
   port: AnyPort;
@@ -57,9 +67,10 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
   let open: Open | undefined;
   let opening: Promise<Open> | undefined;
 
+  // The sessions holding the port say each outage (their state events, on the bus): the log keeps the detail.
   const fail = (error: DeviceError) => {
     failures.next(error);
-    ctx.logger?.warn({ err: error }, error.message);
+    ctx.logger?.debug({ err: error }, error.message);
   };
 
   /** The port ended underneath (unplugged, the pty's peer went away): every link holding it hears the close. */
@@ -77,7 +88,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
     try {
       port = await openPort(parsed);
     } catch (err) {
-      const error = DeviceError.from('serial', err, `cannot open ${parsed.path}`);
+      const error = new DeviceError('serial', `cannot open ${parsed.path}: ${openFailure(err, parsed.path)}`, { cause: err });
       fail(error);
       throw error;
     }

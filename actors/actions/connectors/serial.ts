@@ -59,7 +59,9 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
     };
     // The connector holds the port with a session of its own (reopened with the engine's backoff after an unplug) until it stops.
     const onState = (e: { state: string; reason?: string; delay_ms?: number }) => {
-      if (e.state === 'backingOff') ctx.logger.warn(`${action}: ${e.reason ?? o.path}; the port is reopened in ${e.delay_ms ?? 0} ms`);
+      // The engine's "connect failed: " is a socket's word: the device's own error says what failed to open.
+      if (e.state === 'backingOff')
+        ctx.logger.warn(`${action}: ${(e.reason ?? o.path).replace(/^connect failed: /, '')}; the port is reopened in ${e.delay_ms ?? 0} ms`);
     };
     let sub: Subscription | undefined = heldSerialLines(line, { onState }).subscribe({
       next: (text) => {
