@@ -88,6 +88,12 @@ t.test('a failed model call, a reconnecting socket and a stalled model stop moti
   r.bus.emit({ type: 'stream', at: 0, kind: 'asr', input: 'SpeechlabASRInput', state: 'streaming' });
   await settle();
   t.equal((await r.go('walk forward')).state, 'done');
+  // A device is not the hosted service: a serial port (a sensor board, the e-stop line) reopening does not pause motion.
+  const stops = r.safetyEvents('stop').length;
+  r.bus.emit({ type: 'stream', at: 0, kind: 'serial', input: 'GpsInput', state: 'backingOff', reason: 'serial: /dev/ttyACM0 closed (unplugged?)' });
+  await settle();
+  t.equal(r.safetyEvents('stop').length, stops, 'a serial outage is no service outage');
+  t.equal((await r.go('walk forward')).state, 'done');
 
   r.bus.emit({ type: 'prompt', at: 0, mode: 'm', tick: 3, prompt: 'p' });
   r.clock.increment(3000);
