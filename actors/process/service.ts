@@ -98,6 +98,7 @@ export function serviceMachine(h: ServiceHolder) {
         const wanted = h.wanted();
         const link = h.link;
         await h.serviceClosed;
+        if (signal.aborted) throw new Error('stopped before connecting');
         const attempt = h.connect(wanted);
         attempt.catch((err: unknown) => link?.deferred.reject(new Error(`cannot start the service: ${describeError(err)}`)));
         // Until this attempt settled (and, when the actor was stopped meanwhile, its connection closed),
