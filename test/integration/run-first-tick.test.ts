@@ -19,50 +19,58 @@ const config = (socket: string, skipIdle: boolean) => `{
     simulators: [{ type: "WebSim" }] } },
 }`;
 
-t.test('the first tick calls the model before the service is up: the call waits for it and is answered; WebSim listens after the tick', { skip: !built && 'run `npm run build` first' }, async (t) => {
-  const w = workDir();
-  const file = w.file('first.json5');
-  writeFileSync(file, config(w.socket, false));
-  const agent = startAgent(file, w.state, ['--for', '60s', '--websim-port', '0']);
-  t.teardown(() => void agent.child.kill('SIGKILL'));
-  const tick = await agent.waitFor<Ev<'tick'>>((e) => e.type === 'tick', 60_000, 'the first tick');
-  t.match(tick, { n: 0, called_model: true }, 'tick 1 called the model');
-  const answer = agent.events.find((e): e is Ev<'model.answer'> => e.type === 'model.answer');
-  // The embedded service meters what it answers: a cost is its answer, not a local fallback.
-  t.ok(answer && answer.tick === 0 && (answer.cost_cu ?? 0) >= 1, `the service answered tick 1 before it ended (${JSON.stringify(answer)})`);
-  t.same(
-    agent.events.filter((e) => e.type === 'error'),
-    [],
-    'no error',
-  );
-  const ready = await agent.waitFor<Ev<'simulator.ready'>>((e) => e.type === 'simulator.ready', 30_000, 'WebSim ready');
-  t.ok(agent.events.indexOf(ready) > agent.events.indexOf(tick), 'WebSim did its start-up after the first tick');
-  const page = await fetch(ready.url);
-  t.equal(page.status, 200, 'the WebSim page is reachable');
-  t.match(await page.text(), /<html/i);
-  agent.child.kill('SIGTERM');
-  t.equal(await agent.exited, 0, 'SIGTERM: exit 0');
-});
+t.test(
+  'the first tick calls the model before the service is up: the call waits for it and is answered; WebSim listens after the tick',
+  { skip: !built && 'run `npm run build` first' },
+  async (t) => {
+    const w = workDir();
+    const file = w.file('first.json5');
+    writeFileSync(file, config(w.socket, false));
+    const agent = startAgent(file, w.state, ['--for', '60s', '--websim-port', '0']);
+    t.teardown(() => void agent.child.kill('SIGKILL'));
+    const tick = await agent.waitFor<Ev<'tick'>>((e) => e.type === 'tick', 60_000, 'the first tick');
+    t.match(tick, { n: 0, called_model: true }, 'tick 1 called the model');
+    const answer = agent.events.find((e): e is Ev<'model.answer'> => e.type === 'model.answer');
+    // The embedded service meters what it answers: a cost is its answer, not a local fallback.
+    t.ok(answer && answer.tick === 0 && (answer.cost_cu ?? 0) >= 1, `the service answered tick 1 before it ended (${JSON.stringify(answer)})`);
+    t.same(
+      agent.events.filter((e) => e.type === 'error'),
+      [],
+      'no error',
+    );
+    const ready = await agent.waitFor<Ev<'simulator.ready'>>((e) => e.type === 'simulator.ready', 30_000, 'WebSim ready');
+    t.ok(agent.events.indexOf(ready) > agent.events.indexOf(tick), 'WebSim did its start-up after the first tick');
+    const page = await fetch(ready.url);
+    t.equal(page.status, 200, 'the WebSim page is reachable');
+    t.match(await page.text(), /<html/i);
+    agent.child.kill('SIGTERM');
+    t.equal(await agent.exited, 0, 'SIGTERM: exit 0');
+  },
+);
 
-t.test('SIGTERM at the first tick, while the service and WebSim start: exit 0, no working directory or open database left', { skip: !built && 'run `npm run build` first' }, async (t) => {
-  const w = workDir();
-  const tmp = join(w.dir, 'tmp');
-  mkdirSync(tmp);
-  const file = w.file('first.json5');
-  writeFileSync(file, config(w.socket, true));
-  const agent = startAgent(file, w.state, ['--for', '60s', '--websim-port', '0'], { TMPDIR: tmp });
-  t.teardown(() => void agent.child.kill('SIGKILL'));
-  await agent.waitFor((e) => e.type === 'tick', 60_000, 'the first tick');
-  agent.child.kill('SIGTERM');
-  t.equal(await agent.exited, 0, 'exit 0');
-  t.same(
-    readdirSync(tmp).filter((f) => f.startsWith('cortexd-cloud-')),
-    [],
-    'the service removed its working directory',
-  );
-  t.notOk(existsSync(join(w.state, 'cloud.sqlite-wal')), 'the database was closed (no write-ahead log left)');
-  t.notOk(agent.stderr().includes('Error'), 'nothing failed on the way out');
-});
+t.test(
+  'SIGTERM at the first tick, while the service and WebSim start: exit 0, no working directory or open database left',
+  { skip: !built && 'run `npm run build` first' },
+  async (t) => {
+    const w = workDir();
+    const tmp = join(w.dir, 'tmp');
+    mkdirSync(tmp);
+    const file = w.file('first.json5');
+    writeFileSync(file, config(w.socket, true));
+    const agent = startAgent(file, w.state, ['--for', '60s', '--websim-port', '0'], { TMPDIR: tmp });
+    t.teardown(() => void agent.child.kill('SIGKILL'));
+    await agent.waitFor((e) => e.type === 'tick', 60_000, 'the first tick');
+    agent.child.kill('SIGTERM');
+    t.equal(await agent.exited, 0, 'exit 0');
+    t.same(
+      readdirSync(tmp).filter((f) => f.startsWith('cortexd-cloud-')),
+      [],
+      'the service removed its working directory',
+    );
+    t.notOk(existsSync(join(w.state, 'cloud.sqlite-wal')), 'the database was closed (no write-ahead log left)');
+    t.notOk(agent.stderr().includes('Error'), 'nothing failed on the way out');
+  },
+);
 
 t.test('a service that cannot start ends the run: exit 1 and one line that says why', { skip: !built && 'run `npm run build` first' }, async (t) => {
   const w = workDir();

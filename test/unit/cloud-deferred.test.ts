@@ -13,7 +13,10 @@ function recordingClient(log: string[]): CloudClient {
       return name as never;
     };
   return {
-    addresses: bindEmbedded({ base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' }, { url: 'http://127.0.0.1:1', wsUrl: 'ws://127.0.0.1:1', asrWsUrl: 'ws://127.0.0.1:1/asr', vlmWsUrl: 'ws://127.0.0.1:1/vlm' }),
+    addresses: bindEmbedded(
+      { base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' },
+      { url: 'http://127.0.0.1:1', wsUrl: 'ws://127.0.0.1:1', asrWsUrl: 'ws://127.0.0.1:1/asr', vlmWsUrl: 'ws://127.0.0.1:1/vlm' },
+    ),
     chat: { create: answer('create'), events: answer('events'), stream: answer('stream') },
     tts: { speechlab: answer('speechlab'), speechlabStream: answer('speechlabStream'), speechb: answer('speechb') },
     openSpeechlabAsr: answer('openSpeechlabAsr'),
