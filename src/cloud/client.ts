@@ -24,7 +24,8 @@ type Without<T, K extends keyof T> = Omit<T, K>;
 
 /** The runtime's client. Holds no connection: sockets belong to whoever opens them. */
 export interface CloudClient {
-  readonly addresses: ResolvedAddresses;
+  /** The addresses it dials; undefined for a client handed out before its service is up (src/cloud/deferred.ts), until then. */
+  readonly addresses: ResolvedAddresses | undefined;
   /** The calls of a ChatClient and a TtsClient (src/cloud/deferred.ts gives the same calls before the service is up). */
   readonly chat: Pick<ChatClient, 'create' | 'events' | 'stream'>;
   readonly tts: Pick<TtsClient, 'speechlab' | 'speechlabStream' | 'speechb'>;

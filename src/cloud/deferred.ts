@@ -7,7 +7,7 @@ import type { CloudClient } from './client.js';
  * service starts after the first tick, or at the first call, whichever comes first). Every call is
  * made in the order it was asked, once the service is up; a call whose signal aborts while it waits
  * rejects with the signal's reason; when the service fails, every waiting and later call rejects with
- * that failure. `addresses` is known only once the service is up.
+ * that failure. `addresses` is undefined until the service is up.
  */
 export interface DeferredCloud {
   readonly cloud: CloudClient;
@@ -41,9 +41,9 @@ export function deferredCloud(onUse: () => void): DeferredCloud {
   };
 
   const cloud: CloudClient = {
-    get addresses(): ResolvedAddresses {
-      if (!real) throw new Error('the service has not started yet: its addresses are not known');
-      return real.addresses;
+    // Read by whoever serialises the agent's input (the --inspect inspector): never throws.
+    get addresses(): ResolvedAddresses | undefined {
+      return real?.addresses;
     },
     chat: {
       create: async (provider, request, options = {}) => (await client(options.signal)).chat.create(provider, request, options),
