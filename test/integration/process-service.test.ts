@@ -5,7 +5,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor, setup, type AnyActorRef } from 'xstate';
-import { serviceKey, serviceLink, serviceMachine, type ServiceHolder, type ServiceReport } from '../../actors/process/service.js';
+import { SERVICE_START_WAIT_MS, serviceKey, serviceLink, serviceMachine, type ServiceHolder, type ServiceReport } from '../../actors/process/service.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
 import { connectService, type ServiceConnection } from '../../src/cortex/embedded.js';
@@ -105,11 +105,27 @@ t.test('the first tick opens it (service.start from the root)', async (t) => {
   t.ok(r.h.service, 'the holder has the open connection');
 });
 
-t.test('stopped while the service opens: what opened is closed before the process may end, and the waiting call fails with why', async (t) => {
+t.test(`with neither a tick nor a call (long start-up hooks), it opens after ${SERVICE_START_WAIT_MS} ms`, async (t) => {
   const r = await rig(t);
+  const started = Date.now();
+  await r.until('service.up', () => r.reports.includes('service.up'));
+  t.ok(Date.now() - started >= SERVICE_START_WAIT_MS - 50, 'not before the wait was over');
+  t.equal(r.opened.length, 1);
+});
+
+t.test('stopped while the service opens: what opened is closed before the process may end, and the waiting call fails with why', async (t) => {
+  // The service opens for real, but its connection is handed over only once the actor was stopped.
+  let handOver: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => (handOver = resolve));
+  const r = await rig(t, async (l) => {
+    const conn = await connectService(l, { logger, dbPath: ':memory:' });
+    await stopped;
+    return conn;
+  });
   const call = r.cloud.chat.create('provider_a', ask);
   await r.until('the service to be opening', () => r.opened.length === 1);
   r.parent.stop();
+  handOver();
   await t.rejects(call, /stopped before it was up/, 'the waiting call says why it failed');
   await r.h.serviceClosed;
   const conn = await r.opened[0]!;
