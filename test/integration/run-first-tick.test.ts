@@ -9,10 +9,11 @@ t.setTimeout(300_000);
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
-const config = (socket: string, skipIdle: boolean) => `{
+const config = (socket: string, skipIdle: boolean, startup = '') => `{
   version: "v1.0.5", name: "first", default_mode: "m", allow_manual_switching: false, mode_memory_enabled: false,
   api_key: "", system_governance: "obey", service: { base_url: "embedded" },
   cortex_llm: { type: "CloudLLM", config: { provider: "provider_a", model: "gen-4o-mini", skip_idle: ${skipIdle} } },
+  global_lifecycle_hooks: [${startup}],
   modes: { m: { display_name: "M", description: "d", system_prompt_base: "You are a robot.", hertz: 1,
     agent_inputs: [{ type: "TextInput", config: { source: "socket", path: "${socket}", descriptor: "Voice" } }],
     agent_actions: [{ name: "speak", llm_label: "speak", connector: "console" }],
@@ -86,3 +87,25 @@ t.test('a service that cannot start ends the run: exit 1 and one line that says 
     'the agent was stopped for it',
   );
 });
+
+t.test(
+  'stopped before the first tick (a long on_startup hook): neither the service nor WebSim started, exit 0, nothing left',
+  { skip: !built && 'run `npm run build` first' },
+  async (t) => {
+    const w = workDir();
+    const tmp = join(w.dir, 'tmp');
+    mkdirSync(tmp);
+    const file = w.file('first.json5');
+    writeFileSync(file, config(w.socket, true, '{ hook_type: "on_startup", handler_type: "command", handler_config: { command: "sleep 5" } }'));
+    const agent = startAgent(file, w.state, ['--for', '300ms', '--websim-port', '0'], { TMPDIR: tmp });
+    t.teardown(() => void agent.child.kill('SIGKILL'));
+    t.equal(await agent.exited, 0, 'exit 0');
+    t.same(
+      agent.events.filter((e) => e.type === 'tick' || e.type === 'simulator.ready').map((e) => e.type),
+      [],
+      'no tick, and WebSim never listened',
+    );
+    t.same(readdirSync(tmp), [], 'the service never opened (no working directory)');
+    t.notOk(existsSync(join(w.state, 'cloud.sqlite')), 'nor its database');
+  },
+);
