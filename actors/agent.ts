@@ -89,6 +89,9 @@ export interface AgentOutcome {
 
 type RootEvent = { type: 'agent.stop'; reason: string };
 
+/** Longest a simulator waits for the first tick before it starts anyway (start-up hooks that take long). */
+const SIMULATOR_START_WAIT_MS = 3000;
+
 /** Promises of asynchronous cleanups started by actors that stopped (a connector closing, a server shutting down). */
 class Cleanups {
   private readonly pending = new Set<Promise<unknown>>();
@@ -136,9 +139,13 @@ export class Agent implements AgentControl {
   private phase: 'new' | 'active' | 'stopping' | 'done' = 'new';
   private readonly safety: SafetySetup;
   private stopReason = 'stopped';
+  /** Settles at the end of the first tick: simulators do their start-up work after it (see simulatorLogics). */
+  private readonly firstTick: Promise<void>;
+  private tickedFirst: () => void = () => {};
 
   constructor(private readonly options: AgentOptions) {
     const { loaded } = options;
+    this.firstTick = new Promise<void>((resolve) => (this.tickedFirst = resolve));
     this.bus = options.bus ?? new AgentBus();
     this.config = loaded.config;
     this.configName = loaded.configName;
@@ -423,6 +430,7 @@ export class Agent implements AgentControl {
   }
 
   private onTick(mode: string, report: TickReport): void {
+    this.tickedFirst();
     this.bus.emit({
       type: 'tick',
       at: report.startedAt,
@@ -446,18 +454,28 @@ export class Agent implements AgentControl {
       id: `sim:${type}`,
       logic: fromCallback(() => {
         const report = (message: string) => this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message });
+        // The simulator listens to the bus from now on and does its start-up work (WebSim: graph, server,
+        // listen) after the first tick, so the first tick does not wait for it (issue 29); a start-up whose
+        // hooks take longer than SIMULATOR_START_WAIT_MS gets its simulators then. This actor owns the wait.
+        let go: () => void = () => {};
+        const startAfter = new Promise<void>((resolve) => (go = resolve));
+        const wait = setTimeout(go, SIMULATOR_START_WAIT_MS);
+        void this.firstTick.then(go);
         let handle: SimulatorHandle | undefined;
         try {
           handle = this.options.plugins.simulator(type).create(config ?? {}, {
             agent: this,
             logger: this.logger.child({ simulator: type }),
             stateDir: this.options.stateDir ?? defaultStateDir(),
+            startAfter,
           });
           handle.start().catch((err) => report(describeError(err)));
         } catch (err) {
           report(`simulator ${type} not started: ${describeError(err)}`);
         }
         return () => {
+          clearTimeout(wait);
+          go();
           if (handle) this.cleanups.track(handle.stop());
         };
       }),

@@ -9,7 +9,7 @@ import { describeError } from '../src/errors.js';
 import type { Plugins } from '../src/plugins/types.js';
 import type { Notifier } from '../src/systemd/notify.js';
 import type { Agent } from './agent.js';
-import { serviceKey, serviceMachine, type ServiceHolder, type ServiceReport } from './process/service.js';
+import { serviceKey, serviceLink, serviceMachine, type ServiceHolder, type ServiceLink, type ServiceReport } from './process/service.js';
 import { signalsMachine, type StopRequest } from './process/signals.js';
 import { watchdogMachine, type Rates } from './process/watchdog.js';
 
@@ -29,7 +29,11 @@ export interface ProcessDeps {
   notifier: Notifier;
   /** Opens the service of a configuration (the embedded one starts in-process). */
   connectService(loaded: LoadedConfig): Promise<ServiceConnection>;
-  /** A hosted agent (`hosted: true`) for a generation, given the service's client; `first` for the process's first configuration. */
+  /**
+   * A hosted agent (`hosted: true`) for a generation, given the service's client (its calls wait until
+   * the service is up: it opens after the agent's first tick, or at its first call); `first` for the
+   * process's first configuration.
+   */
   makeAgent(generation: Generation, cloud: CloudClient, first: boolean): Agent;
   /** A generation's agent is made and about to start (the view learns its names; a reload's warnings are printed). */
   onGeneration(generation: Generation, first: boolean): void;
@@ -57,6 +61,8 @@ interface Ctx {
   code: number;
   reason: string | null;
   serviceAtStart: boolean;
+  /** The service did not start: the process ends with its reason, whatever the agent's outcome. */
+  serviceFailed: boolean;
 }
 
 type ProcessEvent =
@@ -79,7 +85,7 @@ class Generations implements ServiceHolder {
   next: Generation | undefined;
   ending = false;
   service: ServiceConnection | undefined;
-  serviceFor: string | undefined;
+  link: ServiceLink | undefined;
   serviceClosed: Promise<void> = Promise.resolve();
   started = 0;
 
@@ -104,7 +110,12 @@ class Generations implements ServiceHolder {
   }
 
   needsService(): boolean {
-    return this.service === undefined || this.serviceFor !== serviceKey(this.wanted());
+    return this.link === undefined || this.link.key !== serviceKey(this.wanted());
+  }
+
+  /** The client of the service actor about to be spawned: its first call starts the service if it still waits. */
+  openLink(): void {
+    this.link = serviceLink(serviceKey(this.wanted()));
   }
 
   /** After an agent ended: the next generation (a reload's, or the previous one when a reload failed to start), or none. */
@@ -163,7 +174,7 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
     },
   }).createMachine({
     id: 'cortexd',
-    context: { config: first.configName, generation: 0, ending: false, ticked: false, code: 0, reason: null, serviceAtStart: false },
+    context: { config: first.configName, generation: 0, ending: false, ticked: false, code: 0, reason: null, serviceAtStart: false, serviceFailed: false },
     invoke: [
       { id: 'signals', systemId: 'signals', src: 'signals' },
       { id: 'watchdog', systemId: 'watchdog', src: 'watchdog', input: hertzOf(first) },
@@ -182,29 +193,51 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
               { type: 'stopAgent', params: ({ event }) => event.reason },
             ],
           },
-          'agent.ticked': { actions: assign({ ticked: true }) },
+          // The first tick is done: the service (waiting since the agent started) opens now.
+          'agent.ticked': {
+            actions: [
+              assign({ ticked: true }),
+              enqueueActions(({ enqueue, system }) => {
+                if (system.get('service')) enqueue.sendTo('service', { type: 'service.start' });
+              }),
+            ],
+          },
+          // The service did not start (after the first tick, or at a call): the agent stops and the process ends with why.
+          'service.failed': {
+            guard: ({ context }) => !context.ending,
+            actions: [
+              assign({
+                ending: true,
+                serviceFailed: true,
+                code: 1,
+                reason: ({ event }) => event.message,
+                serviceAtStart: ({ context }) => context.generation === 0,
+              }),
+              'markEnding',
+              enqueueActions(({ enqueue }) => enqueue.sendTo('watchdog', { type: 'watchdog.stopping', status: 'stopping: the service did not start' })),
+              { type: 'stopAgent', params: ({ event }) => event.message },
+            ],
+          },
         },
         initial: 'connecting',
         states: {
+          // The generation's service actor (a new one when its addresses or key changed): it waits for the
+          // agent's first tick or first call, so the agent starts as soon as the actor runs, with a client
+          // that waits for the service.
           connecting: {
             entry: enqueueActions(({ enqueue }) => {
-              if (!g.needsService()) return enqueue.raise({ type: 'service.up' });
+              if (!g.needsService()) return enqueue.raise({ type: 'service.linked' });
               enqueue.stopChild('service');
+              g.openLink();
               enqueue.spawnChild('service', { id: 'service', systemId: 'service', input: { config: g.wanted().configName } });
             }),
-            on: {
-              'service.up': [{ guard: 'ending', target: '#cortexd.closing' }, { target: 'running' }],
-              'service.failed': {
-                target: '#cortexd.closing',
-                actions: assign({ code: 1, reason: ({ event }) => event.message, serviceAtStart: ({ context }) => context.generation === 0 }),
-              },
-            },
+            on: { 'service.linked': [{ guard: 'ending', target: '#cortexd.closing' }, { target: 'running' }] },
           },
           running: {
             entry: enqueueActions(({ enqueue, context }) => {
               const generation = g.wantedGeneration();
               const firstOne = g.started === 0;
-              const agent = deps.makeAgent(generation, g.service!.cloud, firstOne);
+              const agent = deps.makeAgent(generation, g.link!.deferred.cloud, firstOne);
               deps.onGeneration(generation, firstOne);
               g.started++;
               g.current = { generation, agent };
@@ -235,7 +268,7 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
             exit: enqueueActions(({ enqueue, context }) => {
               enqueue.stopChild('agent');
               const outcome = g.current.agent?.outcome;
-              enqueue.assign({ code: outcome?.code ?? 1, reason: outcome?.reason ?? null });
+              if (!context.serviceFailed) enqueue.assign({ code: outcome?.code ?? 1, reason: outcome?.reason ?? null });
               g.decide(context.ticked, context.ending);
             }),
           },

@@ -26,6 +26,8 @@ export interface WarmEspeakOptions {
 export class WarmEspeak {
   private readonly ready = new Map<string, ChildProcess>();
   private closed = false;
+  /** The replacement of a taken process, started on the next turn of the event loop (see `take`). */
+  private readonly refills = new Map<string, NodeJS.Immediate>();
   private readonly command: string;
   private readonly stderr: 'ignore' | 'pipe';
 
@@ -48,12 +50,24 @@ export class WarmEspeak {
     this.ready.delete(key);
     if (!child || child.exitCode !== null || child.signalCode !== null) child = this.start(voice, wpm, false);
     else WarmEspeak.hold(child, true);
-    if (!this.closed) this.keep(key, this.start(voice, wpm, true));
+    // The replacement starts on the next turn of the event loop, not in the caller's: a speak at start-up
+    // (an on_entry message) then does not put a second process start before the agent's first tick
+    // (issue 29); text that comes later still finds a warm process.
+    if (!this.closed && !this.refills.has(key))
+      this.refills.set(
+        key,
+        setImmediate(() => {
+          this.refills.delete(key);
+          if (!this.closed && !this.ready.has(key)) this.keep(key, this.start(voice, wpm, true));
+        }),
+      );
     return child;
   }
 
   close(): void {
     this.closed = true;
+    for (const refill of this.refills.values()) clearImmediate(refill);
+    this.refills.clear();
     for (const child of this.ready.values()) {
       child.stdin?.destroy();
       child.kill();

@@ -24,9 +24,11 @@ type Without<T, K extends keyof T> = Omit<T, K>;
 
 /** The runtime's client. Holds no connection: sockets belong to whoever opens them. */
 export interface CloudClient {
-  readonly addresses: ResolvedAddresses;
-  readonly chat: ChatClient;
-  readonly tts: TtsClient;
+  /** The addresses it dials; undefined for a client handed out before its service is up (src/cloud/deferred.ts), until then. */
+  readonly addresses: ResolvedAddresses | undefined;
+  /** The calls of a ChatClient and a TtsClient (src/cloud/deferred.ts gives the same calls before the service is up). */
+  readonly chat: Pick<ChatClient, 'create' | 'events' | 'stream'>;
+  readonly tts: Pick<TtsClient, 'speechlab' | 'speechlabStream' | 'speechb'>;
   openSpeechlabAsr(options?: Without<SpeechlabAsrOptions, 'wsBaseUrl' | 'apiKey'>): ReturnType<typeof openSpeechlabAsr>;
   openSpeechbAsr(options?: Without<SpeechbAsrOptions, 'asrWsUrl' | 'apiKey'>): ReturnType<typeof openSpeechbAsr>;
   openVision(options?: Without<VisionOptions, 'vlmWsUrl' | 'apiKey'>): ReturnType<typeof openVision>;

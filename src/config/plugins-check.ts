@@ -30,7 +30,8 @@ export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors
       result.problems.push({ path: [...at, typeField], message: registry.unknownMessage(type), unknownType: true });
       return undefined;
     }
-    const parsed = spec.schema.safeParse(options ?? {}, { reportInput: true });
+    // Once per entry: zod's compiled fast path would cost more than it saves (see load.ts).
+    const parsed = spec.schema.safeParse(options ?? {}, { reportInput: true, jitless: true });
     if (!parsed.success) {
       for (const m of zodIssueMessages(parsed.error, [...at, 'config'])) result.problems.push({ path: m.path, message: m.message, unknownType: false });
     } else {

@@ -108,4 +108,17 @@ export interface SimulatorHandle {
   stop(): Promise<void>;
 }
 
-export type SimulatorFactory = (config: unknown, ctx: { agent: AgentControl; logger: Logger; stateDir?: string }) => SimulatorHandle;
+export type SimulatorFactory = (
+  config: unknown,
+  ctx: {
+    agent: AgentControl;
+    logger: Logger;
+    stateDir?: string;
+    /**
+     * Settles when the simulator may do its start-up work (the agent's first tick is done, or a second
+     * passed, or it is stopping): until then `start()` only listens to the bus, so that work stays out of
+     * the agent's start-up and no event is missed. Absent: at once.
+     */
+    startAfter?: Promise<void>;
+  },
+) => SimulatorHandle;

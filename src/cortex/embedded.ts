@@ -6,7 +6,7 @@ import { bindEmbedded, needsEmbedded, requireResolved, type ResolvedAddresses } 
 import { createCloudClient, type CloudClient } from '../cloud/client.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { stateDir } from '../paths.js';
-import { startService, type RunningService } from '../service/index.js';
+import type { RunningService } from '../service/index.js';
 
 export interface ServiceConnection {
   cloud: CloudClient;
@@ -42,6 +42,9 @@ export async function connectService(loaded: LoadedConfig, options: ConnectOptio
   }
   const dir = options.stateDir ?? stateDir();
   if (!options.dbPath) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // The service's code (fastify, SQLite, its routes: ~20 ms of module loading) loads when it starts,
+  // which `cortexd run` does after the agent's first tick (actors/process/service.ts).
+  const { startService } = await import('../service/index.js');
   const service = await startService({
     port: 0,
     dbPath: options.dbPath ?? join(dir, 'cloud.sqlite'),

@@ -16,5 +16,10 @@ export const createWebSim: SimulatorFactory = (config, ctx) => {
     const refused: SimulatorHandle = { start: () => Promise.reject(err), stop: async () => {} };
     return refused;
   }
-  return new WebSim(options, { agent: ctx.agent, logger: ctx.logger, ...(ctx.stateDir ? { stateDir: ctx.stateDir } : {}) });
+  return new WebSim(options, {
+    agent: ctx.agent,
+    logger: ctx.logger,
+    ...(ctx.stateDir ? { stateDir: ctx.stateDir } : {}),
+    ...(ctx.startAfter ? { startAfter: ctx.startAfter } : {}),
+  });
 };

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
@@ -49,6 +49,11 @@ export interface WebSimDeps {
   stateDir?: string;
   /** Time and size limits; defaults in src/http-limits.ts and socket-guard.ts (tests shorten them). */
   limits?: { http?: Partial<HttpLimits>; socket?: Partial<SocketLimits>; audio?: Partial<AudioLimits> };
+  /**
+   * Render the graph, build the server and listen only once this settles (the agent gives its first
+   * tick): the page's events are reduced from `start()` on, so none is missed meanwhile.
+   */
+  startAfter?: Promise<void>;
 }
 
 /** A connected page: what it proved, and the guard that pings it and bounds what waits for it. */
@@ -66,6 +71,7 @@ export class WebSim implements SimulatorHandle {
   private readonly agent: AgentControl;
   private readonly logger: Logger;
   private readonly pageDir: string;
+  private readonly startAfter: Promise<void> | undefined;
   private readonly meta: SimMeta;
   private state: SimState;
   private app: FastifyInstance | undefined;
@@ -100,6 +106,7 @@ export class WebSim implements SimulatorHandle {
     this.agent = deps.agent;
     this.logger = deps.logger;
     this.pageDir = deps.pageDir ?? defaultPageDir();
+    this.startAfter = deps.startAfter;
     this.stateDir = deps.stateDir ?? defaultStateDir();
     this.httpLimits = httpLimits(deps.limits?.http);
     this.socketLimits = { ...DEFAULT_SOCKET_LIMITS, ...deps.limits?.socket };
@@ -148,6 +155,11 @@ export class WebSim implements SimulatorHandle {
   }
 
   private async doStart(): Promise<void> {
+    if (this.startAfter) {
+      await this.startAfter;
+      // Stopped before it was time to start: nothing was opened (doStop releases the subscriptions).
+      if (this.stopping) return;
+    }
     if (this.options.token !== undefined) this.token = this.options.token;
     else {
       const kept = loadOrCreateToken(this.stateDir);
@@ -155,6 +167,9 @@ export class WebSim implements SimulatorHandle {
       this.tokenFile = kept.path;
     }
     this.svg = await this.renderGraph();
+    // Loaded here, after the first tick when the agent waits for it (fastify's modules are ~17 ms of a start).
+    const { default: Fastify } = await import('fastify');
+    if (this.stopping) return;
     const limits = this.httpLimits;
     const app = Fastify({ logger: false, bodyLimit: MAX_BODY, serverFactory: (handler) => limitedServer(handler, limits) as Server });
     this.app = app;

@@ -88,9 +88,9 @@ t.test('run default from the bundle: typed text reaches the agent, the e-stop th
 
   const loaded = readFileSync(trace, 'utf8').split('\n');
   t.same(
-    loaded.filter((l) => /node_modules\/(rxjs|xstate|zod|fastify|ws|commander)\//.test(l)),
+    loaded.filter((l) => /node_modules\/(rxjs|xstate|zod|fastify|ws|commander|pino)\//.test(l)),
     [],
-    'rxjs, xstate, zod, fastify, ws and commander come from the bundle',
+    'rxjs, xstate, zod, fastify, ws, commander and pino come from the bundle',
   );
   const fromDist = new Set(loaded.filter((l) => l.includes(`${ROOT}/dist/`)).map((l) => l.slice(l.indexOf('/dist/') + 1)));
   t.ok(

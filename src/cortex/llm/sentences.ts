@@ -1,6 +1,5 @@
 // Cuts a growing text into sentences as they complete, so each one can go to speech synthesis while the rest is still being written.
 
-const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
 /** Text after a boundary that makes the boundary final: a letter or a sentence terminator. */
 const SETTLES = /[\p{L}.!?…。！？]/u;
 
@@ -16,6 +15,12 @@ export class SentenceSplitter {
   /** Characters of the text already emitted as sentences. */
   private emitted = 0;
   private last = '';
+  /**
+   * Made at the first update, not at module load: the first Intl.Segmenter of a process loads ICU's
+   * break rules (about 10-16 ms), which `cortexd run` would otherwise pay before its first tick; later
+   * ones cost microseconds.
+   */
+  private segmenter: Intl.Segmenter | undefined;
 
   update(text: string, complete = false): string[] {
     if (!text.startsWith(this.last.slice(0, this.emitted))) {
@@ -24,7 +29,7 @@ export class SentenceSplitter {
     this.last = text;
     const out: string[] = [];
     const rest = text.slice(this.emitted);
-    const segments = [...segmenter.segment(rest)];
+    const segments = [...(this.segmenter ??= new Intl.Segmenter('en', { granularity: 'sentence' })).segment(rest)];
     for (let i = 0; i < segments.length; i++) {
       const seg = segments[i]!;
       const isLast = i === segments.length - 1;
