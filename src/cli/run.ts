@@ -2,7 +2,6 @@
 import { createConnection } from 'node:net';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LoadedConfig } from '../config/schema.js';
-import { BodyBoard } from '../cortex/bodies.js';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
 import type { CommandResult } from '../fleet/execute.js';
 import type { ModeMemoryStore } from '../modes/memory.js';
@@ -201,7 +200,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   };
 
   // The robot's bodies outlive the agents of this process: a reload keeps the simulated body's pose.
-  const bodies = new BodyBoard();
+  const bodies = new (await import('../cortex/bodies.js')).BodyBoard();
 
   // The process root (actors/process.ts): signals, sd_notify and the watchdog, the service, and the agent
   // subtree, which a reload replaces under the same root.
