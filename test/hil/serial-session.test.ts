@@ -105,7 +105,9 @@ t.test('the e-stop watcher holds the shared port with its own session: an outage
     invoke: { src: 'watcher', input: { policy, logger: pino({ level: 'silent' }), bus } },
     on: {
       'safety.serial.hold': {
-        actions: enqueueActions(({ enqueue, event }) => enqueue.spawnChild('deviceSession', { id: 'device:serial', input: (event as HoldSerialSession).input })),
+        actions: enqueueActions(({ enqueue, event }) =>
+          enqueue.spawnChild('deviceSession', { id: 'device:serial', input: (event as HoldSerialSession).input }),
+        ),
       },
       '*': { actions: ({ event }) => void got.push(event as { type: string }) },
     },
