@@ -70,9 +70,9 @@ t.test(
     gps.write(gga('4807.038'));
     const fix = (after: number) => (e: AgentEvent) => e.type === 'context' && e.source === 'background.GpsInput' && e.values.gps_fix === true && e.at >= after;
     await agent.waitFor(fix(0), 20_000, 'a GPS fix through the background');
-  // Not a timing assertion: a pty whose socat dies while a line is still in flight is never seen to
-  // close by serialport's poller (the port stays "open"); a real unplug is an EIO. Let the line land.
-  await new Promise((r) => setTimeout(r, 200));
+    // Not a timing assertion: a pty whose socat dies while a line is still in flight is never seen to
+    // close by serialport's poller (the port stays "open"); a real unplug is an EIO. Let the line land.
+    await new Promise((r) => setTimeout(r, 200));
 
     // The peers go away (an unplug of both boards): every owner's session backs off.
     const unpluggedAt = Date.now();
