@@ -2,6 +2,7 @@
 import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
 import { and, assign, createActor, enqueueActions, fromCallback, fromPromise, sendParent, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
+import { withStatesOnBus } from '../streams/device-session.js';
 import type { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector, CommandJob, CommandMark } from '../../src/cortex/action.js';
@@ -471,6 +472,9 @@ export function actionLogic() {
           const connector = own(self).connector;
           if (!connector) return;
           const { deps, track } = inputOf<ActionActorInput>(self);
+          // Its device session stops with this actor (a stopped actor emits nothing more): say so on the bus.
+          const kind = (connector.session as SessionInput | undefined)?.prefix;
+          if (kind === 'serial') deps.bus.emit({ type: 'stream', at: Date.now(), kind, input: context.entry.llm_label, state: 'stopped' });
           const log = (what: string) => (err: unknown) => deps.logger.warn(`${what} ${context.entry.llm_label}: ${describeError(err)}`);
           // Leaving a mode stops its motion before the port closes (halt sends nothing when the robot was already told to stop).
           const halted = context.motion ? (connector.halt?.() ?? Promise.resolve()).catch(log('halting')) : Promise.resolve();
@@ -480,9 +484,12 @@ export function actionLogic() {
       }),
     },
     // Spawned before the owner is invoked, so it stops first: its link's close leaves the client to the connector, whose stop halts first.
-    entry: enqueueActions(({ enqueue, self }) => {
-      const session = own(self).connector?.session;
-      if (session) enqueue.spawnChild('session', { id: 'session', input: session as SessionInput });
+    // A device's session (the serial connector's port) is the child `device:<kind>`, its states on the bus as `stream` events named by the action's label.
+    entry: enqueueActions(({ context, enqueue, self }) => {
+      const session = own(self).connector?.session as SessionInput | undefined;
+      if (!session) return;
+      if (session.prefix !== 'serial') enqueue.spawnChild('session', { id: 'session', input: session });
+      else enqueue.spawnChild('session', { id: 'device:serial', input: withStatesOnBus(session, own(self).deps.bus, context.entry.llm_label) });
     }),
     initial: 'idle',
     on: {

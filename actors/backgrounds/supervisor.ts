@@ -1,6 +1,6 @@
-// The backgrounds of a mode (`backgrounds`, one `background:<type>` child each): context producers, supervised and restarted with the one backoff, health on the bus.
+// The backgrounds of a mode (`backgrounds`, one `background:<type>` child each, its device session a child `device:<name>` of it): context producers, supervised and restarted with the one backoff, health on the bus.
 import type { Logger } from 'pino';
-import { assign, createActor, fromCallback, sendParent, setup } from 'xstate';
+import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
@@ -47,25 +47,31 @@ const stoppedReport = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 
       input.bus.emit({ type: 'background', at: Date.now(), mode: input.mode, background: input.type, state: 'stopped' }),
 );
 
+/** What one background's `running` made: its plugin, or why it could not be made. */
+type Made = { plugin: InputPlugin; error?: undefined } | { plugin?: undefined; error: string };
+
+/** The system id of a background's device session (`mode:<mode>/<background id>/device`): found without walking children. */
+const deviceSystemId = (ctx: Pick<Ctx, 'mode' | 'id'>): string => `mode:${ctx.mode}/${ctx.id}/device`;
+
 /**
- * Makes the plugin and subscribes its source while the background runs: what it reads only feeds the
- * context values it publishes (its text is never a prompt line and never wakes the model). A plugin
- * that cannot be made, a source that fails or ends: `background.error`. Leaving stops the plugin.
- * A plugin with a device (a serial GPS or battery board) has its device session run here, owned by
- * this callback (the plugin is made here, so the session cannot be a child spawned before it): its
- * states go on the bus as an input's do (`stream` events of the device's kind), a `<kind>.failed` is
- * a `background.error`, and leaving stops it.
+ * Subscribes the plugin's source while the background runs: what it reads only feeds the context
+ * values it publishes (its text is never a prompt line and never wakes the model). A plugin that
+ * could not be made, a source that fails or ends: `background.error`. Leaving stops the plugin.
+ * A plugin with a device (a serial GPS or battery board) has its session spawned by the background as
+ * its child `device:<name>` (as an input's is); this relays it: its states go on the bus as an
+ * input's do (`stream` events of the device's kind), and a `<kind>.failed` is a `background.error`.
  */
-const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'create' | 'type' | 'logger' | 'track' | 'bus'>>(({ input, sendBack }) => {
-  let plugin: InputPlugin;
-  try {
-    plugin = input.create({ publishContext: (values) => sendBack({ type: 'background.context', values } satisfies Ev) });
-  } catch (err) {
-    sendBack({ type: 'background.error', error: `not started: ${describeError(err)}`, fatal: true } satisfies Ev);
+const produce = fromCallback<
+  { type: 'none' },
+  Pick<BackgroundActorInput, 'type' | 'logger' | 'track' | 'bus'> & { made: Made | undefined; device: () => AnyActorRef | undefined }
+>(({ input, sendBack }) => {
+  const plugin = input.made?.plugin;
+  if (!plugin) {
+    sendBack({ type: 'background.error', error: `not started: ${input.made?.error ?? 'unknown error'}`, fatal: true } satisfies Ev);
     return () => {};
   }
   const device = plugin.device;
-  const session = device ? createActor(streamSessionMachine, { input: device.input as SessionInput }).start() : undefined;
+  const session = device ? input.device() : undefined;
   const relay =
     session && device
       ? relayDeviceSession(
@@ -99,99 +105,118 @@ const produce = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'creat
   return () => {
     sub.unsubscribe();
     relay?.unsubscribe();
-    session?.send({ type: 'stop' });
-    session?.stop();
     const closing = plugin.stop().catch((err: unknown) => input.logger.warn(`stopping background ${input.type}: ${describeError(err)}`));
     input.track?.(closing);
   };
 });
 
 /**
- * One background: `running` (tag `running`) produces; a failure goes to `restarting` (the backoff of
- * src/backoff.ts, attempts reset after `healthyMs` of running) and runs again with a new plugin; a
- * plugin that cannot be made goes to `failed`. Each state is a `background` event on the bus.
+ * One background: `running` (tag `running`) makes a fresh plugin on entry, spawns its device session
+ * (child `device:<name>`, stopped on exit) and produces; a failure goes to `restarting` (the backoff
+ * of src/backoff.ts, attempts reset after `healthyMs` of running) and runs again with a new plugin; a
+ * plugin that cannot be made goes to `failed`. Each state is a `background` event on the bus. The
+ * plugin is this actor's own (a closure table by actor, never its context: contexts hold data).
  */
-export const backgroundMachine = setup({
-  types: { context: {} as Ctx, events: {} as Ev, input: {} as BackgroundActorInput },
-  actors: { produce, stoppedReport },
-  delays: {
-    restartDelay: ({ context }) => context.nextDelayMs,
-    healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
-  },
-  actions: {
-    health: ({ context, self }, params: { state: 'running' | 'restarting' | 'failed' }) => {
-      const { state } = params;
-      const { logger, bus } = inputOf<BackgroundActorInput>(self);
-      if (state === 'restarting' || state === 'failed')
-        logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
-      bus.emit({
-        type: 'background',
-        at: Date.now(),
-        mode: context.mode,
-        background: context.type,
-        state,
-        ...(state === 'restarting' || state === 'failed' ? { error: context.error ?? 'unknown error' } : {}),
-        ...(state === 'restarting' ? { retry_in_ms: context.nextDelayMs } : {}),
-      });
+function backgroundMachine() {
+  const made = new WeakMap<AnyActorRef, Made>();
+  return setup({
+    types: { context: {} as Ctx, events: {} as Ev, input: {} as BackgroundActorInput },
+    actors: { produce, stoppedReport, deviceSession: streamSessionMachine },
+    delays: {
+      restartDelay: ({ context }) => context.nextDelayMs,
+      healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
     },
-  },
-}).createMachine({
-  id: 'background',
-  context: ({ input }) => ({
-    id: input.id,
-    type: input.type,
-    mode: input.mode,
-    ...(input.restart ? { restart: input.restart } : {}),
-    attempt: 0,
-    error: undefined,
-    nextDelayMs: 0,
-  }),
-  initial: 'running',
-  invoke: { src: 'stoppedReport', input: ({ context, self }) => ({ bus: inputOf<BackgroundActorInput>(self).bus, mode: context.mode, type: context.type }) },
-  on: {
-    'background.context': {
-      actions: [
-        // On the bus too: readers of the bus (WebSim, the fleet's state) see what the rules see.
-        ({ context, event, self }) =>
-          inputOf<BackgroundActorInput>(self).bus.emit({ type: 'context', at: Date.now(), source: `background.${context.type}`, values: event.values }),
-        sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies BackgroundParentEvent),
-      ],
-    },
-  },
-  states: {
-    running: {
-      tags: ['running'],
-      entry: { type: 'health', params: { state: 'running' } },
-      invoke: {
-        src: 'produce',
-        input: ({ context, self }) => {
-          const { create, logger, track, bus } = inputOf<BackgroundActorInput>(self);
-          return { create, type: context.type, logger, bus, ...(track ? { track } : {}) };
-        },
+    actions: {
+      health: ({ context, self }, params: { state: 'running' | 'restarting' | 'failed' }) => {
+        const { state } = params;
+        const { logger, bus } = inputOf<BackgroundActorInput>(self);
+        if (state === 'restarting' || state === 'failed')
+          logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
+        bus.emit({
+          type: 'background',
+          at: Date.now(),
+          mode: context.mode,
+          background: context.type,
+          state,
+          ...(state === 'restarting' || state === 'failed' ? { error: context.error ?? 'unknown error' } : {}),
+          ...(state === 'restarting' ? { retry_in_ms: context.nextDelayMs } : {}),
+        });
       },
-      after: { healthy: { actions: assign({ attempt: 0 }) } },
-      on: {
-        'background.error': [
-          { guard: ({ event }) => event.fatal, target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
-          {
-            target: 'restarting',
-            actions: assign(({ context, event }) => {
-              const r = context.restart ?? DEFAULT_RESTART;
-              const attempt = context.attempt + 1;
-              return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
-            }),
-          },
+      // Made while the entry resolves (an enqueueActions body runs in order; a plain action runs after the invoke's input is read).
+      make: enqueueActions(({ context, enqueue, self }) => {
+        try {
+          const plugin = inputOf<BackgroundActorInput>(self).create({
+            publishContext: (values) => self.send({ type: 'background.context', values } satisfies Ev),
+          });
+          made.set(self, { plugin });
+          const device = plugin.device;
+          if (device)
+            enqueue.spawnChild('deviceSession', { id: `device:${device.name}`, systemId: deviceSystemId(context), input: device.input as SessionInput });
+        } catch (err) {
+          made.set(self, { error: describeError(err) });
+        }
+      }),
+    },
+  }).createMachine({
+    id: 'background',
+    context: ({ input }) => ({
+      id: input.id,
+      type: input.type,
+      mode: input.mode,
+      ...(input.restart ? { restart: input.restart } : {}),
+      attempt: 0,
+      error: undefined,
+      nextDelayMs: 0,
+    }),
+    initial: 'running',
+    invoke: { src: 'stoppedReport', input: ({ context, self }) => ({ bus: inputOf<BackgroundActorInput>(self).bus, mode: context.mode, type: context.type }) },
+    on: {
+      'background.context': {
+        actions: [
+          // On the bus too: readers of the bus (WebSim, the fleet's state) see what the rules see.
+          ({ context, event, self }) =>
+            inputOf<BackgroundActorInput>(self).bus.emit({ type: 'context', at: Date.now(), source: `background.${context.type}`, values: event.values }),
+          sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies BackgroundParentEvent),
         ],
       },
     },
-    restarting: {
-      tags: ['restarting'],
-      entry: { type: 'health', params: { state: 'restarting' } },
-      after: { restartDelay: 'running' },
+    states: {
+      running: {
+        tags: ['running'],
+        entry: [{ type: 'health', params: { state: 'running' } }, 'make'],
+        exit: [stopChild('device:serial'), stopChild('device:microphone'), stopChild('device:camera'), ({ self }) => made.delete(self)],
+        invoke: {
+          src: 'produce',
+          input: ({ context, self }) => {
+            const { logger, track, bus } = inputOf<BackgroundActorInput>(self);
+            const device = () => self.system.get(deviceSystemId(context)) as AnyActorRef | undefined;
+            return { made: made.get(self), device, type: context.type, logger, bus, ...(track ? { track } : {}) };
+          },
+        },
+        after: { healthy: { actions: assign({ attempt: 0 }) } },
+        on: {
+          'background.error': [
+            { guard: ({ event }) => event.fatal, target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
+            {
+              target: 'restarting',
+              actions: assign(({ context, event }) => {
+                const r = context.restart ?? DEFAULT_RESTART;
+                const attempt = context.attempt + 1;
+                return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
+              }),
+            },
+          ],
+        },
+      },
+      restarting: {
+        tags: ['restarting'],
+        entry: { type: 'health', params: { state: 'restarting' } },
+        after: { restartDelay: 'running' },
+      },
+      failed: { tags: ['failed'], entry: { type: 'health', params: { state: 'failed' } } },
     },
-    failed: { tags: ['failed'], entry: { type: 'health', params: { state: 'failed' } } },
-  },
-});
+  });
+}
 
 /**
  * The supervisor of a mode's backgrounds (`backgrounds`): invokes one `background:<type>` child per
@@ -202,7 +227,7 @@ export const backgroundMachine = setup({
 export function backgroundsLogic(backgrounds: BackgroundActorInput[]) {
   return setup({
     types: { events: {} as BackgroundParentEvent },
-    actors: { background: backgroundMachine },
+    actors: { background: backgroundMachine() },
   }).createMachine({
     id: 'backgrounds',
     on: { 'context.update': { actions: sendParent(({ event }) => event) } },

@@ -16,7 +16,8 @@ import {
 } from '../../src/safety/policy.js';
 import type { EstopGate } from './estop-gate.js';
 import { inputOf } from '../input-of.js';
-import { estopSerialLogic } from './estop-serial.js';
+import { estopSerialLogic, type HoldSerialSession } from './estop-serial.js';
+import { streamSessionMachine } from '../streams/session-machine.js';
 import { estopSocketLogic, type EstopSocketOptions } from './estop-socket.js';
 
 export { safetyStatusOf, type SafetyStatus } from './status.js';
@@ -59,6 +60,7 @@ export type GovernorEvent =
   | { type: 'safety.stopping'; reason: string }
   | { type: 'safety.context'; values: Record<string, unknown> }
   | { type: 'safety.bus'; event: AgentEvent }
+  | HoldSerialSession
   | { type: 'motion.fed' }
   | { type: 'motion.ended' }
   | { type: 'model.started' }
@@ -182,12 +184,13 @@ const busWatch = fromCallback<EventObject, { bus: AgentBus }>(({ input, sendBack
  * the dead-man timer restarted by every granted command and the longest-continuous timer / resting),
  * `model` (idle / waiting for an answer / stalled) and `agent` (running / stopping). Every decision
  * on a command is `decide()` of src/safety/policy.ts over the context; the regions own the timers.
- * It depends on no model, service or input: its children are the bus watcher and the e-stop sources
- * (serial sentence, local socket), and each failing source is reported without stopping the rest.
+ * It depends on no model, service or input: its children are the bus watcher, the e-stop sources
+ * (serial sentence, local socket) and the serial e-stop line's session (`device:serial`), and each
+ * failing source is reported without stopping the rest.
  */
 export const governorMachine = setup({
   types: { context: {} as GovernorContext, events: {} as GovernorEvent, input: {} as GovernorInput },
-  actors: { busWatch, estopSerial: estopSerialLogic, estopSocket: estopSocketLogic },
+  actors: { busWatch, estopSerial: estopSerialLogic, estopSocket: estopSocketLogic, deviceSession: streamSessionMachine },
   delays: {
     deadman: ({ context }) => pol(context).deadmanMs,
     maxContinuous: ({ context }) => pol(context).maxContinuousMs,
@@ -413,6 +416,10 @@ export const governorMachine = setup({
     'safety.unregister': { actions: 'unregister' },
     'safety.context': { actions: 'position' },
     'safety.bus': { actions: 'busEvent' },
+    // The e-stop line's session (the watcher has the line): the governor's child `device:serial`, stopped with it.
+    'safety.serial.hold': {
+      actions: enqueueActions(({ enqueue, event }) => enqueue.spawnChild('deviceSession', { id: 'device:serial', input: (event as HoldSerialSession).input })),
+    },
   },
   type: 'parallel',
   states: {

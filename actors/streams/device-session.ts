@@ -1,4 +1,4 @@
-// A device (the microphone's recorder) as a session of the one reconnect engine: its session input, a root actor for it outside an agent, and the relay of its events to the bus.
+// A device (a recorder, a camera, a serial port) as a session of the one reconnect engine: its session input, its states on the bus for an owner that spawns it as a child, a root actor for it outside the agent (the LocalVLMInput worker, tests), and the relay of its events to the bus.
 import { createActor, type Actor } from 'xstate';
 import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { OpenableDevice } from '../../devices/device-link.js';
@@ -38,7 +38,12 @@ export interface DeviceSession {
   stop(): void;
 }
 
-/** A device's session as its own root actor (tests, tools); the agent runs it as a child of the input that owns the device. */
+/**
+ * A device's session as its own root actor, outside any tree. Production code uses it only in the
+ * LocalVLMInput worker (a separate OS process, which cannot be in the agent's tree); tests use it.
+ * In the agent every device session is a child `device:<name>` of the actor that owns the device:
+ * an input, a background, an action (its connector's port) or the safety governor (the e-stop line).
+ */
 export function startDeviceSession(
   device: OpenableDevice,
   prefix: StreamKind,
@@ -52,6 +57,28 @@ export function startDeviceSession(
     stop() {
       actor.send({ type: 'stop' });
       actor.stop();
+    },
+  };
+}
+
+/**
+ * `input` with each of its states also on the bus as a `stream` event of its kind, named `owner`
+ * (`move`, `safety`), for an owner that spawns the session as its child and has no listener of its
+ * own on it (an action's connector, the e-stop watcher). The hook runs as the state is entered, so the
+ * first `connecting` is not missed; the owner says `stopped` when it stops the child.
+ */
+export function withStatesOnBus(input: SessionInput, bus: AgentBus, owner: string): SessionInput {
+  const kind = input.prefix as StreamKind;
+  const own = input.hooks.state;
+  return {
+    ...input,
+    hooks: {
+      ...input.hooks,
+      state: (e) => {
+        own?.(e);
+        const out = toStreamEvent(kind, owner, e);
+        if (out) bus.emit(out);
+      },
     },
   };
 }

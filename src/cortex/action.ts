@@ -43,9 +43,11 @@ export interface ActionConnector {
    */
   halt?(): Promise<void>;
   /**
-   * A connection that reconnects (the `mqtt` connector's broker): the session machine's input
-   * (actors/streams/session-machine.ts). The action actor runs it as its child `session`, so it
-   * reconnects with the one engine and shows in the inspector; the connector still closes it in `stop()`.
+   * A connection that reconnects (the `mqtt` connector's broker, the `serial` connector's port): the
+   * session machine's input (actors/streams/session-machine.ts). The action actor runs it as its child
+   * (`session`; a serial port's is `device:serial`, its states on the bus as `stream` events of kind
+   * `serial`), so it reconnects with the one engine and shows in the inspector; the connector still
+   * closes what it holds in `stop()`.
    */
   readonly session?: unknown;
 }

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, writeFileSync, openSync, writeSync, closeSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSerialLine } from '../../devices/serial.js';
-import { heldSerialLines } from '../../actors/streams/serial-session.js';
+import { heldSerialLines } from '../helpers/held-serial-lines.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hil-serial-'));

@@ -1,12 +1,13 @@
 // HIL: serial ports on the one reconnect engine, over socat ptys whose peer is killed mid-stream and brought back: a GPS input's `device:serial` session and the safety e-stop watcher's.
 import t from 'tap';
 import { pino } from 'pino';
-import { createActor, setup, type AnyActorRef } from 'xstate';
+import { createActor, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { GpsInput, GpsInputSchema } from '../../actors/inputs/gps-input.js';
 import { serialConfigOf } from '../../actors/inputs/serial-reader.js';
 import { createSerialLine, sharedSerialLine } from '../../devices/serial.js';
 import { formatNmea } from '../../devices/nmea.js';
-import { estopSerialLogic } from '../../actors/safety/estop-serial.js';
+import { estopSerialLogic, type HoldSerialSession } from '../../actors/safety/estop-serial.js';
+import { streamSessionMachine } from '../../actors/streams/session-machine.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { hostInput } from '../helpers/input-host.js';
 import { ptyPair } from '../helpers/socat-pty.js';
@@ -99,15 +100,24 @@ t.test('the e-stop watcher holds the shared port with its own session: an outage
   const policy = { binding: 'serialport' as const, path: pty.robot, baudRate: 115200, sentence: 'ESTOP', releaseSentence: 'RELEASE' };
   // The first holder's settings apply to the shared line: fast reopens for the test.
   const line = sharedSerialLine({ binding: 'serialport', path: pty.robot, baud_rate: 115200, reopen_initial_ms: 50, reopen_max_ms: 400 });
-  const parent = setup({ actors: { watcher: estopSerialLogic } }).createMachine({
+  // The governor's part: it spawns the session the watcher asks for as its child `device:serial`.
+  const parent = setup({ actors: { watcher: estopSerialLogic, deviceSession: streamSessionMachine } }).createMachine({
     invoke: { src: 'watcher', input: { policy, logger: pino({ level: 'silent' }), bus } },
-    on: { '*': { actions: ({ event }) => void got.push(event as { type: string }) } },
+    on: {
+      'safety.serial.hold': {
+        actions: enqueueActions(({ enqueue, event }) =>
+          enqueue.spawnChild('deviceSession', { id: 'device:serial', input: (event as HoldSerialSession).input }),
+        ),
+      },
+      '*': { actions: ({ event }) => void got.push(event as { type: string }) },
+    },
   });
   const actor = createActor(parent).start();
   t.teardown(() => actor.stop());
   const states = () => events.filter((e): e is StreamEv => e.type === 'stream' && e.kind === 'serial' && e.input === 'safety');
 
   await until('the port open', () => line.port()?.isOpen);
+  t.ok(actor.getSnapshot().children['device:serial'], "the port's session is the parent's child device:serial");
   pty.write('ESTOP\n');
   await until('an e-stop', () => got.some((e) => e.type === 'safety.estop'));
   await pty.unplug();

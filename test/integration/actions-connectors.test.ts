@@ -19,6 +19,7 @@ import { isWav, parseWav } from '../../devices/wav.js';
 import type { Plugins } from '../../actors/plugins.js';
 import { allActionPlugins } from '../helpers/plugins.js';
 import { startGovernor } from '../helpers/governor.js';
+import { sharedSerialLine } from '../../devices/serial.js';
 
 type ActionEv = Extract<AgentEvent, { type: 'action' }>;
 const logger = pino({ level: 'silent' });
@@ -237,6 +238,30 @@ t.test('serial move: MOVE <action> lines, OK and ERR answers, timeout, STOP on i
   while (!peer.got.includes('STOP') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   t.same(peer.got, ['MOVE turn left', 'MOVE dance', 'MOVE sit', 'MOVE sit', 'STOP']);
 });
+
+t.test(
+  'serial move: stopping the action (a mode left) sends STOP before its device:serial session lets go of the port; its states are on the bus',
+  async (t) => {
+    const pty = await ptyPair();
+    const peer = await controller(pty.controller);
+    const { handle, settled, bus } = setup('move', 'serial', { path: pty.robot });
+    const states: string[] = [];
+    bus.events$.subscribe((e) => e.type === 'stream' && e.kind === 'serial' && e.input === 'move' && states.push(e.state));
+    const end = settled();
+    handle.dispatch({ action: 'turn left' }, 'model');
+    t.equal((await end).state, 'done');
+    const line = sharedSerialLine({ binding: 'serialport', path: pty.robot, baud_rate: 115200 });
+    t.ok(line.port()?.isOpen, 'the port is open while the action runs');
+    await handle.stop();
+    const deadline = Date.now() + 5000;
+    while (line.port() !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    t.equal(line.port(), undefined, 'the port closed with the action');
+    while (!peer.got.includes('STOP') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    t.same(peer.got, ['MOVE turn left', 'STOP'], 'the STOP went out before the port closed');
+    // Its first `connecting` went out as the action started, before this test listened.
+    t.same(states, ['streaming', 'stopped'], 'the session streamed, then said stopped');
+  },
+);
 
 t.test('serial face: FACE <emotion>', async (t) => {
   const pty = await ptyPair();

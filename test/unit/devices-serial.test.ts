@@ -3,7 +3,7 @@ import t from 'tap';
 import { SerialPortMock } from 'serialport';
 import { firstValueFrom, take, toArray, lastValueFrom } from 'rxjs';
 import { createSerialLine } from '../../devices/serial.js';
-import { heldSerialLines } from '../../actors/streams/serial-session.js';
+import { heldSerialLines } from '../helpers/held-serial-lines.js';
 import type { SessionStateEvent } from '../../actors/streams/session-machine.js';
 import { parseNmea, formatNmea, nmeaCoordinate } from '../../devices/nmea.js';
 import { waitFor } from '../helpers/wait.js';

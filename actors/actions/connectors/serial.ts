@@ -4,7 +4,8 @@ import { CortexError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { SerialConnectorOptions } from '../../../src/plugins/schemas/actions.js';
 import { sharedSerialLine, SerialConfigSchema } from '../../../devices/serial.js';
-import { heldSerialLines } from '../../streams/serial-session.js';
+import { serialSessionInput } from '../../streams/serial-session.js';
+import type { SessionInput } from '../../streams/session-machine.js';
 
 /*
  * Line protocol (README, "Serial line protocol"). ASCII lines ending in `\n`:
@@ -49,28 +50,46 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
     let waiter: Waiter | undefined;
     /** The last line written: a stop right after a stop is not sent again. Set when the write starts. */
     let lastLine = '';
+    /** The last write, settled: the port is let go only after it went out (the halt's STOP when a mode is left). */
+    let writing: Promise<unknown> = Promise.resolve();
     const send = (text: string) => {
       lastLine = text;
-      return line.write(text);
+      const written = line.write(text);
+      writing = written.catch(() => undefined);
+      return written;
     };
     const stopNow = async () => {
       if (!stopLine || lastLine === `${stopLine}\n`) return;
       await send(`${stopLine}\n`);
     };
-    // The connector holds the port with a session of its own (reopened with the engine's backoff after an unplug) until it stops.
-    const onState = (e: { state: string; reason?: string; delay_ms?: number }) => {
-      // The engine's "connect failed: " is a socket's word: the device's own error says what failed to open.
-      if (e.state === 'backingOff')
-        ctx.logger.warn(`${action}: ${(e.reason ?? o.path).replace(/^connect failed: /, '')}; the port is reopened in ${e.delay_ms ?? 0} ms`);
+    // The connector's hold on the port is a session the action actor runs as its child `device:serial`
+    // (reopened with the engine's backoff after an unplug; its states on the bus as `stream` events of
+    // kind `serial`). The child stops before the connector's owner, whose cleanup halts: the link's
+    // close waits a microtask (the halt's STOP is then written) and for the last write to go out.
+    const base = serialSessionInput(line);
+    const session: SessionInput = {
+      ...base,
+      connect: async (signal) => {
+        const link = await base.connect(signal);
+        return { ...link, close: (...args) => queueMicrotask(() => void writing.then(() => link.close(...args))) };
+      },
+      hooks: {
+        ...base.hooks,
+        state: (e) => {
+          // The engine's "connect failed: " is a socket's word: the device's own error says what failed to open.
+          if (e.state === 'backingOff')
+            ctx.logger.warn(`${action}: ${(e.reason ?? o.path).replace(/^connect failed: /, '')}; the port is reopened in ${e.delay_ms ?? 0} ms`);
+        },
+      },
     };
-    let sub: Subscription | undefined = heldSerialLines(line, { onState }).subscribe({
+    // The controller's answers come straight from the port's hot lines (never actor events).
+    let sub: Subscription | undefined = line.lines().subscribe({
       next: (text) => {
         const t = text.trim();
         if (!waiter) return;
         if (t === 'OK') waiter.resolve();
         else if (t.startsWith('ERR')) waiter.reject(new SerialCommandError(`${action} refused by the controller: ${t.slice(3).trim() || 'no reason given'}`));
       },
-      error: (err: unknown) => ctx.logger.error({ err }, `${action} serial line ended`),
     });
 
     /** Waits until the port is open (its session opens it in the background and reopens it after an unplug). */
@@ -84,6 +103,7 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
 
     return {
       name: 'serial',
+      session,
       async run(value, signal) {
         const deadline = Date.now() + o.ack_timeout_seconds * 1000;
         await whenOpen(deadline, signal);
