@@ -1,4 +1,5 @@
 // Serial lines as a device a session actor opens (serialport or its mock binding): one open port is one link, held by every session on it; its lines on a hot observable.
+import { statSync } from 'node:fs';
 import { Subject, type Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
@@ -52,9 +53,28 @@ function openFailure(err: unknown, path: string): string {
   return trimmed || 'unknown error';
 }
 
+/**
+ * How often an open port's path is checked. A device can vanish without a read error (a pty whose
+ * peer died a moment after a write never reports the hang-up to serialport): a path that is gone, or
+ * names another device node, ends the port within this.
+ */
+const PRESENCE_MS = 1000;
+
+/** The device node `path` names now (links followed), or undefined when there is none. */
+function nodeOf(path: string): string | undefined {
+  try {
+    const s = statSync(path);
+    return `${s.dev}:${s.ino}:${s.rdev}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One open port and the links (sessions) holding it. */
 interface Open {
   port: AnyPort;
+  /** The presence check's timer (real ports only), cleared when the port ends. */
+  presence: NodeJS.Timeout | undefined;
   holders: Set<(event: LinkEvent) => void>;
   links: number;
   end: LinkEvent | undefined;
@@ -76,6 +96,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
   /** The port ended underneath (unplugged, the pty's peer went away): every link holding it hears the close. */
   const ended = (o: Open, error: DeviceError) => {
     if (o.end) return;
+    clearInterval(o.presence);
     if (open === o) open = undefined;
     fail(error);
     o.end = { type: 'close', code: PORT_ENDED, reason: error.message };
@@ -92,7 +113,14 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
       fail(error);
       throw error;
     }
-    const o: Open = { port, holders: new Set(), links: 0, end: undefined };
+    const o: Open = { port, presence: undefined, holders: new Set(), links: 0, end: undefined };
+    const node = parsed.binding === 'mock' ? undefined : nodeOf(parsed.path);
+    if (node) {
+      o.presence = setInterval(() => {
+        if (nodeOf(parsed.path) !== node) ended(o, new DeviceError('serial', `${parsed.path} is gone (unplugged?)`, { code: 'serial_closed' }));
+      }, PRESENCE_MS);
+      o.presence.unref();
+    }
     const parser = port.pipe(new ReadlineParser({ delimiter: parsed.delimiter, encoding: 'utf8' }));
     parser.on('data', (line: string) => {
       if (open === o) heard.next(line.endsWith('\r') ? line.slice(0, -1) : line);
@@ -122,6 +150,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
         o.links -= 1;
         if (o.links > 0 || o.end) return;
         o.end = { type: 'close', code: 1000, reason: 'closed' };
+        clearInterval(o.presence);
         if (open === o) open = undefined;
         if (o.port.isOpen) o.port.close(() => undefined);
       },

@@ -57,9 +57,10 @@ t.test('a GPS whose pty peer dies mid-stream: its device:serial session reopens 
   const openWhileUnplugged = serial.port();
   t.equal(openWhileUnplugged, undefined, 'no port is open while the device is gone');
 
+  // Counted before the replug: the session may open the port again before plug() has seen both links.
+  const seen = states().length;
   await pty.plug();
   const plugged = Date.now();
-  const seen = states().length;
   await until('streaming again', () =>
     states()
       .slice(seen)
@@ -89,6 +90,21 @@ t.test('a GPS whose pty peer dies mid-stream: its device:serial session reopens 
   host.stop();
   await until('the port closed with the input', () => serial.port() === undefined);
   t.equal(states().at(-1)?.state, 'stopped', 'stopped on the bus');
+});
+
+t.test('a peer that dies right after a write (serialport hears no hang-up): the vanished path ends the link', async (t) => {
+  const pty = await ptyPair(t.teardown);
+  const serial = createSerialLine({ binding: 'serialport', path: pty.robot, baud_rate: 115200 });
+  const link = await serial.device.connect(new AbortController().signal);
+  t.teardown(() => link.close(1000, 'test'));
+  const closes: string[] = [];
+  link.subscribe((e) => e.type === 'close' && closes.push(e.reason));
+  // No wait between the write and the kill: the case where the port's read never fails.
+  pty.write('$GPGGA\r\n');
+  await pty.unplug();
+  await until('the link closed', () => closes.length > 0);
+  t.match(closes[0], /robot (is gone|closed) \(unplugged\?\)/, `closed: ${closes[0]}`);
+  t.equal(serial.port(), undefined, 'no port is held open');
 });
 
 t.test('the e-stop watcher holds the shared port with its own session: an outage is on the bus, and ESTOP after the replug still latches', async (t) => {
