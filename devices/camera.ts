@@ -3,9 +3,9 @@ import { Observable, type Subscriber } from 'rxjs';
 import type { Frame } from '../src/pipelines/jpeg.js';
 import { loadOpenCV, cvCall, cvCallAsync, releaseMat, type OpenCV } from '../src/vision/opencv.js';
 import { describeError } from '../src/errors.js';
-import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
+import type { StreamLink } from '../src/cloud/link.js';
 import { DeviceError } from './device-error.js';
-import type { OpenableDevice } from './device-link.js';
+import { LinkEnd, type OpenableDevice } from './device-link.js';
 import { fileFrames, syntheticFrames } from './camera-sim.js';
 import { CameraConfigSchema, type CameraConfig, type OpenCvCameraConfig } from '../src/plugins/schemas/devices.js';
 
@@ -90,27 +90,20 @@ async function openCaptureRun(config: OpenCvCameraConfig, signal: AbortSignal, s
     // OpenCV's error names the operation (`open camera <device>: ...`).
     throw DeviceError.from('camera', err);
   }
-  const listeners = new Set<(event: LinkEvent) => void>();
+  const ends = new LinkEnd();
   let begin = () => {};
   const started = new Promise<void>((resolve) => (begin = resolve));
   let closing = false;
-  let end: LinkEvent | undefined;
   const ended = (err: unknown) => {
     if (closing) return;
     closing = true;
-    end = { type: 'close', code: CAPTURE_ENDED, reason: DeviceError.from('camera', err).message };
-    for (const listener of listeners) listener(end);
+    ends.end({ type: 'close', code: CAPTURE_ENDED, reason: DeviceError.from('camera', err).message });
   };
   const link: CaptureLink = {
     sink: undefined,
     bufferedAmount: () => 0,
-    subscribe(listener) {
-      listeners.add(listener);
-      // An end between the open and this subscription is not lost.
-      const missed = end;
-      if (missed) queueMicrotask(() => listeners.has(listener) && listener(missed));
-      return () => listeners.delete(listener);
-    },
+    // An end between the open and this subscription is not lost.
+    subscribe: (listener) => ends.subscribe(listener),
     start: () => begin(),
     close() {
       closing = true;

@@ -1,5 +1,5 @@
 // A device that a session actor opens and reopens (the microphone's recorder): its link connector, where an open link's data goes, its backoff.
-import type { LinkConnector, StreamLink } from '../src/cloud/link.js';
+import type { LinkConnector, LinkEvent, StreamLink } from '../src/cloud/link.js';
 
 /**
  * What the one reconnect engine (actors/streams/session-machine.ts) needs of a device. The device
@@ -16,4 +16,29 @@ export interface OpenableDevice {
   attach(link: StreamLink): () => void;
   /** The wait before a reopen after a quick failure, doubling from `initialMs` to `maxMs` (src/backoff.ts). */
   backoff: { initialMs: number; maxMs: number };
+}
+
+/**
+ * The listeners of one open run of a device and its end: `end` tells every listener once, and a
+ * listener that subscribes after the end (between the open and the session's subscription) still
+ * hears it, so an end is never lost.
+ */
+export class LinkEnd {
+  private readonly listeners = new Set<(event: LinkEvent) => void>();
+  private ended: LinkEvent | undefined;
+
+  /** `StreamLink.subscribe`: the listener hears the end (at once, on a microtask, when it came already). */
+  subscribe(listener: (event: LinkEvent) => void): () => void {
+    this.listeners.add(listener);
+    const missed = this.ended;
+    if (missed) queueMicrotask(() => this.listeners.has(listener) && listener(missed));
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The run ended: every listener hears `event`, later ones too. Only the first end counts. */
+  end(event: LinkEvent): void {
+    if (this.ended) return;
+    this.ended = event;
+    for (const listener of this.listeners) listener(event);
+  }
 }

@@ -5,9 +5,9 @@ import type { Readable } from 'node:stream';
 import { Subject, type Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import { DeviceError } from './device-error.js';
-import type { OpenableDevice } from './device-link.js';
+import { LinkEnd, type OpenableDevice } from './device-link.js';
 import { KEPT_OUTPUT, lastLine, noAudioDevice } from '../src/device-output.js';
-import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
+import type { StreamLink } from '../src/cloud/link.js';
 import type { Microphone } from './microphone.js';
 import type { RecorderMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
@@ -86,12 +86,11 @@ function openRecording(
     const proc = recording.process;
     const stream = recording.stream();
     const pcm$ = new Subject<Buffer>();
-    const listeners = new Set<(event: LinkEvent) => void>();
+    const ends = new LinkEnd();
     let output = '';
     let spawned = false;
     let heard = false;
     let closing = false;
-    let end: LinkEvent | undefined;
     proc.stderr?.on('data', (d: Buffer | string) => (output = (output + d.toString()).slice(-KEPT_OUTPUT)));
     stream.on('data', (chunk: Buffer | string) => {
       heard = true;
@@ -125,19 +124,13 @@ function openRecording(
       if (closing || !spawned) return;
       const error = ended(recorderExit(config.recorder, { code, signal: sig }, output), heard);
       if (error.detail) logger?.debug({ device_output: error.detail }, 'microphone output');
-      end = { type: 'close', code: RECORDER_ENDED, reason: error.message, ...(error.fatal ? { fatal: true } : {}) };
-      for (const listener of listeners) listener(end);
+      ends.end({ type: 'close', code: RECORDER_ENDED, reason: error.message, ...(error.fatal ? { fatal: true } : {}) });
     });
     const link: RecorderLink = {
       pcm$: pcm$.asObservable(),
       bufferedAmount: () => 0,
-      subscribe(listener) {
-        listeners.add(listener);
-        // An exit between the spawn and this subscription is not lost.
-        const missed = end;
-        if (missed) queueMicrotask(() => listeners.has(listener) && listener(missed));
-        return () => listeners.delete(listener);
-      },
+      // An exit between the spawn and this subscription is not lost.
+      subscribe: (listener) => ends.subscribe(listener),
       close() {
         closing = true;
         kill();
