@@ -15,17 +15,34 @@ export interface VoiceDetector {
 }
 
 type FvadModule = import('@echogarden/fvad-wasm').FvadModule;
-let fvadModule: Promise<FvadModule> | undefined;
+/**
+ * The WebAssembly module while detectors use it, shared by them. Its memory is 16 MB: the last
+ * detector to close drops it, so a mode that listened leaves nothing behind (the next one loads it
+ * again in a few ms; the module is 20 KB).
+ */
+let fvad: { module: Promise<FvadModule>; users: number } | undefined;
 
-/** Loads the WebAssembly module once per process (about 4 MB of memory; the model is inside the package). */
-function loadModule(): Promise<FvadModule> {
-  fvadModule ??= import('@echogarden/fvad-wasm')
-    .then((m) => m.default())
-    .catch((err: unknown) => {
-      fvadModule = undefined;
-      throw new CortexError('vad_unavailable', `voice activity detector not loaded: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-    });
-  return fvadModule;
+/** The shared module and this user's release (call it once, also when loading failed). */
+function holdModule(): { module: Promise<FvadModule>; release(): void } {
+  let held: typeof fvad = (fvad ??= {
+    module: import('@echogarden/fvad-wasm')
+      .then((m) => m.default())
+      .catch((err: unknown) => {
+        throw new CortexError('vad_unavailable', `voice activity detector not loaded: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }),
+    users: 0,
+  });
+  held.users += 1;
+  return {
+    module: held.module,
+    // Forgets the module too: a closed detector kept by its caller keeps nothing of it.
+    release() {
+      if (!held) return;
+      held.users -= 1;
+      if (held.users === 0 && fvad === held) fvad = undefined;
+      held = undefined;
+    },
+  };
 }
 
 /** Linear resampling of one frame (detection only: the audio sent is never resampled). */
@@ -50,32 +67,45 @@ function resampleFrame(frame: Int16Array, outLength: number): Int16Array {
  */
 export async function loadVoiceDetector(rate: number, aggressiveness = 2, frameMs = 20): Promise<VoiceDetector> {
   if (![10, 20, 30].includes(frameMs)) throw new CortexError('vad_frame', `voice detection frames are 10, 20 or 30 ms, not ${frameMs}`);
-  const m = await loadModule();
+  const { module, release } = holdModule();
+  let m: FvadModule;
+  try {
+    m = await module;
+  } catch (err) {
+    release();
+    throw err;
+  }
   const detectRate = FVAD_RATES.includes(rate) ? rate : 16000;
   const inst = m._fvad_new();
-  if (!inst) throw new CortexError('vad_unavailable', 'the voice activity detector could not be created');
+  if (!inst) {
+    release();
+    throw new CortexError('vad_unavailable', 'the voice activity detector could not be created');
+  }
   if (m._fvad_set_sample_rate(inst, detectRate) !== 0 || m._fvad_set_mode(inst, aggressiveness) !== 0) {
     m._fvad_free(inst);
+    release();
     throw new CortexError('vad_config', `voice detection does not accept rate ${detectRate} with aggressiveness ${aggressiveness}`);
   }
   const frameSamples = Math.round((rate * frameMs) / 1000);
   const detectSamples = Math.round((detectRate * frameMs) / 1000);
   const ptr = m._malloc(detectSamples * 2);
-  let closed = false;
+  // Dropped on close, so a closed detector kept by its caller does not keep the module's memory.
+  let open: FvadModule | undefined = m;
   return {
     rate,
     frameSamples,
     isSpeech(frame) {
-      if (closed) return false;
+      if (!open) return false;
       // HEAP16 is read each time: the module's memory may have grown and replaced the view.
-      m.HEAP16.set(resampleFrame(frame, detectSamples), ptr >> 1);
-      return m._fvad_process(inst, ptr, detectSamples) === 1;
+      open.HEAP16.set(resampleFrame(frame, detectSamples), ptr >> 1);
+      return open._fvad_process(inst, ptr, detectSamples) === 1;
     },
     close() {
-      if (closed) return;
-      closed = true;
-      m._free(ptr);
-      m._fvad_free(inst);
+      if (!open) return;
+      open._free(ptr);
+      open._fvad_free(inst);
+      open = undefined;
+      release();
     },
   };
 }

@@ -32,7 +32,8 @@ const ALLOWED: Record<string, string> = {
   // Memoised loads and pure caches: they hold what the code or the machine is, never what an actor decided.
   'module-let src/vision/opencv.ts loading': 'the native OpenCV module, loaded once per process on first use (a native addon cannot be loaded twice)',
   'module-let src/vision/opencv.ts loaded': 'the native OpenCV module, loaded once per process on first use',
-  'module-let src/pipelines/voice-gate.ts fvadModule': 'the voice-activity WebAssembly module, compiled once per process on first use',
+  'module-let src/pipelines/voice-gate.ts fvad':
+    'the voice-activity WebAssembly module while detectors use it, shared by them and dropped with the last (its 16 MB memory is not kept after a mode stops listening)',
   'module-let src/systemd/notify.ts cachedDgram': 'the optional unix datagram addon, loaded once per process on first use',
   'module-let src/service/backends/tts.ts voices': 'the espeak-ng voices installed on this machine, listed once',
   'module-let actors/fleet.ts version': "the runtime's version from package.json, read once",
