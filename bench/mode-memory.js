@@ -1,5 +1,7 @@
 // Benchmark: resident memory of the default agent in idle, after a spell of explore (camera, OpenCV, speech), and back in idle: what a mode starts, it must stop.
-// Usage: node bench/mode-memory.js [--seconds 60] [--settle 10]   (after npm run build; default 20 s of explore)
+// Usage: node bench/mode-memory.js [--seconds 60] [--settle 10] [--cycles 1] [--plain]   (after npm run build; default 20 s of explore)
+// The agent runs with the environment the installed launcher gives it (systemd/runtime.env: glibc's
+// allocator settings) unless the caller set those variables; --plain runs it without them.
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,9 @@ const opt = (name, fallback) => {
 const EXPLORE_S = opt('--seconds', 20);
 /** Seconds in idle before each idle sample (inputs stopped, a GC or two). */
 const SETTLE_S = opt('--settle', 10);
+/** Explore-then-idle cycles: the target is the first; later ones show whether memory keeps growing. */
+const CYCLES = Math.max(1, opt('--cycles', 1));
+const PLAIN = args.includes('--plain');
 const TARGET_MB = 20;
 const ROOT = join(import.meta.dirname, '..');
 
@@ -50,6 +55,16 @@ const treeMb = (pid) =>
       return sum;
     }
   }, 0);
+/** What /opt/cortexd/bin/cortexd adds to the agent's environment: systemd/runtime.env's variables the caller left unset. */
+function launcherEnv() {
+  if (PLAIN) return {};
+  const env = {};
+  for (const line of readFileSync(join(ROOT, 'systemd', 'runtime.env'), 'utf8').split('\n')) {
+    const m = /^([A-Za-z0-9_]+)=(.*)$/.exec(line);
+    if (m && process.env[m[1]] === undefined) env[m[1]] = m[2];
+  }
+  return env;
+}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const round = (x) => Math.round(x * 10) / 10;
 
@@ -89,7 +104,8 @@ async function webSim(port, state) {
 }
 
 const d = await defaultConfig();
-const agent = startAgent(d.config, d.state);
+const added = launcherEnv();
+const agent = startAgent(d.config, d.state, added);
 // A bare node process sampled alike: what the machine's own drift looks like over the same minutes.
 const { spawn } = await import('node:child_process');
 const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
@@ -101,41 +117,65 @@ try {
   const idleBefore = rssMb(agent.child.pid);
   const treeBefore = treeMb(agent.child.pid);
   const bareBefore = rssMb(bare.pid);
+  /** The first event from index `from` on that matches. */
+  const after = (from, pred, what) => agent.waitFor((e) => pred(e) && agent.events.indexOf(e) >= from, 30_000, what);
 
-  const since = agent.events.length;
-  sim.switchMode('explore');
-  await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'explore', 30_000, 'the switch to explore');
-  await sleep(EXPLORE_S * 1000);
-  const inExplore = rssMb(agent.child.pid);
-  const treeExplore = treeMb(agent.child.pid);
-  // The camera must have been analysed in explore, or the figures prove nothing.
-  const analysed = agent.events.slice(since).filter((e) => e.type === 'context' && e.source === 'input.LocalVLMInput').length;
-  const left = agent.events.slice(since).some((e) => e.type === 'mode.changed' && e.from === 'explore');
-
-  const back = agent.events.length;
-  sim.switchMode('idle');
-  if (!left) await agent.waitFor((e) => e.type === 'mode.changed' && e.to === 'idle' && agent.events.indexOf(e) >= back, 30_000, 'the switch back to idle');
-  await sleep(SETTLE_S * 1000);
-  const idleAfter = rssMb(agent.child.pid);
-  const treeAfter = treeMb(agent.child.pid);
+  const cycles = [];
+  for (let c = 1; c <= CYCLES; c++) {
+    const since = agent.events.length;
+    sim.switchMode('explore');
+    await after(since, (e) => e.type === 'mode.changed' && e.to === 'explore', 'the switch to explore');
+    await sleep(EXPLORE_S * 1000);
+    const inExplore = rssMb(agent.child.pid);
+    const treeExplore = treeMb(agent.child.pid);
+    // The camera must have been analysed in explore, or the figures prove nothing.
+    const analysed = agent.events.slice(since).filter((e) => e.type === 'context' && e.source === 'input.LocalVLMInput').length;
+    const left = agent.events.slice(since).some((e) => e.type === 'mode.changed' && e.from === 'explore');
+    const back = agent.events.length;
+    sim.switchMode('idle');
+    if (!left) await after(back, (e) => e.type === 'mode.changed' && e.to === 'idle', 'the switch back to idle');
+    await sleep(SETTLE_S * 1000);
+    cycles.push({ explore: inExplore, treeExplore, idle: rssMb(agent.child.pid), treeIdle: treeMb(agent.child.pid), analysed, left });
+  }
   const bareAfter = rssMb(bare.pid);
   sim.close();
 
-  const growth = treeAfter - treeBefore;
+  const first = cycles[0];
+  const growth = first.treeIdle - treeBefore;
   const result = {
     explore_seconds: EXPLORE_S,
     settle_seconds: SETTLE_S,
-    rss_mb: { idle_before: round(idleBefore), explore: round(inExplore), idle_after: round(idleAfter) },
-    process_tree_rss_mb: { idle_before: round(treeBefore), explore: round(treeExplore), idle_after: round(treeAfter) },
+    launcher_env: added,
+    rss_mb: { idle_before: round(idleBefore), explore: round(first.explore), idle_after: round(first.idle) },
+    process_tree_rss_mb: { idle_before: round(treeBefore), explore: round(first.treeExplore), idle_after: round(first.treeIdle) },
     back_in_idle_over_before_mb: round(growth),
-    vision_context_events_in_explore: analysed,
+    vision_context_events_in_explore: first.analysed,
     bare_node_mb: { before: round(bareBefore), after: round(bareAfter) },
-    explore_left_early: left,
-    target: `back in idle within ${TARGET_MB} MB of idle before`,
+    explore_left_early: first.left,
+    ...(CYCLES > 1
+      ? {
+          cycles: cycles.map((c, i) => ({
+            cycle: i + 1,
+            tree_explore_mb: round(c.treeExplore),
+            tree_idle_after_mb: round(c.treeIdle),
+            over_previous_idle_mb: round(c.treeIdle - (i ? cycles[i - 1].treeIdle : treeBefore)),
+            vision_context_events: c.analysed,
+          })),
+        }
+      : {}),
+    target: `back in idle within ${TARGET_MB} MB of idle before (first cycle)`,
   };
   console.log(JSON.stringify(result, null, 2));
-  const line = `mode-memory (agent and its processes): idle ${round(treeBefore)} MB -> explore ${round(treeExplore)} MB (${EXPLORE_S} s) -> idle ${round(treeAfter)} MB (+${round(growth)} MB; agent process alone ${round(idleBefore)} -> ${round(inExplore)} -> ${round(idleAfter)} MB; bare node ${round(bareBefore)} -> ${round(bareAfter)} MB)`;
-  if (analysed === 0) console.log(`${line}; MISSED target: no vision analysis seen in explore, so the figures prove nothing`);
+  const env = Object.keys(added).length ? 'with systemd/runtime.env' : 'without systemd/runtime.env';
+  const later =
+    CYCLES > 1
+      ? `; cycles 2-${CYCLES} each ${cycles
+          .slice(1)
+          .map((c, i) => `${c.treeIdle - cycles[i].treeIdle >= 0 ? '+' : ''}${round(c.treeIdle - cycles[i].treeIdle)}`)
+          .join(', ')} MB over the previous idle`
+      : '';
+  const line = `mode-memory (agent and its processes, ${env}): idle ${round(treeBefore)} MB -> explore ${round(first.treeExplore)} MB (${EXPLORE_S} s) -> idle ${round(first.treeIdle)} MB (+${round(growth)} MB; agent process alone ${round(idleBefore)} -> ${round(first.explore)} -> ${round(first.idle)} MB; bare node ${round(bareBefore)} -> ${round(bareAfter)} MB)${later}`;
+  if (cycles.some((c) => c.analysed === 0)) console.log(`${line}; MISSED target: no vision analysis seen in an explore, so the figures prove nothing`);
   else console.log(growth <= TARGET_MB ? `${line}; within target` : `${line}; MISSED target: ${round(growth)} MB above idle before (target ${TARGET_MB} MB)`);
 } finally {
   bare.kill('SIGKILL');

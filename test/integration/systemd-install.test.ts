@@ -19,7 +19,11 @@ const isRoot = process.getuid?.() === 0;
 function fakeSource(dir: string): string {
   const src = join(dir, 'src');
   mkdirSync(join(src, 'dist/src/cli'), { recursive: true });
-  writeFileSync(join(src, 'dist/src/cli/main.js'), 'console.log(JSON.stringify(process.argv.slice(2)));\n');
+  // Prints its arguments, and with `env` the allocator setting it was started with.
+  writeFileSync(
+    join(src, 'dist/src/cli/main.js'),
+    "console.log(JSON.stringify(process.argv.slice(2)));\nif (process.argv[2] === 'env') console.log(process.env.GLIBC_TUNABLES ?? '(unset)');\n",
+  );
   const dep = join(src, 'node_modules/dep');
   mkdirSync(join(dep, 'build/Release/obj.target/dep/src'), { recursive: true });
   mkdirSync(join(dep, 'src'));
@@ -53,7 +57,7 @@ function fakeSource(dir: string): string {
   };
   writeFileSync(join(src, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
   mkdirSync(join(src, 'systemd'));
-  for (const f of ['cortexd@.service', 'cortexd-cloud.service']) copyFileSync(join(repo, 'systemd', f), join(src, 'systemd', f));
+  for (const f of ['cortexd@.service', 'cortexd-cloud.service', 'runtime.env']) copyFileSync(join(repo, 'systemd', f), join(src, 'systemd', f));
   return src;
 }
 
@@ -108,6 +112,16 @@ t.test('install.sh --prefix installs, is idempotent, keeps edits and uninstalls'
   t.match(first.out, /installed size: \d+ MB in \S+opt\/cortexd \(node_modules \d+ MB/, 'prints the installed size');
   const launched = execFileSync(join(opt, 'bin/cortexd'), ['run', 'spot'], { encoding: 'utf8' });
   t.equal(launched.trim(), '["run","spot"]', 'bin/cortexd runs the compiled CLI with its arguments');
+  // The launcher applies systemd/runtime.env to what the caller left unset; the caller's value wins.
+  const shipped = /^GLIBC_TUNABLES=(.+)$/m.exec(readFileSync(join(repo, 'systemd/runtime.env'), 'utf8'))?.[1];
+  t.ok(shipped?.includes('glibc.malloc.arena_max='), 'runtime.env sets the allocator');
+  const { GLIBC_TUNABLES: _unset, ...bare } = process.env;
+  const withDefault = execFileSync(join(opt, 'bin/cortexd'), ['env'], { encoding: 'utf8', env: bare });
+  t.equal(withDefault.split('\n')[1], shipped, 'an unset GLIBC_TUNABLES gets the shipped default');
+  const overridden = execFileSync(join(opt, 'bin/cortexd'), ['env'], { encoding: 'utf8', env: { ...bare, GLIBC_TUNABLES: 'glibc.malloc.arena_max=1' } });
+  t.equal(overridden.split('\n')[1], 'glibc.malloc.arena_max=1', "the caller's GLIBC_TUNABLES is kept");
+  const empty = execFileSync(join(opt, 'bin/cortexd'), ['env'], { encoding: 'utf8', env: { ...bare, GLIBC_TUNABLES: '' } });
+  t.equal(empty.split('\n')[1], '', 'a variable set empty counts as set');
 
   const env = join(root, 'etc/cortexd/env');
   t.equal(statSync(env).mode & 0o777, 0o600, 'env file is 0600');
