@@ -1,5 +1,5 @@
 // The `serial` connector of move and face: one text line per command to a motor/face controller, answered OK or ERR.
-import type { Subscription } from 'rxjs';
+import { filter, firstValueFrom, fromEvent, merge, mergeMap, throwError, timeout, type Subscription } from 'rxjs';
 import { CortexError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { SerialConnectorOptions } from '../../../src/plugins/schemas/actions.js';
@@ -88,13 +88,16 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
       },
     });
 
-    /** Waits until the port is open (its session opens it in the background and reopens it after an unplug). */
-    const whenOpen = async (deadline: number, signal: AbortSignal) => {
-      while (!line.port()?.isOpen) {
-        signal.throwIfAborted();
-        if (Date.now() > deadline) throw new SerialCommandError(`${o.path} is not open`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    /**
+     * Resolves when the port is open (its session opens it in the background and reopens it after an
+     * unplug: the line says so on `open$`); rejects with a SerialCommandError at `deadline`, or with
+     * the signal's reason when it aborts first.
+     */
+    const whenOpen = (deadline: number, signal: AbortSignal): Promise<unknown> => {
+      signal.throwIfAborted();
+      const aborted = fromEvent(signal, 'abort').pipe(mergeMap(() => throwError(() => signal.reason)));
+      const notOpen = () => throwError(() => new SerialCommandError(`${action}: ${o.path} is not open`));
+      return firstValueFrom(merge(line.open$.pipe(filter(Boolean)), aborted).pipe(timeout({ first: Math.max(0, deadline - Date.now()), with: notOpen })));
     };
 
     return {
