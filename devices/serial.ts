@@ -1,6 +1,6 @@
 // Serial lines as a device a session actor opens (serialport or its mock binding): one open port is one link, held by every session on it; its lines on a hot observable.
 import { statSync } from 'node:fs';
-import { Subject, type Observable } from 'rxjs';
+import { BehaviorSubject, Subject, distinctUntilChanged, type Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
 import { DeviceError } from './device-error.js';
@@ -32,6 +32,18 @@ export interface SerialLine {
   write(data: string | Buffer): Promise<void>;
   /** The open port, if any (diagnostics and tests drive the mock binding through it). */
   port(): AnyPort | undefined;
+  /**
+   * Whether a port is open now (replayed to each subscriber), then each change: true once a session
+   * opened it, false when it closed or ended. Waiting for the port is waiting on this. Completes when
+   * the line is ended (`end()`).
+   */
+  readonly open$: Observable<boolean>;
+  /**
+   * Ends the line: closes the port if one is open (the sessions holding it hear the close) and
+   * completes `open$`, `lines()` and `failures$`. Nothing opens it again. The process's shared lines
+   * (sharedSerialLine) live as long as the process and are never ended.
+   */
+  end(): void;
   /** Each failure of the port, as the device saw it (a refused open, a close underneath): for logs and tests; the sessions say when it is reopened. */
   readonly failures$: Observable<DeviceError>;
 }
@@ -86,6 +98,13 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
   const heard = new Subject<string>();
   let open: Open | undefined;
   let opening: Promise<Open> | undefined;
+  let lineEnded = false;
+  /** Whether `open` holds a port: the line's one record of it, said on `open$`. */
+  const isOpen = new BehaviorSubject(false);
+  const setOpen = (o: Open | undefined) => {
+    open = o;
+    if (isOpen.value !== (o !== undefined) && !lineEnded) isOpen.next(o !== undefined);
+  };
 
   // The sessions holding the port say each outage (their state events, on the bus): the log keeps the detail.
   const fail = (error: DeviceError) => {
@@ -97,7 +116,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
   const ended = (o: Open, error: DeviceError) => {
     if (o.end) return;
     clearInterval(o.presence);
-    if (open === o) open = undefined;
+    if (open === o) setOpen(undefined);
     fail(error);
     o.end = { type: 'close', code: PORT_ENDED, reason: error.message };
     for (const holder of [...o.holders]) holder(o.end);
@@ -113,6 +132,10 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
       fail(error);
       throw error;
     }
+    if (lineEnded) {
+      port.close(() => undefined);
+      throw new DeviceError('serial', `${parsed.path}: the line was ended`);
+    }
     const o: Open = { port, presence: undefined, holders: new Set(), links: 0, end: undefined };
     const node = parsed.binding === 'mock' ? undefined : nodeOf(parsed.path);
     if (node) {
@@ -127,7 +150,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
     });
     port.on('error', (err) => ended(o, DeviceError.from('serial', err, parsed.path)));
     port.on('close', () => ended(o, new DeviceError('serial', `${parsed.path} closed (unplugged?)`, { code: 'serial_closed' })));
-    open = o;
+    setOpen(o);
     return o;
   };
 
@@ -151,7 +174,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
         if (o.links > 0 || o.end) return;
         o.end = { type: 'close', code: 1000, reason: 'closed' };
         clearInterval(o.presence);
-        if (open === o) open = undefined;
+        if (open === o) setOpen(undefined);
         if (o.port.isOpen) o.port.close(() => undefined);
       },
     };
@@ -159,6 +182,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
 
   const device: OpenableDevice = {
     connect: async (signal) => {
+      if (lineEnded) throw new DeviceError('serial', `${parsed.path}: the line was ended`);
       if (open && !open.end) return linkTo(open);
       opening ??= start().finally(() => {
         opening = undefined;
@@ -182,6 +206,16 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
     device,
     failures$: failures.asObservable(),
     port: () => open?.port,
+    open$: isOpen.pipe(distinctUntilChanged()),
+    end: () => {
+      if (lineEnded) return;
+      const o = open;
+      if (o) ended(o, new DeviceError('serial', `${parsed.path}: the line was ended`, { code: 'serial_closed' }));
+      lineEnded = true;
+      isOpen.complete();
+      heard.complete();
+      failures.complete();
+    },
     lines: () => heard.asObservable(),
     write: (data) =>
       new Promise<void>((resolve, reject) => {

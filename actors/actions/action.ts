@@ -6,6 +6,7 @@ import { withStatesOnBus } from '../streams/device-session.js';
 import type { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector, CommandJob, CommandMark } from '../../src/cortex/action.js';
+import type { StreamLink } from '../../src/cloud/link.js';
 import type { ActionDescriptor } from '../../src/plugins/types.js';
 import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
 import { inputOf } from '../input-of.js';
@@ -111,6 +112,11 @@ interface Own {
   commands: Map<number, Command>;
   /** The actor's input's deps (kept here too: one lookup per report instead of two). */
   deps: ActionHandleDeps;
+  /**
+   * The halt the actor's stop sent (a motion connector's stop line, written), set by the owner's
+   * cleanup: the connector's session lets go of its link (a serial port closes) only once it settled.
+   */
+  halting: Promise<void> | undefined;
 }
 
 /** Where a report goes and what it says of the queue: the action's services and entry, its queue now. */
@@ -245,6 +251,45 @@ function runNow(ctx: At, connector: ActionConnector, command: Command): void {
   report(ctx, command, 'done');
 }
 
+/** How long a stopping action's session holds its link for a halt whose write hangs (a wedged port): a hang guard. */
+export const HALT_RELEASE_MS = 2000;
+
+/**
+ * `session` whose links, when closed, are let go only after the halt `halting()` gives (if any) settled,
+ * or after HALT_RELEASE_MS: the action actor's stop sets it before its session child is stopped. A link
+ * closed while no halt is under way (an unplug, a reconnect) is let go at once.
+ */
+function releasedAfter(session: SessionInput, halting: () => Promise<void> | undefined): SessionInput {
+  return {
+    ...session,
+    connect: async (signal) => {
+      const link = await session.connect(signal);
+      // The link's methods, bound to it (a link can be a class instance: a spread would lose them), with its close held.
+      const held: StreamLink = {
+        bufferedAmount: () => link.bufferedAmount(),
+        subscribe: (listener) => link.subscribe(listener),
+        close: (...args) => {
+          const halt = halting();
+          if (!halt) return link.close(...args);
+          let guard: NodeJS.Timeout | undefined;
+          const hung = new Promise<void>((resolve) => {
+            guard = setTimeout(resolve, HALT_RELEASE_MS);
+            guard.unref();
+          });
+          void Promise.race([halt, hung]).then(() => {
+            clearTimeout(guard);
+            link.close(...args);
+          });
+        },
+      };
+      if (link.sendAudio) held.sendAudio = (pcm) => link.sendAudio!(pcm);
+      if (link.endUtterance) held.endUtterance = () => link.endUtterance!();
+      if (link.sendFrame) held.sendFrame = (jpeg, at) => link.sendFrame!(jpeg, at);
+      return held;
+    },
+  };
+}
+
 /**
  * The action statechart: `idle` until a command is pending, then `running` (tag `busy`) invokes the
  * connector with an AbortSignal that XState aborts when `running` is left (interrupt, cancel, stop).
@@ -286,6 +331,33 @@ export function actionLogic() {
       if (command) report(a, command, 'dropped', error, queue);
     }
   };
+  /** The owner's start and stop: the action's registration with the governor, and its stop path (report, halt, stop the connector). */
+  const ownerInput = (self: AnyActorRef, context: ActionContext) => ({
+    // A motion action tells the governor it exists, so a halt (e-stop, dead-man, stopping) reaches it.
+    onStart: () => {
+      if (context.motion) governorOf(self)?.send({ type: 'safety.register', key: self.sessionId, ref: self });
+    },
+    onStop: () => {
+      const last = self.getSnapshot().context;
+      reportCurrent(self, last, 'interrupted', ACTION_STOPPED);
+      reportPending(self, last, last.pending, ACTION_STOPPED);
+      if (context.motion) governorOf(self)?.send({ type: 'safety.unregister', key: self.sessionId });
+      const o = own(self);
+      const connector = o.connector;
+      if (!connector) return;
+      const { deps, track } = inputOf<ActionActorInput>(self);
+      // Its device session stops with this actor (a stopped actor emits nothing more): say so on the bus.
+      const kind = (connector.session as SessionInput | undefined)?.prefix;
+      if (kind === 'serial') deps.bus.emit({ type: 'stream', at: Date.now(), kind, input: context.entry.llm_label, state: 'stopped' });
+      const log = (what: string) => (err: unknown) => deps.logger.warn(`${what} ${context.entry.llm_label}: ${describeError(err)}`);
+      // Leaving a mode stops its motion before the port closes (halt sends nothing when the robot was already told to stop):
+      // the session, stopped next, lets go of its link once this settled.
+      const halted = context.motion ? (connector.halt?.() ?? Promise.resolve()).catch(log('halting')) : Promise.resolve();
+      o.halting = halted;
+      const closing = halted.then(() => connector.stop()).catch(log('stopping'));
+      track?.(closing);
+    },
+  });
   return setup({
     types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
     actors: {
@@ -297,7 +369,7 @@ export function actionLogic() {
       ),
       // The connector's connection, when it has one that reconnects (the mqtt connector): the one reconnect engine.
       session: streamSessionMachine,
-      // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then).
+      // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then), before its session's.
       owner: fromCallback<{ type: 'none' }, { onStart: () => void; onStop: () => void }>(({ input }) => {
         input.onStart();
         return () => input.onStop();
@@ -445,7 +517,7 @@ export function actionLogic() {
         input.deps.logger.warn(broken);
         input.deps.bus.emit({ type: 'error', at: Date.now(), source: 'action', message: broken });
       }
-      owns.set(self, { spec, connector, commands: new Map(), deps: input.deps });
+      owns.set(self, { spec, connector, commands: new Map(), deps: input.deps, halting: undefined });
       return {
         entry: input.entry,
         broken,
@@ -456,40 +528,18 @@ export function actionLogic() {
         overflowed: 0,
       };
     },
-    invoke: {
-      id: 'connector',
-      src: 'owner',
-      input: ({ context, self }) => ({
-        // A motion action tells the governor it exists, so a halt (e-stop, dead-man, stopping) reaches it.
-        onStart: () => {
-          if (context.motion) governorOf(self)?.send({ type: 'safety.register', key: self.sessionId, ref: self });
-        },
-        onStop: () => {
-          const last = self.getSnapshot().context;
-          reportCurrent(self, last, 'interrupted', ACTION_STOPPED);
-          reportPending(self, last, last.pending, ACTION_STOPPED);
-          if (context.motion) governorOf(self)?.send({ type: 'safety.unregister', key: self.sessionId });
-          const connector = own(self).connector;
-          if (!connector) return;
-          const { deps, track } = inputOf<ActionActorInput>(self);
-          // Its device session stops with this actor (a stopped actor emits nothing more): say so on the bus.
-          const kind = (connector.session as SessionInput | undefined)?.prefix;
-          if (kind === 'serial') deps.bus.emit({ type: 'stream', at: Date.now(), kind, input: context.entry.llm_label, state: 'stopped' });
-          const log = (what: string) => (err: unknown) => deps.logger.warn(`${what} ${context.entry.llm_label}: ${describeError(err)}`);
-          // Leaving a mode stops its motion before the port closes (halt sends nothing when the robot was already told to stop).
-          const halted = context.motion ? (connector.halt?.() ?? Promise.resolve()).catch(log('halting')) : Promise.resolve();
-          const closing = halted.then(() => connector.stop()).catch(log('stopping'));
-          track?.(closing);
-        },
-      }),
-    },
-    // Spawned before the owner is invoked, so it stops first: its link's close leaves the client to the connector, whose stop halts first.
+    // Started in this order, so XState stops them in this order when the actor stops (it stops a machine's
+    // children in the order they were started, and runs no exit actions then): first the owner, whose
+    // cleanup halts a motion connector and keeps the halt in `halting`; then the connector's session, whose
+    // link's close waits for that halt (releasedAfter), so the stop line is out before the port closes.
     // A device's session (the serial connector's port) is the child `device:<kind>`, its states on the bus as `stream` events named by the action's label.
     entry: enqueueActions(({ context, enqueue, self }) => {
+      enqueue.spawnChild('owner', { id: 'connector', input: ownerInput(self, context) });
       const session = own(self).connector?.session as SessionInput | undefined;
       if (!session) return;
-      if (session.prefix !== 'serial') enqueue.spawnChild('session', { id: 'session', input: session });
-      else enqueue.spawnChild('session', { id: 'device:serial', input: withStatesOnBus(session, own(self).deps.bus, context.entry.llm_label) });
+      const held = context.motion ? releasedAfter(session, () => own(self).halting) : session;
+      if (session.prefix !== 'serial') enqueue.spawnChild('session', { id: 'session', input: held });
+      else enqueue.spawnChild('session', { id: 'device:serial', input: withStatesOnBus(held, own(self).deps.bus, context.entry.llm_label) });
     }),
     initial: 'idle',
     on: {

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from './wait.js';
 
 export interface PtyPair {
   /** The path the robot opens. */
@@ -15,14 +16,6 @@ export interface PtyPair {
   unplug(): Promise<void>;
   /** Starts socat again on the same paths and resolves once both links exist. */
   plug(): Promise<void>;
-}
-
-async function until(what: string, fn: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** Starts a pair; `teardown` is given its stop (tap's `t.teardown`). */

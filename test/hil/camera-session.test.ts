@@ -10,8 +10,9 @@ import { hostInput } from '../helpers/input-host.js';
 import { VLMInputSchema, VlmInput } from '../../actors/inputs/vlm-input.js';
 import { LocalVLMInputSchema, LocalVlmInput } from '../../actors/inputs/local-vlm-input.js';
 import { createCamera } from '../../devices/camera.js';
-import type { AgentEvent } from '../../src/cortex/events.js';
 import { FakeLink } from '../support/fake-link.js';
+import { until } from '../helpers/wait.js';
+import { streams } from '../helpers/bus-events.js';
 
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
@@ -23,17 +24,6 @@ execFileSync('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size
 const short = join(dir, 'short.avi');
 execFileSync('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=30', '-frames:v', '2', '-c:v', 'mjpeg', '-q:v', '5', short]);
 
-type StreamEv = Extract<AgentEvent, { type: 'stream' }>;
-const streams = (events: AgentEvent[], kind: string) => events.filter((e): e is StreamEv => e.type === 'stream' && e.kind === kind);
-
-async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 function cameraInput(device: string, link: FakeLink) {
   const config = VLMInputSchema.parse({ camera: { binding: 'opencv', device, width: 320, height: 240, restart_initial_ms: 50, restart_max_ms: 100 }, fps: 10 });
   return hostInput('VLMInput', (callbacks) => new VlmInput(config, { connect: async () => link, camera: createCamera(config.camera), ctx: callbacks }));
@@ -43,14 +33,14 @@ t.test('a capture that ends is reopened by its session actor; frames reach the s
   const link = new FakeLink();
   const host = cameraInput(video, link);
   t.teardown(() => host.stop());
-  await until(() => link.frames.length > 0, 'frames at the socket');
+  await until('frames at the socket', () => link.frames.length > 0);
   t.ok(host.ref().getSnapshot().children['device:camera'], "the camera's session is the input actor's child device:camera");
   // OpenCV reads a file as fast as it decodes it: its end comes soon, as an unplugged camera's would.
-  await until(() => streams(host.events, 'cam').filter((e) => e.state === 'streaming').length >= 2, 'the capture reopened');
+  await until('the capture reopened', () => streams(host.events, 'cam').filter((e) => e.state === 'streaming').length >= 2);
   const outage = streams(host.events, 'cam').find((e) => (e.state === 'connecting' || e.state === 'backingOff') && e.reason);
   t.match(outage, { reason: /camera .*returned no frame/ }, 'the end is a state event with its reason');
   const before = link.frames.length;
-  await until(() => link.frames.length > before, 'frames after the reopen');
+  await until('frames after the reopen', () => link.frames.length > before);
   t.pass('frames flow again');
   t.equal(streams(host.events, 'vlm').filter((e) => e.state === 'streaming').length, 1, 'the vision socket was not touched');
   t.ok(host.ref().getSnapshot().hasTag('listening'), 'the input listens on: nothing restarted it');
@@ -60,7 +50,7 @@ t.test('a camera that is not there: each reopen is planned by its session and sa
   const host = cameraInput('/dev/video-none', new FakeLink());
   t.teardown(() => host.stop());
   const errors = () => host.events.flatMap((e) => (e.type === 'error' ? [e.message] : []));
-  await until(() => errors().length >= 2, 'two reopens');
+  await until('two reopens', () => errors().length >= 2);
   t.match(errors()[0], /^camera: open camera \/dev\/video-none: .*; the device is reopened in \d+ ms$/);
   t.ok(
     streams(host.events, 'cam').every((e) => e.state !== 'streaming' && e.breaker !== true),
@@ -101,7 +91,7 @@ t.test("LocalVLMInput in the input actor: the worker's camera session says its s
   t.teardown(() => host.stop());
   const states = () => streams(host.events, 'cam').filter((e) => e.input === 'LocalVLMInput');
   // The two-frame capture ends: its session plans a reopen (a `backingOff`, or a `connecting` with the reason) and opens it again.
-  await until(() => states().filter((e) => e.state === 'streaming').length >= 2, `two opens (cam states: ${states().map((e) => e.state)})`);
+  await until(`two opens (cam states: ${states().map((e) => e.state)})`, () => states().filter((e) => e.state === 'streaming').length >= 2);
   const sequence = states().map((e) => e.state);
   t.same(sequence.slice(0, 2), ['connecting', 'streaming'], 'connecting, then open');
   const end = states().find((e) => e.state === 'backingOff' || (e.state === 'connecting' && e.reason));

@@ -12,9 +12,10 @@ import { createMicrophone } from '../../devices/microphone.js';
 import { linkFromAsrSession, type LinkConnector } from '../../src/cloud/link.js';
 import { openSpeechlabAsr } from '../../src/cloud/sockets.js';
 import { BrowserAudioHub } from '../../src/cortex/browser-audio.js';
-import type { AgentEvent } from '../../src/cortex/events.js';
 import { startService } from '../../src/service/index.js';
 import { FakeLink } from '../support/fake-link.js';
+import { onBus, until } from '../helpers/wait.js';
+import { streamState, streams } from '../helpers/bus-events.js';
 
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
@@ -56,17 +57,6 @@ function recorderInput(connect: LinkConnector, options: { vad?: boolean; maxRest
   });
 }
 
-type StreamEv = Extract<AgentEvent, { type: 'stream' }>;
-const streams = (events: AgentEvent[], kind: string) => events.filter((e): e is StreamEv => e.type === 'stream' && e.kind === kind);
-
-async function until(cond: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 t.test('a recorder killed mid-stream is reopened by its session actor; the socket stays open and speech is still transcribed', async (t) => {
   // The fake hears the sentence once per run, then silence (a live microphone in a quiet room).
   const recorder = fakeRecorder('bin-speech', `cat "${raw}"\nexec sleep 3600`);
@@ -81,7 +71,10 @@ t.test('a recorder killed mid-stream is reopened by its session actor; the socke
   );
   t.teardown(() => host.stop());
   const finals = () => host.messages.filter((m) => m.final).map((m) => m.text);
-  await until(() => finals().length === 1, 'the first transcript');
+  const transcript = (what: string) => onBus(host.bus, (e) => e.type === 'input' && e.final === true, what);
+  // Listened for as the input starts: a transcript needs the recorder, the socket and the recogniser first.
+  await transcript('the first transcript');
+  t.equal(finals().length, 1, 'one transcript');
   t.ok(host.ref().getSnapshot().children['device:microphone'], "the recorder's session is the input actor's child device:microphone");
   t.same(
     streams(host.events, 'mic').map((e) => e.state),
@@ -91,15 +84,18 @@ t.test('a recorder killed mid-stream is reopened by its session actor; the socke
 
   // A run that stayed up (1 s) is healthy: its end is an outage to repair at once, not a failure to back off from.
   const session = host.ref().getSnapshot().children['device:microphone'] as { getSnapshot(): { hasTag(tag: string): boolean } };
-  await until(() => session.getSnapshot().hasTag('healthy'), 'the recorder healthy');
+  await until('the recorder healthy', () => session.getSnapshot().hasTag('healthy'));
   const [first] = recorder.pids();
   // Killed from outside (the sound server, the OOM killer): not a stop the input asked for.
+  const reopened = onBus(host.bus, streamState('mic', 'streaming'), 'the recorder reopened');
+  const second = transcript('a transcript after the reopen');
   const killedAt = Date.now();
   process.kill(first!, 'SIGKILL');
-  await until(() => streams(host.events, 'mic').filter((e) => e.state === 'streaming').length === 2, 'the recorder reopened');
+  await reopened;
   // A figure for the report, not an assertion: the kill to the new recorder running.
   t.comment(`recorder running again ${streams(host.events, 'mic').at(-1)!.at - killedAt} ms after the SIGKILL`);
-  await until(() => finals().length === 2, 'a transcript after the reopen');
+  await second;
+  t.equal(finals().length, 2, 'one more transcript');
   const mic = streams(host.events, 'mic');
   const outage = mic.find((e) => e.state === 'connecting' && e.reason);
   t.match(outage, { connections: 1, reason: /arecord was stopped \(SIGKILL\)/ }, 'the outage is a state event with its reason');
@@ -123,7 +119,7 @@ t.test('a recorder killed mid-stream is reopened by its session actor; the socke
       return false;
     }
   };
-  await until(() => !alive(recorder.pids()[1]!), 'the recorder to end with the input');
+  await until('the recorder to end with the input', () => !alive(recorder.pids()[1]!));
   t.pass('stopping the input ends its recorder (the session actor owns it)');
 });
 
@@ -135,7 +131,7 @@ t.test('no capture device: the recorder fails once with the reason, no retry, an
   let sockets = 0;
   const host = recorderInput(async () => (sockets++, new FakeLink()));
   t.teardown(() => host.stop());
-  await until(() => host.ref().getSnapshot().hasTag('failed'), 'the input to stop');
+  await until('the input to stop', () => host.ref().getSnapshot().hasTag('failed'));
   const failed = streams(host.events, 'mic').find((e) => e.state === 'failed');
   t.match(failed, { reason: 'microphone: no microphone (arecord found no capture device)' }, 'the device session failed with the reason in our words');
   t.match(
@@ -155,7 +151,7 @@ t.test('max_restarts: a recorder that keeps exiting with no audio is reopened th
   const recorder = fakeRecorder('bin-exit', 'echo "arecord: busy" >&2\nexit 3');
   const host = recorderInput(async () => new FakeLink(), { maxRestarts: 2 });
   t.teardown(() => host.stop());
-  await until(() => host.ref().getSnapshot().hasTag('failed'), 'the input to stop');
+  await until('the input to stop', () => host.ref().getSnapshot().hasTag('failed'));
   const errors = host.events.flatMap((e) => (e.type === 'error' ? [e.message] : []));
   t.match(
     errors.slice(0, 2),
@@ -174,7 +170,7 @@ t.test("a recorder that keeps dying at once opens the engine's breaker: reopens 
   const recorder = fakeRecorder('bin-crash', 'exit 2');
   const host = recorderInput(async () => new FakeLink());
   t.teardown(() => host.stop());
-  await until(() => streams(host.events, 'mic').some((e) => e.breaker === true), 'the breaker open');
+  await until('the breaker open', () => streams(host.events, 'mic').some((e) => e.breaker === true));
   const backoffs = streams(host.events, 'mic').filter((e) => e.state === 'backingOff');
   const open = backoffs.findIndex((e) => e.breaker === true);
   t.equal(open, 4, 'after five quick failures in a row (the engine default for every connection)');
@@ -192,12 +188,12 @@ t.test('no capture device but the WebSim page is there: the input listens on and
   const link = new FakeLink();
   const host = recorderInput(async () => link, { browser: hub });
   t.teardown(() => host.stop());
-  await until(() => streams(host.events, 'mic').some((e) => e.state === 'failed'), 'the recorder to fail');
-  await until(() => hub.listeners === 1 && streams(host.events, 'asr').some((e) => e.state === 'streaming'), 'the socket open');
+  await until('the recorder to fail', () => streams(host.events, 'mic').some((e) => e.state === 'failed'));
+  await until('the socket open', () => hub.listeners === 1 && streams(host.events, 'asr').some((e) => e.state === 'streaming'));
   t.ok(hub.claim('page').ok);
   const pcm = Buffer.alloc(3200, 7);
   hub.push('page', pcm);
-  await until(() => Buffer.concat(link.audio).length >= pcm.length, "the page's audio at the socket");
+  await until("the page's audio at the socket", () => Buffer.concat(link.audio).length >= pcm.length);
   t.ok(host.ref().getSnapshot().hasTag('listening'), 'still listening');
   t.notOk(
     host.events.some((e) => e.type === 'error'),

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, openSync, writeFileSync, writeSync, closeSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
+import { until } from '../helpers/wait.js';
 
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
@@ -13,15 +14,6 @@ const MAIN = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
 if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
 const dir = mkdtempSync(join(tmpdir(), 'hil-om1-bg-'));
 
-const until = async <T>(what: string, fn: () => T | undefined | false, ms = 60_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 const stop = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : (p.once('exit', () => r()), p.kill())));
 
 /**

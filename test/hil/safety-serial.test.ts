@@ -19,19 +19,9 @@ import { sendJson, startCloudPeer } from '../support/cloud-peer.js';
 import { createLogger } from '../../src/log.js';
 import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { requireBuild } from '../helpers/requires.js';
+import { until } from '../helpers/wait.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
-
-/** Polls `fn` until it returns a truthy value; rejects after `ms` naming `what`. */
-async function until<T>(what: string, fn: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A socat pty pair: the robot's end and the motor controller's end. */
 async function ptyPair(t: Test): Promise<{ robot: string; controller: string }> {

@@ -7,20 +7,11 @@ import { join } from 'node:path';
 import { createSerialLine } from '../../devices/serial.js';
 import { heldSerialLines } from '../helpers/held-serial-lines.js';
 import { parseNmea, type NmeaSentence } from '../../devices/nmea.js';
+import { until } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hil-serial-'));
 const ours = join(dir, 'robot');
 const peer = join(dir, 'peer');
-
-const until = async <T>(what: string, fn: () => T | undefined | false, ms = 10_000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 function startSocat(): ChildProcess {
   const p = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${ours}`, `pty,raw,echo=0,link=${peer}`], { stdio: 'ignore' });

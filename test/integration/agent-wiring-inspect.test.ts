@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { defaultAgentDir } from '../helpers/default-agent.js';
+import { inspectServer, type InspectMsg } from '../helpers/inspect-server.js';
 
 const SECRET = `key_live_${'Zq9'.repeat(16)}`;
 
@@ -70,16 +71,11 @@ t.test('--inspect sends inspection events to the given address; typed secrets ar
 });
 
 t.test('one tree: every input, action, stream and loop of each visited mode is an actor of the agent, and is stopped when its mode is left', async (t) => {
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const port = (server.address() as AddressInfo).port;
-  type Msg = { type: string; sessionId: string; rootId?: string; parentId?: string; name?: string; snapshot?: { status?: string } };
-  const msgs: Msg[] = [];
-  server.on('connection', (ws) => ws.on('message', (data) => msgs.push(JSON.parse(data.toString()) as Msg)));
+  type Msg = InspectMsg;
+  const { url, msgs } = await inspectServer(t.teardown);
 
   const d = await defaultAgentDir();
-  const agent = startAgent(d.config, d.state, ['--inspect', `ws://127.0.0.1:${port}`, '--for', '60s']);
+  const agent = startAgent(d.config, d.state, ['--inspect', url, '--for', '60s']);
   t.teardown(() => void agent.child.kill('SIGKILL'));
   const entered = (mode: string) => agent.waitFor((e) => e.type === 'tick' && e.mode === mode, 20_000, `a tick in ${mode}`);
   await entered('idle');

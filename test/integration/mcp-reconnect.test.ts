@@ -7,26 +7,19 @@ import { createActor, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { mcpHub, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { freePort } from '../support/mosquitto.js';
+import { until } from '../helpers/wait.js';
 
 t.setTimeout(300_000);
 type McpEv = Extract<AgentEvent, { type: 'mcp' }>;
 const SERVER = join(import.meta.dirname, '..', 'fixtures', 'mcp', 'sse-server.mjs');
 const never = () => new AbortController().signal;
 
-/** Resolves when `cond()` holds (polled; a hang guard, not a timing assertion); rejects naming `what` after `ms`. */
-async function until(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  for (const deadline = Date.now() + ms; !cond(); ) {
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Starts the SSE server on `port`; resolves once it listens. */
 async function startServer(port: number): Promise<ChildProcess & { sessions: () => number }> {
   const child = spawn(process.execPath, [SERVER, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  await until(() => out.includes('listening'), 'the SSE server listening', 20_000);
+  await until('the SSE server listening', () => out.includes('listening'), 20_000);
   return Object.assign(child, { sessions: () => out.match(/^session /gm)?.length ?? 0 });
 }
 
@@ -71,7 +64,7 @@ t.test('sse: the server killed and started again; the session actor backs off, r
   }).start();
   t.teardown(() => actor.stop());
 
-  await until(() => events.some((e) => e.state === 'connected'), 'the first connection');
+  await until('the first connection', () => events.some((e) => e.state === 'connected'));
   t.equal(await hub.call('mcp_calc_add', { a: 40, b: 2 }, never()), '42');
   t.equal(server.sessions(), 1, 'one SSE session');
 
@@ -79,7 +72,7 @@ t.test('sse: the server killed and started again; the session actor backs off, r
   await exited(server);
   // The stream's loss is the engine's (EventSource does not retry on its own): failed attempts back off, growing.
   const backoffs = () => states.filter((s) => s.state === 'backingOff' && (s.attempt ?? 0) >= 2);
-  await until(() => backoffs().length >= 3, 'three backoffs while the server is down');
+  await until('three backoffs while the server is down', () => backoffs().length >= 3);
   const [b1, b2, b3] = backoffs();
   t.match(
     events.find((e) => e.state === 'failed'),
@@ -93,7 +86,7 @@ t.test('sse: the server killed and started again; the session actor backs off, r
 
   const connectedBefore = events.filter((e) => e.state === 'connected').length;
   server = await startServer(port);
-  await until(() => events.filter((e) => e.state === 'connected').length > connectedBefore, 'the reconnection');
+  await until('the reconnection', () => events.filter((e) => e.state === 'connected').length > connectedBefore);
   t.equal(await hub.call('mcp_calc_add', { a: 2, b: 3 }, never()), '5', 'the tools answer again');
   t.equal(server.sessions(), 1, 'one SSE session on the new server: no second connection beside it');
   t.equal(events.filter((e) => e.state === 'connected').length, connectedBefore + 1, 'one reconnection');

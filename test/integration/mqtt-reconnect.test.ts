@@ -16,20 +16,13 @@ import { USERS, Watcher, fleetBroker } from '../helpers/fleet.js';
 import { actionLogic, handleOf } from '../../actors/actions/action.js';
 import { startGovernor } from '../helpers/governor.js';
 import { actionEntry, allActionPlugins } from '../helpers/plugins.js';
+import { until } from '../helpers/wait.js';
 
 t.setTimeout(300_000);
 if (!haveMosquitto()) throw new Error('mosquitto, mosquitto_passwd and openssl are missing (bash scripts/setup.sh --tests installs them)');
 const logger = pino({ level: 'silent' });
 type StreamEv = Extract<AgentEvent, { type: 'stream' }>;
 type FleetEv = Extract<AgentEvent, { type: 'fleet' }>;
-
-/** Resolves when `cond()` holds (polled; a hang guard, not a timing assertion); rejects naming `what` after `ms`. */
-async function until(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  for (const deadline = Date.now() + ms; !cond(); ) {
-    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** The state values the inspector saw for the actor registered as `systemId`, in order, without repeats. */
 function inspected(systemId: string) {
@@ -75,12 +68,12 @@ t.test('MqttInput: the broker killed and restarted; its session actor backs off,
       .match(/Received SUBSCRIBE from cortexd-in-[0-9a-f]+/g)?.length ?? 0;
 
   let mark = broker.log().length;
-  await until(() => streams().some((e) => e.state === 'streaming'), 'first connection');
+  await until('first connection', () => streams().some((e) => e.state === 'streaming'));
   await broker.waitLog(/Received SUBSCRIBE from cortexd-in-/, 15_000, mark);
   const plugin = host.slot()?.plugin;
   const pub = await publisher();
   await pub.publishAsync('devices/r1/sensors/a', 'one', { qos: 1 });
-  await until(() => host.messages.some((m) => m.text === 'one'), 'the first message');
+  await until('the first message', () => host.messages.some((m) => m.text === 'one'));
   await pub.endAsync();
 
   const before = host.events.length;
@@ -88,7 +81,7 @@ t.test('MqttInput: the broker killed and restarted; its session actor backs off,
   // The healthy connection is replaced at once (at most minCycleMs after it opened); the failed attempts then wait the backoff, growing.
   const backoffs = () =>
     host.events.slice(before).filter((e): e is StreamEv => e.type === 'stream' && e.kind === 'mqtt' && e.state === 'backingOff' && (e.attempt ?? 0) >= 2);
-  await until(() => backoffs().length >= 2, 'two backoffs while the broker is down');
+  await until('two backoffs while the broker is down', () => backoffs().length >= 2);
   const [b1, b2] = backoffs();
   t.ok(b1 && b2, 'backed off twice');
   t.match(b1, { input: 'MqttInput', attempt: 2, delay_ms: Number, reason: /refused the TCP connection \(is the broker running\?\)/ });
@@ -99,7 +92,7 @@ t.test('MqttInput: the broker killed and restarted; its session actor backs off,
   mark = broker.log().length;
   const again = host.events.length;
   await broker.restart();
-  await until(() => host.events.slice(again).some((e) => e.type === 'stream' && e.kind === 'mqtt' && e.state === 'streaming'), 'the reconnection');
+  await until('the reconnection', () => host.events.slice(again).some((e) => e.type === 'stream' && e.kind === 'mqtt' && e.state === 'streaming'));
   await broker.waitLog(/Received SUBSCRIBE from cortexd-in-/, 15_000, mark);
   t.equal(host.slot()?.plugin, plugin, 'the same plugin: the input actor restarted nothing');
   t.ok(host.ref().getSnapshot().hasTag('listening'), 'the input actor stayed listening');
@@ -109,7 +102,7 @@ t.test('MqttInput: the broker killed and restarted; its session actor backs off,
   // A sentinel after it: once it is in, a duplicate of `two` would be too.
   await pub2.publishAsync('devices/r1/sensors/b', 'three', { qos: 1 });
   await pub2.endAsync();
-  await until(() => host.messages.some((m) => m.text === 'three'), 'the sentinel');
+  await until('the sentinel', () => host.messages.some((m) => m.text === 'three'));
   t.equal(host.messages.filter((m) => m.text === 'two').length, 1, 'the message after the restart arrived once');
   t.equal(host.messages.filter((m) => m.text === 'one').length, 1, 'the one before it was not delivered again');
   t.equal(subscribes(mark), 1, 'one SUBSCRIBE on the new connection');
@@ -172,7 +165,7 @@ t.test('fleet actor: the broker killed and restarted; its session actor fleet/mq
   t.teardown(() => actor.stop());
   const fleet = () => events.filter((e): e is FleetEv => e.type === 'fleet');
   const waitFleet = async (pred: (e: FleetEv) => boolean, what: string, from: number) => {
-    await until(() => fleet().slice(from).some(pred), what);
+    await until(what, () => fleet().slice(from).some(pred));
     return fleet().slice(from).find(pred)!;
   };
   const subscribed = broker.waitLog(/Received SUBSCRIBE from cortexd_r1/, 15_000, 0);
@@ -246,7 +239,7 @@ t.test(
     t.teardown(() => actor.stop());
     const handle = handleOf(actor, entry);
     const settled = (from: number) =>
-      until(() => events.slice(from).some((e) => e.type === 'action' && (e.state === 'done' || e.state === 'failed')), 'the command settled').then(
+      until('the command settled', () => events.slice(from).some((e) => e.type === 'action' && (e.state === 'done' || e.state === 'failed'))).then(
         () => events.slice(from).find((e) => e.type === 'action' && (e.state === 'done' || e.state === 'failed')) as Extract<AgentEvent, { type: 'action' }>,
       );
     const dispatch = async (value: unknown) => {
@@ -254,12 +247,12 @@ t.test(
       handle.dispatch(value, 'model');
       return settled(from);
     };
-    await until(() => seen.includes('streaming'), 'the connector connected');
+    await until('the connector connected', () => seen.includes('streaming'));
     t.equal((await dispatch({ action: 'turn left' })).state, 'done');
 
     await device.close();
     await broker.kill();
-    await until(() => seen.lastIndexOf('backingOff') > seen.indexOf('streaming'), 'the session actor backing off');
+    await until('the session actor backing off', () => seen.lastIndexOf('backingOff') > seen.indexOf('streaming'));
     t.match(
       await dispatch({ action: 'sit' }),
       { state: 'failed', error: /mqtt move: not connected/ },
@@ -267,7 +260,7 @@ t.test(
     );
     const mark = seen.length;
     await broker.restart();
-    await until(() => seen.slice(mark).includes('streaming'), 'the session actor reconnected');
+    await until('the session actor reconnected', () => seen.slice(mark).includes('streaming'));
     // The test's own device is a plain client without retries: a new one on the restarted broker.
     device = await Watcher.start(broker.url, { username: 'r1', password: USERS.r1, filter: 'devices/r1/#' });
     t.equal((await dispatch({ action: 'walk forward' })).state, 'done', 'commands go out again');

@@ -1,12 +1,11 @@
 // `cortexd run --inspect`: the process is one tree (root `cortexd` -> signals, watchdog, service, agent), and a reload is seen as the agent subtree stopped and a new one started under the same root; every context it shows is data.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import { built, startAgent, workDir } from '../helpers/agent-process.js';
+import { inspectServer, type InspectMsg } from '../helpers/inspect-server.js';
 
-type Msg = { type: string; sessionId: string; rootId?: string; parentId?: string; name?: string; snapshot?: { status?: string } };
+type Msg = InspectMsg;
 
 const config = (socket: string, defaultMode: string) => `{
   version: "v1.0.5", name: "tree", default_mode: "${defaultMode}", allow_manual_switching: true, mode_memory_enabled: false,
@@ -23,17 +22,12 @@ const config = (socket: string, defaultMode: string) => `{
 }`;
 
 t.test('a --watch reload stops the agent subtree and starts the new one under the same root', { skip: !built && 'run `npm run build` first' }, async (t) => {
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const port = (server.address() as AddressInfo).port;
-  const msgs: Msg[] = [];
-  server.on('connection', (ws) => ws.on('message', (data) => msgs.push(JSON.parse(data.toString()) as Msg)));
+  const { url, msgs } = await inspectServer(t.teardown);
 
   const w = workDir();
   const file = w.file('tree.json5');
   writeFileSync(file, config(w.socket, 'idle'), { mode: 0o644 });
-  const agent = startAgent(file, w.state, ['--inspect', `ws://127.0.0.1:${port}`, '--watch', '--for', '60s']);
+  const agent = startAgent(file, w.state, ['--inspect', url, '--watch', '--for', '60s']);
   t.teardown(() => void agent.child.kill('SIGKILL'));
   await agent.waitFor((e) => e.type === 'tick' && e.mode === 'idle', 20_000, 'a tick of the first configuration');
   writeFileSync(file, config(w.socket, 'busy'));

@@ -1,17 +1,14 @@
 // `cortexd run --inspect` with three owners of serial ports on socat ptys (a GPS background, the move connector, the safety e-stop watcher): each port's session is a `device:serial` child of its owner in the one tree, and an unplug and replug is on the bus as `stream` `serial` backingOff then streaming for each owner.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import { built, startAgent, workDir } from '../helpers/agent-process.js';
 import { ptyPair } from '../helpers/socat-pty.js';
 import { formatNmea } from '../../devices/nmea.js';
+import { inspectServer } from '../helpers/inspect-server.js';
+import { streams } from '../helpers/bus-events.js';
 
 t.setTimeout(120_000);
-
-type Msg = { type: string; sessionId: string; rootId?: string; parentId?: string; name?: string };
-type StreamEv = Extract<AgentEvent, { type: 'stream' }>;
 
 const gga = (lat: string) => `${formatNmea('GPGGA', ['123519', lat, 'N', '01131.000', 'E', 1, '08', '0.9', '545.4', 'M', '46.9', 'M', '', ''])}\r\n`;
 
@@ -45,19 +42,14 @@ t.test(
   'each serial session is a device:serial child of its owner, and each owner says its outage and recovery on the bus',
   { skip: !built && 'run `npm run build` first' },
   async (t) => {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const port = (server.address() as AddressInfo).port;
-    const msgs: Msg[] = [];
-    server.on('connection', (ws) => ws.on('message', (data) => msgs.push(JSON.parse(data.toString()) as Msg)));
+    const { url, msgs } = await inspectServer(t.teardown);
 
     const motor = await ptyPair(t.teardown);
     const gps = await ptyPair(t.teardown);
     const w = workDir();
     const file = w.file('serial-tree.json');
     writeFileSync(file, config(motor.robot, gps.robot));
-    const agent = startAgent(file, w.state, ['--inspect', `ws://127.0.0.1:${port}`, '--for', '60s']);
+    const agent = startAgent(file, w.state, ['--inspect', url, '--for', '60s']);
     t.teardown(() => void agent.child.kill('SIGKILL'));
 
     const owners = ['safety', 'move', 'GpsInput'];
@@ -91,8 +83,7 @@ t.test(
     agent.child.kill('SIGTERM');
     t.equal(await agent.exited, 0);
 
-    const states = (owner: string) =>
-      agent.events.filter((e): e is StreamEv => e.type === 'stream' && e.kind === 'serial' && e.input === owner).map((e) => e.state);
+    const states = (owner: string) => streams(agent.events, 'serial', owner).map((e) => e.state);
     for (const owner of owners) {
       const seq = states(owner);
       t.ok(seq.indexOf('backingOff') > seq.indexOf('streaming') && seq.lastIndexOf('streaming') > seq.indexOf('backingOff'), `${owner}: ${seq.join(', ')}`);

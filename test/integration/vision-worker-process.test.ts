@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Agent } from '../../actors/agent.js';
 import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
-import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
 import { AgentConfig } from '../../src/config/schema.js';
+import { onBus, until } from '../helpers/wait.js';
 
 t.setTimeout(300_000);
 
@@ -41,15 +41,6 @@ const alive = (pid: number): boolean => {
   }
 };
 
-/** Polls `check` until it holds; the timeout is a hang guard, not a measure. */
-async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 t.test('the vision worker exists in explore, is restarted after a crash and is gone after the switch to idle', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-vision-worker-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -76,13 +67,11 @@ t.test('the vision worker exists in explore, is restarted after a crash and is g
   const loaded = { file: 'x', configName: 'vision-worker', legacy: false, config, apiKey: '', addresses: {}, warnings: [] } as unknown as LoadedConfig;
   const plugins = await resolvePlugins(builtinPlugins, loaded.config);
   const agent = new Agent({ loaded, plugins, logger: pino({ level: 'silent' }), stateDir: dir, memory: false });
-  const events: AgentEvent[] = [];
-  agent.bus.events$.subscribe((e) => events.push(e));
   t.teardown(() => agent.stop('teardown'));
-  const analysed = () => events.filter((e) => e.type === 'context' && e.source === 'input.LocalVLMInput').length;
+  const analysis = onBus(agent.bus, (e) => e.type === 'context' && e.source === 'input.LocalVLMInput', 'the first analysis in explore');
   agent.start();
 
-  await until(() => analysed() > 0, 'the first analysis in explore');
+  await analysis;
   const [first, ...more] = visionWorkers();
   t.ok(first !== undefined && alive(first), `one vision worker runs in explore (pid ${first})`);
   t.same(more, [], 'only one');
@@ -91,14 +80,16 @@ t.test('the vision worker exists in explore, is restarted after a crash and is g
   t.notOk(readFileSync('/proc/self/maps', 'utf8').includes(opencv), 'the agent itself never loaded OpenCV: the worker has it');
 
   // A crash of the worker is a failure of the input: reported, and the input restarts with a new worker.
+  const failure = onBus(agent.bus, (e) => e.type === 'error' && e.source === 'input.LocalVLMInput', 'the input failure on the bus');
   process.kill(first!, 'SIGKILL');
-  await until(() => events.some((e) => e.type === 'error' && e.source === 'input.LocalVLMInput'), 'the input failure on the bus');
-  await until(() => visionWorkers().some((p) => p !== first && alive(p)), 'a new vision worker after the restart');
+  await failure;
+  // Processes are polled (every 100 ms): nothing in this process says when another one starts or ends.
+  await until('a new vision worker after the restart', () => visionWorkers().some((p) => p !== first && alive(p)), 60_000, 100);
   const second = visionWorkers().find((p) => p !== first)!;
 
   const r = await agent.switchMode('idle', 'test');
   t.ok(r.ok, 'switched to idle');
-  await until(() => !alive(second), 'the worker to end after the switch', 10_000);
+  await until('the worker to end after the switch', () => !alive(second), 10_000, 100);
   t.same(visionWorkers(), [], 'no vision worker runs in idle');
 
   agent.stop('test over');

@@ -1,7 +1,7 @@
 // Proves serial lines are read from serialport's mock binding while a session holds the port, the session reopens it after it closes, one open port serves every session, and NMEA is parsed and checked.
 import t from 'tap';
 import { SerialPortMock } from 'serialport';
-import { firstValueFrom, take, toArray, lastValueFrom } from 'rxjs';
+import { filter, firstValueFrom, take, toArray, lastValueFrom } from 'rxjs';
 import { createSerialLine } from '../../devices/serial.js';
 import { heldSerialLines } from '../helpers/held-serial-lines.js';
 import type { SessionStateEvent } from '../../actors/streams/session-machine.js';
@@ -118,6 +118,33 @@ t.test('a port that dies as soon as it opens trips the breaker, whose wait is ca
   const breaker = await waitFor(() => states.find((e) => e.breaker === true), 10_000);
   t.equal(states.filter((e) => e.state === 'streaming').length, 5, 'five quick deaths open the breaker');
   t.ok(breaker.delay_ms! <= 30, `the breaker waits at most reopen_max_ms: ${breaker.delay_ms} ms`);
+});
+
+t.test('open$ says whether a port is open, each open and close as it happens; end() closes the port and completes it', async (t) => {
+  SerialPortMock.binding.createPort('/dev/MOCK_OPEN');
+  const serial = createSerialLine({ binding: 'mock', path: '/dev/MOCK_OPEN', reopen_initial_ms: 5, reopen_max_ms: 10 });
+  const seen: boolean[] = [];
+  let completed = false;
+  serial.open$.subscribe({ next: (v) => seen.push(v), complete: () => (completed = true) });
+  t.same(seen, [false], 'closed before any session holds it (replayed at once)');
+  const held = heldSerialLines(serial).subscribe();
+  const first = await firstValueFrom(serial.open$.pipe(filter(Boolean)));
+  t.equal(first, true);
+  t.ok(serial.port()?.isOpen, 'true only once the port is open');
+  serial.port()!.close();
+  await firstValueFrom(serial.open$.pipe(filter((v) => !v)));
+  await firstValueFrom(serial.open$.pipe(filter(Boolean)));
+  t.same(seen, [false, true, false, true], 'the close underneath and the reopen, each once');
+  const late: boolean[] = [];
+  serial.open$.subscribe((v) => late.push(v));
+  t.same(late, [true], 'a late subscriber hears the state now');
+  serial.end();
+  t.same(seen, [false, true, false, true, false], 'ending the line closes its port');
+  t.ok(completed, 'and completes open$');
+  t.equal(serial.port(), undefined);
+  held.unsubscribe();
+  await t.rejects(serial.device.connect(new AbortController().signal), /the line was ended/, 'an ended line opens nothing');
+  t.teardown(() => SerialPortMock.binding.reset());
 });
 
 t.test('NMEA: GGA, RMC and VTG parsed; bad checksums and other text refused', async (t) => {

@@ -1,5 +1,5 @@
 // The `serial` connector of move and face: one text line per command to a motor/face controller, answered OK or ERR.
-import type { Subscription } from 'rxjs';
+import { filter, firstValueFrom, fromEvent, merge, mergeMap, throwError, timeout, type Subscription } from 'rxjs';
 import { CortexError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { SerialConnectorOptions } from '../../../src/plugins/schemas/actions.js';
@@ -50,29 +50,25 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
     let waiter: Waiter | undefined;
     /** The last line written: a stop right after a stop is not sent again. Set when the write starts. */
     let lastLine = '';
-    /** The last write, settled: the port is let go only after it went out (the halt's STOP when a mode is left). */
-    let writing: Promise<unknown> = Promise.resolve();
+    /** The write of the last stop line: a halt while it is the last line sent waits for it instead of sending it again. */
+    let stopWrite: Promise<void> = Promise.resolve();
     const send = (text: string) => {
       lastLine = text;
-      const written = line.write(text);
-      writing = written.catch(() => undefined);
-      return written;
+      return line.write(text);
     };
-    const stopNow = async () => {
-      if (!stopLine || lastLine === `${stopLine}\n`) return;
-      await send(`${stopLine}\n`);
+    /** Resolves once the stop line is out (written and drained), whoever asked for it first. */
+    const stopNow = (): Promise<void> => {
+      if (!stopLine) return Promise.resolve();
+      if (lastLine !== `${stopLine}\n`) stopWrite = send(`${stopLine}\n`);
+      return stopWrite;
     };
     // The connector's hold on the port is a session the action actor runs as its child `device:serial`
     // (reopened with the engine's backoff after an unplug; its states on the bus as `stream` events of
-    // kind `serial`). The child stops before the connector's owner, whose cleanup halts: the link's
-    // close waits a microtask (the halt's STOP is then written) and for the last write to go out.
+    // kind `serial`). When the action stops, the action actor halts first and its session lets go of the
+    // port once the halt's STOP is out (actors/actions/action.ts): nothing here orders that.
     const base = serialSessionInput(line);
     const session: SessionInput = {
       ...base,
-      connect: async (signal) => {
-        const link = await base.connect(signal);
-        return { ...link, close: (...args) => queueMicrotask(() => void writing.then(() => link.close(...args))) };
-      },
       hooks: {
         ...base.hooks,
         state: (e) => {
@@ -92,13 +88,16 @@ export function serialConnector(action: 'move' | 'face', verb: string, field: st
       },
     });
 
-    /** Waits until the port is open (its session opens it in the background and reopens it after an unplug). */
-    const whenOpen = async (deadline: number, signal: AbortSignal) => {
-      while (!line.port()?.isOpen) {
-        signal.throwIfAborted();
-        if (Date.now() > deadline) throw new SerialCommandError(`${o.path} is not open`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    /**
+     * Resolves when the port is open (its session opens it in the background and reopens it after an
+     * unplug: the line says so on `open$`); rejects with a SerialCommandError at `deadline`, or with
+     * the signal's reason when it aborts first.
+     */
+    const whenOpen = (deadline: number, signal: AbortSignal): Promise<unknown> => {
+      signal.throwIfAborted();
+      const aborted = fromEvent(signal, 'abort').pipe(mergeMap(() => throwError(() => signal.reason)));
+      const notOpen = () => throwError(() => new SerialCommandError(`${action}: ${o.path} is not open`));
+      return firstValueFrom(merge(line.open$.pipe(filter(Boolean)), aborted).pipe(timeout({ first: Math.max(0, deadline - Date.now()), with: notOpen })));
     };
 
     return {
