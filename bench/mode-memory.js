@@ -50,7 +50,9 @@ function descendants(pid) {
 const treeMb = (pid) =>
   [pid, ...descendants(pid)].reduce((sum, p) => {
     try {
-      return sum + rssMb(p);
+      // A zombie (a child that exited, not yet reaped) has no VmRSS: it holds no memory.
+      const mb = rssMb(p);
+      return sum + (Number.isFinite(mb) ? mb : 0);
     } catch {
       return sum;
     }

@@ -181,5 +181,7 @@ if [ "$run_main" = 1 ]; then
   node dist/src/cli/main.js check --all
   # The main job: the default companion agent, offline (embedded local service, no keys, no hardware).
   # Type to it; Ctrl-C stops it (on_shutdown hooks run). Another configuration: CONFIG=NAME.
+  # With the runtime's environment defaults (systemd/runtime.env), as every launcher starts it.
+  . systemd/runtime-env.sh && cortexd_runtime_env systemd/runtime.env
   exec node dist/src/cli/main.js run "${CONFIG:-default}"
 fi

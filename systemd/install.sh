@@ -229,13 +229,7 @@ install_package() {
 #!/bin/sh
 # cortexd launcher written by install.sh: runs the compiled CLI with the Node.js chosen at install,
 # with the runtime's environment defaults (systemd/runtime.env) for each variable not already set.
-if [ -r "$OPT/systemd/runtime.env" ]; then
-  while IFS= read -r line; do
-    key=\${line%%=*}
-    case "\$key" in '' | '#'* | *[!A-Za-z0-9_]*) continue ;; esac
-    eval "[ -n \"\\\${\$key+set}\" ]" || export "\$line"
-  done < "$OPT/systemd/runtime.env"
-fi
+. "$OPT/systemd/runtime-env.sh" && cortexd_runtime_env "$OPT/systemd/runtime.env"
 exec "$NODE_BIN" "$OPT/dist/src/cli/main.js" "\$@"
 EOF
 }

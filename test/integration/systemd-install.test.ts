@@ -57,7 +57,8 @@ function fakeSource(dir: string): string {
   };
   writeFileSync(join(src, 'package-lock.json'), `${JSON.stringify(lock, null, 2)}\n`);
   mkdirSync(join(src, 'systemd'));
-  for (const f of ['cortexd@.service', 'cortexd-cloud.service', 'runtime.env']) copyFileSync(join(repo, 'systemd', f), join(src, 'systemd', f));
+  for (const f of ['cortexd@.service', 'cortexd-cloud.service', 'runtime.env', 'runtime-env.sh'])
+    copyFileSync(join(repo, 'systemd', f), join(src, 'systemd', f));
   return src;
 }
 
