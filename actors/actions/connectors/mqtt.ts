@@ -1,6 +1,7 @@
 // The `mqtt` connector of move, face and speak: each command published as JSON to a topic, done when the broker acknowledged it.
 import { randomUUID } from 'node:crypto';
 import mqtt from 'mqtt';
+import { BehaviorSubject, filter, firstValueFrom, fromEvent, map, merge, mergeMap, throwError, timeout } from 'rxjs';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { CortexError } from '../../../src/errors.js';
 import { MqttSession, type SessionReport } from '../../../src/mqtt/session.js';
@@ -35,6 +36,8 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
     if (!parsed.ok) throw new MqttCommandError(`mqtt ${action}: url: ${parsed.message}`);
     const sendStop = o.send_stop ?? action === 'move';
     let last: SessionReport | undefined;
+    /** The session's reports, the latest first to a new subscriber: a command waits on them for the connection (a waiter at stop gets its `stopped`). */
+    const reports$ = new BehaviorSubject<SessionReport | undefined>(undefined);
     const username = o.username ?? parsed.username;
     const password = o.password ?? parsed.password;
     const session = new MqttSession({
@@ -52,20 +55,32 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
       connect: (url, opts) => mqtt.connect(url, opts),
       onReport: (r) => {
         last = r;
+        reports$.next(r);
         if (r.state === 'failed') ctx.logger.error(`mqtt ${action}: ${r.reason ?? 'failed'}`);
         else if (r.state === 'backingOff' && r.attempt === 2) ctx.logger.warn(`mqtt ${action}: ${r.reason ?? 'disconnected'}; retrying`);
       },
     });
 
     const ackMs = o.ack_timeout_seconds * 1000;
-    /** Waits for the connection (a command right after start), at most until `deadline`. */
-    const connected = async (deadline: number, signal: AbortSignal) => {
-      while (!session.connected) {
-        signal.throwIfAborted();
-        if (last?.state === 'failed') throw new MqttCommandError(`mqtt ${action}: ${last.reason ?? 'the connection failed'}`);
-        if (Date.now() >= deadline) throw new MqttCommandError(`mqtt ${action}: not connected to ${session.label}${last?.reason ? ` (${last.reason})` : ''}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    /**
+     * Resolves once connected (a command right after start, or during a reconnect waits for the
+     * session's `connected` report); rejects when the session failed for good, at `deadline`, or with
+     * the signal's reason when it aborts first.
+     */
+    const connected = (deadline: number, signal: AbortSignal): Promise<unknown> => {
+      signal.throwIfAborted();
+      if (session.connected) return Promise.resolve();
+      const failed = () => new MqttCommandError(`mqtt ${action}: ${last?.reason ?? 'the connection failed'}`);
+      const notConnected = () => new MqttCommandError(`mqtt ${action}: not connected to ${session.label}${last?.reason ? ` (${last.reason})` : ''}`);
+      const settled = reports$.pipe(
+        filter(() => session.connected || last?.state === 'failed' || last?.state === 'stopped'),
+        map(() => {
+          if (!session.connected) throw last?.state === 'failed' ? failed() : notConnected();
+          return true;
+        }),
+      );
+      const aborted = fromEvent(signal, 'abort').pipe(mergeMap(() => throwError(() => signal.reason)));
+      return firstValueFrom(merge(settled, aborted).pipe(timeout({ first: Math.max(0, deadline - Date.now()), with: () => throwError(notConnected) })));
     };
 
     /** Whether the last thing published was a stop (a halt right after a halt publishes nothing more). */
