@@ -19,10 +19,10 @@ const isRoot = process.getuid?.() === 0;
 function fakeSource(dir: string): string {
   const src = join(dir, 'src');
   mkdirSync(join(src, 'dist/src/cli'), { recursive: true });
-  // Prints its arguments, and with `env` the allocator setting it was started with.
+  // Prints its arguments, and with `env` two of the allocator settings it was started with.
   writeFileSync(
     join(src, 'dist/src/cli/main.js'),
-    "console.log(JSON.stringify(process.argv.slice(2)));\nif (process.argv[2] === 'env') console.log(process.env.GLIBC_TUNABLES ?? '(unset)');\n",
+    "console.log(JSON.stringify(process.argv.slice(2)));\nif (process.argv[2] === 'env') console.log(process.env.MALLOC_ARENA_MAX ?? '(unset)', process.env.MALLOC_MMAP_THRESHOLD_ ?? '(unset)');\n",
   );
   const dep = join(src, 'node_modules/dep');
   mkdirSync(join(dep, 'build/Release/obj.target/dep/src'), { recursive: true });
@@ -114,15 +114,15 @@ t.test('install.sh --prefix installs, is idempotent, keeps edits and uninstalls'
   const launched = execFileSync(join(opt, 'bin/cortexd'), ['run', 'spot'], { encoding: 'utf8' });
   t.equal(launched.trim(), '["run","spot"]', 'bin/cortexd runs the compiled CLI with its arguments');
   // The launcher applies systemd/runtime.env to what the caller left unset; the caller's value wins.
-  const shipped = /^GLIBC_TUNABLES=(.+)$/m.exec(readFileSync(join(repo, 'systemd/runtime.env'), 'utf8'))?.[1];
-  t.ok(shipped?.includes('glibc.malloc.arena_max='), 'runtime.env sets the allocator');
-  const { GLIBC_TUNABLES: _unset, ...bare } = process.env;
-  const withDefault = execFileSync(join(opt, 'bin/cortexd'), ['env'], { encoding: 'utf8', env: bare });
-  t.equal(withDefault.split('\n')[1], shipped, 'an unset GLIBC_TUNABLES gets the shipped default');
-  const overridden = execFileSync(join(opt, 'bin/cortexd'), ['env'], { encoding: 'utf8', env: { ...bare, GLIBC_TUNABLES: 'glibc.malloc.arena_max=1' } });
-  t.equal(overridden.split('\n')[1], 'glibc.malloc.arena_max=1', "the caller's GLIBC_TUNABLES is kept");
-  const empty = execFileSync(join(opt, 'bin/cortexd'), ['env'], { encoding: 'utf8', env: { ...bare, GLIBC_TUNABLES: '' } });
-  t.equal(empty.split('\n')[1], '', 'a variable set empty counts as set');
+  const shipped = readFileSync(join(repo, 'systemd/runtime.env'), 'utf8');
+  const arenas = /^MALLOC_ARENA_MAX=(.+)$/m.exec(shipped)?.[1];
+  const mmap = /^MALLOC_MMAP_THRESHOLD_=(.+)$/m.exec(shipped)?.[1];
+  t.ok(arenas && mmap, 'runtime.env sets the allocator');
+  const { MALLOC_ARENA_MAX: _a, MALLOC_MMAP_THRESHOLD_: _m, MALLOC_TRIM_THRESHOLD_: _t, ...bare } = process.env;
+  const envOf = (env: NodeJS.ProcessEnv) => execFileSync(join(opt, 'bin/cortexd'), ['env'], { encoding: 'utf8', env }).split('\n')[1];
+  t.equal(envOf(bare), `${arenas} ${mmap}`, 'unset variables get the shipped defaults');
+  t.equal(envOf({ ...bare, MALLOC_ARENA_MAX: '1' }), `1 ${mmap}`, "the caller's value is kept, the others still set");
+  t.equal(envOf({ ...bare, MALLOC_ARENA_MAX: '' }), ` ${mmap}`, 'a variable set empty counts as set');
 
   const env = join(root, 'etc/cortexd/env');
   t.equal(statSync(env).mode & 0o777, 0o600, 'env file is 0600');
