@@ -1,6 +1,6 @@
 // Serial lines as a device a session actor opens (serialport or its mock binding): one open port is one link, held by every session on it; its lines on a hot observable.
 import { statSync } from 'node:fs';
-import { BehaviorSubject, Subject, distinctUntilChanged, type Observable } from 'rxjs';
+import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import { SerialPort, SerialPortMock, ReadlineParser } from 'serialport';
 import { DeviceError } from './device-error.js';
@@ -103,7 +103,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
   const isOpen = new BehaviorSubject(false);
   const setOpen = (o: Open | undefined) => {
     open = o;
-    if (isOpen.value !== (o !== undefined) && !lineEnded) isOpen.next(o !== undefined);
+    if (!lineEnded && isOpen.value !== (o !== undefined)) isOpen.next(o !== undefined);
   };
 
   // The sessions holding the port say each outage (their state events, on the bus): the log keeps the detail.
@@ -206,7 +206,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
     device,
     failures$: failures.asObservable(),
     port: () => open?.port,
-    open$: isOpen.pipe(distinctUntilChanged()),
+    open$: isOpen.asObservable(),
     end: () => {
       if (lineEnded) return;
       const o = open;

@@ -35,7 +35,6 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
     const parsed = parseBrokerUrl(o.url);
     if (!parsed.ok) throw new MqttCommandError(`mqtt ${action}: url: ${parsed.message}`);
     const sendStop = o.send_stop ?? action === 'move';
-    let last: SessionReport | undefined;
     /** The session's reports, the latest first to a new subscriber: a command waits on them for the connection (a waiter at stop gets its `stopped`). */
     const reports$ = new BehaviorSubject<SessionReport | undefined>(undefined);
     const username = o.username ?? parsed.username;
@@ -54,7 +53,6 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
       ownerCloses: true,
       connect: (url, opts) => mqtt.connect(url, opts),
       onReport: (r) => {
-        last = r;
         reports$.next(r);
         if (r.state === 'failed') ctx.logger.error(`mqtt ${action}: ${r.reason ?? 'failed'}`);
         else if (r.state === 'backingOff' && r.attempt === 2) ctx.logger.warn(`mqtt ${action}: ${r.reason ?? 'disconnected'}; retrying`);
@@ -70,12 +68,13 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
     const connected = (deadline: number, signal: AbortSignal): Promise<unknown> => {
       signal.throwIfAborted();
       if (session.connected) return Promise.resolve();
-      const failed = () => new MqttCommandError(`mqtt ${action}: ${last?.reason ?? 'the connection failed'}`);
-      const notConnected = () => new MqttCommandError(`mqtt ${action}: not connected to ${session.label}${last?.reason ? ` (${last.reason})` : ''}`);
+      const failed = () => new MqttCommandError(`mqtt ${action}: ${reports$.value?.reason ?? 'the connection failed'}`);
+      const notConnected = () =>
+        new MqttCommandError(`mqtt ${action}: not connected to ${session.label}${reports$.value?.reason ? ` (${reports$.value.reason})` : ''}`);
       const settled = reports$.pipe(
-        filter(() => session.connected || last?.state === 'failed' || last?.state === 'stopped'),
-        map(() => {
-          if (!session.connected) throw last?.state === 'failed' ? failed() : notConnected();
+        filter((r) => session.connected || r?.state === 'failed' || r?.state === 'stopped'),
+        map((r) => {
+          if (!session.connected) throw r?.state === 'failed' ? failed() : notConnected();
           return true;
         }),
       );
