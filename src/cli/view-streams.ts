@@ -68,8 +68,12 @@ export class StreamSummary {
         t.down = false;
         return { level: 'bad', text: `${label(e)} failed: ${reason ?? 'no reason given'}${since ? ` (after ${since})` : ''}` };
       }
-      case 'stopped':
-        return undefined;
+      case 'stopped': {
+        // Its input stopped (the mode was left): its next run is a new connection, said as one, not as a
+        // reconnect. Reconnects held back by the summary window are said now.
+        this.tracks.delete(key);
+        return this.heldBack(e, t, e.at);
+      }
       case 'streaming': {
         if (!t.streamed) {
           t.streamed = true;
@@ -121,13 +125,20 @@ export class StreamSummary {
   flush(at: number): StreamLine[] {
     const out: StreamLine[] = [];
     for (const [key, t] of this.tracks) {
-      if (t.reconnects + t.failures === 0) continue;
       const [kind, input] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-      const since = Number.isFinite(t.lastPrint) ? `in the last ${seconds(at - t.lastPrint)}` : 'during the run';
-      out.push({ level: 'warn', text: `${label({ kind: kind as StreamEvent['kind'], input })}: ${counts(t)} ${since}` });
-      this.reset(t, at);
+      const line = this.heldBack({ kind: kind as StreamEvent['kind'], input }, t, at);
+      if (line) out.push(line);
     }
     return out;
+  }
+
+  /** The line for a stream's reconnects and failed attempts not said yet, if any. */
+  private heldBack(e: Pick<StreamEvent, 'kind' | 'input'>, t: Track, at: number): StreamLine | undefined {
+    if (t.reconnects + t.failures === 0) return undefined;
+    const since = Number.isFinite(t.lastPrint) ? `in the last ${seconds(at - t.lastPrint)}` : 'during the run';
+    const line: StreamLine = { level: 'warn', text: `${label(e)}: ${counts(t)} ${since}` };
+    this.reset(t, at);
+    return line;
   }
 
   private reset(t: Track, at: number): void {

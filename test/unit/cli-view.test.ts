@@ -81,6 +81,37 @@ t.test('one lost connection: said at once, and that it streams again', async (t)
   ]);
 });
 
+t.test('a stream stopped with its mode and started with the next: connected again, not a reconnect; held-back reconnects said at the stop', async (t) => {
+  const { v, text } = view(false);
+  const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({
+    type: 'stream',
+    at,
+    kind: 'asr',
+    input: 'SpeechlabASRInput',
+    state,
+    ...extra,
+  });
+  v.render(s(0, 'connecting', { attempt: 0 }));
+  v.render(s(40, 'streaming'));
+  v.render(s(2_000, 'stopped'));
+  v.render(s(6_000, 'connecting', { attempt: 0 }));
+  v.render(s(6_050, 'streaming'));
+  // A storm in this run: the first loss and recovery are said, the next ones held back by the window...
+  v.render(s(7_000, 'connecting', { reason: 'socket closed (1006)' }));
+  v.render(s(7_020, 'streaming'));
+  v.render(s(8_000, 'connecting', { reason: 'socket closed (1006)' }));
+  v.render(s(8_020, 'streaming'));
+  // ...and said when the mode stops the stream.
+  v.render(s(9_000, 'stopped'));
+  t.same(text(), [
+    'speech recognition socket (SpeechlabASRInput) connected',
+    'speech recognition socket (SpeechlabASRInput) connected',
+    'speech recognition socket (SpeechlabASRInput) reconnecting: socket closed (1006)',
+    'speech recognition socket (SpeechlabASRInput) streaming again',
+    'speech recognition socket (SpeechlabASRInput): 1 reconnect in the last 2.0 s',
+  ]);
+});
+
 t.test("a microphone's recorder: its first open is not said, its outages and its failure are, in a device's words", async (t) => {
   const { v, text } = view(false);
   const s = (at: number, state: StreamEvent['state'], extra: Partial<StreamEvent> = {}): StreamEvent => ({
