@@ -6,14 +6,14 @@ import { EXIT, errLine, out, reportError } from './output.js';
 /** Converts one file; prints `om1: PATH: OLD -> NEW` lines, then what is missing; returns the exit code. */
 export async function convertCommand(file: string, opts: { output?: string; simulate?: boolean }): Promise<number> {
   try {
-    const [{ default: JSON5 }, { convertOm1 }, { readRegularFile }, { MAX_CONFIG_BYTES, displayName }, { om1Problems }] = await Promise.all([
-      import('json5'),
+    const [{ parseConfigText }, { convertOm1 }, { readRegularFile }, { MAX_CONFIG_BYTES, displayName }, { om1Problems }] = await Promise.all([
+      import('../config/parse-text.js'),
       import('../compat/om1/convert.js'),
       import('../config/read-file.js'),
       import('../config/load.js'),
       import('../compat/om1/load.js'),
     ]);
-    const raw = JSON5.parse(readRegularFile(file, MAX_CONFIG_BYTES)) as Record<string, unknown>;
+    const raw = parseConfigText(readRegularFile(file, MAX_CONFIG_BYTES), displayName(file));
     const converted = convertOm1(raw, { simulate: opts.simulate === true });
     for (const line of converted.translations) out(`om1: ${line}`);
     const text = `// Converted from OM1's ${displayName(file)} by \`cortexd om1 convert\`: check it with \`cortexd check --config FILE\`.\n${JSON.stringify(converted.config, null, 2)}\n`;
@@ -26,10 +26,6 @@ export async function convertCommand(file: string, opts: { output?: string; simu
     if (opts.output) errLine(`cortexd: wrote ${opts.output} (${converted.translations.length} translation${converted.translations.length === 1 ? '' : 's'})`);
     return EXIT.ok;
   } catch (err) {
-    if (err instanceof SyntaxError) {
-      errLine(`cortexd: ${file}: ${err.message.replace(/^JSON5: /, '')}`);
-      return EXIT.invalid;
-    }
     return reportError(err);
   }
 }

@@ -1,6 +1,7 @@
 // `cortexd replay FILE.mcap`: re-runs a recording's inputs through the agent on a simulated clock and prints where the decisions differ (exit 1), or what a recording holds (--summary).
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
+import type { HookConfig, LoadedConfig } from '../config/schema.js';
 import { EXIT, errLine, oneLine, out } from './output.js';
 
 export interface ReplayCliOptions {
@@ -18,27 +19,28 @@ interface RecordedConfig {
   config: Record<string, unknown>;
 }
 
-/** A recorded configuration is data: its command hooks are not run by a replay (a function hook only loads the local hooks directory). */
-function withoutCommandHooks(config: Record<string, unknown>, dropped: string[]): Record<string, unknown> {
-  const strip = (hooks: unknown, where: string) =>
-    Array.isArray(hooks)
-      ? hooks.filter((h: { handler_type?: unknown; hook_type?: unknown }) => {
-          if (h?.handler_type !== 'command') return true;
-          dropped.push(`${where}: ${String(h.hook_type)} command hook`);
-          return false;
-        })
-      : hooks;
-  const modes = config.modes && typeof config.modes === 'object' ? (config.modes as Record<string, Record<string, unknown>>) : undefined;
+/**
+ * A recorded configuration is data: its command hooks are not run by a replay (a function hook only
+ * loads the local hooks directory). Taken out of the validated configuration, where the hooks the
+ * agent would run are exactly these lists, whatever the recorded text looked like.
+ */
+function withoutCommandHooks(loaded: LoadedConfig, dropped: string[]): LoadedConfig {
+  const strip = <H extends HookConfig>(hooks: H[], where: string): H[] =>
+    hooks.filter((h, i) => {
+      if (h.handler_type !== 'command') return true;
+      dropped.push(`${where}[${i}]: ${h.hook_type} command hook`);
+      return false;
+    });
+  const config = loaded.config;
   return {
-    ...config,
-    ...(config.global_lifecycle_hooks ? { global_lifecycle_hooks: strip(config.global_lifecycle_hooks, 'global_lifecycle_hooks') } : {}),
-    ...(modes
-      ? {
-          modes: Object.fromEntries(
-            Object.entries(modes).map(([k, m]) => [k, { ...m, ...(m.lifecycle_hooks ? { lifecycle_hooks: strip(m.lifecycle_hooks, `modes.${k}`) } : {}) }]),
-          ),
-        }
-      : {}),
+    ...loaded,
+    config: {
+      ...config,
+      global_lifecycle_hooks: strip(config.global_lifecycle_hooks, 'global_lifecycle_hooks'),
+      modes: Object.fromEntries(
+        Object.entries(config.modes).map(([k, m]) => [k, { ...m, lifecycle_hooks: strip(m.lifecycle_hooks, `modes.${k}.lifecycle_hooks`) }]),
+      ),
+    },
   };
 }
 
@@ -80,7 +82,7 @@ export async function runReplay(file: string, opts: ReplayCliOptions): Promise<n
     else {
       if (!recording.config) throw new CortexError('replay', `${file} holds no configuration: pass --config PATH`);
       const rec = JSON.parse(recording.config) as RecordedConfig;
-      loaded = await loadConfig({ file: rec.file, text: JSON.stringify(withoutCommandHooks(rec.config, dropped)) });
+      loaded = withoutCommandHooks(await loadConfig({ file: rec.file, text: JSON.stringify(rec.config) }), dropped);
     }
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { projectRoot } from '../paths.js';
+import { FORBIDDEN_KEYS } from './forbidden-keys.js';
 import { readRegularFile } from './read-file.js';
 
 /** Largest `.env` file read; a bigger one (or one that is not a regular file) is ignored. */
@@ -155,6 +156,11 @@ export function substituteAll(value: unknown, env: Record<string, string | undef
     if (v && typeof v === 'object') {
       const obj: Record<string, unknown> = {};
       for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
+        // Never copied (`obj["__proto__"] = x` would set the prototype): parseConfigText refuses them first.
+        if (FORBIDDEN_KEYS.has(k)) {
+          problems.push({ path: [...path, k], message: `the key "${k}" is not allowed in a configuration` });
+          continue;
+        }
         const next = walk(item, [...path, k], depth + 1);
         if (next === REMOVE) {
           for (const variable of new Set(pending)) unresolved.push({ variable, path: [...path, k] });

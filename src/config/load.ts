@@ -2,7 +2,6 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
-import JSON5 from 'json5';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { configDir, stateDir } from '../paths.js';
@@ -14,6 +13,7 @@ import { unknownFields, zodIssueMessages } from './issues.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { Concealer } from './conceal.js';
 import { checkPlugins } from './plugins-check.js';
+import { parseConfigText } from './parse-text.js';
 import { readRegularFile, UnreadableFile } from './read-file.js';
 import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
 import { checkUrid } from './urid.js';
@@ -157,24 +157,8 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     }
   }
 
-  // Parse.
-  let raw: unknown;
-  try {
-    raw = JSON5.parse(text);
-  } catch (err) {
-    const e = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
-    if (err instanceof RangeError) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: 'nested too deeply to parse' }]);
-    const where = e.lineNumber !== undefined ? `line ${e.lineNumber}, column ${e.columnNumber}: ` : '';
-    const what = String(e.message ?? err)
-      .replace(/^JSON5: /, '')
-      .replace(/ at \d+:\d+$/, '');
-    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `${where}${what}` }]);
-  }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError([
-      { file: shown, path: '', kind: 'format', message: `the top level must be an object, got ${Array.isArray(raw) ? 'a list' : JSON.stringify(raw)}` },
-    ]);
-  }
+  // Parse (syntax, an object at the top, no key that reaches a prototype).
+  const raw = parseConfigText(text, shown);
   let data = raw as Record<string, unknown>;
 
   // Version.
@@ -215,7 +199,11 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   const envKey = env.OM_API_KEY;
   if (envKey) concealer.add(envKey, ['OM_API_KEY']);
   if (typeof env.URID === 'string' && env.URID) concealer.add(env.URID, ['URID']);
-  if ((data.api_key === undefined || data.api_key === '') && envKey) data.api_key = envKey;
+  if ((data.api_key === undefined || data.api_key === '') && envKey) {
+    data.api_key = envKey;
+    // Read from the environment as surely as `${OM_API_KEY}` would be: a pushed file is checked against it.
+    variables.push({ path: 'api_key', names: ['OM_API_KEY'] });
+  }
 
   // Schema. A field left out for an unset variable is an error naming the variable(s) when the
   // schema (or a plugin's schema, below) requires it, else a warning once all checks have run.
@@ -265,6 +253,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   // A URID in the file that is not a string is already reported by the schema.
   const uridCheck = data.URID !== undefined && typeof data.URID !== 'string' ? ({ ok: true, urid: undefined } as const) : checkUrid(data.URID ?? env.URID);
   if (!uridCheck.ok) fail(data.URID !== undefined ? 'URID' : 'URID (from the URID variable)', uridCheck.message);
+  if (data.URID === undefined && uridCheck.ok && uridCheck.urid) variables.push({ path: 'URID', names: ['URID'] });
 
   if (!parsed.success) {
     warnUnset();

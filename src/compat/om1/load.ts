@@ -1,8 +1,8 @@
 // Loads a configuration for `check`/`run` as asked: OM1's file through the compatibility layer, and/or onto simulated bindings.
-import JSON5 from 'json5';
 import { ConfigError } from '../../errors.js';
 import { type LoadOptions, MAX_CONFIG_BYTES, displayName, loadConfig, resolveTarget } from '../../config/load.js';
 import { readRegularFile, UnreadableFile } from '../../config/read-file.js';
+import { parseConfigText } from '../../config/parse-text.js';
 import type { LoadedConfig } from '../../config/schema.js';
 import { simulateConfig } from '../../config/simulate.js';
 import { ADDRESS_ENV, ADDRESS_KEYS } from '../../cloud/addresses.js';
@@ -42,17 +42,7 @@ function readParsed(file: string): Record<string, unknown> {
     if (!(err instanceof UnreadableFile)) throw err;
     throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
   }
-  let raw: unknown;
-  try {
-    raw = JSON5.parse(text);
-  } catch (err) {
-    const e = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
-    const where = e.lineNumber !== undefined ? `line ${e.lineNumber}, column ${e.columnNumber}: ` : '';
-    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `${where}${String(e.message).replace(/^JSON5: /, '')}` }]);
-  }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
-    throw new ConfigError([{ file: shown, path: '', kind: 'format', message: 'the top level must be an object' }]);
-  return raw as Record<string, unknown>;
+  return parseConfigText(text, shown);
 }
 
 /**
