@@ -125,6 +125,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     fleetReloadRefusal,
     programRefusal,
     variableRefusal,
+    destinationRefusal,
     readReloadPolicy,
   } = await loadRunModules();
   const viewOn = !opts.events;
@@ -139,6 +140,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   for (const w of loaded.warnings) warnLine(w);
   // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
   const policy = readReloadPolicy(loaded.config);
+  // The configuration from the robot's own files (this one, or a trusted --watch save): where its secrets may go.
+  let own: LoadedConfig = loaded;
   // The code of exactly the plugins this configuration uses, loaded before anything starts.
   const plugins = await resolvePlugins(builtinPlugins, loaded.config);
 
@@ -266,7 +269,9 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
         lines: err.issues.map((i) => oneLine(formatIssue(i))),
       };
     }
-    const refusal = how.pushed ? (programRefusal(next.config, policy, running.configName) ?? variableRefusal(next, running)) : undefined;
+    const refusal = how.pushed
+      ? (programRefusal(next.config, policy, running.configName) ?? variableRefusal(next, running) ?? destinationRefusal(next, own, running.configName))
+      : undefined;
     if (refusal) return refusal;
     let nextPlugins: Plugins;
     try {
@@ -277,6 +282,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     const busy = proc.busy();
     if (busy) return { ok: false, reason: busy };
     for (const w of next.warnings) logger.warn(w);
+    if (!how.pushed) own = next;
     proc.accept({ loaded: next, plugins: nextPlugins, origin });
     return {
       ok: true,

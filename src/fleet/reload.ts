@@ -115,3 +115,5 @@ export function variableRefusal(next: Pick<LoadedConfig, 'variables'>, running: 
     lines: refused.map((r) => `${r} is not read there by this robot's own configuration`),
   };
 }
+
+export { destinationRefusal } from './secret-destinations.js';
