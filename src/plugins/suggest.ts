@@ -23,15 +23,18 @@ export function editDistance(a: string, b: string): number {
 export function closest(name: string, known: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
+  const allowed = Math.max(1, Math.floor(Math.max(name.length, 3) / 3));
   for (const k of known) {
     if (k === name) continue;
+    // The distance is at least the difference in length: a name that much longer or shorter is no typo
+    // (and a megabyte-long value is never compared letter by letter).
+    if (Math.abs(k.length - name.length) > allowed) continue;
     const d = editDistance(name, k);
     if (d < bestDistance) {
       best = k;
       bestDistance = d;
     }
   }
-  const allowed = Math.max(1, Math.floor(Math.max(name.length, 3) / 3));
   return best !== undefined && bestDistance <= allowed ? best : undefined;
 }
 
