@@ -123,10 +123,37 @@ function localLlm(options: Options, defaultUrl: string | undefined, defaultModel
   return ok({ type: 'LocalLLM', config: { base_url: base, model, ...pick(rest, LLM_KEEP, notes, LLM_DROPPED) } }, notes);
 }
 
+/**
+ * OM1's MultiLLMHealthy and RagMultiLLM send the fused prompt to OpenMind's hosted agent team (the
+ * medical-intake agent, or the robot team with an optional RAG query first) with a model name. Here
+ * the same prompt goes to MultiLLM over the hosted chat API with that model, members tried in order;
+ * a RAG query is the knowledge base, which this runtime does not carry out.
+ */
+function teamLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
+  if (type === 'RagMultiLLM' && options.use_rag === true)
+    return missing('use_rag: the knowledge-base query before each answer (RAG) is not built into this runtime');
+  const { question_states, use_rag: _rag, ...rest } = options;
+  const member = hostedLlm('OpenAILLM', { model: str(options.model) ?? 'gpt-4.1-nano' }, prefixes);
+  if (member.kind !== 'ok') return member;
+  const notes: string[] = [
+    `OM1 sends the prompt to OpenMind's ${type === 'RagMultiLLM' ? 'robot agent team' : 'medical-intake agent'}; here to MultiLLM (fallback) over the hosted chat API: ${member.notes.join(', ')}`,
+  ];
+  if (question_states !== undefined)
+    notes.push("question_states: OM1's server tracks which intake question comes next; here the system prompt's instructions and the model's history do");
+  const { model: _m, ...kept } = rest;
+  const config = {
+    strategy: 'fallback',
+    models: [{ type: 'CloudLLM', config: (member.entry.config as Options) ?? {} }],
+    ...pick(kept, LLM_KEEP, notes, LLM_DROPPED),
+  };
+  return ok({ type: 'MultiLLM', config }, notes);
+}
+
 export function translateLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
   if (type in HOSTED) return hostedLlm(type, options, prefixes);
   if (type === 'QwenLLM') return localLlm(options, 'http://127.0.0.1:8860/v1', 'qwen');
   if (type === 'OllamaLLM') return localLlm(options, 'http://localhost:11434', 'llama3.2');
+  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM') return teamLlm(type, options, prefixes);
   if (['CloudLLM', 'LocalLLM', 'MultiLLM'].includes(type)) return ok({ type, config: options });
   return missing(`model plugin ${type} has no counterpart (CloudLLM, LocalLLM, MultiLLM)`);
 }
@@ -147,6 +174,10 @@ const LANGUAGES: Record<string, string> = {
   russian: 'ru',
   arabic: 'ar',
 };
+
+/** Where OM1's RTSP inputs read when a file gives no rtsp_url: the robot's own RTSP server. */
+const RTSP_AUDIO = 'rtsp://localhost:8554/audio';
+const RTSP_VIDEO = 'rtsp://localhost:8554/top_camera';
 
 const ASR_DROPPED = { base_url: "the recognition socket is the service's (`service.ws_base_url`)", stream_base_url: "the service's address is used" };
 
@@ -237,8 +268,18 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
       notes.push("OM1's Riva server protocol is not spoken: the service's recognition socket is used");
       return ok({ type: 'SpeechlabASRInput', config: asr(options, notes) }, notes);
     case 'GoogleASRRTSPInput':
+    case 'RivaASRRTSPInput': {
+      // The stream's audio decoded by ffmpeg (devices/microphone-rtsp.ts); --simulate replays a file instead.
+      const url = str(options.rtsp_url) ?? RTSP_AUDIO;
+      notes.push(
+        `audio from the RTSP stream ${url}${options.rtsp_url ? '' : " (no rtsp_url: the robot's RTSP server assumed; set rtsp_url)"} -> microphone { binding: rtsp } (ffmpeg decodes it)`,
+      );
+      if (type === 'RivaASRRTSPInput') notes.push("OM1's Riva server protocol is not spoken: the service's recognition socket is used");
+      const { rtsp_url: _r, ...rest } = options;
+      return ok({ type: 'SpeechlabASRInput', config: { ...asr(rest, notes), microphone: { binding: 'rtsp', url } } }, notes);
+    }
     case 'UbtechASRInput': {
-      const what = type === 'UbtechASRInput' ? "the Yanshee robot's microphone (its YanAPI)" : 'audio from an RTSP stream';
+      const what = "the Yanshee robot's microphone (its YanAPI)";
       if (!scope.simulate) return missing(`${what}: this runtime's microphone reads ALSA devices only (arecord/sox) or a replayed file`);
       notes.push(`${what} -> a replayed file (--simulate)`);
       const { rtsp_url: _r, ...rest } = options;
@@ -247,10 +288,19 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
     case 'VLMVila':
     case 'VLMOpenAI':
     case 'VLMGemini':
-    case 'VLMVilaRTSP':
-    case 'VLMOpenAIRTSP':
     case 'UnitreeGo2CameraVLMCloud':
       return vlm('VLMInput', options, 'Vision');
+    case 'VLMVilaRTSP':
+    case 'VLMOpenAIRTSP':
+    case 'VLMGeminiRTSP':
+      return vlm('VLMInput', { rtsp_url: RTSP_VIDEO, ...options }, 'Vision');
+    case 'VLMVilaGazebo': {
+      if (!scope.simulate)
+        return missing("the Gazebo simulator's camera topic: no Gazebo bridge is built into this runtime (run with --simulate for the simulated camera)");
+      const { topic, ...rest } = options;
+      const t = vlm('VLMInput', rest, 'Vision');
+      return t.kind === 'ok' ? { ...t, notes: [`Gazebo's camera${topic ? ` (${String(topic)})` : ''} -> the simulated camera (--simulate)`, ...t.notes] } : t;
+    }
     case 'VLM_COCO_Local':
     case 'VLM_Local_YOLO':
     case 'DummyVLMLocal':
@@ -276,6 +326,20 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
     case 'TurtleBot4RPLidar':
     case 'SimplePaths':
       return body(scope, ['paths'], notes, options);
+    case 'FacePresence': {
+      // OM1 reads who is in view from its face service; here OpenCV counts the faces on the robot's camera.
+      notes.push(
+        'faces in view of the robot\'s camera (OpenCV on the robot) as a "Faces:" line and person_present/person_approaching context values; OM1 also names known people (a gallery is not carried out)',
+      );
+      const camera = cameraOf(options, notes);
+      return ok({ type: 'PresenceInput', config: { descriptor: 'Faces', camera } }, notes);
+    }
+    case 'ConversationHistoryInput': {
+      const rounds = num(options.max_rounds) ?? 3;
+      return carried(
+        `the model's own history: the mode's cortex_llm keeps at least the last ${rounds} round${rounds === 1 ? '' : 's'} (history_length), which holds what was heard and said`,
+      );
+    }
     case 'LocationsInput':
     case 'UnitreeGo2LocationsInput':
     case 'UnitreeG1LocationsInput':
@@ -328,6 +392,26 @@ export function translateAction(name: string, connectorName: string, options: Op
   if (connectorName === 'ros2' && ['speak', 'face', 'move'].includes(name)) {
     notes.push('OM1\'s ros2 connector only logs the command ("SendThisToROS2"); console prints it the same way');
     return ok({ name, connector: 'console', config: {} }, notes);
+  }
+  if (connectorName === 'zenoh' && ['emotion', 'face', 'avatar'].includes(name)) {
+    if (!scope.simulate)
+      return missing(
+        "OM1's avatar/emotion topic over Zenoh: no Zenoh client is built into this runtime (no Zenoh router here to prove one against); run with --simulate for WebSim's face panel",
+      );
+    notes.push("OM1's emotion topic over Zenoh -> WebSim's face panel (--simulate)");
+    return ok({ name: 'face', connector: 'websim', config: {} }, notes);
+  }
+  if (connectorName === 'zenoh' && !/^move/.test(name))
+    return missing(
+      `OM1's ${name} topic over Zenoh: no Zenoh client is built into this runtime (no Zenoh router here to prove one against), and the simulated body has no ${name}`,
+    );
+  if (connectorName === 'gazebo' || connectorName === 'sim_zenoh') {
+    const what = connectorName === 'gazebo' ? "the Gazebo simulator's robot" : "OM1-sim's robot (Gazebo over Zenoh)";
+    if (!scope.simulate) return missing(`${what}: no Gazebo bridge is built into this runtime (run with --simulate for the simulated body)`);
+    const robot = scope.robot ?? 'unitree_go2';
+    for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: an option of OM1's Gazebo driver; left out`);
+    if (name !== 'move') notes.push(`action ${name} -> move (the model's tool keeps its label)`);
+    return ok({ name: 'move', connector: 'body', config: { robot, binding: 'sim' } }, [`${what} -> the simulated ${robot} body (--simulate)`, ...notes]);
   }
   if (connectorName === 'avatar' && name === 'face') {
     notes.push("OM1's avatar page -> WebSim's face panel");
