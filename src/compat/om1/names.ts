@@ -136,7 +136,7 @@ function teamLlm(type: string, options: Options, prefixes: (provider: string) =>
   const member = hostedLlm('OpenAILLM', { model: str(options.model) ?? 'gpt-4.1-nano' }, prefixes);
   if (member.kind !== 'ok') return member;
   const notes: string[] = [
-    `OM1 sends the prompt to OpenMind's ${type === 'RagMultiLLM' ? 'robot agent team' : 'medical-intake agent'}; here to MultiLLM (fallback) over the hosted chat API: ${member.notes.join(', ')}`,
+    `OM1 sends the prompt to OpenMind's ${type === 'MultiLLMHealthy' ? 'medical-intake agent' : 'robot agent team'}; here to MultiLLM (fallback) over the hosted chat API: ${member.notes.join(', ')}`,
   ];
   if (question_states !== undefined)
     notes.push("question_states: OM1's server tracks which intake question comes next; here the system prompt's instructions and the model's history do");
@@ -153,7 +153,8 @@ export function translateLlm(type: string, options: Options, prefixes: (provider
   if (type in HOSTED) return hostedLlm(type, options, prefixes);
   if (type === 'QwenLLM') return localLlm(options, 'http://127.0.0.1:8860/v1', 'qwen');
   if (type === 'OllamaLLM') return localLlm(options, 'http://localhost:11434', 'llama3.2');
-  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM') return teamLlm(type, options, prefixes);
+  // OM1's own MultiLLM (no `models`) is its hosted robot team, as RagMultiLLM without RAG.
+  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models))) return teamLlm(type, options, prefixes);
   if (['CloudLLM', 'LocalLLM', 'MultiLLM'].includes(type)) return ok({ type, config: options });
   return missing(`model plugin ${type} has no counterpart (CloudLLM, LocalLLM, MultiLLM)`);
 }
@@ -226,10 +227,11 @@ function vlm(type: 'VLMInput' | 'LocalVLMInput', options: Options, descriptor: s
 
 /** The robot's body: battery, odometry or paths of the family's bus. */
 function body(scope: Scope, facets: string[], notes: string[] = [], options: Options = {}): Translation {
-  if (!scope.robot || !scope.transport) return missing('a robot body input, but the file names no robot family this runtime knows');
-  const config: Options = { robot: scope.robot, binding: scope.transport, facets };
+  if ((!scope.robot || !scope.transport) && !scope.simulate) return missing('a robot body input, but the file names no robot family this runtime knows');
+  if (!scope.robot || !scope.transport) notes.push('the file names no robot family: the simulated Go2 body (--simulate)');
+  const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ?? 'sim', facets };
   if (scope.networkInterface) config.network_interface = scope.networkInterface;
-  notes.push(`${scope.robot} over ${scope.transport}: ${facets.join(', ')}`);
+  notes.push(`${String(config.robot)} over ${String(config.binding)}: ${facets.join(', ')}`);
   for (const [k, v] of Object.entries(options)) {
     if (k === 'URID' || k === 'use_zenoh') notes.push(`${k} ${JSON.stringify(v)}: chosen by the binding, not per input`);
     else notes.push(`${k} ${JSON.stringify(v)}: a lidar or odometry tuning option of OM1's driver; the simulated body has no sensor to tune`);
@@ -321,10 +323,13 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
     case 'UnitreeG1Odom':
     case 'UnitreeG1Basic':
     case 'UnitreeGo2GPSOdomReader':
+    case 'GPSOdomReader':
+    case 'Odom':
       return body(scope, type === 'UnitreeG1Basic' ? ['battery', 'odometry'] : ['odometry'], notes, options);
     case 'UnitreeGo2RPLidar':
     case 'TurtleBot4RPLidar':
     case 'SimplePaths':
+    case 'Paths':
       return body(scope, ['paths'], notes, options);
     case 'FacePresence': {
       // OM1 reads who is in view from its face service; here OpenCV counts the faces on the robot's camera.
@@ -367,7 +372,7 @@ const WEB_ACTIONS: Record<string, string> = {
   fabric: "OpenMind's Fabric peer network",
 };
 
-const BODY_MOVES = new Set(['unitree_sdk', 'unitree_om_path_sdk', 'unitree_rplidar_sdk', 'go2_game_controller', 'zenoh', 'limx_sdk', 'yanshee_motion']);
+const BODY_MOVES = new Set(['move', 'unitree_sdk', 'unitree_om_path_sdk', 'unitree_rplidar_sdk', 'go2_game_controller', 'zenoh', 'limx_sdk', 'yanshee_motion']);
 
 /** Translates an action entry (`name` + `connector` + `config`); `llm_label` and `exclude_from_prompt` are kept. */
 export function translateAction(name: string, connectorName: string, options: Options, scope: Scope): Translation {
@@ -424,8 +429,9 @@ export function translateAction(name: string, connectorName: string, options: Op
   if (name === 'remember_location')
     return ok({ name: 'remember_location', connector: 'state_dir', config: {} }, ['the place is stored in the state directory at the latest GPS fix']);
   if (BODY_MOVES.has(connectorName) && /^move/.test(name)) {
-    if (!scope.robot || !scope.transport) return missing(`${connectorName} moves a robot this file names no family of`);
-    const config: Options = { robot: scope.robot, binding: scope.transport };
+    if ((!scope.robot || !scope.transport) && !scope.simulate) return missing(`${connectorName} moves a robot this file names no family of`);
+    if (!scope.robot || !scope.transport) notes.push('the file names no robot family: the simulated Go2 body (--simulate)');
+    const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ?? 'sim' };
     if (scope.networkInterface) config.network_interface = scope.networkInterface;
     const dropped: Record<string, string> = {
       speed_x: "the game controller's speed; the body moves step_m per command",
@@ -436,7 +442,7 @@ export function translateAction(name: string, connectorName: string, options: Op
     for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: ${dropped[k] ?? "an option of OM1's driver; left out"}`);
     if (name !== 'move') notes.push(`action ${name} -> move (the model's tool keeps its label)`);
     if (connectorName === 'go2_game_controller') notes.push("OM1 also reads a physical game controller; this runtime's body takes the model's moves only");
-    return ok({ name: 'move', connector: 'body', config }, [`${scope.robot} over ${scope.transport}`, ...notes]);
+    return ok({ name: 'move', connector: 'body', config }, [`${String(config.robot)} over ${String(config.binding)}`, ...notes]);
   }
   if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
   if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
@@ -476,6 +482,7 @@ export function translateBackground(type: string, options: Options, scope: Scope
     case 'UnitreeGo2State':
     case 'UnitreeGo2Odom':
     case 'UnitreeG1Odom':
+    case 'Odom':
       if (mode.hasBody) return carried(`the ${scope.robot ?? 'robot'} body of this mode's BodyInput`);
       return body(scope, ['battery', 'odometry'], [], options);
     case 'Gps':
