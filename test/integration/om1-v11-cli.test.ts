@@ -124,3 +124,26 @@ t.test("OM1's v1.1 conversation file (as published) passes check --om1 --simulat
   t.match(r.stdout, /om1: use_tracer: given more than once; the last one is used/);
   t.match(r.stdout, /om1: use_tracer: \{"enabled":true,"quality_scorer":\{"enabled":true\}\} -> the run is recorded/);
 });
+
+t.test('run: use_sim: true simulates without --simulate (said first) and use_tracer records the run', async (t) => {
+  const traced = join(dir, 'traced.json5');
+  writeFileSync(
+    traced,
+    `{ version: "v1.1.0", name: "traced", use_sim: true, use_tracer: { enabled: true }, api_key: "openmind_free", system_governance: "",
+       system_prompt_base: "You are a robot dog.", cortex_llm: { type: "OpenAILLM", config: {} },
+       agent_inputs: [{ type: "GoogleASRInput" }], agent_actions: [{ name: "speak", llm_label: "speak", connector: "elevenlabs_tts" }] }`,
+  );
+  const state = join(dir, 'state');
+  const r = spawnSync(process.execPath, [MAIN, 'run', '--om1', traced, '--for', '4s', '--events', '--fresh'], {
+    cwd: dir,
+    env: { ...process.env, CORTEX_STATE_DIR: state, CORTEX_LOG_LEVEL: 'warn', NOTIFY_SOCKET: '', CORTEX_METRICS_PORT: '', OM_API_KEY: '' },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  t.equal(r.status, 0, r.stderr.slice(-1500));
+  t.match(r.stderr.split('\n')[0], /^cortexd: SIMULATION \(the OM1 file's use_sim: true\)/, 'said in the first line');
+  const recording = /cortexd: use_tracer: recording this run to (\S+\.mcap)/.exec(r.stderr)?.[1];
+  t.ok(recording?.startsWith(join(state, 'traces')), `recorded under the state directory's traces/ (${recording})`);
+  const { statSync } = await import('node:fs');
+  t.ok(recording && statSync(recording).size > 0, 'the recording has content');
+});
