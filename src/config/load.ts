@@ -158,7 +158,9 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
       text = readRegularFile(file, MAX_CONFIG_BYTES);
     } catch (err) {
       if (!(err instanceof UnreadableFile)) throw err;
-      if (err.code === 'ENOENT' && !target.file) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: unknownNameMessage(configName) }]);
+      // A name (not a path given where a name goes) that names no file: the names there are.
+      if (err.code === 'ENOENT' && !target.file && file === join(configDir(), `${configName}.json5`))
+        throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: unknownNameMessage(configName) }]);
       throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
     }
   }
