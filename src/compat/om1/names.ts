@@ -337,7 +337,8 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
         'faces in view of the robot\'s camera (OpenCV on the robot) as a "Faces:" line and person_present/person_approaching context values; OM1 also names known people (a gallery is not carried out)',
       );
       const camera = cameraOf(options, notes);
-      return ok({ type: 'PresenceInput', config: { descriptor: 'Faces', camera } }, notes);
+      const { camera_index: _c, rtsp_url: _r, ...rest } = options;
+      return ok({ type: 'PresenceInput', config: { descriptor: 'Faces', camera, ...pick(rest, { fps: 'fps' }, notes) } }, notes);
     }
     case 'ConversationHistoryInput': {
       const rounds = num(options.max_rounds) ?? 3;
