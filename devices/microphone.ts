@@ -1,9 +1,10 @@
-// The microphone: the Microphone interface, and the binding a config names (recorder, replay, the WebSim page).
+// The microphone: the Microphone interface, and the binding a config names (recorder, replay, an RTSP stream, the WebSim page).
 import type { Observable } from 'rxjs';
 import type { Logger } from 'pino';
 import type { OpenableDevice } from './device-link.js';
 import { createRecorderMicrophone } from './microphone-recorder.js';
 import { createReplayMicrophone } from './microphone-replay.js';
+import { createRtspMicrophone } from './microphone-rtsp.js';
 import { createWebSimMicrophone, withBrowserMicrophone } from './microphone-browser.js';
 import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import { MicrophoneConfigSchema, type MicrophoneConfig } from '../src/plugins/schemas/devices.js';
@@ -21,7 +22,7 @@ export {
 
 /** Mono signed 16-bit little-endian PCM at `rate`. */
 export interface Microphone {
-  readonly binding: 'recorder' | 'replay' | 'websim';
+  readonly binding: 'recorder' | 'replay' | 'websim' | 'rtsp';
   readonly rate: number;
   /**
    * The audio. Buffers have any size (chunk them with `chunkPcm`). Replay and WebSim: cold, each
@@ -53,6 +54,11 @@ export interface DeviceContext {
 export function createMicrophone(config: MicrophoneConfig, ctx: DeviceContext = {}): Microphone {
   const parsed = MicrophoneConfigSchema.parse(config);
   if (parsed.binding === 'websim') return createWebSimMicrophone(parsed, ctx.browser);
-  const device = parsed.binding === 'recorder' ? createRecorderMicrophone(parsed, ctx.logger) : createReplayMicrophone(parsed);
+  const device =
+    parsed.binding === 'recorder'
+      ? createRecorderMicrophone(parsed, ctx.logger)
+      : parsed.binding === 'rtsp'
+        ? createRtspMicrophone(parsed, ctx.logger)
+        : createReplayMicrophone(parsed);
   return withBrowserMicrophone(device, ctx.browser, ctx.logger);
 }

@@ -29,6 +29,7 @@ export async function checkOne(target: { name?: string; file?: string }, as: { o
       throw err;
     });
     for (const line of om1?.translations ?? []) out(`om1: ${line}`);
+    for (const w of om1?.warnings ?? []) warnLine(w);
     for (const line of simulated ?? []) out(`simulate: ${line}`);
     for (const w of loaded.warnings) warnLine(w);
     const modes = Object.keys(loaded.config.modes).length;
@@ -43,7 +44,7 @@ export function register(program: Command): void {
   program
     .command('check')
     .description('validate a configuration (or all of config/) without starting anything; exit 2 on problems')
-    .argument('[name]', 'configuration name: config/<name>.json5 (default: $CONFIG)')
+    .argument('[name]', 'configuration name: config/<name>.json5, or a file path (default: $CONFIG)')
     .option('--all', 'check every configuration in config/')
     .option('--config <path>', 'check a file by path')
     .option('--om1 [file]', 'read the file as OM1 writes it (its plugin names translated, each translation printed)')

@@ -8,6 +8,8 @@ export interface RunLoadOptions {
   om1?: string | boolean;
   /** `--simulate`: simulated bindings for every device, the embedded service for every address. */
   simulate?: boolean;
+  /** `--record FILE`: set here when an OM1 file asks for its tracer. */
+  record?: string;
 }
 
 /**
@@ -20,14 +22,30 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
   const file = typeof opts.om1 === 'string' ? opts.om1 : opts.config;
   void events;
   const print = errLine;
-  if (opts.simulate) print('cortexd: SIMULATION (--simulate): every device is simulated and every service address is the embedded service; no robot is moved');
-  const { loaded, om1, simulated } = await loadAs(file ? { file } : { name }, {
+  const banner = (why: string) =>
+    print(`cortexd: SIMULATION (${why}): every device is simulated and every service address is the embedded service; no robot is moved`);
+  if (opts.simulate) banner('--simulate');
+  const { loaded, om1, simulated, simulate, tracer } = await loadAs(file ? { file } : { name }, {
     om1: opts.om1 !== undefined && opts.om1 !== false,
     simulate: opts.simulate === true,
   });
+  // An OM1 file's use_sim: true simulates as --simulate does; said first, as --simulate is.
+  if (simulate && !opts.simulate) {
+    banner("the OM1 file's use_sim: true");
+    opts.simulate = true;
+  }
   if (om1) print(`cortexd: read as an OM1 file: ${om1.translations.length} translation${om1.translations.length === 1 ? '' : 's'}`);
   for (const line of om1?.translations ?? []) print(`om1: ${line}`);
+  for (const w of om1?.warnings ?? []) print(`cortexd: warning: ${w}`);
   for (const line of simulated ?? []) print(`simulate: ${line}`);
+  // OM1's use_tracer: the run is recorded (as --record does) under the state directory's traces/, unless --record names a file.
+  if (tracer && !opts.record) {
+    const [{ stateDir }, { join }, { mkdirSync }] = await Promise.all([import('../paths.js'), import('node:path'), import('node:fs')]);
+    const dir = join(stateDir(), 'traces');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    opts.record = join(dir, `${loaded.configName}-${new Date().toISOString().slice(0, 10)}.mcap`);
+    print(`cortexd: use_tracer: recording this run to ${opts.record}`);
+  }
   if (opts.simulate) {
     const { mockSerialPaths } = await import('../config/simulate.js');
     const paths = mockSerialPaths(loaded.config as Parameters<typeof mockSerialPaths>[0]);

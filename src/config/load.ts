@@ -1,6 +1,6 @@
 // Loads a configuration: read, JSON5 parse, version check, substitution, legacy conversion, validation.
 import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
@@ -66,6 +66,12 @@ export function resolveTarget(target: LoadTarget): { file: string; configName: s
   }
   const name = target.name ?? process.env.CONFIG;
   if (!name) throw new ConfigError([{ file: 'config', path: '', kind: 'format', message: 'no configuration named: pass NAME, --config PATH, or set CONFIG' }]);
+  // A path goes anywhere a name goes, as OM1's loader reads it: absolute, or with a directory in it, is a
+  // path; a bare `NAME.json5` is the file of that name here if there is one, else config/NAME.json5.
+  if (isAbsolute(name) || /[\\/]/.test(name) || (/\.json5?$/.test(name) && existsSync(name))) {
+    const file = resolve(name);
+    return { file, configName: basename(file, extname(file)) };
+  }
   if (!NAME_RE.test(name) || name.includes('..')) {
     throw new ConfigError([
       {
@@ -153,7 +159,9 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
       text = readRegularFile(file, MAX_CONFIG_BYTES);
     } catch (err) {
       if (!(err instanceof UnreadableFile)) throw err;
-      if (err.code === 'ENOENT' && !target.file) throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: unknownNameMessage(configName) }]);
+      // A name (not a path given where a name goes) that names no file: the names there are.
+      if (err.code === 'ENOENT' && !target.file && file === join(configDir(), `${configName}.json5`))
+        throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: unknownNameMessage(configName) }]);
       throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
     }
   }

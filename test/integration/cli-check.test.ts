@@ -85,9 +85,13 @@ requireBuild();
     t.equal(missing.out.length, 1);
     t.match(missing.out[0], `${join(configDir, 'does_not_exist.json5')}: no configuration named "does_not_exist"; known: bad, `);
     t.match(missing.out[0], /good, legacy_bot.* \(or pass --config PATH\)$/);
+    // A path goes where a name goes (as OM1's loader reads it): one that is not there is a missing file.
     const traversal = cortexd('check', '../etc/passwd');
     t.equal(traversal.code, 2);
-    t.match(traversal.out, [/not a configuration name/]);
+    t.match(traversal.out, [/etc\/passwd: file not found/]);
+    const dots = cortexd('check', 'x..y');
+    t.equal(dots.code, 2);
+    t.match(dots.out, [/not a configuration name/]);
     noStack(t, traversal);
   });
 

@@ -1,6 +1,7 @@
 // Proves how a configuration is found (CONFIG, NAME, CORTEX_CONFIG_DIR, --config), parsed, defaulted, keyed and its plugin types resolved.
 import t from 'tap';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { loadConfig, resolveTarget } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import { descriptors } from '../../src/plugins/index.js';
@@ -40,9 +41,23 @@ t.test('names: NAME and CONFIG pick <CORTEX_CONFIG_DIR>/<name>.json5, --config t
   t.equal(byPath.configName, 'elsewhere', 'the config name of a path is its base name');
 });
 
-t.test('names with a slash or .. are refused; no name at all is explained', async (t) => {
-  withEnv(t, { CORTEX_CONFIG_DIR: tempDir(t), CONFIG: undefined });
-  for (const bad of ['../etc/passwd', 'a/b', '..', 'x..y', '/abs', '']) {
+t.test('a path goes where a name goes; a name with .. but no slash is refused; no name at all is explained', async (t) => {
+  const dir = tempDir(t);
+  withEnv(t, { CORTEX_CONFIG_DIR: dir, CONFIG: undefined });
+  // As OM1's loader reads them: absolute, or with a directory in it, is a path (relative to the working directory).
+  t.equal(resolveTarget({ name: '/abs/robot.json5' }).file, '/abs/robot.json5');
+  t.same(resolveTarget({ name: 'a/b.json5' }), { file: resolve('a/b.json5'), configName: 'b' });
+  t.equal(resolveTarget({ name: '../etc/passwd' }).file, resolve('../etc/passwd'), 'a path like any other: reading it is the file check');
+  // A bare NAME.json5 is the file in the working directory when there is one, else config/NAME.json5.
+  const work = tempDir(t);
+  const here = join(work, 'here.json5');
+  writeFileSync(here, '{}');
+  t.equal(resolveTarget({ name: 'here.json5' }).file, join(dir, 'here.json5'), 'no file of that name in the working directory: config/');
+  const cwd = process.cwd();
+  process.chdir(work);
+  t.teardown(() => process.chdir(cwd));
+  t.equal(resolveTarget({ name: 'here.json5' }).file, here, 'a file of that name in the working directory: that file');
+  for (const bad of ['..', 'x..y', '']) {
     const err = t.throws(() => resolveTarget({ name: bad })) as unknown;
     if (bad === '') {
       t.match((err as ConfigError).message, /no configuration named: pass NAME, --config PATH, or set CONFIG/);

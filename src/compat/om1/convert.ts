@@ -1,6 +1,7 @@
 // Converts an OM1 configuration (as parsed) into this runtime's format, with one report line per translation and per missing part.
 import { MODEL_PREFIXES } from '../../cloud/catalog.js';
 import type { Robot } from '../../plugins/schemas/body.js';
+import { applyFormat, applyModeFormat } from './format.js';
 import {
   type Entry,
   type Options,
@@ -21,18 +22,31 @@ export interface Om1Report {
   missing: string[];
   /** Plugins that only talk to third-party web services: unsupported on purpose, one line each. */
   unsupported: string[];
+  /** Refused as OM1 refuses it (another major version), one line each. */
+  refused: string[];
+  /** Said as OM1 warns them (another minor version), one line each; the file still runs. */
+  warnings: string[];
 }
 
 export interface Om1Conversion extends Om1Report {
   /** The native configuration (version, modes...), still with `${VAR}` references: the loader substitutes them. */
   config: Record<string, unknown>;
+  /** The file asks to be simulated (`use_sim: true`), or the caller did. */
+  simulate: boolean;
+  /** The file asks for OM1's tracer (`use_tracer`): the run is recorded. */
+  tracer: boolean;
 }
 
 /** OM1's placeholder URIDs: accepted and read as "no URID". */
 const PLACEHOLDER_URIDS = new Set(['om1_qwertyui', 'default', '']);
 
 /** Fields of a mode (or of a legacy file's top level) that name plugins. */
-const MODE_PLUGIN_FIELDS = ['agent_inputs', 'agent_actions', 'backgrounds', 'cortex_llm'] as const;
+const MODE_PLUGIN_FIELDS = ['agent_inputs', 'agent_actions', 'backgrounds', 'agent_backgrounds', 'cortex_llm'] as const;
+
+/** A mode's backgrounds as OM1 writes them: `agent_backgrounds` (v1.1) and the older `backgrounds`, each with its path. */
+function modeBackgrounds(m: Record<string, unknown>, prefix: string): Array<{ b: Entry; path: string }> {
+  return (['backgrounds', 'agent_backgrounds'] as const).flatMap((key) => asEntries(m[key]).map((b, i) => ({ b, path: `${prefix}${key}[${i}]` })));
+}
 
 const FAMILIES: Array<[RegExp, Robot, Scope['transport']]> = [
   [/UnitreeG1|unitree_g1|arm_g1/, 'unitree_g1', 'unitree_dds'],
@@ -51,6 +65,7 @@ function familyOf(text: string): { robot: Robot | undefined; transport: Scope['t
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const asEntries = (v: unknown): Entry[] => (Array.isArray(v) ? v.filter(isObject) : []);
 const optionsOf = (e: Entry): Options => (isObject(e.config) ? e.config : {});
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const describe = (o: Options) => (Object.keys(o).length ? ` ${JSON.stringify(o)}` : '');
 
 /**
@@ -59,17 +74,19 @@ const describe = (o: Options) => (Object.keys(o).length ? ` ${JSON.stringify(o)}
  * Global backgrounds run in every mode (OM1 runs them for the whole runtime: here they restart at a
  * mode switch); a mode's own backgrounds run with the mode, as in OM1.
  */
-export function convertOm1(raw: Record<string, unknown>, options: { simulate?: boolean } = {}): Om1Conversion {
-  const report: Om1Report = { translations: [], missing: [], unsupported: [] };
+export function convertOm1(raw: Record<string, unknown>, options: { simulate?: boolean; fileName?: string } = {}): Om1Conversion {
+  const report: Om1Report = { translations: [], missing: [], unsupported: [], refused: [], warnings: [] };
   const out: Record<string, unknown> = { ...raw };
+  const format = applyFormat(raw, out, options.fileName ?? 'om1');
+  report.translations.push(...format.translations);
+  report.missing.push(...format.missing);
+  report.refused.push(...format.refused);
+  report.warnings.push(...format.warnings);
+  const simulate = options.simulate === true || format.simulate;
   const { robot, transport } = familyOf(JSON.stringify(raw));
   const networkInterface = typeof raw.unitree_ethernet === 'string' && raw.unitree_ethernet ? raw.unitree_ethernet : undefined;
   const say = (path: string, line: string) => report.translations.push(`${path}: ${line}`);
 
-  if (raw.version === undefined) {
-    out.version = 'v1.0.0';
-    say('version', "none (OM1's oldest single-mode format) -> v1.0.0");
-  }
   if (typeof raw.URID === 'string' && PLACEHOLDER_URIDS.has(raw.URID.trim().toLowerCase())) {
     delete out.URID;
     say('URID', `${JSON.stringify(raw.URID)} is OM1's placeholder -> no URID (set URID to this robot's id to join a fleet)`);
@@ -82,20 +99,20 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
       `${JSON.stringify(raw[key])} -> ${robot ? `the ${robot} body's binding (${key === 'unitree_ethernet' ? 'network_interface' : 'robot address'})` : 'not needed: the file names no robot body'}`,
     );
   }
-  if (raw.knowledge_base !== undefined) {
-    delete out.knowledge_base;
-    report.missing.push('knowledge_base: retrieval from a knowledge base (RAG) is not built into this runtime');
-  }
 
-  const globalBackgrounds = asEntries(raw.backgrounds);
+  // Backgrounds of the whole runtime: OM1's global_backgrounds (v1.1), and the older top-level backgrounds of a file with modes.
+  // (In a single-mode file the top-level backgrounds are its one mode's own.)
+  const globalBackgrounds = (isObject(raw.modes) ? (['backgrounds', 'global_backgrounds'] as const) : (['global_backgrounds'] as const)).flatMap((key) =>
+    asEntries(raw[key]).map((b, i) => ({ b, path: `${key}[${i}]` })),
+  );
   const backgroundOptions = (mode: Record<string, unknown>) =>
-    new Map([...globalBackgrounds, ...asEntries(mode.backgrounds)].map((b) => [String(b.type), optionsOf(b)] as const));
+    new Map([...globalBackgrounds.map((g) => g.b), ...modeBackgrounds(mode, '').map((x) => x.b)].map((b) => [String(b.type), optionsOf(b)] as const));
   const scopeFor = (mode: Record<string, unknown>): Scope => ({
     robot,
     transport,
     networkInterface,
     backgrounds: backgroundOptions(mode),
-    simulate: options.simulate === true,
+    simulate,
   });
 
   const apply = (t: Translation, path: string, from: string, onOk: (entry: Entry) => void) => {
@@ -128,15 +145,42 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     return next;
   };
 
+  let translatedGlobal: { value: unknown } | undefined;
+  /** The file's global model, translated once. */
+  const globalLlm = (): Entry | undefined => {
+    translatedGlobal ??= { value: raw.cortex_llm === undefined ? undefined : llm(raw.cortex_llm, 'cortex_llm') };
+    return isObject(translatedGlobal.value) ? translatedGlobal.value : undefined;
+  };
+
+  /**
+   * OM1's ConversationHistoryInput puts the last rounds of the conversation in the prompt: here the
+   * mode's model keeps them in its history (the global model copied into the mode when it has none).
+   */
+  const keepHistory = (m: Record<string, unknown>, prefix: string, rounds: number) => {
+    const own = isObject(m.cortex_llm);
+    const entry = own ? (m.cortex_llm as Entry) : globalLlm();
+    if (!entry || !isObject(entry)) return;
+    const config = isObject(entry.config) ? entry.config : {};
+    const had = num(config.history_length) ?? 0;
+    if (had >= rounds) return;
+    m.cortex_llm = { ...entry, config: { ...config, history_length: rounds } };
+    say(
+      `${prefix}cortex_llm.config.history_length`,
+      `${had} -> ${rounds} (ConversationHistoryInput's max_rounds: the model keeps the last ${rounds} rounds${own ? '' : "; the file's model, for this mode"})`,
+    );
+  };
+
   /** Translates one mode (or a legacy file's top level) in place into `m`. */
-  const convertMode = (m: Record<string, unknown>, base: string, globalBgs: Entry[]) => {
+  const convertMode = (m: Record<string, unknown>, base: string, globalBgs: Array<{ b: Entry; path: string }>) => {
     const prefix = base ? `${base}.` : '';
     const scope = scopeFor(m);
+    let historyRounds = 0;
     const inputs: Entry[] = [];
     asEntries(m.agent_inputs).forEach((e, i) => {
       const type = String(e.type);
       const t = translateInput(type, optionsOf(e), scope);
       if (t.kind === 'carried' && /Locations/.test(type)) m.remember_locations = true;
+      if (type === 'ConversationHistoryInput') historyRounds = Math.max(historyRounds, num(optionsOf(e).max_rounds) ?? 3);
       apply(t, `${prefix}agent_inputs[${i}].type`, `${type}${describe(optionsOf(e))}`, (n) => inputs.push(n));
     });
     const actions: Entry[] = [];
@@ -152,10 +196,8 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     const producers: Entry[] = [];
     const hasBody = () => [...inputs, ...producers].some((x) => x.type === 'BodyInput');
     const hasGps = () => [...inputs, ...producers].some((x) => x.type === 'GpsInput');
-    const backgrounds = [
-      ...globalBgs.map((b, i) => ({ b, path: `backgrounds[${i}]` })),
-      ...asEntries(m.backgrounds).map((b, i) => ({ b, path: `${prefix}backgrounds[${i}]` })),
-    ];
+    const backgrounds = [...globalBgs, ...modeBackgrounds(m, prefix)];
+    delete m.agent_backgrounds;
     // Backgrounds stay backgrounds: context producers of the mode under its supervisor (actors/backgrounds/supervisor.ts).
     for (const { b, path } of backgrounds) {
       const type = String(b.type);
@@ -190,6 +232,7 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     m.agent_inputs = inputs;
     m.agent_actions = actions;
     if (m.cortex_llm !== undefined) m.cortex_llm = llm(m.cortex_llm, `${prefix}cortex_llm`);
+    if (historyRounds > 0) keepHistory(m, prefix, historyRounds);
     // OM1's action_execution_mode and action_dependencies are fields of this runtime too (actors/actions/ordering.ts).
     const mode = m.action_execution_mode;
     if (mode !== undefined && mode !== 'concurrent') {
@@ -212,20 +255,27 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     const modes: Record<string, unknown> = {};
     for (const [name, mode] of Object.entries(raw.modes)) {
       if (!isObject(mode)) {
-        modes[name] = mode;
+        Object.defineProperty(modes, name, { value: mode, enumerable: true, writable: true, configurable: true });
         continue;
       }
       const m = { ...mode };
+      applyModeFormat(m, name, `modes.${name}.`, report.translations);
       convertMode(m, `modes.${name}`, globalBackgrounds);
-      modes[name] = m;
+      Object.defineProperty(modes, name, { value: m, enumerable: true, writable: true, configurable: true });
     }
     out.modes = modes;
     delete out.backgrounds;
-    if (raw.cortex_llm !== undefined) out.cortex_llm = llm(raw.cortex_llm, 'cortex_llm');
+    delete out.global_backgrounds;
+    delete out.agent_backgrounds;
+    if (raw.cortex_llm !== undefined) {
+      globalLlm();
+      out.cortex_llm = translatedGlobal?.value;
+    }
   } else {
     // A single-mode file: its top level is its one mode (the loader turns it into a mode).
-    convertMode(out, '', []);
+    convertMode(out, '', globalBackgrounds);
+    delete out.global_backgrounds;
   }
   for (const f of MODE_PLUGIN_FIELDS) if (out[f] === undefined) delete out[f];
-  return { config: out, ...report };
+  return { config: out, ...report, simulate, tracer: format.tracer };
 }

@@ -7,6 +7,7 @@ import type { LoadedConfig } from '../../config/schema.js';
 import { simulateConfig } from '../../config/simulate.js';
 import { ADDRESS_ENV, ADDRESS_KEYS } from '../../cloud/addresses.js';
 import { convertOm1, type Om1Report } from './convert.js';
+import { readOm1Text } from './read.js';
 
 export interface LoadAsOptions extends LoadOptions {
   /** Read the file as OM1 writes it (`--om1`). */
@@ -21,6 +22,10 @@ export interface LoadedAs {
   om1?: Om1Report;
   /** What `--simulate` replaced, one line each. */
   simulated?: string[];
+  /** Simulated: asked for, or the OM1 file's `use_sim: true`. */
+  simulate?: boolean;
+  /** The OM1 file's `use_tracer`: the run is recorded. */
+  tracer?: boolean;
 }
 
 /** A file the compatibility layer cannot run: each missing part and each unsupported plugin is an issue. */
@@ -28,12 +33,16 @@ export function om1Problems(file: string, report: Om1Report): ConfigError {
   const issues = [
     ...report.missing.map((m) => ({ file, path: '', kind: 'format' as const, message: `not carried out by cortexd: ${m}` })),
     ...report.unsupported.map((m) => ({ file, path: '', kind: 'format' as const, message: `unsupported (third-party web service): ${m}` })),
+    ...report.refused.map((m) => ({ file, path: '', kind: 'format' as const, message: `refused: ${m}` })),
   ];
   return new ConfigError(issues);
 }
 
-/** Reads and parses a file as the loader does (the same size limit, a parse error as one issue). */
-function readParsed(file: string): Record<string, unknown> {
+/**
+ * Reads and parses a file as the loader does (the same size limit, a parse error as one issue); an OM1
+ * file as OM1's loader reads it (src/compat/om1/read.ts), with what reading it changed in `notes`.
+ */
+function readParsed(file: string, om1?: { env: Record<string, string | undefined>; notes: string[] }): Record<string, unknown> {
   const shown = displayName(file);
   let text: string;
   try {
@@ -42,7 +51,21 @@ function readParsed(file: string): Record<string, unknown> {
     if (!(err instanceof UnreadableFile)) throw err;
     throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
   }
-  return parseConfigText(text, shown);
+  // A native file: the loader's own parser (syntax, an object at the top, no prototype key).
+  if (!om1) return parseConfigText(text, shown);
+  let raw: unknown;
+  try {
+    const read = readOm1Text(text, om1.env);
+    raw = read.raw;
+    om1.notes.push(...read.notes);
+  } catch (err) {
+    const e = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
+    const where = e.lineNumber !== undefined ? `line ${e.lineNumber}, column ${e.columnNumber}: ` : '';
+    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `${where}${String(e.message).replace(/^JSON5: /, '')}` }]);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError([{ file: shown, path: '', kind: 'format', message: 'the top level must be an object' }]);
+  return raw as Record<string, unknown>;
 }
 
 /**
@@ -52,18 +75,30 @@ function readParsed(file: string): Record<string, unknown> {
  * loader as if it were the file (its directory stays `${CONFIG_DIR}`).
  */
 export async function loadAs(target: { name?: string; file?: string }, options: LoadAsOptions = {}): Promise<LoadedAs> {
-  const { om1, simulate, ...loadOptions } = options;
+  const { om1, ...loadOptions } = options;
+  let simulate = options.simulate === true;
   if (!om1 && !simulate) return { loaded: await loadConfig(target, loadOptions) };
-  const { file } = resolveTarget(target);
-  let raw = readParsed(file);
+  const { file, configName } = resolveTarget(target);
+  const notes: string[] = [];
+  let env = loadOptions.env;
+  let raw = readParsed(file, om1 ? { env: env ?? (await import('../../config/env.js')).configEnvironment(), notes } : undefined);
   const result: Omit<LoadedAs, 'loaded'> = {};
   if (om1) {
-    const converted = convertOm1(raw, { simulate: simulate === true });
-    result.om1 = { translations: converted.translations, missing: converted.missing, unsupported: converted.unsupported };
-    if (converted.missing.length + converted.unsupported.length > 0) throw Object.assign(om1Problems(displayName(file), result.om1), { report: result.om1 });
+    const converted = convertOm1(raw, { simulate, fileName: configName });
+    result.om1 = {
+      translations: [...notes, ...converted.translations],
+      missing: converted.missing,
+      unsupported: converted.unsupported,
+      refused: converted.refused,
+      warnings: converted.warnings,
+    };
+    if (converted.missing.length + converted.unsupported.length + converted.refused.length > 0)
+      throw Object.assign(om1Problems(displayName(file), result.om1), { report: result.om1 });
     raw = converted.config;
+    simulate = converted.simulate;
+    if (converted.tracer) result.tracer = true;
   }
-  let env = loadOptions.env;
+  result.simulate = simulate;
   if (simulate) {
     const sim = simulateConfig(raw);
     raw = sim.config;

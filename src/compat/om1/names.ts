@@ -123,10 +123,38 @@ function localLlm(options: Options, defaultUrl: string | undefined, defaultModel
   return ok({ type: 'LocalLLM', config: { base_url: base, model, ...pick(rest, LLM_KEEP, notes, LLM_DROPPED) } }, notes);
 }
 
+/**
+ * OM1's MultiLLMHealthy and RagMultiLLM send the fused prompt to OpenMind's hosted agent team (the
+ * medical-intake agent, or the robot team with an optional RAG query first) with a model name. Here
+ * the same prompt goes to MultiLLM over the hosted chat API with that model, members tried in order;
+ * a RAG query is the knowledge base, which this runtime does not carry out.
+ */
+function teamLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
+  if (type === 'RagMultiLLM' && options.use_rag === true)
+    return missing('use_rag: the knowledge-base query before each answer (RAG) is not built into this runtime');
+  const { question_states, use_rag: _rag, ...rest } = options;
+  const member = hostedLlm('OpenAILLM', { model: str(options.model) ?? 'gpt-4.1-nano' }, prefixes);
+  if (member.kind !== 'ok') return member;
+  const notes: string[] = [
+    `OM1 sends the prompt to OpenMind's ${type === 'MultiLLMHealthy' ? 'medical-intake agent' : 'robot agent team'}; here to MultiLLM (fallback) over the hosted chat API: ${member.notes.join(', ')}`,
+  ];
+  if (question_states !== undefined)
+    notes.push("question_states: OM1's server tracks which intake question comes next; here the system prompt's instructions and the model's history do");
+  const { model: _m, ...kept } = rest;
+  const config = {
+    strategy: 'fallback',
+    models: [{ type: 'CloudLLM', config: (member.entry.config as Options) ?? {} }],
+    ...pick(kept, LLM_KEEP, notes, LLM_DROPPED),
+  };
+  return ok({ type: 'MultiLLM', config }, notes);
+}
+
 export function translateLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
   if (type in HOSTED) return hostedLlm(type, options, prefixes);
   if (type === 'QwenLLM') return localLlm(options, 'http://127.0.0.1:8860/v1', 'qwen');
   if (type === 'OllamaLLM') return localLlm(options, 'http://localhost:11434', 'llama3.2');
+  // OM1's own MultiLLM (no `models`) is its hosted robot team, as RagMultiLLM without RAG.
+  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models))) return teamLlm(type, options, prefixes);
   if (['CloudLLM', 'LocalLLM', 'MultiLLM'].includes(type)) return ok({ type, config: options });
   return missing(`model plugin ${type} has no counterpart (CloudLLM, LocalLLM, MultiLLM)`);
 }
@@ -147,6 +175,10 @@ const LANGUAGES: Record<string, string> = {
   russian: 'ru',
   arabic: 'ar',
 };
+
+/** Where OM1's RTSP inputs read when a file gives no rtsp_url: the robot's own RTSP server. */
+const RTSP_AUDIO = 'rtsp://localhost:8554/audio';
+const RTSP_VIDEO = 'rtsp://localhost:8554/top_camera';
 
 const ASR_DROPPED = { base_url: "the recognition socket is the service's (`service.ws_base_url`)", stream_base_url: "the service's address is used" };
 
@@ -195,10 +227,11 @@ function vlm(type: 'VLMInput' | 'LocalVLMInput', options: Options, descriptor: s
 
 /** The robot's body: battery, odometry or paths of the family's bus. */
 function body(scope: Scope, facets: string[], notes: string[] = [], options: Options = {}): Translation {
-  if (!scope.robot || !scope.transport) return missing('a robot body input, but the file names no robot family this runtime knows');
-  const config: Options = { robot: scope.robot, binding: scope.transport, facets };
+  if ((!scope.robot || !scope.transport) && !scope.simulate) return missing('a robot body input, but the file names no robot family this runtime knows');
+  if (!scope.robot || !scope.transport) notes.push('the file names no robot family: the simulated Go2 body (--simulate)');
+  const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ?? 'sim', facets };
   if (scope.networkInterface) config.network_interface = scope.networkInterface;
-  notes.push(`${scope.robot} over ${scope.transport}: ${facets.join(', ')}`);
+  notes.push(`${String(config.robot)} over ${String(config.binding)}: ${facets.join(', ')}`);
   for (const [k, v] of Object.entries(options)) {
     if (k === 'URID' || k === 'use_zenoh') notes.push(`${k} ${JSON.stringify(v)}: chosen by the binding, not per input`);
     else notes.push(`${k} ${JSON.stringify(v)}: a lidar or odometry tuning option of OM1's driver; the simulated body has no sensor to tune`);
@@ -237,8 +270,18 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
       notes.push("OM1's Riva server protocol is not spoken: the service's recognition socket is used");
       return ok({ type: 'SpeechlabASRInput', config: asr(options, notes) }, notes);
     case 'GoogleASRRTSPInput':
+    case 'RivaASRRTSPInput': {
+      // The stream's audio decoded by ffmpeg (devices/microphone-rtsp.ts); --simulate replays a file instead.
+      const url = str(options.rtsp_url) ?? RTSP_AUDIO;
+      notes.push(
+        `audio from the RTSP stream ${url}${options.rtsp_url ? '' : " (no rtsp_url: the robot's RTSP server assumed; set rtsp_url)"} -> microphone { binding: rtsp } (ffmpeg decodes it)`,
+      );
+      if (type === 'RivaASRRTSPInput') notes.push("OM1's Riva server protocol is not spoken: the service's recognition socket is used");
+      const { rtsp_url: _r, ...rest } = options;
+      return ok({ type: 'SpeechlabASRInput', config: { ...asr(rest, notes), microphone: { binding: 'rtsp', url } } }, notes);
+    }
     case 'UbtechASRInput': {
-      const what = type === 'UbtechASRInput' ? "the Yanshee robot's microphone (its YanAPI)" : 'audio from an RTSP stream';
+      const what = "the Yanshee robot's microphone (its YanAPI)";
       if (!scope.simulate) return missing(`${what}: this runtime's microphone reads ALSA devices only (arecord/sox) or a replayed file`);
       notes.push(`${what} -> a replayed file (--simulate)`);
       const { rtsp_url: _r, ...rest } = options;
@@ -247,10 +290,19 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
     case 'VLMVila':
     case 'VLMOpenAI':
     case 'VLMGemini':
-    case 'VLMVilaRTSP':
-    case 'VLMOpenAIRTSP':
     case 'UnitreeGo2CameraVLMCloud':
       return vlm('VLMInput', options, 'Vision');
+    case 'VLMVilaRTSP':
+    case 'VLMOpenAIRTSP':
+    case 'VLMGeminiRTSP':
+      return vlm('VLMInput', { rtsp_url: RTSP_VIDEO, ...options }, 'Vision');
+    case 'VLMVilaGazebo': {
+      if (!scope.simulate)
+        return missing("the Gazebo simulator's camera topic: no Gazebo bridge is built into this runtime (run with --simulate for the simulated camera)");
+      const { topic, ...rest } = options;
+      const t = vlm('VLMInput', rest, 'Vision');
+      return t.kind === 'ok' ? { ...t, notes: [`Gazebo's camera${topic ? ` (${String(topic)})` : ''} -> the simulated camera (--simulate)`, ...t.notes] } : t;
+    }
     case 'VLM_COCO_Local':
     case 'VLM_Local_YOLO':
     case 'DummyVLMLocal':
@@ -271,11 +323,29 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
     case 'UnitreeG1Odom':
     case 'UnitreeG1Basic':
     case 'UnitreeGo2GPSOdomReader':
+    case 'GPSOdomReader':
+    case 'Odom':
       return body(scope, type === 'UnitreeG1Basic' ? ['battery', 'odometry'] : ['odometry'], notes, options);
     case 'UnitreeGo2RPLidar':
     case 'TurtleBot4RPLidar':
     case 'SimplePaths':
+    case 'Paths':
       return body(scope, ['paths'], notes, options);
+    case 'FacePresence': {
+      // OM1 reads who is in view from its face service; here OpenCV counts the faces on the robot's camera.
+      notes.push(
+        'faces in view of the robot\'s camera (OpenCV on the robot) as a "Faces:" line and person_present/person_approaching context values; OM1 also names known people (a gallery is not carried out)',
+      );
+      const camera = cameraOf(options, notes);
+      const { camera_index: _c, rtsp_url: _r, ...rest } = options;
+      return ok({ type: 'PresenceInput', config: { descriptor: 'Faces', camera, ...pick(rest, { fps: 'fps' }, notes) } }, notes);
+    }
+    case 'ConversationHistoryInput': {
+      const rounds = num(options.max_rounds) ?? 3;
+      return carried(
+        `the model's own history: the mode's cortex_llm keeps at least the last ${rounds} round${rounds === 1 ? '' : 's'} (history_length), which holds what was heard and said`,
+      );
+    }
     case 'LocationsInput':
     case 'UnitreeGo2LocationsInput':
     case 'UnitreeG1LocationsInput':
@@ -303,7 +373,7 @@ const WEB_ACTIONS: Record<string, string> = {
   fabric: "OpenMind's Fabric peer network",
 };
 
-const BODY_MOVES = new Set(['unitree_sdk', 'unitree_om_path_sdk', 'unitree_rplidar_sdk', 'go2_game_controller', 'zenoh', 'limx_sdk', 'yanshee_motion']);
+const BODY_MOVES = new Set(['move', 'unitree_sdk', 'unitree_om_path_sdk', 'unitree_rplidar_sdk', 'go2_game_controller', 'zenoh', 'limx_sdk', 'yanshee_motion']);
 
 /** Translates an action entry (`name` + `connector` + `config`); `llm_label` and `exclude_from_prompt` are kept. */
 export function translateAction(name: string, connectorName: string, options: Options, scope: Scope): Translation {
@@ -329,6 +399,26 @@ export function translateAction(name: string, connectorName: string, options: Op
     notes.push('OM1\'s ros2 connector only logs the command ("SendThisToROS2"); console prints it the same way');
     return ok({ name, connector: 'console', config: {} }, notes);
   }
+  if (connectorName === 'zenoh' && ['emotion', 'face', 'avatar'].includes(name)) {
+    if (!scope.simulate)
+      return missing(
+        "OM1's avatar/emotion topic over Zenoh: no Zenoh client is built into this runtime (no Zenoh router here to prove one against); run with --simulate for WebSim's face panel",
+      );
+    notes.push("OM1's emotion topic over Zenoh -> WebSim's face panel (--simulate)");
+    return ok({ name: 'face', connector: 'websim', config: {} }, notes);
+  }
+  if (connectorName === 'zenoh' && !/^move/.test(name))
+    return missing(
+      `OM1's ${name} topic over Zenoh: no Zenoh client is built into this runtime (no Zenoh router here to prove one against), and the simulated body has no ${name}`,
+    );
+  if (connectorName === 'gazebo' || connectorName === 'sim_zenoh') {
+    const what = connectorName === 'gazebo' ? "the Gazebo simulator's robot" : "OM1-sim's robot (Gazebo over Zenoh)";
+    if (!scope.simulate) return missing(`${what}: no Gazebo bridge is built into this runtime (run with --simulate for the simulated body)`);
+    const robot = scope.robot ?? 'unitree_go2';
+    for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: an option of OM1's Gazebo driver; left out`);
+    if (name !== 'move') notes.push(`action ${name} -> move (the model's tool keeps its label)`);
+    return ok({ name: 'move', connector: 'body', config: { robot, binding: 'sim' } }, [`${what} -> the simulated ${robot} body (--simulate)`, ...notes]);
+  }
   if (connectorName === 'avatar' && name === 'face') {
     notes.push("OM1's avatar page -> WebSim's face panel");
     return ok({ name: 'face', connector: 'websim', config: {} }, notes);
@@ -340,8 +430,9 @@ export function translateAction(name: string, connectorName: string, options: Op
   if (name === 'remember_location')
     return ok({ name: 'remember_location', connector: 'state_dir', config: {} }, ['the place is stored in the state directory at the latest GPS fix']);
   if (BODY_MOVES.has(connectorName) && /^move/.test(name)) {
-    if (!scope.robot || !scope.transport) return missing(`${connectorName} moves a robot this file names no family of`);
-    const config: Options = { robot: scope.robot, binding: scope.transport };
+    if ((!scope.robot || !scope.transport) && !scope.simulate) return missing(`${connectorName} moves a robot this file names no family of`);
+    if (!scope.robot || !scope.transport) notes.push('the file names no robot family: the simulated Go2 body (--simulate)');
+    const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ?? 'sim' };
     if (scope.networkInterface) config.network_interface = scope.networkInterface;
     const dropped: Record<string, string> = {
       speed_x: "the game controller's speed; the body moves step_m per command",
@@ -352,7 +443,7 @@ export function translateAction(name: string, connectorName: string, options: Op
     for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: ${dropped[k] ?? "an option of OM1's driver; left out"}`);
     if (name !== 'move') notes.push(`action ${name} -> move (the model's tool keeps its label)`);
     if (connectorName === 'go2_game_controller') notes.push("OM1 also reads a physical game controller; this runtime's body takes the model's moves only");
-    return ok({ name: 'move', connector: 'body', config }, [`${scope.robot} over ${scope.transport}`, ...notes]);
+    return ok({ name: 'move', connector: 'body', config }, [`${String(config.robot)} over ${String(config.binding)}`, ...notes]);
   }
   if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
   if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
@@ -392,6 +483,7 @@ export function translateBackground(type: string, options: Options, scope: Scope
     case 'UnitreeGo2State':
     case 'UnitreeGo2Odom':
     case 'UnitreeG1Odom':
+    case 'Odom':
       if (mode.hasBody) return carried(`the ${scope.robot ?? 'robot'} body of this mode's BodyInput`);
       return body(scope, ['battery', 'odometry'], [], options);
     case 'Gps':

@@ -89,10 +89,31 @@ export const WebSimMicrophoneSchema = z.strictObject({
   rate: z.literal(16000).default(16000),
 });
 
-export const MicrophoneConfigSchema = z.discriminatedUnion('binding', [RecorderMicrophoneSchema, ReplayMicrophoneSchema, WebSimMicrophoneSchema]);
+/**
+ * The audio of an RTSP stream (a robot's camera or microphone server), decoded by ffmpeg. `listen`:
+ * this runtime is the RTSP server the source publishes to (ffmpeg's `-rtsp_flags listen`); otherwise
+ * the stream is pulled from `url` over TCP.
+ */
+export const RtspMicrophoneSchema = z.strictObject({
+  binding: z.literal('rtsp'),
+  url: z.string().refine((u) => URL.canParse(u) && /^rtsps?:$/.test(new URL(u).protocol), 'an rtsp:// URL'),
+  listen: z.boolean().default(false),
+  /** The decoder, by name on PATH. */
+  ffmpeg: z.string().min(1).default('ffmpeg'),
+  rate: z.literal(ASR_RATES).default(16000),
+  ...RestartSchema,
+});
+
+export const MicrophoneConfigSchema = z.discriminatedUnion('binding', [
+  RecorderMicrophoneSchema,
+  ReplayMicrophoneSchema,
+  WebSimMicrophoneSchema,
+  RtspMicrophoneSchema,
+]);
 export type MicrophoneConfig = z.input<typeof MicrophoneConfigSchema>;
 export type RecorderMicrophoneConfig = z.output<typeof RecorderMicrophoneSchema>;
 export type ReplayMicrophoneConfig = z.output<typeof ReplayMicrophoneSchema>;
+export type RtspMicrophoneConfig = z.output<typeof RtspMicrophoneSchema>;
 export type WebSimMicrophoneConfig = z.output<typeof WebSimMicrophoneSchema>;
 
 // Serial line (devices/serial.ts).
