@@ -6,9 +6,9 @@ import { chunkPcm } from '../dist/src/pipelines/pcm-chunker.js';
 import { openSpeechlabAsr } from '../dist/src/cloud/sockets.js';
 import { startAsrStream } from '../dist/actors/streams/asr-stream.js';
 import { linkFromAsrSession } from '../dist/src/cloud/link.js';
-import { finish, option, verdict } from './lib/bench.js';
+import { finish, option, quick, verdict } from './lib/bench.js';
 
-const SECONDS = option('seconds', 60, 2);
+const SECONDS = option('seconds', 60, 3);
 /** Drop the pipeline's socket every this many seconds (0: never), to count loss across reconnects. */
 const DROP_EVERY = option('drop-every', 0);
 const RATE = 16000;
@@ -35,7 +35,7 @@ const percentile = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 /** The first chunks of each path run cold code (JIT); both paths skip the same number. */
-const WARMUP = 20;
+const WARMUP = quick ? 5 : 20;
 const stats = (all) => {
   const xs = all.slice(WARMUP);
   return statsOf(xs);

@@ -11,8 +11,8 @@ const TARGET_CALLS_PER_TICK = 0.3;
 
 /** A copy of config/default.json5 (WebSim on any free port), edited by `edit`, with its media and hooks beside it. */
 function configCopy(change) {
-  // `--quick`: explore times out after 8 s instead of 60.
-  const edit = (t) => change(quick ? t.replace('timeout_seconds: 60,', 'timeout_seconds: 8,') : t);
+  // `--quick`: explore times out after 4 s instead of 60.
+  const edit = (t) => change(quick ? t.replace('timeout_seconds: 60,', 'timeout_seconds: 4,') : t);
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-explore-'));
   const text = readFileSync(join(ROOT, 'config', 'default.json5'), 'utf8').replaceAll(
     'simulators: [{ type: "WebSim" }]',

@@ -7,10 +7,10 @@ import { makeCommand } from '../dist/src/fleet/protocol.js';
 import { finish, fork, option } from './lib/bench.js';
 
 const ROBOTS = option('robots', 200, 10);
-const SECONDS = option('seconds', 10, 2);
+const SECONDS = option('seconds', 10, 1);
 /** Mode changes per robot per second during the state phase. */
 const RATE = option('rate', 5);
-const COMMANDS = option('commands', 2000, 100);
+const COMMANDS = option('commands', 2000, 50);
 const CONCURRENCY = option('concurrency', 20);
 const TARGETS = { delivered_ratio: 0.99, state_p99_ms: 100, command_p99_ms: 100, client_mb_per_robot: 1 };
 

@@ -6,15 +6,15 @@ import { parseArgs } from 'node:util';
 import { finish, quick } from './lib/bench.js';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: quick ? '4' : '20' }, parallel: { type: 'string', default: '3' }, quick: { type: 'boolean' } },
+  options: { seconds: { type: 'string', default: '20' }, parallel: { type: 'string', default: '3' }, quick: { type: 'boolean' } },
 });
 const seconds = Number(values.seconds);
 const parallel = Number(values.parallel);
 const root = join(import.meta.dirname, '..');
 const MAIN = join(root, 'dist', 'src', 'cli', 'main.js');
 const CORPUS = resolve(root, '..', 'shared', 'reference', 'om1-configs');
-/** `--quick` runs the first QUICK_FILES passing files and wants each of them to run. */
-const QUICK_FILES = 2;
+/** `--quick` runs the first QUICK_FILES passing files, each until its first model answer (`--seconds` the most), and wants each of them to run. */
+const QUICK_FILES = 1;
 const TARGET = quick ? QUICK_FILES : 24;
 
 const { loadAs } = await import('../dist/src/compat/om1/load.js');
@@ -41,8 +41,8 @@ const passing = checked
 // Baseline in the same run: the project's own offline configuration, simulated the same way.
 const started = Date.now();
 const [runs, baseline] = await Promise.all([
-  runMany(MAIN, passing, seconds, parallel),
-  runOm1(MAIN, join(root, 'config', 'default.json5'), seconds, undefined, undefined, false).catch((e) => ({ code: -1, counts: {}, error: String(e) })),
+  runMany(MAIN, passing, seconds, parallel, quick ? 1 : undefined),
+  runOm1(MAIN, join(root, 'config', 'default.json5'), seconds, quick ? 1 : undefined, undefined, false).catch((e) => ({ code: -1, counts: {}, error: String(e) })),
 ]);
 const ran = runs.filter((r) => r.code === 0 && (r.counts['model.answer'] ?? 0) > 0);
 const failedRuns = runs.filter((r) => !ran.includes(r));

@@ -9,8 +9,8 @@ import { MAIN, freePort, startAgent } from './lib/agent.js';
 import { tickRig } from './lib/tick-rig.js';
 
 import { finish, option } from './lib/bench.js';
-const N = option('ticks', 3000, 300);
-const SECONDS = option('seconds', 40, 4);
+const N = option('ticks', 3000, 200);
+const SECONDS = option('seconds', 40, 2);
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-bench-record-'));
 
 // --- 1. Tick cost: the tick-overhead set-up (10 inputs, 5 actions, an instant model), bus read by --events alone vs also by the recorder.
