@@ -10,7 +10,7 @@ import { seededRandom } from '../dist/test/support/fault-proxy.js';
 import { freePort, startAgent } from './lib/agent.js';
 import { finish, option, quick } from './lib/bench.js';
 
-const MINUTES = option('minutes', 5, 0.1);
+const MINUTES = option('minutes', 5, 0.05);
 const SEED = option('seed', 13);
 
 const scrape = (port) =>
