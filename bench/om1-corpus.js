@@ -42,7 +42,11 @@ const passing = checked
 const started = Date.now();
 const [runs, baseline] = await Promise.all([
   runMany(MAIN, passing, seconds, parallel, quick ? 1 : undefined),
-  runOm1(MAIN, join(root, 'config', 'default.json5'), seconds, quick ? 1 : undefined, undefined, false).catch((e) => ({ code: -1, counts: {}, error: String(e) })),
+  runOm1(MAIN, join(root, 'config', 'default.json5'), seconds, quick ? 1 : undefined, undefined, false).catch((e) => ({
+    code: -1,
+    counts: {},
+    error: String(e),
+  })),
 ]);
 const ran = runs.filter((r) => r.code === 0 && (r.counts['model.answer'] ?? 0) > 0);
 const failedRuns = runs.filter((r) => !ran.includes(r));
