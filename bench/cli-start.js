@@ -18,7 +18,7 @@ const opt = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
 };
-const RUNS = Number(opt('--runs', process.env.BENCH_RUNS ?? (quick ? 2 : 11)));
+const RUNS = Number(opt('--runs', process.env.BENCH_RUNS ?? (quick ? 1 : 11)));
 const root = resolve(opt('--root', join(import.meta.dirname, '..')));
 const main = join(root, 'dist', 'src', 'cli', 'main.js');
 /** Issue 29's targets, above a bare node start measured in the same run. */

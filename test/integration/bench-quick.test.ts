@@ -18,6 +18,8 @@ const BENCH = join(ROOT, 'bench');
 const SKIPPED: Record<string, string> = {
   'install.js':
     "even its --quick copies this checkout's node_modules (hundreds of MB) into a production tree and prunes it with npm: a minute of disk on CI's 2 cores, for a figure the suite does not assert",
+  'agent-abuse.js':
+    "its --quick is websim-flood.js's and fleet-flood.js's quick runs one after the other (the same two library calls), and both of those run here on their own",
 };
 
 /** Hang guard of one quick run: a quick run takes seconds; this is the bound past which it hangs. */
