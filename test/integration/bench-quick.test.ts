@@ -69,13 +69,14 @@ for (const file of benches) {
   t.test(`${file} --quick completes with its verdict and leaves nothing running`, async (t) => {
     const state = mkdtempSync(join(tmpdir(), 'cortexd-bench-quick-'));
     t.teardown(() => rmSync(state, { recursive: true, force: true }));
-    const marker = `CORTEX_BENCH_QUICK_RUN=${randomUUID()}`;
+    const markerValue = randomUUID();
+    const marker = `CORTEX_BENCH_QUICK_RUN=${markerValue}`;
     // Its own process group: everything it starts is found by the group (and by the marker if it leaves the group).
     const child = spawn(process.execPath, [join(BENCH, file), '--quick'], {
       cwd: ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CORTEX_STATE_DIR: state, NOTIFY_SOCKET: '', [marker.split('=')[0]]: marker.split('=')[1] },
+      env: { ...process.env, CORTEX_STATE_DIR: state, NOTIFY_SOCKET: '', CORTEX_BENCH_QUICK_RUN: markerValue },
     });
     const pgid = child.pid as number;
     t.teardown(() => killAll(pgid, marker));
