@@ -1,12 +1,12 @@
 // Benchmark: resident memory of the default agent over time (5 minutes by default) while it is talked to, against an idle bare node process.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { finish, option, quick, spawn, verdict } from './lib/bench.js';
 
-const arg = process.argv.indexOf('--seconds');
-const SECONDS = arg > 0 ? Number(process.argv[arg + 1]) : 300;
-const SAMPLE_MS = 5000;
+const SECONDS = option('seconds', 300, 4);
+const SAMPLE_MS = quick ? 500 : 5000;
+const TARGET_MB = 150;
 const main = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
 const rssMb = (pid) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -18,7 +18,7 @@ const agent = spawn(process.execPath, [main, 'run', 'default', '--events', '--fo
 const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
 const lines = ['hello', 'what is your name', 'how are you', 'dance for me', 'thank you', 'go to sleep', 'wake up pip', 'hi there'];
 let n = 0;
-const talk = setInterval(() => agent.stdin.write(`${lines[n++ % lines.length]}\n`), 2000);
+const talk = setInterval(() => agent.stdin.write(`${lines[n++ % lines.length]}\n`), quick ? 500 : 2000);
 
 const samples = [];
 const t0 = Date.now();
@@ -45,6 +45,8 @@ const max = Math.max(...samples.map((s) => s.agent_mb));
 console.log(
   JSON.stringify({ seconds: SECONDS, lines_typed: n, samples, max_rss_mb: max, steady_early_mb: +early.toFixed(1), steady_late_mb: +late.toFixed(1) }, null, 2),
 );
-console.log(
-  `agent memory: max RSS ${max.toFixed(1)} MB over ${SECONDS}s (${n} lines typed), steady state ${early.toFixed(1)} -> ${late.toFixed(1)} MB; bare node ${samples.at(-1).bare_mb} MB; target < 150 MB and flat`,
+verdict(
+  `agent memory: max RSS ${max.toFixed(1)} MB over ${SECONDS}s (${n} lines typed), steady state ${early.toFixed(1)} -> ${late.toFixed(1)} MB; bare node ${samples.at(-1).bare_mb} MB`,
+  max < TARGET_MB ? [] : [`max RSS ${max.toFixed(1)} MB >= ${TARGET_MB} MB`],
 );
+await finish(0);

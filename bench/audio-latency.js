@@ -6,14 +6,11 @@ import { chunkPcm } from '../dist/src/pipelines/pcm-chunker.js';
 import { openSpeechlabAsr } from '../dist/src/cloud/sockets.js';
 import { startAsrStream } from '../dist/actors/streams/asr-stream.js';
 import { linkFromAsrSession } from '../dist/src/cloud/link.js';
+import { finish, option, quick, verdict } from './lib/bench.js';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const SECONDS = arg('--seconds', 60);
+const SECONDS = option('seconds', 60, 3);
 /** Drop the pipeline's socket every this many seconds (0: never), to count loss across reconnects. */
-const DROP_EVERY = arg('--drop-every', 0);
+const DROP_EVERY = option('drop-every', 0);
 const RATE = 16000;
 const MIC_MS = 20; // what a recorder delivers at a time
 
@@ -38,7 +35,7 @@ const percentile = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 /** The first chunks of each path run cold code (JIT); both paths skip the same number. */
-const WARMUP = 20;
+const WARMUP = quick ? 5 : 20;
 const stats = (all) => {
   const xs = all.slice(WARMUP);
   return statsOf(xs);
@@ -152,6 +149,8 @@ const result = {
 };
 console.log(JSON.stringify(result, null, 2));
 const ok = result.project.p99_ms < 2 && result.project.lost_bytes === 0;
-console.log(
-  `audio-latency: chunk->frame p50 ${project.p50_ms.toFixed(3)} ms p99 ${project.p99_ms.toFixed(3)} ms (baseline p99 ${baseline.p99_ms.toFixed(3)} ms, added ${result.added_p99_ms.toFixed(3)} ms), lost ${result.project.lost_bytes} of ${producedBytes} bytes over ${SECONDS} s${DROP_EVERY ? `, socket dropped every ${DROP_EVERY} s` : ''}: ${ok ? 'within target' : 'OUTSIDE target'} (p99 < 2 ms, zero loss)`,
+verdict(
+  `audio-latency: chunk->frame p50 ${project.p50_ms.toFixed(3)} ms p99 ${project.p99_ms.toFixed(3)} ms (baseline p99 ${baseline.p99_ms.toFixed(3)} ms, added ${result.added_p99_ms.toFixed(3)} ms), lost ${result.project.lost_bytes} of ${producedBytes} bytes over ${SECONDS} s${DROP_EVERY ? `, socket dropped every ${DROP_EVERY} s` : ''}`,
+  ok ? [] : [`p99 ${project.p99_ms.toFixed(3)} ms, ${result.project.lost_bytes} bytes lost (target p99 < 2 ms, zero loss)`],
 );
+await finish(0);

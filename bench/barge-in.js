@@ -1,5 +1,4 @@
 // Barge-in: speech starting while the robot talks stops its playback; the robot's voice detector against today's transcript-driven path, in one run.
-import { fork } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,9 @@ import { startAsrStream } from '../dist/actors/streams/asr-stream.js';
 import { createSpeaker } from '../dist/devices/speaker.js';
 import { makeRecording } from './lib/recording.js';
 import { percentile, median } from './lib/agent.js';
+import { finish, fork, quick } from './lib/bench.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: quick ? '2' : '20' }, quick: { type: 'boolean' } } });
 const RUNS = Number(values.runs);
 const RATE = 16000;
 const FRAME_MS = 20;
@@ -107,3 +107,4 @@ console.log(
     `(p50 ${out.vad.p50_ms} vs ${out.transcript.p50_ms}), ${RUNS} runs; ` +
     (problems.length ? `MISSED target: ${problems.join('; ')}` : 'within target'),
 );
+await finish(0);

@@ -1,5 +1,5 @@
 // Benchmark: wall time and peak memory of `cortexd check default` and `cortexd --version` against a bare `node -e ''`, same run.
-import { spawn } from 'node:child_process';
+import { finish, quick, spawn } from './lib/bench.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,7 +18,7 @@ const opt = (name, fallback) => {
   const i = args.indexOf(name);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
 };
-const RUNS = Number(opt('--runs', process.env.BENCH_RUNS ?? 11));
+const RUNS = Number(opt('--runs', process.env.BENCH_RUNS ?? (quick ? 1 : 11)));
 const root = resolve(opt('--root', join(import.meta.dirname, '..')));
 const main = join(root, 'dist', 'src', 'cli', 'main.js');
 /** Issue 29's targets, above a bare node start measured in the same run. */
@@ -114,3 +114,4 @@ try {
 } finally {
   rmSync(stateDir, { recursive: true, force: true });
 }
+await finish(0);

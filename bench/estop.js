@@ -1,18 +1,19 @@
 // Benchmark: an e-stop sentence in on the motor controller's serial line -> STOP out on the same line, through the whole agent, against a serial echo round trip.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialPort, ReadlineParser } from 'serialport';
 import { z } from 'zod';
 import { Agent } from '../dist/actors/agent.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../dist/actors/plugins.js';
+import { startDeviceSession } from '../dist/actors/streams/device-session.js';
+import { serialTiming } from '../dist/actors/streams/serial-session.js';
 import { sharedSerialLine } from '../dist/devices/serial.js';
 import { AgentConfig } from '../dist/src/config/schema.js';
 import { createLogger } from '../dist/src/log.js';
+import { cleanUp, finish, onCleanup, option, spawn, verdict } from './lib/bench.js';
 
-const arg = process.argv.indexOf('--trials');
-const TRIALS = arg > 0 ? Number(process.argv[arg + 1]) : 200;
+const TRIALS = option('trials', 200, 30);
 const TARGET_MS = 10;
 
 const until = async (what, fn, ms = 5000) => {
@@ -27,6 +28,7 @@ const until = async (what, fn, ms = 5000) => {
 
 async function ptyPair(name) {
   const dir = mkdtempSync(join(tmpdir(), `cortexd-bench-${name}-`));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
   const robot = join(dir, 'robot');
   const peer = join(dir, 'peer');
   const proc = spawn('socat', [`pty,raw,echo=0,link=${robot}`, `pty,raw,echo=0,link=${peer}`], { stdio: 'ignore' });
@@ -39,6 +41,7 @@ function openPeer(path, answerMoves) {
   return new Promise((resolve, reject) => {
     const lines = [];
     const port = new SerialPort({ path, baudRate: 115200 }, (err) => (err ? reject(err) : resolve({ port, lines })));
+    onCleanup(() => new Promise((r) => (port.isOpen ? port.close(() => r()) : r())));
     port.pipe(new ReadlineParser({ delimiter: '\n' })).on('data', (line) => {
       lines.push({ line, at: performance.now() });
       if (answerMoves && line.startsWith('MOVE ')) port.write('OK\n');
@@ -52,12 +55,16 @@ const pct = (xs, p) => {
 };
 const stats = (xs) => ({ trials: xs.length, p50_ms: +pct(xs, 50).toFixed(3), p99_ms: +pct(xs, 99).toFixed(3), max_ms: +Math.max(...xs).toFixed(3) });
 
-// Baseline: the robot end echoes every line back through the same serial stack (shared line, line parser).
+// Baseline: the robot end echoes every line back through the same serial stack (shared line, line parser),
+// its port opened as the runtime opens one: a device session of the one reconnect engine holds it.
 const echoPair = await ptyPair('echo');
 const echoLine = sharedSerialLine({ binding: 'serialport', path: echoPair.robot, baud_rate: 115200 });
 const echoSub = echoLine.lines().subscribe((l) => void echoLine.write(`${l}\n`).catch(() => undefined));
+onCleanup(() => echoSub.unsubscribe());
 const echoPeer = await openPeer(echoPair.peer, false);
-await until('echo port open', () => echoLine.port()?.isOpen);
+const echoSession = startDeviceSession(echoLine.device, 'serial', { timing: serialTiming(echoLine) });
+onCleanup(() => echoSession.stop());
+await until('echo port open', () => echoLine.port()?.isOpen, 10_000);
 
 // The agent: move on the motor controller's line, the e-stop sentence read on the same line.
 const motorPair = await ptyPair('motor');
@@ -106,6 +113,10 @@ const agent = new Agent({
 let ticks = 0;
 agent.bus.events$.subscribe((e) => e.type === 'tick' && ticks++);
 agent.start();
+onCleanup(async () => {
+  agent.stop('bench over');
+  await agent.done;
+});
 await until('the first tick', () => ticks > 0, 10_000);
 
 const baseline = [];
@@ -133,12 +144,7 @@ for (let i = 0; i < TRIALS; i++) {
   agent.release('bench');
 }
 
-agent.stop('bench over');
-await agent.done;
-echoSub.unsubscribe();
-for (const p of [echoPeer.port, motorPeer.port]) await new Promise((r) => (p.isOpen ? p.close(() => r()) : r()));
-echoPair.proc.kill();
-motorPair.proc.kill();
+await cleanUp();
 
 const b = stats(baseline);
 const e = stats(estop);
@@ -157,6 +163,8 @@ console.log(
     2,
   ),
 );
-const line = `estop: ESTOP->STOP p50 ${e.p50_ms} ms p99 ${e.p99_ms} ms; serial echo p50 ${b.p50_ms} ms p99 ${b.p99_ms} ms; p99 added ${added} ms over ${TRIALS} trials`;
-console.log(added < TARGET_MS ? `${line} - within target` : `${line} - MISSED target: p99 added ${added} ms >= ${TARGET_MS} ms`);
-process.exit(0);
+verdict(
+  `estop: ESTOP->STOP p50 ${e.p50_ms} ms p99 ${e.p99_ms} ms; serial echo p50 ${b.p50_ms} ms p99 ${b.p99_ms} ms; p99 added ${added} ms over ${TRIALS} trials`,
+  added < TARGET_MS ? [] : [`p99 added ${added} ms >= ${TARGET_MS} ms`],
+);
+await finish(0);

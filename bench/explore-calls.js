@@ -1,8 +1,8 @@
 // Benchmark: model calls and CU of the default agent's 60 s explore mode (replayed microphone, synthetic camera), against the same agent with every input set to `wake: "always"` (a call per new message, the behaviour before the meaningful-change gate), run side by side.
-import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { finish, quick, spawn } from './lib/bench.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const main = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -10,7 +10,9 @@ const main = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const TARGET_CALLS_PER_TICK = 0.3;
 
 /** A copy of config/default.json5 (WebSim on any free port), edited by `edit`, with its media and hooks beside it. */
-function configCopy(edit) {
+function configCopy(change) {
+  // `--quick`: explore times out after 4 s instead of 60.
+  const edit = (t) => change(quick ? t.replace('timeout_seconds: 60,', 'timeout_seconds: 4,') : t);
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-explore-'));
   const text = readFileSync(join(ROOT, 'config', 'default.json5'), 'utf8').replaceAll(
     'simulators: [{ type: "WebSim" }]',
@@ -82,3 +84,4 @@ console.log(
   `explore-calls: ${p.model_calls} model calls, ${p.cu} CU in ${(p.ms / 1000).toFixed(0)} s of explore (${p.ticks} ticks, ${p.heard} finals heard); ` +
     `baseline with wake "always": ${b.model_calls} calls, ${b.cu} CU (${b.ticks} ticks); ${missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'}`,
 );
+await finish(0);

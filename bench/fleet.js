@@ -1,21 +1,17 @@
 // Benchmark: N robot fleet channels (the channel module, not whole agents) on one mosquitto: state updates per second and their latency, command round trip, broker and client memory, against bare mqtt clients publishing the same messages in the same run.
-import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import mqtt from 'mqtt';
 import { startMosquitto } from '../dist/test/support/mosquitto.js';
 import { makeCommand } from '../dist/src/fleet/protocol.js';
+import { finish, fork, option } from './lib/bench.js';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const ROBOTS = arg('--robots', 200);
-const SECONDS = arg('--seconds', 10);
+const ROBOTS = option('robots', 200, 10);
+const SECONDS = option('seconds', 10, 1);
 /** Mode changes per robot per second during the state phase. */
-const RATE = arg('--rate', 5);
-const COMMANDS = arg('--commands', 2000);
-const CONCURRENCY = arg('--concurrency', 20);
+const RATE = option('rate', 5);
+const COMMANDS = option('commands', 2000, 50);
+const CONCURRENCY = option('concurrency', 20);
 const TARGETS = { delivered_ratio: 0.99, state_p99_ms: 100, command_p99_ms: 100, client_mb_per_robot: 1 };
 
 const percentile = (xs, p) => {
@@ -169,3 +165,4 @@ console.log(
     `client ${channels.memory_mb.client_rss} MB (bare ${bare.memory_mb.client_rss}), broker ${channels.memory_mb.broker_rss} MB (bare ${bare.memory_mb.broker_rss}); ` +
     (missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'),
 );
+await finish(0);

@@ -9,10 +9,12 @@
 // (7 min 42 s, node_modules 341 MB, installed 341 MB); `--baseline REV` measures that commit's
 // set-up and install.sh in the same run instead (another OpenCV build, about 8 more minutes).
 // Sizes are `du -sm` (MiB on disk). Needs root or sudo only if Debian packages are missing.
+// `--quick` (needs `npm run build`): no clone and no set-up; `systemd/install.sh --prefix` of this checkout, the production tree's size.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { finish, onCleanup, quick, verdict } from './lib/bench.js';
 
 const args = process.argv.slice(2);
 const opt = (name) => {
@@ -25,6 +27,7 @@ const repo = join(import.meta.dirname, '..');
 const tmp = mkdtempSync(join(tmpdir(), 'cortexd-bench-install-'));
 const logFile = opt('--log') ?? join(tmp, 'bench.log');
 const log = openSync(logFile, 'a');
+onCleanup(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** Issue 19: `bash scripts/setup.sh` and systemd/install.sh before this change, on a fresh machine. */
 const REFERENCE = { source: 'issue 19 (before this change, fresh machine)', setup_s: 462, node_modules_mb: 341, production_mb: 341 };
@@ -72,6 +75,18 @@ function variant(name, setupArgs, rev) {
   return result;
 }
 
+if (quick) {
+  const root = join(tmp, 'quick-root');
+  const install = timed('bash', ['systemd/install.sh', '--prefix', root, '--node', process.execPath], repo);
+  const quickResult = { install_s: +install.seconds.toFixed(1), production_mb: duMb(join(root, 'opt/cortexd')), targets: TARGETS };
+  console.log(JSON.stringify(quickResult, null, 2));
+  verdict(
+    `install (quick: this checkout's install.sh only): ${quickResult.install_s} s, production tree ${quickResult.production_mb} MB`,
+    quickResult.production_mb < TARGETS.production_mb ? [] : [`production tree ${quickResult.production_mb} MB >= ${TARGETS.production_mb} MB`],
+  );
+  await finish(0);
+}
+
 const result = { reference: REFERENCE, targets: TARGETS, no_opencv: variant('no-opencv', ['--no-opencv']) };
 if (withOpenCv) result.opencv = variant('opencv', []);
 if (baselineRev) result.baseline = { rev: baselineRev, ...variant('baseline', [], baselineRev) };
@@ -93,4 +108,4 @@ console.log(
   `install: set-up ${mmss(result.no_opencv.setup_s)} without OpenCV (node_modules ${result.no_opencv.node_modules_mb} MB, production tree ${result.no_opencv.production_mb} MB)${withText}; ` +
     `before: ${mmss(before.setup_s)}, ${before.node_modules_mb} MB, ${before.production_mb} MB — ${missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'}`,
 );
-rmSync(tmp, { recursive: true, force: true });
+await finish(0);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { freePort, startAgent } from './lib/agent.js';
+import { finish, quick, spawn } from './lib/bench.js';
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -14,9 +15,9 @@ const opt = (name, fallback) => {
   return i >= 0 && args[i + 1] !== undefined ? Number(args[i + 1]) : fallback;
 };
 /** Seconds in explore (the figure is 60; the default is short for a quick run). */
-const EXPLORE_S = opt('--seconds', 20);
+const EXPLORE_S = opt('--seconds', quick ? 3 : 20);
 /** Seconds in idle before each idle sample (inputs stopped, a GC or two). */
-const SETTLE_S = opt('--settle', 10);
+const SETTLE_S = opt('--settle', quick ? 1 : 10);
 /** Explore-then-idle cycles: the target is the first; later ones show whether memory keeps growing. */
 const CYCLES = Math.max(1, opt('--cycles', 1));
 const PLAIN = args.includes('--plain');
@@ -109,7 +110,6 @@ const d = await defaultConfig();
 const added = launcherEnv();
 const agent = startAgent(d.config, d.state, added);
 // A bare node process sampled alike: what the machine's own drift looks like over the same minutes.
-const { spawn } = await import('node:child_process');
 const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
 try {
   await agent.waitFor((e) => e.type === 'tick', 30_000, 'the first tick');
@@ -184,3 +184,4 @@ try {
   await agent.stop();
   rmSync(d.dir, { recursive: true, force: true });
 }
+await finish(0);

@@ -3,6 +3,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { finish } from './lib/bench.js';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '20' }, parallel: { type: 'string', default: '3' }, quick: { type: 'boolean', default: false } },
@@ -126,3 +127,4 @@ const met = total.share_of_the_rest_passing >= TARGET_SHARE && runsOk;
 console.log(
   `om1 corpus: ${total.pass_check_om1_simulate}/${total.files} pass check --om1 --simulate (${total.pass_check_om1} with real devices), ${ranFile.size}/${picked.length} ran ${seconds} s with model answers (baseline default.json5: ${report.baseline_default_json5.model_answers} answers); ${total.web_services_only} only talk to web services; ${Math.round(total.share_of_the_rest_passing * 100)} % of the rest pass; ${met ? 'within target' : `MISSED target: ${TARGET_SHARE * 100} % of the rest passing and running (${Math.round(total.share_of_the_rest_passing * 100)} %, ${ranFile.size}/${picked.length} runs)`}`,
 );
+await finish(0);

@@ -8,13 +8,10 @@ import { toolsForMode } from '../dist/src/cortex/tools.js';
 import { AgentBus } from '../dist/src/cortex/events.js';
 import { loadFixtures, startReplayServer } from '../dist/test/support/provider-replay.js';
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const REPS = arg('reps', 7);
+import { finish, option } from './lib/bench.js';
+const REPS = option('reps', 7, 2);
 /** The stream is written in pieces of this many bytes, one per event-loop turn (a few TCP segments of a real network hold 1-2 KB). */
-const PIECE = arg('piece', 256);
+const PIECE = option('piece', 256);
 /** Target: the action runs within this long of its tool call's first byte (median), on every shape. */
 const TARGET_MS = 50;
 
@@ -143,4 +140,4 @@ if (slow.length) missed.push(`${slow.map((r) => `${r.fixture} ${r.tool_byte_to_a
 console.log(
   `${answered} of ${results.length} shapes answered; tool call first byte -> action: worst median ${worst.toFixed(1)} ms (OpenAI's shape ${baseline} ms, target ${TARGET_MS} ms); ${missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'}`,
 );
-process.exit(0);
+await finish(0);

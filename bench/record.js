@@ -8,12 +8,9 @@ import { startCapture } from '../dist/src/record/capture.js';
 import { MAIN, freePort, startAgent } from './lib/agent.js';
 import { tickRig } from './lib/tick-rig.js';
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const N = arg('ticks', 3000);
-const SECONDS = arg('seconds', 40);
+import { finish, option } from './lib/bench.js';
+const N = option('ticks', 3000, 200);
+const SECONDS = option('seconds', 40, 2);
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-bench-record-'));
 
 // --- 1. Tick cost: the tick-overhead set-up (10 inputs, 5 actions, an instant model), bus read by --events alone vs also by the recorder.
@@ -81,3 +78,4 @@ console.log(JSON.stringify(result, null, 2));
 console.log(
   `record: tick ${baseMs.toFixed(3)} -> ${recMs.toFixed(3)} ms CPU (+${(overhead * 100).toFixed(1)} %), explore ${(bytesPerMinute / 1024 / 1024).toFixed(2)} MB/min (${result.explore.ten_minutes_mb} MB per 10 min), replay ${replay.speed.toFixed(0)}x real time (${replay.same ? 'same decisions' : 'decisions differ'}); ${targets.length ? `MISSED target: ${targets.join('; ')}` : 'within target'}`,
 );
+await finish(0);

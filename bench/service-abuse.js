@@ -1,5 +1,5 @@
 // Benchmark: probe latency (p50/p99/max) of a well-behaved client while each issue-20 and issue-23 attack runs on the local service, against the same probe on the idle service, plus the service's and its workers' memory and descriptors.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -7,6 +7,7 @@ import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { finish, quick, spawn } from './lib/bench.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const SERVICE = pathToFileURL(join(ROOT, 'dist', 'src', 'service', 'index.js')).href;
@@ -18,7 +19,9 @@ const TARGET_P99_MS = 500;
 /** The vision worker's memory bound (limits.vlmWorkerMemoryBytes): its peak must stay under it. */
 const WORKER_BOUND_MB = 512;
 const PROBE_EVERY_MS = 20;
-const IDLE_PROBES = Number(process.env.BENCH_IDLE_PROBES ?? 200);
+const IDLE_PROBES = Number(process.env.BENCH_IDLE_PROBES ?? (quick ? 30 : 200));
+/** `--quick`: one attack, the nested JSON one, instead of issue 23's set. */
+const QUICK_ATTACKS = ['json_nested'];
 
 // ---------------------------------------------------------------- attacks (run in a child process)
 
@@ -486,7 +489,9 @@ const picked = process.argv.includes('--all')
   ? Object.keys(ATTACKS)
   : process.argv.includes('--attacks')
     ? process.argv[process.argv.indexOf('--attacks') + 1].split(',')
-    : ISSUE_23;
+    : quick
+      ? QUICK_ATTACKS
+      : ISSUE_23;
 for (const name of picked) result.attacks[name] = await underAttack(svc, name);
 svc.child.kill('SIGTERM');
 
@@ -506,3 +511,4 @@ console.log(
     '; ' +
     (missed.length ? `MISSED target: ${missed.join(', ')} (bound ${TARGET_P99_MS} ms p99)` : `every attack under ${TARGET_P99_MS} ms p99, within target`),
 );
+await finish(0);

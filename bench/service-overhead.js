@@ -2,8 +2,12 @@
 import { createServer } from 'node:http';
 import { pino } from 'pino';
 import { startService } from '../dist/src/service/index.js';
+import { finish, quick, verdict } from './lib/bench.js';
 
-const N = Number(process.env.BENCH_N ?? 300);
+const N = Number(process.env.BENCH_N ?? (quick ? 40 : 300));
+/** Targets: the service adds under 5 ms at the median and keeps at least half the direct throughput. */
+const TARGET_ADDED_MS = 5;
+const TARGET_RPS_RATIO = 0.5;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 
 const answer = JSON.stringify({
@@ -81,6 +85,11 @@ const result = {
   rps_ratio: svcRps / baseRps,
 };
 console.log(JSON.stringify(result, null, 2));
-console.log(
+verdict(
   `service-overhead: +${result.added_p50_ms.toFixed(2)} ms p50 over direct (${base.p50_ms.toFixed(2)} -> ${svcLat.p50_ms.toFixed(2)} ms), ${svcRps.toFixed(0)} req/s vs ${baseRps.toFixed(0)} direct (x${result.rps_ratio.toFixed(2)})`,
+  [
+    ...(result.added_p50_ms < TARGET_ADDED_MS ? [] : [`+${result.added_p50_ms.toFixed(2)} ms p50 (target under ${TARGET_ADDED_MS} ms)`]),
+    ...(result.rps_ratio >= TARGET_RPS_RATIO ? [] : [`x${result.rps_ratio.toFixed(2)} of the direct throughput (target ${TARGET_RPS_RATIO})`]),
+  ],
 );
+await finish(0);

@@ -8,16 +8,14 @@ import { startService } from '../dist/src/service/index.js';
 import { createLogger } from '../dist/src/log.js';
 import { seededRandom, startFaultProxy } from '../dist/test/support/fault-proxy.js';
 import { metricSample, procStats } from '../dist/test/support/proc-stats.js';
-
 import { freePort, startAgent } from './lib/agent.js';
+import { finish, option, quick } from './lib/bench.js';
+
 const ROOT = join(import.meta.dirname, '..');
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const MINUTES = arg('minutes', 60);
-const SEED = arg('seed', 21);
-const MINUTE = 60_000;
+const MINUTES = option('minutes', 60, 2);
+const SEED = option('seed', 21);
+/** A period of the soak: a minute; `--quick` runs two periods of 5 s (the same phases and samples, figures per period). */
+const MINUTE = quick ? 5000 : 60_000;
 
 const scrape = (port) =>
   new Promise((resolve, reject) =>
@@ -172,3 +170,4 @@ async function main() {
 }
 
 await main();
+await finish(0);

@@ -1,5 +1,4 @@
 // Benchmark: ASR audio and VLM frames that reach the real local service through a peer cutting every socket 1.5 s after it opens, against a fault-free run at the same time, and how fast a dropped healthy connection is back.
-import { fork } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startFaultProxy } from '../dist/test/support/fault-proxy.js';
@@ -11,13 +10,10 @@ import { loadOpenCV } from '../dist/src/vision/opencv.js';
 import { startAsrStream } from '../dist/actors/streams/asr-stream.js';
 import { startVlmStream } from '../dist/actors/streams/vlm-stream.js';
 import { linkFromAsrSession, linkFromVisionSession } from '../dist/src/cloud/link.js';
+import { finish, fork, option } from './lib/bench.js';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const SECONDS = arg('--seconds', 120);
-const CUT_MS = arg('--cut-ms', 1500);
+const SECONDS = option('seconds', 120, 3);
+const CUT_MS = option('cut-ms', 1500);
 const FPS = 5;
 const TARGETS = { audio_ratio: 0.95, frames_ratio: 0.8, reconnect_p99_ms: 250 };
 await loadOpenCV();
@@ -195,4 +191,4 @@ const pct = (r) => (r === null ? 'n/a' : `${(r * 100).toFixed(1)} %`);
 console.log(
   `stream-faults: ${SECONDS} s, sockets cut every ${CUT_MS} ms (${withFaults.sockets.speechlab.cut} ASR + ${withFaults.sockets.vlm.cut} VLM cuts): audio ${pct(result.audio_ratio)} and frames ${pct(result.frames_ratio)} of the fault-free run, reconnect p50 ${result.reconnect_ms.p50} ms p99 ${result.reconnect_ms.p99} ms: ${missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'}`,
 );
-process.exit(0);
+await finish(0);

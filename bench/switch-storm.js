@@ -8,13 +8,10 @@ import { STORM_MODES, STORM_PHRASES, runSwitchStorm, settleIn, stormConfig } fro
 import { metricSample, procStats } from '../dist/test/support/proc-stats.js';
 import { seededRandom } from '../dist/test/support/fault-proxy.js';
 import { freePort, startAgent } from './lib/agent.js';
+import { finish, option, quick } from './lib/bench.js';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const MINUTES = arg('minutes', 5);
-const SEED = arg('seed', 13);
+const MINUTES = option('minutes', 5, 0.05);
+const SEED = option('seed', 13);
 
 const scrape = (port) =>
   new Promise((resolve, reject) =>
@@ -30,9 +27,9 @@ const scrape = (port) =>
  * lowest of 10 readings over 2 s: the floor between two collections, not wherever the last one left it.
  */
 async function sample(pid, metricsPort, websim) {
-  await settleIn(websim, 'sleep', 3000);
+  await settleIn(websim, 'sleep', quick ? 500 : 3000);
   let heap = Infinity;
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < (quick ? 2 : 10); i++) {
     heap = Math.min(heap, metricSample(await scrape(metricsPort), 'cortexd_nodejs_heap_size_used_bytes') ?? Infinity);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -121,4 +118,7 @@ async function main() {
   console.log(missed.length ? `${summary} — MISSED target: ${missed.join('; ')}` : `${summary} — within target`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await main();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await main();
+  await finish(0);
+}

@@ -1,15 +1,16 @@
 // Benchmark: runtime overhead of one tick (10 inputs, 5 actions, an instant model) over the bare model call, measured in the same run.
 import { AgentBus } from '../dist/src/cortex/events.js';
+import { finish, quick, verdict } from './lib/bench.js';
 import { tickRig } from './lib/tick-rig.js';
 
-const N = Number(process.env.BENCH_N ?? 5000);
+const N = Number(process.env.BENCH_N ?? (quick ? 300 : 5000));
 /**
  * Ticks run before measuring. A tick is a few hundred distinct functions (XState's interpreter, the
  * fuser, the action machine): the first ~2500 ticks cost 4-5 times a settled one while V8 optimises
  * them (0.32 ms of CPU each over the first 2500, then 0.06-0.08), so a short warm-up measures the
  * compiler, not the runtime an agent ticks with for hours.
  */
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 5000);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? (quick ? 300 : 5000));
 /** Issue 29's target for the runtime's own share of a tick. */
 const TARGET_MS = 0.1;
 const bus = new AgentBus();
@@ -50,6 +51,5 @@ console.log(
 // The verdict is on CPU time: the tick is single-threaded and does no I/O, so on a quiet machine wall
 // and CPU agree; on a shared one the wall time also counts the wait for a core, which is not the runtime's.
 const line = `tick overhead: ${overheadCpu.toFixed(3)} ms of CPU per tick, ${overhead.toFixed(3)} ms wall (10 inputs, 5 actions, 3 tool calls, instant model; bare call ${baselineMs.toFixed(4)} ms)`;
-console.log(
-  overheadCpu <= TARGET_MS ? `${line}; within target` : `${line}; MISSED target: ${overheadCpu.toFixed(3)} ms of CPU per tick (target ${TARGET_MS} ms)`,
-);
+verdict(line, overheadCpu <= TARGET_MS ? [] : [`${overheadCpu.toFixed(3)} ms of CPU per tick (target ${TARGET_MS} ms)`]);
+await finish(0);

@@ -1,5 +1,4 @@
 // Voice detection on the robot: audio bytes sent to the recognition socket, with and without it, on a recording that is half silence; same transcripts from the local recogniser.
-import { fork } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,22 +8,27 @@ import { linkFromAsrSession } from '../dist/src/cloud/link.js';
 import { chunkPcm } from '../dist/src/pipelines/pcm-chunker.js';
 import { startAsrStream } from '../dist/actors/streams/asr-stream.js';
 import { makeRecording } from './lib/recording.js';
+import { finish, fork, quick } from './lib/bench.js';
 
 const RATE = 16000;
 const FRAME_MS = 20;
 const FRAME_BYTES = (RATE * 2 * FRAME_MS) / 1000;
 const TARGET_DROP = 0.4;
+/** Seconds of silence before the speech (`--quick`: one piece after a shorter silence). */
+const BEFORE_S = quick ? 1.5 : 3.5;
 
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-vad-bytes-'));
 // 3.5 s of silence, four commands 0.6 s apart, 3.5 s of silence: half of it is the silence put around and between the speech.
-const PIECES = [
-  ['what is your name and what do you see', 0.6],
-  ['turn left and go forward', 0.6],
-  ['hello robot how are you', 0.6],
-  ['thank you', 3.5],
-];
-const rec = makeRecording(dir, 'half-silence', { before: 3.5, pieces: PIECES });
-const insertedSilence = 3.5 + PIECES.reduce((s, p) => s + p[1], 0);
+const PIECES = quick
+  ? [['turn left and go forward', 1.5]]
+  : [
+      ['what is your name and what do you see', 0.6],
+      ['turn left and go forward', 0.6],
+      ['hello robot how are you', 0.6],
+      ['thank you', 3.5],
+    ];
+const rec = makeRecording(dir, 'half-silence', { before: BEFORE_S, pieces: PIECES });
+const insertedSilence = BEFORE_S + PIECES.reduce((s, p) => s + p[1], 0);
 // Also measured on the recording itself: 10 ms windows under RMS 300 (this counts the pauses inside speech too).
 let quiet = 0;
 const win = 320;
@@ -101,3 +105,4 @@ console.log(
     `transcripts ${same ? 'the same' : 'differ'} (${transcripts.vad.join(' | ')}); ` +
     (missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'),
 );
+await finish(0);

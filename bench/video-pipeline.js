@@ -6,12 +6,9 @@ import { loadOpenCV } from '../dist/src/vision/opencv.js';
 import { openVision } from '../dist/src/cloud/sockets.js';
 import { startVlmStream } from '../dist/actors/streams/vlm-stream.js';
 import { linkFromVisionSession } from '../dist/src/cloud/link.js';
+import { finish, option, verdict } from './lib/bench.js';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const SECONDS = arg('--seconds', 20);
+const SECONDS = option('seconds', 20, 2);
 const FPS = 30;
 const camera = () => createCamera({ binding: 'synthetic', width: 640, height: 480, fps: FPS });
 await loadOpenCV();
@@ -127,6 +124,10 @@ const result = {
 console.log(JSON.stringify(result, null, 2));
 const p = result.project;
 const ok = p.fps_sent >= FPS * 0.95 && p.cores < 1 && Math.abs(result.slow_consumer.memory_growth_mb) < 20;
-console.log(
-  `video-pipeline: ${p.fps_sent.toFixed(1)} fps sent (camera alone ${result.baseline.fps.toFixed(1)}), capture->send p50 ${p.capture_to_send_ms.p50} ms p99 ${p.capture_to_send_ms.p99} ms, ${p.cpu_ms_per_frame.toFixed(2)} ms CPU/frame (+${p.added_cpu_ms_per_frame.toFixed(2)} over the camera), ${p.cores.toFixed(2)} cores; slow consumer ${result.slow_consumer.fps_sent.toFixed(1)} fps, rss ${memory.rss.first_third_mb} -> ${memory.rss.last_third_mb} MB: ${ok ? 'within target' : 'OUTSIDE target'} (30 fps, < 1 core, flat memory)`,
+verdict(
+  `video-pipeline: ${p.fps_sent.toFixed(1)} fps sent (camera alone ${result.baseline.fps.toFixed(1)}), capture->send p50 ${p.capture_to_send_ms.p50} ms p99 ${p.capture_to_send_ms.p99} ms, ${p.cpu_ms_per_frame.toFixed(2)} ms CPU/frame (+${p.added_cpu_ms_per_frame.toFixed(2)} over the camera), ${p.cores.toFixed(2)} cores; slow consumer ${result.slow_consumer.fps_sent.toFixed(1)} fps, rss ${memory.rss.first_third_mb} -> ${memory.rss.last_third_mb} MB`,
+  ok
+    ? []
+    : [`${p.fps_sent.toFixed(1)} fps, ${p.cores.toFixed(2)} cores, memory ${result.slow_consumer.memory_growth_mb} MB (target 30 fps, < 1 core, flat memory)`],
 );
+await finish(0);

@@ -7,10 +7,11 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_COMMANDS, jsgfGrammar } from '../dist/src/service/backends/commands.js';
 import { startScriptedUpstream } from '../dist/test/support/scripted-upstream.js';
 import { median, percentile, startAgent } from './lib/agent.js';
+import { finish, quick } from './lib/bench.js';
 
 const { values } = parseArgs({
   options: {
-    turns: { type: 'string', default: '5' },
+    turns: { type: 'string', default: quick ? '1' : '5' },
     'first-token-ms': { type: 'string', default: '300' },
     'tokens-per-second': { type: 'string', default: '40' },
     // The robot's hang-over (ms of non-speech that ends an utterance); default: the runtime's.
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     speculative: { type: 'boolean', default: false },
     // The question spoken (words of the local recogniser's grammar); a longer one gets partial transcripts before its end.
     question: { type: 'string', default: 'what is your name' },
+    quick: { type: 'boolean' },
   },
 });
 const HANGOVER = values['hangover-ms'] === undefined ? undefined : Number(values['hangover-ms']);
@@ -265,3 +267,4 @@ console.log(
       : '') +
     (missed.length ? `MISSED target: ${missed.join('; ')}` : 'within target'),
 );
+await finish(0);

@@ -1,5 +1,5 @@
 // Runs the built `cortexd run --config FILE --events` as a child process for benchmarks: events in order, waits with a deadline, a clean stop.
-import { spawn } from 'node:child_process';
+import { spawn } from './bench.js';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 

@@ -1,6 +1,6 @@
 // A fleet command flood against a real agent on a real mosquitto: e-stop socket latency during the flood against the idle baseline, tick lateness, the fleet estop behind the flood, RSS.
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import { spawn } from './bench.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
