@@ -82,38 +82,27 @@ const hexPort = (port: number): string => port.toString(16).toUpperCase().padSta
 /**
  * Reading the kernel's table costs time in proportion to every TCP socket on the machine (a few ms,
  * 40 ms with 2,000 sockets on a loaded machine), so it is read at most every TABLE_MIN_INTERVAL_MS: a
- * connection made since the last read while the next may not happen yet is `local` (one bucket for
- * every local user). A flood of new connections therefore costs at most ten reads a second, and a
- * user holding connections open, which is what fills a budget, is named by the next read.
+ * connection made since the last read waits for the next (whenPeerKnown). A flood of new connections
+ * therefore costs at most ten reads a second, and still every connection counts for its own user.
  */
 export const TABLE_MIN_INTERVAL_MS = 100;
-const tables = new Map<string, { text: string; at: number }>();
-function table(path: string, fresh: boolean): string | undefined {
+/** One read of a table: uid by `local rem` pair (as the kernel spells them), TIME_WAIT lines left out (their uid is 0). */
+type Table = Map<string, number>;
+const tables = new Map<string, { rows: Table; at: number }>();
+function table(path: string, fresh: boolean): Table | undefined {
   const kept = tables.get(path);
   const now = Date.now();
-  if (kept && (!fresh || now - kept.at < TABLE_MIN_INTERVAL_MS)) return fresh ? undefined : kept.text;
-  const text = readFileSync(path, 'latin1');
-  tables.set(path, { text, at: now });
-  return text;
-}
-
-/** The uid in the table line that starts `needle` (the client's end), skipping TIME_WAIT lines (their uid is 0). */
-function uidIn(text: string, needle: string): number | undefined {
-  let at = text.indexOf(needle);
-  while (at >= 0) {
-    const end = text.indexOf('\n', at);
-    const fields = text
-      .slice(at, end < 0 ? undefined : end)
-      .trim()
-      .split(/\s+/);
-    // local rem st tx:rx tr:when retrnsmt uid
-    if (fields[2] !== '06' && fields[6] !== undefined) {
-      const uid = Number(fields[6]);
-      if (Number.isInteger(uid)) return uid;
-    }
-    at = text.indexOf(needle, at + needle.length);
+  if (kept && (!fresh || now - kept.at < TABLE_MIN_INTERVAL_MS)) return fresh ? undefined : kept.rows;
+  const rows: Table = new Map();
+  for (const line of readFileSync(path, 'latin1').split('\n')) {
+    // sl local rem st tx:rx tr:when retrnsmt uid
+    const f = line.trim().split(/\s+/);
+    if (f.length < 8 || f[3] === '06') continue;
+    const uid = Number(f[7]);
+    if (Number.isInteger(uid)) rows.set(`${f[1]} ${f[2]}`, uid);
   }
-  return undefined;
+  tables.set(path, { rows, at: now });
+  return rows;
 }
 
 /**
@@ -128,21 +117,24 @@ export function localPeerUid(socket: Socket, force = false): number | undefined 
   const local = hexAddress(localAddress);
   if (!remote || !local) return undefined;
   const v4 = plainAddress(remoteAddress).includes('.');
-  const needle = `${remote}:${hexPort(remotePort)} ${local}:${hexPort(localPort)} `;
+  const needle = `${remote}:${hexPort(remotePort)} ${local}:${hexPort(localPort)}`;
   const path = v4 ? '/proc/net/tcp' : '/proc/net/tcp6';
   try {
     if (force) tables.delete(path);
-    const cached = table(path, false);
-    const found = cached === undefined ? undefined : uidIn(cached, needle);
+    const found = table(path, false)?.get(needle);
     if (found !== undefined) return found;
     const fresh = table(path, true);
-    return fresh === undefined ? 'later' : uidIn(fresh, needle);
+    return fresh === undefined ? 'later' : fresh.get(needle);
   } catch {
     return undefined;
   }
 }
 
-/** What a socket is keyed on once known. */
+/**
+ * What limits and lockouts key on for `socket`: `uid:N` for a connection from this machine whose
+ * owner the kernel names, `local` for one from this machine whose owner it cannot name, else the
+ * remote address; undefined while it waits for the next read. Kept on the socket once known.
+ */
 function keyOf(socket: Socket, force: boolean): PeerKey | undefined {
   const s = socket as Socket & { [KEY]?: PeerKey };
   const kept = s[KEY];
@@ -158,17 +150,8 @@ function keyOf(socket: Socket, force: boolean): PeerKey | undefined {
   return key;
 }
 
-/**
- * What limits and lockouts key on for `socket`: `uid:N` for a connection from this machine whose
- * owner the kernel names, `local` for one from this machine whose owner it does not (yet), else the
- * remote address. Kept on the socket once known, so a connection is looked up once.
- */
-export function peerKey(socket: Socket): PeerKey {
-  return keyOf(socket, false) ?? 'local';
-}
-
-/** Connections waiting for the next read of the table, at most this many (more are `local` at once). */
-const MAX_WAITING = 256;
+/** Connections waiting for the next read of the table, at most this many (more are `local` at once): about a second of a flood. */
+const MAX_WAITING = 4096;
 const waiting: Array<{ socket: Socket; then: (key: PeerKey) => void }> = [];
 let timer: NodeJS.Timeout | undefined;
 
@@ -195,9 +178,12 @@ export function whenPeerKnown(socket: Socket, then: (key: PeerKey) => void): voi
   timer.unref();
 }
 
-/** Whether `key` is this process's own user (the robot itself, or someone with its rights). */
-export function isOwnUser(key: PeerKey): boolean {
-  return key === `uid:${process.getuid?.() ?? -1}`;
+/** The key of `socket` once known (within TABLE_MIN_INTERVAL_MS): what a request's checks wait for. */
+export function peerKeyOf(socket: Socket): Promise<PeerKey> {
+  return new Promise((resolve) => {
+    whenPeerKnown(socket, resolve);
+    socket.once('close', () => resolve('local'));
+  });
 }
 
 /** How a peer key reads in a message: `local user 1000`, `this machine`, or the address. */

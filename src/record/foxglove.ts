@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import foxglove from '@foxglove/ws-protocol';
 import { WebSocketServer } from 'ws';
-import { describePeer, peerKey } from '../local-peer.js';
+import { describePeer, peerKeyOf } from '../local-peer.js';
 import { AttemptLimiter, checkToken, hostName, presentsToken } from '../websim/auth.js';
 import { isLoopbackHost } from '../websim/options.js';
 import type { ChannelSpec } from './channels.js';
@@ -38,13 +38,13 @@ export interface FoxgloveLiveOptions {
 export const FOXGLOVE_ORIGINS: readonly string[] = ['https://app.foxglove.dev', 'https://studio.foxglove.dev', 'https://lichtblick-suite.github.io', 'file://'];
 
 /** Why an upgrade is refused, or undefined when it may connect. */
-export function refuseFoxglove(
+export async function refuseFoxglove(
   req: IncomingMessage,
   token: string,
   loopbackBind: boolean,
   origins: readonly string[],
   limiter: AttemptLimiter,
-): { status: number; reason: string } | undefined {
+): Promise<{ status: number; reason: string } | undefined> {
   const host = req.headers.host;
   if (!host) return { status: 400, reason: 'missing Host header' };
   // DNS rebinding: a page whose own name resolves to 127.0.0.1 still sends its name as Host.
@@ -54,7 +54,7 @@ export function refuseFoxglove(
     return { status: 403, reason: `Origin ${JSON.stringify(origin)} refused` };
   const url = new URL(req.url ?? '/', 'http://foxglove.invalid');
   if (!presentsToken(req.headers, url)) return { status: 401, reason: 'the Foxglove socket needs the token: open ws://HOST:PORT/?token=TOKEN' };
-  const peer = peerKey(req.socket);
+  const peer = await peerKeyOf(req.socket);
   let ok = false;
   const r = limiter.attempt(peer, () => (ok = checkToken(req.headers, url, token).ok));
   if (r.result === 'locked') return { status: 429, reason: `too many wrong tokens from ${describePeer(peer)}` };
@@ -99,11 +99,10 @@ export class FoxgloveLive {
       host,
       port: options.port,
       maxPayload: 64 * 1024,
-      verifyClient: ({ req }, done) => {
-        const refused = refuseFoxglove(req, options.token, loopbackBind, origins, limiter);
-        if (refused) done(false, refused.status, refused.reason);
-        else done(true);
-      },
+      verifyClient: ({ req }, done) =>
+        void refuseFoxglove(req, options.token, loopbackBind, origins, limiter).then((refused) =>
+          refused ? done(false, refused.status, refused.reason) : done(true),
+        ),
       handleProtocols: (protocols) => {
         const chosen = [...protocols].find((p) => p === FoxgloveServer.SUPPORTED_SUBPROTOCOL);
         return chosen ?? false;
