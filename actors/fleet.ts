@@ -9,6 +9,7 @@ import { describeError } from '../src/errors.js';
 import type { FleetControl, ReloadHandler } from '../src/fleet/execute.js';
 import type { FleetChannel } from '../src/fleet/channel.js';
 import type { CommandGuard } from '../src/fleet/guard.js';
+import type { FleetTrust } from '../src/fleet/trust.js';
 import { mqttSessionInput } from './streams/mqtt-session.js';
 import { streamSessionMachine } from './streams/session-machine.js';
 import { projectRoot } from '../src/paths.js';
@@ -16,6 +17,8 @@ import { projectRoot } from '../src/paths.js';
 /** What `cortexd run` gives the agent's fleet channel: the narrow way to replace the running configuration. */
 export interface FleetHost {
   reload?: ReloadHandler;
+  /** Whom the robot believes, from its own file at start: the channel of a reloaded configuration keeps it. */
+  trust?: FleetTrust;
 }
 
 export interface FleetActorDeps {
@@ -77,6 +80,7 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
           version: runtimeVersion(),
           ...(deps.configSha256 ? { configSha256: deps.configSha256 } : {}),
           ...(deps.host?.reload ? { reload: deps.host.reload } : {}),
+          ...(deps.host?.trust ? { trust: deps.host.trust } : {}),
           guard,
           logger,
           stopReason: deps.stopReason,

@@ -1,4 +1,4 @@
-// `cortexd fleet ls|watch|switch|say|context|estop|release|reload`: the robots on the broker in CORTEX_MQTT_URL, and commands to them.
+// `cortexd fleet ls|watch|switch|say|context|estop|release|reload|keygen`: the robots on the broker in CORTEX_MQTT_URL, and commands to them.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CommandBody, FleetCommand, FleetReply } from '../fleet/protocol.js';
@@ -288,5 +288,28 @@ export function register(program: Command): void {
             );
         }),
       );
+    });
+
+  fleet
+    .command('keygen')
+    .description("make an operator's signing key: writes the private key (mode 0600) and prints the public key to list in each robot's fleet.operator_keys")
+    .requiredOption('--out <file>', 'where the private key goes (never overwritten); point CORTEX_FLEET_OPERATOR_KEY at it to sign every command')
+    .action(async (opts: { out: string }) => {
+      const { generateOperatorKey } = await import('../fleet/identity.js');
+      const { openSync, writeSync, closeSync, constants } = await import('node:fs');
+      const key = generateOperatorKey();
+      let fd: number;
+      try {
+        // O_EXCL|O_NOFOLLOW: an existing file or a link is never written through.
+        fd = openSync(opts.out, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        errLine(`cortexd: cannot create ${opts.out}: ${code === 'EEXIST' ? 'it exists (a key is never overwritten)' : (code ?? String(err))}`);
+        return setExit(EXIT.invalid);
+      }
+      writeSync(fd, key.privatePem);
+      closeSync(fd);
+      errLine(`cortexd: wrote the operator's private key to ${opts.out} (0600); keep it on the operator's machine only`);
+      out(key.publicKey);
     });
 }

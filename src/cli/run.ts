@@ -2,6 +2,7 @@
 import { createConnection } from 'node:net';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LoadedConfig } from '../config/schema.js';
+import type { Sender } from '../fleet/trust.js';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
 import type { CommandResult } from '../fleet/execute.js';
 import type { ModeMemoryStore } from '../modes/memory.js';
@@ -40,6 +41,24 @@ async function loadRunModules() {
     ...paths,
     ...reloadPolicy,
     ...watch,
+  };
+}
+
+/**
+ * A pushed configuration that loosens any safety limit of the running one (a longer dead-man, a
+ * faster rate, a fence removed, the e-stop socket off) needs a sender known to be the operator
+ * (src/fleet/trust.ts): a signed fleet command, or a broker with credentials on a robot with no
+ * operator key. A file another user can write (--watch) never has one.
+ */
+async function relaxationRefusal(running: LoadedConfig, next: LoadedConfig, sender: Sender): Promise<CommandResult | undefined> {
+  if (sender !== 'anyone') return undefined;
+  const { safetyRelaxations } = await import('../safety/relaxes.js');
+  const loosened = safetyRelaxations(running.config, next.config);
+  if (loosened.length === 0) return undefined;
+  return {
+    ok: false,
+    reason: `the new configuration relaxes safety (${loosened.length} limit${loosened.length === 1 ? '' : 's'}), which needs the operator's identity: a command signed with a key of fleet.operator_keys (or, on a robot with no operator key, a broker that requires credentials); ${running.configName} keeps running`,
+    lines: loosened,
   };
 }
 
@@ -142,6 +161,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const policy = readReloadPolicy(loaded.config);
   // The configuration from the robot's own files (this one, or a trusted --watch save): where its secrets may go.
   let own: LoadedConfig = loaded;
+  // Whom the fleet channel believes (operator keys, an open broker accepted or not): this file's, for the life of the process.
+  const trust = loaded.fleet ? (await import('../fleet/trust.js')).trustOf(loaded.fleet) : undefined;
   // The code of exactly the plugins this configuration uses, loaded before anything starts.
   const plugins = await resolvePlugins(builtinPlugins, loaded.config);
 
@@ -224,7 +245,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
         memory: memoryOf(g.loaded, first),
         write: view ? (line) => view.consoleLine(line) : () => {},
         ...(capture ? { media: capture.media } : {}),
-        fleet: { reload: (text, origin) => reload(text, origin, { fleet: true, pushed: true }) },
+        fleet: { reload: (text, origin, sender) => reload(text, origin, { fleet: true, pushed: true, sender }), ...(trust ? { trust } : {}) },
         hosted: true,
       }),
     onGeneration: (g, first) => {
@@ -249,7 +270,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // starts with it in this process. Nothing is written to disk: the next start reads the file again.
   // A pushed configuration (the fleet's, or a watched file another user can write) starts no program the
   // robot's allowlist does not name (src/fleet/reload.ts); fleet reload can be turned off locally.
-  const reload = async (text: string, origin: string, how: { fleet: boolean; pushed: boolean }): Promise<CommandResult> => {
+  const reload = async (text: string, origin: string, how: { fleet: boolean; pushed: boolean; sender?: Sender }): Promise<CommandResult> => {
     const stopping = proc.busy();
     if (stopping === 'the agent is stopping') return { ok: false, reason: stopping };
     const off = how.fleet ? fleetReloadRefusal(policy) : undefined;
@@ -270,7 +291,10 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       };
     }
     const refusal = how.pushed
-      ? (programRefusal(next.config, policy, running.configName) ?? variableRefusal(next, running) ?? destinationRefusal(next, own, running.configName))
+      ? (programRefusal(next.config, policy, running.configName) ??
+        variableRefusal(next, running) ??
+        destinationRefusal(next, own, running.configName) ??
+        (await relaxationRefusal(running, next, how.sender ?? 'anyone')))
       : undefined;
     if (refusal) return refusal;
     let nextPlugins: Plugins;

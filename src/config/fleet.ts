@@ -20,6 +20,9 @@ export const FLEET_ENV = {
   topic_prefix: 'CORTEX_MQTT_PREFIX',
 } as const;
 
+/** The one-line form of an operator's Ed25519 public key (src/fleet/identity.ts). */
+export const OPERATOR_KEY = /^ed25519:[A-Za-z0-9_-]{43}$/;
+
 export const FleetBlock = z
   .looseObject({
     /** Default: on when a broker is named (`url` or CORTEX_MQTT_URL); `false` keeps this robot off the fleet whatever the environment says. */
@@ -55,6 +58,19 @@ export const FleetBlock = z
      * start only, with CORTEX_ALLOWED_PROGRAMS (a file); a pushed configuration's list is ignored.
      */
     allowed_programs: AllowedPrograms.default([]),
+    /**
+     * Public keys (`ed25519:...`, from `cortexd fleet keygen`) of the operators whose signed commands
+     * this robot trusts: a release and a reload that relaxes safety need such a signature when any is
+     * listed, and on a broker that lets in clients without credentials. Read from the robot's own file
+     * at start only.
+     */
+    operator_keys: z.array(z.string()).max(64).default([]),
+    /**
+     * A broker that lets in clients without credentials lets anyone who reaches it command the robot:
+     * such a robot refuses every unsigned fleet command but estop unless this is true (the operator
+     * accepts the risk). Releases and safety-relaxing reloads need a signed command even then.
+     */
+    accept_anonymous_broker: z.boolean().default(false),
   })
   .describe('the fleet channel: state, events and metrics on an MQTT broker, commands from it (off unless a broker is named)');
 export type FleetBlock = z.infer<typeof FleetBlock>;
@@ -68,6 +84,10 @@ export interface FleetSettings extends BrokerSettings {
   commandMaxTtlMs: number;
   sessionExpiryS: number;
   backoffMaxMs: number;
+  /** Operators' public keys (`ed25519:...`), checked at load; none when absent. */
+  operatorKeys?: string[];
+  /** Accept unsigned commands from a broker that lets anyone in; false when absent. */
+  acceptAnonymousBroker?: boolean;
 }
 
 export interface FleetRead {
@@ -146,11 +166,26 @@ export function readFleet(
   if ((files.cert_file === undefined) !== (files.key_file === undefined)) {
     problems.push({ path: 'fleet.cert_file', message: 'a client certificate needs both cert_file and key_file' });
   }
+  const b = block ?? FleetBlock.parse({});
+  b.operator_keys.forEach((k, i) => {
+    if (!OPERATOR_KEY.test(k.trim()))
+      problems.push({
+        path: `fleet.operator_keys[${i}]`,
+        message: 'an operator key is "ed25519:" followed by 43 base64url characters (cortexd fleet keygen prints one)',
+      });
+  });
   if (problems.length > 0 || !parsed.ok) return { problems, warnings };
 
   const username = pick('username').value ?? parsed.username;
   const password = pick('password').value ?? parsed.password;
-  const b = block ?? FleetBlock.parse({});
+  if (username === undefined && password === undefined && files.cert_file === undefined) {
+    warnings.push({
+      path: 'fleet',
+      message: b.accept_anonymous_broker
+        ? 'the robot joins the broker without credentials, so anyone who reaches the broker can send it commands; accepted (fleet.accept_anonymous_broker), but a release or a reload that relaxes safety needs a command signed with a key of fleet.operator_keys'
+        : `the robot joins the broker without credentials (no ${FLEET_ENV.username}/${FLEET_ENV.password} or client certificate), so anyone who reaches the broker could command it: it will refuse every fleet command but estop; give the broker users (systemd/mosquitto/) or sign commands (fleet.operator_keys), or set fleet.accept_anonymous_broker: true to accept the risk`,
+    });
+  }
   return {
     problems,
     warnings,
@@ -169,6 +204,8 @@ export function readFleet(
       commandMaxTtlMs: Math.round(b.command_max_ttl_seconds * 1000),
       sessionExpiryS: b.session_expiry_seconds,
       backoffMaxMs: b.backoff_max_ms,
+      operatorKeys: b.operator_keys,
+      acceptAnonymousBroker: b.accept_anonymous_broker,
     },
   };
 }

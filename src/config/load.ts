@@ -14,6 +14,7 @@ import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { Concealer } from './conceal.js';
 import { checkPlugins } from './plugins-check.js';
 import { parseConfigText } from './parse-text.js';
+import { allowedVariables, variableProblems } from './variable-policy.js';
 import { readRegularFile, UnreadableFile } from './read-file.js';
 import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
 import { checkUrid } from './urid.js';
@@ -169,6 +170,9 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   } else if (version.warning) {
     warn('version', version.warning);
   }
+
+  // Which variables the file may read, and where (before substitution: an unset one counts too).
+  for (const p of variableProblems(raw, allowedVariables(raw))) fail(p.path, p.message, 'env');
 
   // Substitution.
   const env = options.env ?? configEnvironment();

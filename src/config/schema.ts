@@ -230,6 +230,11 @@ export const AgentConfig = z.looseObject({
   safety: SafetyConfig.optional(),
   /** The fleet channel (src/config/fleet.ts); off unless a broker is named here or in CORTEX_MQTT_URL. */
   fleet: FleetBlock.optional(),
+  /** Environment variables this file may read besides the documented ones (src/config/variable-policy.ts). */
+  allowed_variables: z
+    .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name: letters, digits and _'))
+    .optional()
+    .describe('environment variables this file may read (${NAME}) besides the documented ones; a secret-named one still only in credential fields'),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfig>;

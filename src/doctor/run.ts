@@ -8,7 +8,7 @@ import { checkAddresses, checkApiKey, checkConfig, serviceEnvironment } from './
 import { checkCamera, checkMicrophone, checkSerial, checkSpeaker, type DeviceCheckOptions } from './devices.js';
 import { nativeChecks } from './native.js';
 import { deviceNeeds, type DeviceNeeds } from './needs.js';
-import { checkNode, checkPackages, checkStateDir, ok, type CheckResult } from './system.js';
+import { checkNode, checkPackages, checkStateDir, ok, warn, type CheckResult } from './system.js';
 
 export interface DoctorOptions extends DeviceCheckOptions {
   /** The configuration the service runs (`cortexd@NAME`); without it device checks only warn. */
@@ -36,6 +36,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
   const reach = await checkAddresses(loaded, env, options.reachTimeoutMs ?? 2000);
   results.push(checkApiKey(loaded, env, reach.addresses));
   results.push(...reach.results);
+  if (loaded?.fleet) results.push(await checkFleetBroker(loaded.fleet));
   const needs: DeviceNeeds = loaded ? deviceNeeds(loaded.config) : { configured: false, serial: [] };
   const deviceOptions: DeviceCheckOptions = { ...options, env: options.env ?? process.env };
   results.push(await checkMicrophone(needs, deviceOptions));
@@ -47,6 +48,24 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
   results.push(checkStateDir(options.stateDir ?? stateDir()));
   results.push(await checkPackages(robotPackages(Boolean(users?.length)), options.env ?? process.env));
   return { results, exitCode: results.some((r) => r.status === 'fail') ? 1 : 0 };
+}
+
+/** Whether the fleet broker lets in clients without credentials: then anyone who reaches it could command the robot. */
+async function checkFleetBroker(fleet: NonNullable<LoadedConfig['fleet']>): Promise<CheckResult> {
+  const { probeAnonymous } = await import('../mqtt/anonymous-probe.js');
+  const name = 'fleet broker credentials';
+  const a = await probeAnonymous(fleet);
+  if (a === 'closed') return ok(name, 'the broker refuses clients without credentials');
+  const fix = fleet.acceptAnonymousBroker
+    ? 'give the broker users and an ACL (systemd/mosquitto/cortexd.conf), or sign commands (cortexd fleet keygen, fleet.operator_keys)'
+    : 'give the broker users and an ACL (systemd/mosquitto/cortexd.conf); until then the robot refuses every unsigned fleet command but estop';
+  if (a === 'open')
+    return warn(
+      name,
+      `the broker lets in clients without credentials: anyone who reaches it could command this robot${fleet.acceptAnonymousBroker ? ' (accepted by fleet.accept_anonymous_broker)' : ''}`,
+      fix,
+    );
+  return warn(name, 'could not tell whether the broker lets in clients without credentials (no answer)', fix);
 }
 
 /** `cortexd doctor --native`: only the native modules (each compiled one loaded) and the notify path, as set-up and install.sh run it. */

@@ -14,6 +14,8 @@ import { CommandInbox } from './inbox.js';
 import { MetricsFold } from './metrics.js';
 import { FleetCommand, MAX_COMMAND_BYTES, MAX_PACKET_BYTES, parsePayload, topicOf, type FleetReply, type TopicKind } from './protocol.js';
 import { StateReducer } from './state.js';
+import { admit, trustOf, type FleetTrust } from './trust.js';
+import { probeAnonymous, type Anonymity } from '../mqtt/anonymous-probe.js';
 
 export type { FleetControl, ReloadHandler } from './execute.js';
 
@@ -37,6 +39,8 @@ export interface FleetChannelOptions {
   stopReason?: () => string;
   /** Given the client's asynchronous end when the session actor closes it. */
   track?: (closing: Promise<unknown>) => void;
+  /** Whom the robot believes, decided from its own file at start (a reload cannot change it); default: from `settings`. */
+  trust?: FleetTrust;
 }
 
 /** Commands that may wait behind the one running: a minute of commands at one a second, and a bounded few kilobytes each. */
@@ -77,11 +81,15 @@ export class FleetChannel {
   /** Refusals already reported on this connection (an ACL refusal repeats on every publish). */
   private reported = new Set<string>();
   private stopped = false;
+  private readonly trust: FleetTrust;
+  /** Whether the broker lets in clients without credentials: asked once, at the first connect. */
+  private anonymity: Promise<Anonymity> | undefined;
 
   constructor(private readonly options: FleetChannelOptions) {
     const { settings, control } = options;
     this.robot = settings.robotId;
     this.guard = options.guard ?? new CommandGuard({ maxTtlMs: settings.commandMaxTtlMs });
+    this.trust = options.trust ?? trustOf(settings);
     this.reducer = new StateReducer({
       robot: this.robot,
       config: control.configName,
@@ -199,6 +207,7 @@ export class FleetChannel {
 
   private onConnect(sessionPresent: boolean): void {
     this.reported.clear();
+    this.anonymity ??= this.askAnonymity();
     const status = { status: 'online', robot: this.robot, at: Date.now(), version: this.options.version, config: this.options.control.configName };
     this.publish('status', JSON.stringify(status), { qos: 1, retain: true });
     this.publishState();
@@ -311,8 +320,31 @@ export class FleetChannel {
     }, 1000);
   }
 
+  /** Asks the broker once whether it lets anyone in; an open broker is said on the bus and in the log. */
+  private async askAnonymity(): Promise<Anonymity> {
+    const a = await probeAnonymous(this.options.settings);
+    if (a === 'open') {
+      const message = `the broker lets in clients without credentials: ${this.trust.acceptAnonymousBroker ? 'commands accepted (fleet.accept_anonymous_broker), releases and safety-relaxing reloads only when signed' : 'every fleet command but estop is refused unless signed'}`;
+      this.options.logger?.warn(`fleet: ${message}`);
+      this.options.bus.emit({ type: 'error', at: Date.now(), source: 'fleet', message });
+    }
+    return a;
+  }
+
   private async run({ cmd, correlation }: Pending): Promise<void> {
-    const result = await executeCommand(cmd, { control: this.options.control, ...(this.options.reload ? { reload: this.options.reload } : {}) });
+    // An estop never waits for the broker's answer; other commands are judged by it.
+    const anonymity = cmd.command === 'estop' ? 'unknown' : await (this.anonymity ??= this.askAnonymity());
+    const admitted = admit(cmd, this.robot, this.trust, anonymity);
+    if (!admitted.ok) {
+      this.answer({ id: cmd.id, command: cmd.command, ok: false, reason: admitted.reason }, correlation);
+      return;
+    }
+    const result = await executeCommand(cmd, {
+      control: this.options.control,
+      sender: admitted.sender,
+      ...(admitted.key ? { key: admitted.key } : {}),
+      ...(this.options.reload ? { reload: this.options.reload } : {}),
+    });
     this.answer({ id: cmd.id, command: cmd.command, ...result }, correlation);
   }
 

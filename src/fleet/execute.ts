@@ -2,6 +2,7 @@
 import type { AgentControl } from '../cortex/contracts.js';
 import { describeError } from '../errors.js';
 import type { FleetCommand } from './protocol.js';
+import type { Sender } from './trust.js';
 
 /**
  * What the channel may do to the agent: the AgentControl surface a person at the robot has,
@@ -13,8 +14,12 @@ export type FleetControl = Pick<
   'configName' | 'config' | 'currentMode' | 'switchMode' | 'pushText' | 'setContext' | 'estop' | 'release' | 'safetyStatus'
 >;
 
-/** Checks a pushed configuration and, when valid, replaces the running one; `lines` are the check's problems when not. */
-export type ReloadHandler = (text: string, origin: string) => Promise<CommandResult>;
+/**
+ * Checks a pushed configuration and, when valid, replaces the running one; `lines` are the check's
+ * problems when not. `sender` says who the command is known to come from: a reload that relaxes
+ * safety needs one that is not `anyone`.
+ */
+export type ReloadHandler = (text: string, origin: string, sender: Sender) => Promise<CommandResult>;
 
 export interface CommandResult {
   ok: boolean;
@@ -45,9 +50,12 @@ async function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * - `estop`/`release`: the safety governor's latch, as the WebSim button and `cortexd estop` use it;
  * - `reload`: the configuration text through `reload` (checked first; the old one keeps running when invalid).
  */
-export async function executeCommand(cmd: FleetCommand, deps: { control: FleetControl; reload?: ReloadHandler }): Promise<CommandResult> {
+export async function executeCommand(
+  cmd: FleetCommand,
+  deps: { control: FleetControl; reload?: ReloadHandler; sender?: Sender; key?: string },
+): Promise<CommandResult> {
   const { control } = deps;
-  const origin = `fleet command ${cmd.id}${cmd.from ? ` from ${cmd.from}` : ''}`;
+  const origin = `fleet command ${cmd.id}${cmd.from ? ` from ${cmd.from}` : ''}${deps.key ? ` (signed by ${deps.key})` : ''}`;
   try {
     switch (cmd.command) {
       case 'switch': {
@@ -69,7 +77,7 @@ export async function executeCommand(cmd: FleetCommand, deps: { control: FleetCo
       }
       case 'reload':
         if (!deps.reload) return { ok: false, reason: 'reload is only available to an agent run by `cortexd run`' };
-        return await deps.reload(cmd.config, origin);
+        return await deps.reload(cmd.config, origin, deps.sender ?? 'anyone');
     }
   } catch (err) {
     return { ok: false, reason: describeError(err) };

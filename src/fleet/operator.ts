@@ -1,8 +1,10 @@
 // The operator's end of the fleet: one MQTT connection that lists robots, watches them and sends commands, waiting for each reply.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type KeyObject } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import { FLEET_ENV } from '../config/fleet.js';
-import { CortexError } from '../errors.js';
+import { CortexError, describeError } from '../errors.js';
+import { readRegularFile } from '../config/read-file.js';
+import { parsePrivateKey, signCommand } from './identity.js';
 import { clientOptions, describeConnectError, describeOperationError } from '../mqtt/options.js';
 import { noDelay } from '../mqtt/session.js';
 import { parseBrokerUrl, TOPIC_ID, TOPIC_PREFIX, type BrokerSettings } from '../plugins/schemas/broker.js';
@@ -30,6 +32,19 @@ export class FleetUsageError extends CortexError {
 
 export interface OperatorSettings extends BrokerSettings {
   prefix: string;
+  /** The operator's Ed25519 key (from the PEM file in CORTEX_FLEET_OPERATOR_KEY): every command is signed with it. */
+  signingKey?: KeyObject;
+}
+
+/** The variable naming the operator's private key file (`cortexd fleet keygen` writes one). */
+export const OPERATOR_KEY_ENV = 'CORTEX_FLEET_OPERATOR_KEY';
+
+function readSigningKey(path: string): KeyObject {
+  try {
+    return parsePrivateKey(readRegularFile(path, 64 * 1024));
+  } catch (err) {
+    throw new FleetUsageError(`${OPERATOR_KEY_ENV}=${path}: ${describeError(err)}`);
+  }
 }
 
 /**
@@ -53,7 +68,9 @@ export function operatorSettings(
   const caFile = flags.caFile ?? get('ca_file');
   const certFile = get('cert_file');
   const keyFile = get('key_file');
+  const signingFile = env[OPERATOR_KEY_ENV]?.trim();
   return {
+    ...(signingFile ? { signingKey: readSigningKey(signingFile) } : {}),
     url: parsed.url,
     prefix,
     ...(username !== undefined ? { username } : {}),
@@ -219,7 +236,8 @@ export class FleetOperator {
     opts: { ttlMs: number; timeoutMs: number },
   ): Promise<{ reply?: FleetReply; command: FleetCommand; status?: Status }> {
     checkRobotId(robot);
-    const command = makeCommand(body, opts.ttlMs);
+    const made = makeCommand(body, opts.ttlMs);
+    const command = this.settings.signingKey ? signCommand(made, robot, this.settings.signingKey) : made;
     const size = Buffer.byteLength(JSON.stringify(command));
     if (size > MAX_COMMAND_BYTES) {
       throw new CortexError(

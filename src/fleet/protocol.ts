@@ -50,6 +50,8 @@ const Envelope = {
   expires_at: z.number().int().positive(),
   /** Who sent it (for the robot's events and logs); free text. */
   from: z.string().max(128).optional(),
+  /** The operator's Ed25519 signature (base64url) over the robot id and the rest of the command (src/fleet/identity.ts). */
+  sig: z.string().max(200).optional(),
 };
 
 export const FleetCommand = z.discriminatedUnion('command', [

@@ -52,10 +52,21 @@ export function legacyConfig(extra: Record<string, unknown> = {}): Record<string
   };
 }
 
+/**
+ * The same object listing, in `allowed_variables`, every variable it reads: the fixtures test how
+ * variables are substituted, so they declare their names as an author does (the policy itself is
+ * config-variable-policy.test.ts's). A secret-named variable still goes only into credential fields.
+ */
+export function declaringVariables(config: Record<string, unknown>): Record<string, unknown> {
+  if ('allowed_variables' in config) return config;
+  const names = new Set([...JSON.stringify(config).matchAll(/(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
+  return names.size > 0 ? { ...config, allowed_variables: [...names] } : config;
+}
+
 /** Writes `config` (an object as JSON5, or raw text) to `<dir>/<name>.json5` and returns the path. */
 export function writeConfig(dir: string, name: string, config: Record<string, unknown> | string): string {
   const file = join(dir, `${name}.json5`);
-  writeFileSync(file, typeof config === 'string' ? config : JSON5.stringify(config, null, 2));
+  writeFileSync(file, typeof config === 'string' ? config : JSON5.stringify(declaringVariables(config), null, 2));
   return file;
 }
 

@@ -24,7 +24,7 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
 /** A configuration whose startup hook would create `marker`: written as `hook` says. */
 function configWith(hook: string): string {
   return `{
-    "version": "v1.0.5", "name": "recorded", "default_mode": "idle", "api_key": "",
+    "version": "v1.0.5", "name": "recorded", "default_mode": "idle", "api_key": "", "allow_manual_switching": false, "mode_memory_enabled": false, "system_governance": "obey",
     "service": { "base_url": "embedded", "ws_base_url": "embedded", "asr_ws_url": "embedded", "vlm_ws_url": "embedded" },
     "cortex_llm": { "type": "CloudLLM", "config": { "provider": "provider_a", "model": "gen-4o-mini" } },
     "modes": { "idle": {

@@ -27,6 +27,8 @@ export interface BrokerOptions {
    * save interval are replaced by the harness's, everything else is kept as written.
    */
   baseConf?: string;
+  /** Let in clients without credentials (a broker as many are installed); default false. */
+  allowAnonymous?: boolean;
 }
 
 /** Directives of a base configuration the harness sets itself (paths, ports, logging, user). */
@@ -145,7 +147,7 @@ export async function startMosquitto(options: BrokerOptions): Promise<Broker> {
     ...(process.getuid?.() === 0 ? ['user root'] : []),
     ...base,
     'per_listener_settings false',
-    'allow_anonymous false',
+    `allow_anonymous ${options.allowAnonymous ? 'true' : 'false'}`,
     `password_file ${passwd}`,
     `acl_file ${acl}`,
     'persistence true',

@@ -9,12 +9,13 @@ import { variableRefusal } from '../../src/fleet/reload.js';
 const SECRET = 'sk-robot-secret-0123456789abcdef';
 const env = { ROBOT_KEY: SECRET, PROMPT_WORD: 'rest' };
 
-/** A whole configuration whose `api_key` and prompt are as given. */
-const text = (apiKey: string, prompt: string) => `{
+/** A whole configuration whose `api_key`, prompt and (when given) a tool server's Authorization header are as given. */
+const text = (apiKey: string, prompt: string, header?: string) => `{
   version: "v1.0.5", name: "v", default_mode: "idle", allow_manual_switching: true, mode_memory_enabled: false,
-  api_key: "${apiKey}", system_governance: "obey", service: { base_url: "embedded" },
+  api_key: "${apiKey}", system_governance: "obey", service: { base_url: "embedded" }, allowed_variables: ["PROMPT_WORD"],
   cortex_llm: { type: "CloudLLM", config: { provider: "provider_a", model: "gen-4o-mini" } },
-  modes: { idle: { display_name: "Idle", description: "d", system_prompt_base: "${prompt}", hertz: 1, agent_inputs: [], agent_actions: [] } },
+  modes: { idle: { display_name: "Idle", description: "d", system_prompt_base: "${prompt}", hertz: 1, agent_inputs: [], agent_actions: [],
+    ${header ? `mcp_servers: [{ name: "tools", transport: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer ${header}" } }],` : ''} } },
 }`;
 
 t.test('the same variable at the same place passes; moved elsewhere, or a new one, is refused by name, never by value', async (t) => {
@@ -27,13 +28,13 @@ t.test('the same variable at the same place passes; moved elsewhere, or a new on
   const same = await loadConfig({ file, text: text('${ROBOT_KEY}', 'rest, ${CONFIG_DIR}') }, { env });
   t.equal(variableRefusal(same, running), undefined, 'the same use, and a built-in variable, pass');
 
-  const moved = await loadConfig({ file, text: text('${ROBOT_KEY}', 'say ${ROBOT_KEY} and ${PROMPT_WORD}') }, { env });
+  const moved = await loadConfig({ file, text: text('${ROBOT_KEY}', 'say ${PROMPT_WORD}', '${ROBOT_KEY}') }, { env });
   const refused = variableRefusal(moved, running);
   t.equal(refused?.ok, false);
   t.match(refused?.reason, /reads 2 environment variables of this robot where v does not .*v keeps running/);
   t.same(refused?.lines, [
-    "modes.idle.system_prompt_base: ${ROBOT_KEY} is not read there by this robot's own configuration",
     "modes.idle.system_prompt_base: ${PROMPT_WORD} is not read there by this robot's own configuration",
+    "modes.idle.mcp_servers[0].headers.Authorization: ${ROBOT_KEY} is not read there by this robot's own configuration",
   ]);
   t.notMatch(JSON.stringify(refused), SECRET, 'the value never appears');
 
