@@ -1,4 +1,4 @@
-// Benchmark: probe latency (p50/p99/max) of a well-behaved client while each issue-20 and issue-23 attack runs on the local service, against the same probe on the idle service, plus the service's and its workers' memory and descriptors.
+// Benchmark: a well-behaved client's latency under each abuse of the local service, and the robot's calls and the page's e-stop under another local user's lock-out attacks (--quick: those only).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -483,8 +483,31 @@ async function underAttack(s, name) {
   };
 }
 
+// Another local user's lock-out attacks (bench/lib/lockout.js): every robot call and e-stop press served, robot p99 within 2x quiet.
+const { lockoutBench } = await import('./lib/lockout.js');
+const lockout = await lockoutBench({ quick });
+const lockoutLine = () => {
+  const q = lockout.result.quiet;
+  const worst = Object.entries(lockout.result.attacks).sort((a, b) => (b[1].robot_calls.p99_ms ?? 1e9) - (a[1].robot_calls.p99_ms ?? 1e9))[0];
+  const served = Object.values(lockout.result.attacks).reduce(
+    (n, a) => ({
+      calls: n.calls + a.robot_calls.served,
+      of: n.of + a.robot_calls.of,
+      presses: n.presses + a.estop_presses.served,
+      pof: n.pof + a.estop_presses.of,
+    }),
+    { calls: 0, of: 0, presses: 0, pof: 0 },
+  );
+  return `lock-out by ${lockout.result.attacker}: robot calls ${served.calls}/${served.of} and e-stop presses ${served.presses}/${served.pof} served under attack; robot call p99 quiet ${q.robot_calls.p99_ms} ms, worst ${worst[1].robot_calls.p99_ms} ms (${worst[0]})`;
+};
+if (quick) {
+  console.log(JSON.stringify({ lockout: lockout.result }, null, 2));
+  console.log(`service-abuse --quick: ${lockoutLine()}; ${lockout.missed.length ? `MISSED target: ${lockout.missed.join('; ')}` : 'within target'}`);
+  await finish(0);
+}
+
 const svc = await startServiceProcess();
-const result = { target_p99_ms: TARGET_P99_MS, idle: await idle(svc), attacks: {} };
+const result = { target_p99_ms: TARGET_P99_MS, idle: await idle(svc), attacks: {}, lockout: lockout.result };
 const picked = process.argv.includes('--all')
   ? Object.keys(ATTACKS)
   : process.argv.includes('--attacks')
@@ -503,12 +526,13 @@ const workerPeak = Math.max(0, ...attacks.map(([, a]) => a.workers_rss_peak_mb))
 if (workerPeak >= WORKER_BOUND_MB) missed.push(`vision worker peak ${workerPeak} MB (bound ${WORKER_BOUND_MB} MB)`);
 const overdraw = result.attacks.overdraw?.attack;
 if (overdraw && !(overdraw.balance_after_cu >= 0)) missed.push(`free account left at ${overdraw.balance_after_cu} CU`);
+missed.push(...lockout.missed);
 console.log(
   `service-abuse: probe p99 idle ${result.idle.p99_ms} ms; under attack worst ${worst[1].probe.p99_ms} ms (${worst[0]}, x${(worst[1].probe.p99_ms / result.idle.p99_ms).toFixed(1)} idle); ` +
     `service RSS peak +${Math.max(...attacks.map(([, a]) => a.rss_peak_mb - a.rss_idle_mb))} MB over idle; workers peak ${workerPeak} MB; ` +
     `fds peak ${Math.max(...attacks.map(([, a]) => a.fds_peak))}` +
     (overdraw ? `; free account after overdraw ${overdraw.balance_after_cu} CU` : '') +
-    '; ' +
+    `; ${lockoutLine()}; ` +
     (missed.length ? `MISSED target: ${missed.join(', ')} (bound ${TARGET_P99_MS} ms p99)` : `every attack under ${TARGET_P99_MS} ms p99, within target`),
 );
 await finish(0);

@@ -1,6 +1,7 @@
 // Time and connection limits of the agent's small HTTP servers (WebSim, /metrics): header, body and idle timeouts, a connection cap per peer.
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { whenPeerKnown } from './local-peer.js';
 
 export interface HttpLimits {
   /** Time to receive a request's headers, in ms; then 408 and close. */
@@ -11,7 +12,7 @@ export interface HttpLimits {
   idleTimeoutMs: number;
   /** How long an idle keep-alive connection is kept between requests, in ms. */
   keepAliveTimeoutMs: number;
-  /** Connections one peer address may hold at once; more are closed as they arrive. */
+  /** Connections one peer (a remote address, or a local user: src/local-peer.ts) may hold at once; more are closed as they arrive. */
   maxConnectionsPerPeer: number;
   /** How often Node checks the header and request timeouts, in ms. */
   checkIntervalMs: number;
@@ -57,30 +58,31 @@ const PEERS = Symbol('cortexd.peers');
 type Capped = Server & { [PEERS]?: Map<string, number> };
 
 /**
- * Closes a new connection at once when its peer address already holds `max`. On loopback every local
- * user is 127.0.0.1, so this is a cap on what all of them hold together: it keeps a flood from taking
- * every file descriptor, and the timeouts above free the places again.
+ * Closes a new connection at once when its peer already holds `max`. The peer of a connection from
+ * this machine is the local user that owns it (src/local-peer.ts), not 127.0.0.1: one user's flood
+ * fills that user's places only, and the operator's and the robot's own connections keep theirs.
  */
 export function capConnections(server: Server, max: number): void {
   const counts = new Map<string, number>();
   (server as Capped)[PEERS] = counts;
-  server.on('connection', (socket: Socket) => {
-    const peer = socket.remoteAddress ?? 'unknown';
-    const n = counts.get(peer) ?? 0;
-    if (n >= max) {
-      socket.destroy();
-      return;
-    }
-    counts.set(peer, n + 1);
-    socket.once('close', () => {
-      const left = (counts.get(peer) ?? 1) - 1;
-      if (left > 0) counts.set(peer, left);
-      else counts.delete(peer);
-    });
-  });
+  server.on('connection', (socket: Socket) =>
+    whenPeerKnown(socket, (peer) => {
+      const n = counts.get(peer) ?? 0;
+      if (n >= max) {
+        socket.destroy();
+        return;
+      }
+      counts.set(peer, n + 1);
+      socket.once('close', () => {
+        const left = (counts.get(peer) ?? 1) - 1;
+        if (left > 0) counts.set(peer, left);
+        else counts.delete(peer);
+      });
+    }),
+  );
 }
 
-/** Connections each peer holds on `server` now. */
+/** Connections each peer (`uid:N`, `local` or an address) holds on `server` now. */
 export function connectionsByPeer(server: Server): Record<string, number> {
   return Object.fromEntries((server as Capped)[PEERS] ?? []);
 }

@@ -1,5 +1,5 @@
 // `cortexd init NAME [--template companion|serial-robot|voice|mcp]`: writes config/NAME.json5, a commented configuration to start from that passes `cortexd check`.
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, cpSync, existsSync, lstatSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { configDir, projectRoot } from '../paths.js';
@@ -38,6 +38,15 @@ export function templateText(template: TemplateName, name: string, targetDir: st
   return head + renamed;
 }
 
+/** Where `file` points when it is a symbolic link (dangling or not), else undefined. */
+function symlinkTarget(file: string): string | undefined {
+  try {
+    return lstatSync(file).isSymbolicLink() ? readlinkSync(file) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Writes config/NAME.json5 from a template and checks it; exit 2 for a bad name or template, 1 when the file exists. */
 export async function runInit(name: string, opts: { template?: string; force?: boolean }): Promise<number> {
   const template = (opts.template ?? 'companion') as TemplateName;
@@ -50,11 +59,31 @@ export async function runInit(name: string, opts: { template?: string; force?: b
     return EXIT.invalid;
   }
   const file = join(configDir(), `${name}.json5`);
+  const link = symlinkTarget(file);
+  if (link !== undefined) {
+    errLine(`cortexd init: ${file} is a symbolic link (to ${link}); init never writes through a link, even with --force: remove the link first`);
+    return EXIT.failure;
+  }
   if (existsSync(file) && !opts.force) {
     errLine(`cortexd init: ${file} exists; pick another name, or --force to replace it`);
     return EXIT.failure;
   }
-  writeFileSync(file, templateText(template, name), { flag: opts.force ? 'w' : 'wx' });
+  // O_NOFOLLOW: a link made between the check above and this open is refused too (ELOOP), never followed.
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (opts.force ? constants.O_TRUNC : constants.O_EXCL), 0o644);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    errLine(
+      `cortexd init: cannot write ${file}: ${code === 'ELOOP' ? 'it became a symbolic link; init never writes through a link' : code === 'EEXIST' ? 'it exists; pick another name, or --force to replace it' : (err as Error).message}`,
+    );
+    return EXIT.failure;
+  }
+  try {
+    writeFileSync(fd, templateText(template, name));
+  } finally {
+    closeSync(fd);
+  }
   // The template's function hooks (config/hooks/), beside the new file when it is written elsewhere; existing files are kept.
   const hooks = join(projectRoot(), 'config', 'hooks');
   if (resolve(configDir()) !== resolve(projectRoot(), 'config') && existsSync(hooks))

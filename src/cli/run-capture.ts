@@ -3,8 +3,29 @@ import { readFile } from 'node:fs/promises';
 import type { LoadedConfig } from '../config/schema.js';
 import type { AgentBus } from '../cortex/events.js';
 import { CortexError, describeError } from '../errors.js';
+import { stateDir } from '../paths.js';
 import { errLine } from './output.js';
 import type { RunOptions } from './run.js';
+
+/**
+ * The token of the live Foxglove socket: the one WebSim uses, i.e. the first WebSim block's `token`
+ * (or CORTEX_WEBSIM_TOKEN), else the generated one kept 0600 in the state directory. One secret for
+ * both views of the robot; where it is kept is said, never the token.
+ */
+export async function foxgloveToken(loaded: LoadedConfig): Promise<{ token: string; where: string }> {
+  const { resolveWebSimOptions } = await import('../websim/options.js');
+  const { loadOrCreateToken, tokenPath } = await import('../websim/token.js');
+  for (const mode of Object.values(loaded.config.modes))
+    for (const sim of mode.simulators ?? [])
+      if (sim.type === 'WebSim') {
+        const token = resolveWebSimOptions(sim.config).token;
+        if (token !== undefined) return { token, where: 'the WebSim token of the configuration (or CORTEX_WEBSIM_TOKEN)' };
+      }
+  const fromEnv = resolveWebSimOptions({}).token;
+  if (fromEnv !== undefined) return { token: fromEnv, where: 'CORTEX_WEBSIM_TOKEN' };
+  const kept = loadOrCreateToken(stateDir());
+  return { token: kept.token, where: tokenPath(stateDir()) };
+}
 
 /** The default port of Foxglove's WebSocket protocol. */
 export const FOXGLOVE_PORT = 8765;
@@ -20,6 +41,7 @@ export async function startRunCapture(bus: AgentBus, loaded: LoadedConfig, opts:
   } catch {
     config = undefined;
   }
+  const live = opts.foxglove !== undefined ? await foxgloveToken(loaded) : undefined;
   try {
     const capture = await startCapture({
       bus,
@@ -33,13 +55,15 @@ export async function startRunCapture(bus: AgentBus, loaded: LoadedConfig, opts:
             },
           }
         : {}),
-      ...(opts.foxglove !== undefined ? { foxglove: opts.foxglove === true ? FOXGLOVE_PORT : opts.foxglove } : {}),
+      ...(opts.foxglove !== undefined && live ? { foxglove: opts.foxglove === true ? FOXGLOVE_PORT : opts.foxglove, foxgloveToken: live.token } : {}),
       config,
       onError: (m) => errLine(`cortexd: ${m}`),
     });
     if (opts.record) errLine(`cortexd: recording to ${opts.record} (cortexd replay ${opts.record} --summary shows what it holds)`);
     if (capture.foxgloveUrl)
-      errLine(`cortexd: Foxglove live view at ${capture.foxgloveUrl} (open it in Foxglove or Lichtblick: "Open connection", Foxglove WebSocket)`);
+      errLine(
+        `cortexd: Foxglove live view at ${capture.foxgloveUrl} (open ${capture.foxgloveUrl}/?token=TOKEN in Foxglove or Lichtblick: "Open connection", Foxglove WebSocket; TOKEN is in ${live?.where})`,
+      );
     return capture;
   } catch (err) {
     throw new CortexError('record', `cannot start the recording: ${describeError(err)}`);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Subscription } from 'rxjs';
 import type { AgentBus, AgentEvent } from '../cortex/events.js';
 import { colorAllowed } from '../log.js';
+import { redact } from '../redact.js';
 import { Repeats, renderParts, shapeOf, type Part, type StartFacts, type Style } from './view-parts.js';
 import { StreamSummary, type StreamLine } from './view-streams.js';
 import { oneLine } from '../device-output.js';
@@ -343,9 +344,13 @@ function safetyLine(e: Extract<AgentEvent, { type: 'safety' }>): Part {
   }
 }
 
-/** `--events`: one JSON line per event. */
+/**
+ * `--events`: one JSON line per event, every string in it through the logs' `redact` (a key, a JWT, a
+ * bearer token or URL credentials typed into a prompt or carried by a model's answer print as
+ * [REDACTED]). Field names are kept: `token_file` is where the token is, not the token.
+ */
 export function attachEventLines(bus: AgentBus, write: (text: string) => void = (t) => process.stdout.write(t)): Subscription {
-  return bus.events$.subscribe((e) => write(`${JSON.stringify(e)}\n`));
+  return bus.events$.subscribe((e) => write(`${JSON.stringify(e, (_k, v: unknown) => (typeof v === 'string' ? redact(v) : v))}\n`));
 }
 
 /** `url` with `#token=` and the token read from `file`, or undefined when the file cannot be read. */

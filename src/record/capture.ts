@@ -18,6 +18,8 @@ export interface CaptureOptions {
   };
   /** Port of the live Foxglove server (0: a free one). */
   foxglove?: number;
+  /** The token a Foxglove client must present (required with `foxglove`). */
+  foxgloveToken?: string;
   /** The configuration that ran; stored redacted as the recording's attachment. */
   config?: unknown;
   onError?: (message: string) => void;
@@ -32,6 +34,12 @@ export interface Capture {
 
 /** `message` is the value or a function that makes it (made once, by the first sink that needs it). */
 type Sink = (spec: ChannelSpec, message: () => unknown, atMs: number, media: boolean) => void;
+
+/** A live socket without a token would stream the camera and microphone to every local user: refused. */
+function requiredToken(token: string | undefined): string {
+  if (!token) throw new Error('the live Foxglove socket needs a token');
+  return token;
+}
 
 export async function startCapture(options: CaptureOptions): Promise<Capture> {
   const recorder = options.record
@@ -51,7 +59,11 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
   try {
     live =
       options.foxglove !== undefined
-        ? await FoxgloveLive.start({ port: options.foxglove, ...(options.onError ? { onError: options.onError } : {}) })
+        ? await FoxgloveLive.start({
+            port: options.foxglove,
+            token: requiredToken(options.foxgloveToken),
+            ...(options.onError ? { onError: options.onError } : {}),
+          })
         : undefined;
   } catch (err) {
     await recorder?.close();

@@ -1,7 +1,11 @@
-// A live Foxglove WebSocket server on loopback: the same channels as a recording, sent only to clients that subscribed.
+// A live Foxglove WebSocket server on loopback: the same channels as a recording, sent only to clients with the token that subscribed.
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import foxglove from '@foxglove/ws-protocol';
 import { WebSocketServer } from 'ws';
+import { describePeer, peerKeyOf } from '../local-peer.js';
+import { AttemptLimiter, checkToken, hostName, presentsToken } from '../websim/auth.js';
+import { isLoopbackHost } from '../websim/options.js';
 import type { ChannelSpec } from './channels.js';
 
 // A CommonJS package whose named exports Node cannot see from ESM: taken from its default export.
@@ -16,7 +20,45 @@ export interface FoxgloveLiveOptions {
   maxBufferedBytes?: number;
   /** Clients at once (default 8). */
   maxClients?: number;
+  /**
+   * The token a client must present (`?token=` in the URL Foxglove opens, `Authorization: Bearer`, or
+   * `X-WebSim-Token`): the camera, the microphone and the prompts go to no one without it.
+   */
+  token: string;
+  /** Browser origins that may connect besides none at all (native clients); default FOXGLOVE_ORIGINS. */
+  allowedOrigins?: readonly string[];
   onError?: (message: string) => void;
+}
+
+/**
+ * Origins of the Foxglove apps: the web app, and the desktop apps (Foxglove, Lichtblick), which load
+ * their page from file://. A page of any other site open in the operator's browser is refused even
+ * with the token (it could have read it from nowhere, but a leaked URL stays useless to it).
+ */
+export const FOXGLOVE_ORIGINS: readonly string[] = ['https://app.foxglove.dev', 'https://studio.foxglove.dev', 'https://lichtblick-suite.github.io', 'file://'];
+
+/** Why an upgrade is refused, or undefined when it may connect. */
+export async function refuseFoxglove(
+  req: IncomingMessage,
+  token: string,
+  loopbackBind: boolean,
+  origins: readonly string[],
+  limiter: AttemptLimiter,
+): Promise<{ status: number; reason: string } | undefined> {
+  const host = req.headers.host;
+  if (!host) return { status: 400, reason: 'missing Host header' };
+  // DNS rebinding: a page whose own name resolves to 127.0.0.1 still sends its name as Host.
+  if (loopbackBind && !isLoopbackHost(hostName(host))) return { status: 403, reason: `Host ${JSON.stringify(host)} is not a loopback name` };
+  const origin = req.headers.origin;
+  if (origin !== undefined && !origins.includes(origin.toLowerCase().replace(/\/$/, '')))
+    return { status: 403, reason: `Origin ${JSON.stringify(origin)} refused` };
+  const url = new URL(req.url ?? '/', 'http://foxglove.invalid');
+  if (!presentsToken(req.headers, url)) return { status: 401, reason: 'the Foxglove socket needs the token: open ws://HOST:PORT/?token=TOKEN' };
+  const peer = await peerKeyOf(req.socket);
+  let ok = false;
+  const r = limiter.attempt(peer, () => (ok = checkToken(req.headers, url, token).ok));
+  if (r.result === 'locked') return { status: 429, reason: `too many wrong tokens from ${describePeer(peer)}` };
+  return ok ? undefined : { status: 401, reason: 'wrong token' };
 }
 
 /**
@@ -50,10 +92,17 @@ export class FoxgloveLive {
 
   static async start(options: FoxgloveLiveOptions): Promise<FoxgloveLive> {
     const host = options.host ?? '127.0.0.1';
+    const limiter = new AttemptLimiter();
+    const origins = (options.allowedOrigins ?? FOXGLOVE_ORIGINS).map((o) => o.toLowerCase());
+    const loopbackBind = isLoopbackHost(host);
     const wss = new WebSocketServer({
       host,
       port: options.port,
       maxPayload: 64 * 1024,
+      verifyClient: ({ req }, done) =>
+        void refuseFoxglove(req, options.token, loopbackBind, origins, limiter).then((refused) =>
+          refused ? done(false, refused.status, refused.reason) : done(true),
+        ),
       handleProtocols: (protocols) => {
         const chosen = [...protocols].find((p) => p === FoxgloveServer.SUPPORTED_SUBPROTOCOL);
         return chosen ?? false;
@@ -72,7 +121,7 @@ export class FoxgloveLive {
     return new FoxgloveLive(wss, options);
   }
 
-  /** `ws://host:port`, what Foxglove or Lichtblick opens. */
+  /** `ws://host:port`, what Foxglove or Lichtblick opens, with `/?token=` added (urlWithToken). */
   get url(): string {
     const a = this.wss.address() as AddressInfo;
     return `ws://${a.address}:${a.port}`;

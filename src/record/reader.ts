@@ -1,6 +1,7 @@
-// Reads a recording back in time order, including one cut short by a kill -9 (every whole chunk before the cut), and summarises it.
-import { readFile } from 'node:fs/promises';
+// Reads a recording back in time order, including one cut short by a kill -9 (every whole chunk before the cut), within bounds of memory and time, and summarises it.
+import { open } from 'node:fs/promises';
 import { McapStreamReader } from '@mcap/core';
+import { CortexError } from '../errors.js';
 import { decompressHandlers } from './compression.js';
 import { CAMERA_PREFIX, CONFIG_ATTACHMENT, EVENT_PREFIX, MICROPHONE_PREFIX, SYNC_TOPIC } from './channels.js';
 
@@ -24,10 +25,84 @@ export interface Recording {
   truncated: boolean;
 }
 
-/** Reads a whole recording; a damaged tail ends the reading where the damage starts (`truncated`). */
-export async function readRecording(file: string): Promise<Recording> {
-  const data = await readFile(file);
-  const reader = new McapStreamReader({ decompressHandlers });
+/**
+ * What reading one recording may cost. A recording is data from anywhere (a file someone sent): a
+ * few megabytes of LZ4 can claim gigabytes once decompressed, so every claim is checked before it is
+ * believed. Generous for a real run: a day of events, or an hour of camera at the default rate.
+ */
+export interface ReadLimits {
+  /** Size of the file itself. */
+  fileBytes: number;
+  /** Decompressed size one chunk may claim (checked before anything is allocated for it). */
+  chunkBytes: number;
+  /** How many times its stored size a chunk may decompress to: LZ4 makes 5 to 20 of a real run's JSON, 255 of a bomb's zeros. */
+  chunkRatio: number;
+  /** Decompressed bytes of all chunks together. */
+  totalBytes: number;
+  /** Messages kept (events, frames, audio). */
+  messages: number;
+  /** Wall-clock time the reading may take, in ms. */
+  timeMs: number;
+}
+
+export const DEFAULT_READ_LIMITS: ReadLimits = {
+  fileBytes: 1024 * 1024 * 1024,
+  chunkBytes: 64 * 1024 * 1024,
+  chunkRatio: 64,
+  totalBytes: 1024 * 1024 * 1024,
+  messages: 2_000_000,
+  timeMs: 120_000,
+};
+
+/** A recording past one of the read limits: the message names the limit, its value and the file. */
+export class RecordingLimitError extends CortexError {
+  constructor(
+    file: string,
+    readonly limit: keyof ReadLimits,
+    what: string,
+  ) {
+    super('recording_limit', `${file}: ${what}; cortexd replay stops here rather than use unbounded memory or time`);
+  }
+}
+
+const mib = (n: number) => `${Math.round(n / 1024 / 1024)} MiB`;
+
+/**
+ * Reads a whole recording; a damaged tail ends the reading where the damage starts (`truncated`). A
+ * file past `limits` is refused with a RecordingLimitError naming the limit.
+ */
+export async function readRecording(file: string, limits: ReadLimits = DEFAULT_READ_LIMITS): Promise<Recording> {
+  const started = Date.now();
+  const handle = await open(file, 'r');
+  let data: Buffer;
+  try {
+    const size = (await handle.stat()).size;
+    if (size > limits.fileBytes) throw new RecordingLimitError(file, 'fileBytes', `the file is ${mib(size)}, over the limit of ${mib(limits.fileBytes)}`);
+    data = await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+  let decompressed = 0;
+  const bounded = {
+    lz4: (buffer: Uint8Array, size: bigint): Uint8Array => {
+      const n = Number(size);
+      if (n > limits.chunkBytes)
+        throw new RecordingLimitError(file, 'chunkBytes', `a chunk claims ${mib(n)} decompressed, over the limit of ${mib(limits.chunkBytes)} per chunk`);
+      if (n > buffer.byteLength * limits.chunkRatio)
+        throw new RecordingLimitError(
+          file,
+          'chunkRatio',
+          `a chunk of ${buffer.byteLength} bytes claims ${n} decompressed, over the limit of ${limits.chunkRatio} times its stored size`,
+        );
+      decompressed += n;
+      if (decompressed > limits.totalBytes)
+        throw new RecordingLimitError(file, 'totalBytes', `its chunks decompress to more than the limit of ${mib(limits.totalBytes)} in all`);
+      if (Date.now() - started > limits.timeMs)
+        throw new RecordingLimitError(file, 'timeMs', `reading it took longer than the limit of ${limits.timeMs / 1000} s`);
+      return decompressHandlers.lz4(buffer, size);
+    },
+  };
+  const reader = new McapStreamReader({ decompressHandlers: bounded });
   const channels = new Map<number, { topic: string; schemaId: number }>();
   const schemas = new Map<number, string>();
   const messages: RecordedMessage[] = [];
@@ -60,6 +135,10 @@ export async function readRecording(file: string): Promise<Recording> {
           } catch {
             break;
           }
+          if (messages.length >= limits.messages)
+            throw new RecordingLimitError(file, 'messages', `it holds more than the limit of ${limits.messages} messages`);
+          if ((messages.length & 1023) === 0 && Date.now() - started > limits.timeMs)
+            throw new RecordingLimitError(file, 'timeMs', `reading it took longer than the limit of ${limits.timeMs / 1000} s`);
           messages.push({
             topic: channel.topic,
             schemaName: schemas.get(channel.schemaId) ?? '',
@@ -74,7 +153,8 @@ export async function readRecording(file: string): Promise<Recording> {
       }
     }
     truncated = !reader.done();
-  } catch {
+  } catch (err) {
+    if (err instanceof RecordingLimitError) throw err;
     truncated = true;
   }
   messages.sort((a, b) => a.atMs - b.atMs);

@@ -148,9 +148,9 @@ export class Accounts {
   /**
    * Admits a request that may cost up to `estimateMicro`: refused (undefined) unless the balance
    * minus every open reservation is positive and covers the whole estimate (the request's worst
-   * case); admitted, it reserves its estimate. So requests admitted together can never cost more
-   * than the balance: only a charge above its own estimate (an upstream reporting more tokens than
-   * the request allowed) can take the balance below zero (README "Metering").
+   * case); admitted, it reserves its estimate, and it is charged at most that estimate (settle). So
+   * requests admitted together, concurrent ones included, never cost more than the balance, and the
+   * balance never goes below zero (README "Metering").
    */
   reserve(userId: string, estimateMicro: number): Reservation | undefined {
     if (!Number.isSafeInteger(estimateMicro) || estimateMicro < 0) throw new Error(`invalid reservation ${estimateMicro}`);
@@ -163,14 +163,18 @@ export class Accounts {
   /**
    * Ends a reservation: charges `charge` (one transaction) and releases the estimate in the same
    * step, or only releases it when the request failed (failed requests are not charged). Idempotent.
+   * The charge is at most the reservation: a request costs no more than the worst case it was
+   * admitted for (an upstream reporting more tokens than the request allowed is not believed past
+   * it). Returns the micro-CU charged.
    */
-  settle(r: Reservation, charge?: Charge): void {
-    if (r.settled) return;
+  settle(r: Reservation, charge?: Charge): number {
+    if (r.settled) return 0;
     r.settled = true;
     const left = (this.reserved.get(r.userId) ?? 0) - r.micro;
     if (left > 0) this.reserved.set(r.userId, left);
     else this.reserved.delete(r.userId);
-    if (charge) this.charge(charge);
+    if (!charge) return 0;
+    return this.charge({ ...charge, costMicro: Math.min(charge.costMicro, r.micro) });
   }
 
   balance(userId: string): BalanceRecord | undefined {
@@ -188,26 +192,31 @@ export class Accounts {
 
   /**
    * Charges one usage atomically (one SQLite transaction): the monthly allowance first, then prepaid
-   * credit, the key's total_cost, and a usage ledger row. A request admitted with a positive balance is
-   * charged in full even if it costs more than remains: prepaid credit then goes negative (a debt paid
-   * by later credit), and further requests are refused until the balance is positive again.
+   * credit, the key's total_cost, and a usage ledger row. The balance never goes below zero: a charge
+   * is cut to what is free (the balance minus what other requests in progress have reserved), so a
+   * streaming session that charges as it goes (recognition) cannot eat what a reserved request will
+   * be charged either. Returns the micro-CU charged; less than asked means the balance ran out (the
+   * caller ends the session).
    */
-  charge(c: Charge): void {
+  charge(c: Charge): number {
     if (c.costMicro < 0 || !Number.isSafeInteger(c.costMicro)) throw new Error(`invalid charge ${c.costMicro}`);
-    const tx = this.db.transaction(() => {
+    const tx = this.db.transaction((): number => {
       const row = this.rollover(c.userId);
       if (!row) throw new Error('charge for an unknown user');
-      const fromMonthly = Math.min(Math.max(row.monthly_unused_micro, 0), c.costMicro);
+      const free = row.monthly_unused_micro + row.prepaid_micro - (this.reserved.get(c.userId) ?? 0);
+      const cost = Math.max(0, Math.min(c.costMicro, free));
+      const fromMonthly = Math.min(Math.max(row.monthly_unused_micro, 0), cost);
       const at = this.now().toISOString();
       this.db
         .prepare(`UPDATE users SET monthly_unused_micro = monthly_unused_micro - ?, prepaid_micro = prepaid_micro - ? WHERE id = ?`)
-        .run(fromMonthly, c.costMicro - fromMonthly, c.userId);
-      this.db.prepare(`UPDATE api_keys SET total_cost_micro = total_cost_micro + ?, updated_at = ? WHERE id = ?`).run(c.costMicro, at, c.keyId);
+        .run(fromMonthly, cost - fromMonthly, c.userId);
+      this.db.prepare(`UPDATE api_keys SET total_cost_micro = total_cost_micro + ?, updated_at = ? WHERE id = ?`).run(cost, at, c.keyId);
       this.db
         .prepare(`INSERT INTO usage (key_id, user_id, at, kind, item, quantity_in, quantity_out, cost_micro) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-        .run(c.keyId, c.userId, at, c.kind, c.item, c.quantityIn, c.quantityOut ?? 0, c.costMicro);
+        .run(c.keyId, c.userId, at, c.kind, c.item, c.quantityIn, c.quantityOut ?? 0, cost);
+      return cost;
     });
-    tx();
+    return tx();
   }
 
   /** The usage ledger of a key, oldest first (tests and administration). */

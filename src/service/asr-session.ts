@@ -204,7 +204,7 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
     bytes += pcm.length;
     const total = asrCostMicro(flavour === 'speechlab' ? 'speechlab' : 'general', bytes, rate);
     if (total > chargedMicro) {
-      ctx.accounts.charge({
+      const charged = ctx.accounts.charge({
         keyId: key.keyId,
         userId: key.userId,
         kind: 'asr',
@@ -212,6 +212,8 @@ export function startAsrSession(ws: WebSocket, key: VerifiedKey, flavour: 'speec
         quantityIn: pcm.length,
         costMicro: total - chargedMicro,
       });
+      // The balance ran out within this chunk: what was free is charged, and the session ends.
+      if (charged < total - chargedMicro) return fatal('Insufficient CU balance');
       chargedMicro = total;
     }
     for (const ev of vad!.push(pcm)) {

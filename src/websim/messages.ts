@@ -79,7 +79,7 @@ function prove(ctx: MessageContext, session: PageSession, token: string): string
     session.authed = true;
     return undefined;
   }
-  if (r.result === 'locked') return `too many wrong tokens from this address: try again in ${Math.ceil(r.waitMs / 1000)} s`;
+  if (r.result === 'locked') return `too many wrong tokens from this user or address: try again in ${Math.ceil(r.waitMs / 1000)} s`;
   return 'wrong WebSim token';
 }
 

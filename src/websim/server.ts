@@ -10,6 +10,7 @@ import type { Subscription } from 'rxjs';
 import type { Logger } from 'pino';
 import type { AgentControl, SimulatorHandle } from '../cortex/contracts.js';
 import { httpLimits, limitedServer, type HttpLimits } from '../http-limits.js';
+import { describePeer, peerKeyOf } from '../local-peer.js';
 import { projectRoot, stateDir as defaultStateDir } from '../paths.js';
 import { redact, redactDeep } from '../redact.js';
 import { elkSvg, renderSvg } from '../modes/svg.js';
@@ -175,7 +176,7 @@ export class WebSim implements SimulatorHandle {
     this.app = app;
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.socketLimits.maxMessageBytes });
     this.routes(app);
-    app.server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+    app.server.on('upgrade', (req, socket, head) => void this.onUpgrade(req, socket, head));
     try {
       await listenOnFreePort(app, this.options, this.logger);
     } catch (err) {
@@ -308,9 +309,11 @@ export class WebSim implements SimulatorHandle {
   }
 
   /**
-   * The token check of a request or upgrade from `peer`: a presented token is compared through the
-   * attempt limiter (wrong ones count, a locked-out peer is refused uncompared); none presented is
-   * `open` when viewing needs no token.
+   * The token check of a request or upgrade from `peer` (src/local-peer.ts: on this machine the local
+   * user, never 127.0.0.1, so another user's wrong guesses lock out that user only, and rotating the
+   * source within 127/8 is the same user): a presented token is compared through the attempt limiter
+   * (wrong ones count, a locked-out peer is refused uncompared); none presented is `open` when viewing
+   * needs no token.
    */
   private authorize(headers: IncomingHttpHeaders, url: URL, peer: string): AuthResult | { ok: false; reason: string; locked: number } {
     if (!presentsToken(headers, url)) {
@@ -322,7 +325,7 @@ export class WebSim implements SimulatorHandle {
       return result.ok;
     });
     if (r.result === 'locked')
-      return { ok: false, reason: `too many wrong tokens from this address: try again in ${Math.ceil(r.waitMs / 1000)} s`, locked: r.waitMs };
+      return { ok: false, reason: `too many wrong tokens from ${describePeer(peer)}: try again in ${Math.ceil(r.waitMs / 1000)} s`, locked: r.waitMs };
     return result;
   }
 
@@ -341,7 +344,7 @@ export class WebSim implements SimulatorHandle {
       const origin = checkOrigin(req.headers, this.options.loopback);
       if (!origin.ok) return reply.code(403).send({ error: origin.reason });
       const url = new URL(req.url, 'http://websim.invalid');
-      const auth = this.authorize(req.headers, url, req.socket.remoteAddress ?? 'unknown');
+      const auth = this.authorize(req.headers, url, await peerKeyOf(req.socket));
       if (!auth.ok && 'locked' in auth)
         return reply
           .code(429)
@@ -382,12 +385,13 @@ export class WebSim implements SimulatorHandle {
     socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
   }
 
-  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  private async onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://websim.invalid');
     if (url.pathname !== '/events' || !this.wss) return this.refuse(socket, 404, 'Not Found');
     const origin = checkOrigin(req.headers, this.options.loopback);
     if (!origin.ok) return this.refuse(socket, 403, 'Forbidden');
-    const peer = req.socket.remoteAddress ?? 'unknown';
+    const peer = await peerKeyOf(req.socket);
+    if (socket.destroyed || !this.wss) return;
     const auth = this.authorize(req.headers, url, peer);
     if (!auth.ok && 'locked' in auth) return this.refuse(socket, 429, 'Too Many Requests');
     if (!auth.ok) return this.refuse(socket, 401, 'Unauthorized');

@@ -1,7 +1,7 @@
 // Proves `cortexd init NAME --template T`: each template writes a commented configuration that passes check (in config/ or another directory), refuses to overwrite, and a new companion runs.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireBuild } from '../helpers/requires.js';
@@ -45,4 +45,24 @@ t.test('the new companion runs', async (t) => {
   const r = cortexd('run', 'my_companion', '--for', '3s', '--events', '--fresh');
   t.equal(r.status, 0, r.stderr.slice(-2000));
   t.match(r.stdout, /"type":"agent.started","at":\d+,"config":"my_companion"/);
+});
+
+t.test('init never writes through a symbolic link, --force or not: the link target is untouched', async (t) => {
+  const victim = join(dir, 'victim.txt');
+  writeFileSync(victim, 'precious\n');
+  symlinkSync(victim, join(dir, 'linked.json5'));
+  for (const args of [
+    ['init', 'linked', '--force'],
+    ['init', 'linked'],
+  ]) {
+    const r = cortexd(...args);
+    t.equal(r.status, 1, `${args.join(' ')}: refused`);
+    t.match(r.stderr, /linked\.json5 is a symbolic link \(to .*victim\.txt\); init never writes through a link, even with --force: remove the link first/);
+  }
+  t.equal(readFileSync(victim, 'utf8'), 'precious\n', 'the target is unchanged');
+  t.ok(lstatSync(join(dir, 'linked.json5')).isSymbolicLink(), 'the link is left as it was');
+  symlinkSync(join(dir, 'nowhere.txt'), join(dir, 'dangling.json5'));
+  const dangling = cortexd('init', 'dangling', '--force');
+  t.equal(dangling.status, 1, 'a dangling link is refused too');
+  t.notOk(existsSync(join(dir, 'nowhere.txt')), 'and nothing is created where it points');
 });

@@ -1,7 +1,7 @@
 // `run --record` of a real agent (replayed microphone, synthetic camera, typed lines) read back with @mcap/core; replay matches, a changed keyword differs (exit 1), the recorded model makes no network call; kill -9 leaves a readable file; --foxglove serves the channels live.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -196,7 +196,10 @@ t.test('--foxglove serves the run live: a Foxglove client subscribes and receive
     if (!url) await new Promise((r) => setTimeout(r, 100));
   }
   t.ok(url, 'the run prints the live address');
-  const client = new FoxgloveClient({ ws: new WebSocket(url!, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]) });
+  t.match(agent.stderr(), /\?token=TOKEN .*TOKEN is in \S+websim-token/, 'and where its token is kept');
+  // The token WebSim uses, generated into the state directory: the socket serves no one without it.
+  const token = readFileSync(join(w.state, 'websim-token'), 'utf8').trim();
+  const client = new FoxgloveClient({ ws: new WebSocket(`${url!}/?token=${encodeURIComponent(token)}`, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]) });
   t.teardown(() => client.close());
   const got = new Map<string, number>();
   const subscribed = new Map<number, string>();

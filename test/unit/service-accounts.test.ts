@@ -5,7 +5,7 @@ import { openDb } from '../../src/service/db.js';
 import { ApiKeys } from '../../src/service/keys.js';
 import { TokenBuckets } from '../../src/service/ratelimit.js';
 
-t.test('charges take the monthly allowance first, then prepaid, and may leave a debt', async (t) => {
+t.test('charges take the monthly allowance first, then prepaid, and never leave a debt', async (t) => {
   let now = new Date('2026-03-15T12:00:00Z');
   const db = openDb(':memory:');
   t.teardown(() => db.close());
@@ -22,14 +22,27 @@ t.test('charges take the monthly allowance first, then prepaid, and may leave a 
     monthly_total_cu: 10000,
     current_period_end: '2026-04-01T00:00:00.000Z',
   });
-  accounts.charge({ keyId: k.id, userId: u.id, kind: 'chat', item: 'x', quantityIn: 1, costMicro: 4_500_000 });
-  t.equal(accounts.balance(u.id)?.cu_balance, -2, 'overdraft of the last admitted request');
-  t.ok(accounts.availableMicro(u.id) <= 0);
-  t.equal(keys.get(k.id)?.total_cost, 17, '16.5 CU reported as 17');
+  t.equal(accounts.charge({ keyId: k.id, userId: u.id, kind: 'chat', item: 'x', quantityIn: 1, costMicro: 4_500_000 }), 3_000_000, 'cut to the 3 CU left');
+  t.equal(accounts.balance(u.id)?.cu_balance, 0, 'no overdraft');
+  t.equal(accounts.availableMicro(u.id), 0);
+  t.equal(keys.get(k.id)?.total_cost, 15, 'the key is charged what was taken');
+  accounts.setCredits(u.id, { prepaid: 5 });
+  const r = accounts.reserve(u.id, 2_000_000)!;
+  t.equal(
+    accounts.charge({ keyId: k.id, userId: u.id, kind: 'asr', item: 'x', quantityIn: 1, costMicro: 4_000_000 }),
+    3_000_000,
+    'a charge leaves a reservation alone',
+  );
+  t.equal(
+    accounts.settle(r, { keyId: k.id, userId: u.id, kind: 'chat', item: 'x', quantityIn: 1, costMicro: 9_000_000 }),
+    2_000_000,
+    'a request costs at most its reservation',
+  );
+  t.equal(accounts.availableMicro(u.id), 0);
 
   now = new Date('2026-05-02T00:00:00Z');
   t.match(accounts.balance(u.id), { monthly_unused_cu: 10000, current_period_end: '2026-06-01T00:00:00.000Z' }, 'allowance reset after two periods');
-  t.equal(accounts.balance(u.id)?.cu_balance, 9998, '10000 monthly + (-1.5 prepaid) rounded down');
+  t.equal(accounts.balance(u.id)?.cu_balance, 10000, '10000 monthly + no debt');
 });
 
 t.test('billing periods are calendar months', async (t) => {

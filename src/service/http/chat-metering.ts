@@ -56,9 +56,9 @@ export function validUsage(u: unknown): Usage | undefined {
 }
 
 /**
- * What a completion is charged: the upstream's believable usage, else `estimate()`. Usage above the
- * request's bounds is still charged as reported (never undercharged), and logged: only then can the
- * balance go further below zero than the once-only allowance (README "Metering").
+ * The usage a completion is metered by: the upstream's believable usage, else `estimate()`. Usage
+ * above the request's bounds is logged; the charge is then cut to the reservation (Accounts.settle),
+ * so the balance never goes below zero (README "Metering").
  */
 export function chargedUsage(ctx: ServiceContext, bounds: ChatBounds, reported: unknown, estimate: () => Usage, what: Record<string, unknown>): Usage {
   const valid = validUsage(reported);

@@ -1,6 +1,7 @@
-// Caps the TCP connections one peer address holds open on the service (HTTP and upgraded sockets together); more are answered 429 and closed at accept.
+// Caps the TCP connections one peer (an address, or a local user) holds open on the service (HTTP and upgraded sockets together); more are answered 429 and closed at accept.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { describePeer, whenPeerKnown } from '../../local-peer.js';
 
 /** Decision: the body of the answer to a connection over the per-peer cap. */
 export const tooManyConnections = (peer: string, limit: number): string =>
@@ -11,14 +12,9 @@ const CUT_AFTER_MS = 1000;
 /** Refused connections given their answer at once; past this many waiting to be cut off, a refusal is a plain close. */
 const MAX_LINGERING = 64;
 
-/** `::ffff:127.0.0.1` and `127.0.0.1` are one peer. */
-function peerOf(socket: Socket): string {
-  const a = socket.remoteAddress ?? 'unknown';
-  return a.startsWith('::ffff:') ? a.slice(7) : a;
-}
-
 /**
- * Counts open connections per remote address from the moment they are accepted until they close.
+ * Counts open connections per peer (src/local-peer.ts: a connection from this machine counts for the
+ * local user that owns it, so one user's slow connections never take the robot's own places) from the moment they are accepted until they close.
  * A connection past `limit` gets `429 {"error": ...}` with `Connection: close` and is destroyed a
  * second later whatever it does, before any of its bytes are read; while 64 refused connections are
  * already waiting out that second, a further one is closed without an answer. So 3,000 slow
@@ -31,27 +27,32 @@ export function capConnectionsPerPeer(server: Server, limit: number): { open(pee
   let lingering = 0;
   // First of the server's listeners: a refused connection is paused before the HTTP parser could read from it.
   server.prependListener('connection', (socket: Socket) => {
-    const peer = peerOf(socket);
-    const n = open.get(peer) ?? 0;
-    if (n >= limit) {
-      socket.pause();
-      socket.on('error', () => undefined);
-      if (lingering >= MAX_LINGERING) return void socket.destroy();
-      lingering++;
-      socket.once('close', () => lingering--);
-      const body = JSON.stringify({ error: tooManyConnections(peer, limit) });
-      socket.end(
-        `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`,
-      );
-      setTimeout(() => socket.destroy(), CUT_AFTER_MS).unref();
-      return;
-    }
-    open.set(peer, n + 1);
-    socket.once('close', () => {
-      const left = (open.get(peer) ?? 1) - 1;
-      if (left > 0) open.set(peer, left);
-      else open.delete(peer);
+    let later = false;
+    whenPeerKnown(socket, (peer) => {
+      const n = open.get(peer) ?? 0;
+      if (n >= limit) {
+        // Known only after a read of the kernel's table: the connection may be mid-request, so it is cut, not answered.
+        if (later) return void socket.destroy();
+        socket.pause();
+        socket.on('error', () => undefined);
+        if (lingering >= MAX_LINGERING) return void socket.destroy();
+        lingering++;
+        socket.once('close', () => lingering--);
+        const body = JSON.stringify({ error: tooManyConnections(describePeer(peer), limit) });
+        socket.end(
+          `HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`,
+        );
+        setTimeout(() => socket.destroy(), CUT_AFTER_MS).unref();
+        return;
+      }
+      open.set(peer, n + 1);
+      socket.once('close', () => {
+        const left = (open.get(peer) ?? 1) - 1;
+        if (left > 0) open.set(peer, left);
+        else open.delete(peer);
+      });
     });
+    later = true;
   });
   return { open: (peer) => open.get(peer) ?? 0 };
 }
