@@ -4,6 +4,7 @@ import { describeValue, openObject } from './issues.js';
 import type { AddressSettings } from '../cloud/addresses.js';
 import { ModeSafety, SafetyConfig } from './safety.js';
 import { FleetBlock, type FleetSettings } from './fleet.js';
+import { KnowledgeBaseBlock, MemoryBlock } from './memory.js';
 
 // Objects are loose: unknown fields are kept (and reported as warnings by the loader), never dropped.
 
@@ -230,6 +231,10 @@ export const AgentConfig = z.looseObject({
   safety: SafetyConfig.optional(),
   /** The fleet channel (src/config/fleet.ts); off unless a broker is named here or in CORTEX_MQTT_URL. */
   fleet: FleetBlock.optional(),
+  /** A folder of documents the robot answers from (OM1's block; src/config/memory.ts). */
+  knowledge_base: KnowledgeBaseBlock.optional(),
+  /** What the robot remembers across restarts: facts people tell it, places, conversation summaries. */
+  memory: MemoryBlock.optional(),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfig>;
