@@ -19,6 +19,7 @@ import { LiveHandout } from './live-handout.js';
 import type { AssembledTurn, TurnPreparer } from './speculation.js';
 import { type ActionSequence, AnswerOrder } from './actions/ordering.js';
 import { Turn } from './turn.js';
+import type { Recalled } from '../src/memory/recall.js';
 
 /** A running input of the mode (its formatted buffer); the finals of a tick come with its request (the loop keeps them). */
 export interface TickInput {
@@ -55,6 +56,11 @@ export interface TickDeps {
   actions?: readonly ActionConfig[];
   /** Extra lines for the system message, read at each model call (e.g. the known places); undefined adds nothing. */
   context?: () => string | undefined;
+  /**
+   * The knowledge base and memory (src/memory/recall.ts): `turn` gives the prompt lines for what the tick
+   * heard and remembers what it tells; its items are reported as a `recall` event. Absent: nothing recalled.
+   */
+  recall?: { turn(heard: string, summarise?: LlmPlugin['summarise']): Recalled };
   /** Given one record per tick that called the model (`save_interactions`); absent, nothing is collected. */
   onInteraction?: (record: InteractionRecord) => void;
   /**
@@ -157,6 +163,26 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
     extra = deps.context?.();
   } catch (err) {
     logger.warn(`prompt context left out: ${describeError(err)}`);
+  }
+  // What was heard this tick asks the knowledge base and the memory; what they give goes after the context.
+  const heard = finals.join('\n').trim();
+  if (deps.recall && heard) {
+    try {
+      const recalled = deps.recall.turn(heard, deps.llm.summarise?.bind(deps.llm));
+      // Joined as the mode's prepared turns join them (actors/mode.ts), so a turn prepared on the same words is taken.
+      if (recalled.block) extra = [extra, recalled.block].filter((p) => Boolean(p?.trim())).join('\n\n');
+      deps.bus.emit({
+        type: 'recall',
+        at: now(),
+        mode: deps.modeName,
+        tick: req.seq,
+        query: heard,
+        used: recalled.used,
+        ...(recalled.note ? { note: recalled.note } : {}),
+      });
+    } catch (err) {
+      logger.warn(`knowledge and memory left out: ${describeError(err)}`);
+    }
   }
   // A tick woken by a final takes what was prepared on the partials if the prompt is exactly the same.
   const early = req.finals?.length && deps.prepared ? deps.prepared.take(turnKey(deps, fused, extra)) : undefined;
