@@ -11,6 +11,8 @@ export interface Heard {
 }
 
 const NAME = /\b(?:my name is|my name's|i am called|i'm called|call me|people call me)\s+([\p{L}][\p{L}'-]*(?:\s+[\p{Lu}][\p{L}'-]*)?)/iu;
+/** "I'm Ada" / "I am Ada Lovelace" as a whole clause: a capitalised word after it is a name. */
+const I_AM_NAME = /^(?:[Ii] am|[Ii]'m)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*)?)\s*[.!]?$/u;
 /** Words that follow "my name is" in speech but are not names. */
 const NOT_NAMES = new Set(['not', 'a', 'the', 'actually', 'just', 'really', 'so', 'very', 'what', 'and', 'but', 'is']);
 
@@ -51,7 +53,11 @@ const capitalise = (name: string) =>
 export function readHeard(text: string): Heard {
   const heard: Heard = { facts: [], forget: FORGET.some((re) => re.test(text)) };
   if (heard.forget) return heard;
-  const named = NAME.exec(text);
+  const named =
+    NAME.exec(text) ??
+    clauses(text)
+      .map((c) => I_AM_NAME.exec(c))
+      .find(Boolean);
   if (named) {
     const parts = named[1]!.split(/\s+/);
     // A second word is part of the name only when it is capitalised as a name ("Ada Lovelace", not "Ada and").
@@ -60,7 +66,7 @@ export function readHeard(text: string): Heard {
   }
   for (const clause of clauses(text)) {
     const c = clause.replace(/^["'“”]+|["'“”]+$/g, '').trim();
-    if (!ABOUT_ME.test(c) || NOT_A_FACT.test(c) || QUESTION_START.test(c) || NAME.test(c)) continue;
+    if (!ABOUT_ME.test(c) || NOT_A_FACT.test(c) || QUESTION_START.test(c) || NAME.test(c) || I_AM_NAME.test(c)) continue;
     if (c.split(/\s+/).length < 3) continue;
     heard.facts.push(c.replace(/[.!;]+$/, ''));
   }

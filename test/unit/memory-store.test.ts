@@ -7,6 +7,7 @@ import { readHeard } from '../../src/memory/facts.js';
 import { MemoryStore, memoryFileOf } from '../../src/memory/memories.js';
 import { Recall } from '../../src/memory/recall.js';
 import { createLogger } from '../../src/log.js';
+import { ruleAnswer } from '../../src/service/backends/rule-chat.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
 
 const logger = createLogger({ level: 'silent' });
@@ -34,6 +35,8 @@ t.test('what people say about themselves is read as facts; questions, requests a
   t.equal(readHeard('forget everything I said').forget, true);
   t.equal(readHeard('forget me').forget, true);
   t.equal(readHeard('I forgot my umbrella').forget, false);
+  t.match(readHeard('Hi, I am Bo. I collect fossil teeth.'), { name: 'Bo', facts: ['I collect fossil teeth'] }, '"I am Bo" gives a name');
+  t.equal(readHeard("I'm hungry").name, undefined, 'a lower-case word after "I\'m" is not a name');
   t.equal(readHeard('my name is not important').name, undefined);
 });
 
@@ -123,4 +126,15 @@ t.test('Recall: a turn gets the facts told before, with the speaker named; "forg
   t.match(forgot.block, /forgotten 3 things Ada told you/);
   t.same(recall.memory!.list({ person: 'Ada' }), []);
   await recall.close();
+});
+
+t.test("the local service's rule-based model answers a summary request with the conversation's first lines", async (t) => {
+  const answer = ruleAnswer({
+    messages: [
+      { role: 'system', content: 'Summarise this conversation between a robot and a visitor.' },
+      { role: 'user', content: 'Visitor: my name is Ada\nRobot: Hello Ada!\nVisitor: where is the café?\nRobot: On the ground floor.' },
+    ],
+    tools: [],
+  });
+  t.equal(answer.content, 'Visitor: my name is Ada Robot: Hello Ada! Visitor: where is the café?');
 });
