@@ -57,10 +57,10 @@ export interface TickDeps {
   /** Extra lines for the system message, read at each model call (e.g. the known places); undefined adds nothing. */
   context?: () => string | undefined;
   /**
-   * The knowledge base and memory (src/memory/recall.ts): `turn` gives the prompt lines for what the tick
-   * heard and remembers what it tells; its items are reported as a `recall` event. Absent: nothing recalled.
+   * The knowledge base and memory (src/memory/recall.ts): `remember` keeps what the tick heard tells (before
+   * the keyword rules), `recall` gives its prompt lines (reported as a `recall` event). Absent: nothing recalled.
    */
-  recall?: { turn(heard: string, summarise?: LlmPlugin['summarise']): Recalled };
+  recall?: { remember(heard: string, summarise?: LlmPlugin['summarise']): string | undefined; recall(heard: string, note?: string): Recalled };
   /** Given one record per tick that called the model (`save_interactions`); absent, nothing is collected. */
   onInteraction?: (record: InteractionRecord) => void;
   /**
@@ -146,6 +146,16 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
     if (marks?.speechEndAt !== undefined) before.speech_end = Math.min(before.speech_end ?? Infinity, marks.speechEndAt);
     if (marks?.finalAt !== undefined) before.final_transcript = Math.min(before.final_transcript ?? Infinity, marks.finalAt);
   }
+  // What was heard tells the memory first (a name said with the word that switches the mode is kept too).
+  const heard = finals.join('\n').trim();
+  let memoryNote: string | undefined;
+  if (deps.recall && heard) {
+    try {
+      memoryNote = deps.recall.remember(heard, deps.llm.summarise?.bind(deps.llm));
+    } catch (err) {
+      deps.logger.warn(`memory left out: ${describeError(err)}`);
+    }
+  }
   if (finals.length) {
     const switched = deps.keywords(finals.join('\n'));
     if (switched === true || (switched !== false && (await switched))) return { calledModel: false };
@@ -165,10 +175,9 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
     logger.warn(`prompt context left out: ${describeError(err)}`);
   }
   // What was heard this tick asks the knowledge base and the memory; what they give goes after the context.
-  const heard = finals.join('\n').trim();
   if (deps.recall && heard) {
     try {
-      const recalled = deps.recall.turn(heard, deps.llm.summarise?.bind(deps.llm));
+      const recalled = deps.recall.recall(heard, memoryNote);
       // Joined as the mode's prepared turns join them (actors/mode.ts), so a turn prepared on the same words is taken.
       if (recalled.block) extra = [extra, recalled.block].filter((p) => Boolean(p?.trim())).join('\n\n');
       deps.bus.emit({

@@ -56,6 +56,14 @@ export function recallBlock(kbName: string, passages: readonly Passage[], memori
   return parts.length ? parts.join('\n\n') : undefined;
 }
 
+/** The first words of the memory lines of a prompt (recallBlock): what `withoutMemories` takes out. */
+const MEMORY_SECTION = /(^|\n\n)(?:SPEAKER: [^\n]*|MEMORIES \([^\n]*(?:\n- [^\n]*)*|MEMORY: [^\n]*)(?=\n\n|$)/g;
+
+/** A prompt with what the memory put in it replaced by a mark (for copies that leave the robot, e.g. the fleet's shared transcripts). */
+export function withoutMemories(prompt: string): string {
+  return prompt.replace(MEMORY_SECTION, '$1(memories kept on the robot)');
+}
+
 export interface RecallOptions {
   loaded: Pick<LoadedConfig, 'file' | 'configName' | 'config'>;
   stateDir: string;
@@ -64,10 +72,10 @@ export interface RecallOptions {
 }
 
 /**
- * The knowledge base and the memory of one running agent. `turn(heard)` gives the prompt lines for
- * what was heard (knowledge passages and memories above their min_score, none when nothing fits) and
- * then remembers what the speaker told about themselves; "forget what I told you" forgets the
- * speaker's facts instead. A conversation ends after `conversation_gap_seconds` without speech (or at
+ * The knowledge base and the memory of one running agent. `remember(heard)` keeps what the speaker
+ * told about themselves ("forget what I told you" forgets the speaker's facts instead); `recall(heard)`
+ * gives the prompt lines for what was heard (knowledge passages and memories above their min_score,
+ * none when nothing fits; what was told just now is not given back); `turn` does both. A conversation ends after `conversation_gap_seconds` without speech (or at
  * stop); its summary is made by the model of the mode it happened in and kept as a memory.
  */
 export class Recall {
@@ -82,6 +90,8 @@ export class Recall {
   /** Ids of the facts told in this conversation (forgotten on request when the speaker gave no name). */
   private told: number[] = [];
   private transcript: string[] = [];
+  /** Ids of the memories the latest utterance told (not recalled back to the same turn). */
+  private toldNow = new Set<number>();
   private summariser: SummariseWith;
   private gapTimer: NodeJS.Timeout | undefined;
   private summaries: Promise<void> = Promise.resolve();
@@ -183,7 +193,10 @@ export class Recall {
     try {
       if (this.memory && this.memoryBlock) {
         this.syncPlaces();
-        memories = this.memory.find(heard, { topK: this.memoryBlock.top_k, minScore: this.memoryBlock.min_score });
+        memories = this.memory
+          .find(heard, { topK: this.memoryBlock.top_k + this.toldNow.size, minScore: this.memoryBlock.min_score })
+          .filter((m) => !this.toldNow.has(m.id))
+          .slice(0, this.memoryBlock.top_k);
       }
     } catch (err) {
       this.logger.warn(`memory search failed: ${describeError(err)}`);
@@ -199,8 +212,18 @@ export class Recall {
    * mode's model, kept for the summary of this conversation when it ends.
    */
   turn(heard: string, summarise?: SummariseWith): Recalled {
-    if (!heard.trim()) return { block: undefined, used: [] };
-    if (!this.memory || !this.memoryBlock) return this.retrieve(heard);
+    const note = this.remember(heard, summarise);
+    return this.recall(heard, note);
+  }
+
+  /**
+   * What `heard` tells the memory: the speaker's name and facts are kept, "forget what I told you"
+   * forgets theirs (the returned note tells the model so). Called for every final, also one that
+   * switches the mode, so a name said with "hello" is not lost.
+   */
+  remember(heard: string, summarise?: SummariseWith): string | undefined {
+    this.toldNow = new Set();
+    if (!heard.trim() || !this.memory || !this.memoryBlock) return undefined;
     this.summariser = summarise ?? this.summariser;
     const said = readHeard(heard);
     let note: string | undefined;
@@ -213,17 +236,28 @@ export class Recall {
       this.person = undefined;
     }
     if (said.name) this.person = said.name;
-    const recalled = this.retrieve(heard);
-    if (note) recalled.note = note;
-    if (note) recalled.block = [note, recalled.block].filter(Boolean).join('\n\n');
     try {
-      if (said.name) this.told.push(this.memory.add('fact', said.name, `my name is ${said.name}`));
-      for (const f of said.facts) this.told.push(this.memory.add('fact', this.person ?? '', f));
+      const ids = [
+        ...(said.name ? [this.memory.add('fact', said.name, `my name is ${said.name}`)] : []),
+        ...said.facts.map((f) => this.memory!.add('fact', this.person ?? '', f)),
+      ];
+      this.told.push(...ids);
+      this.toldNow = new Set(ids);
     } catch (err) {
       this.logger.warn(`memory not saved: ${describeError(err)}`);
     }
     this.transcript.push(`Visitor: ${heard.trim()}`);
     this.armGap();
+    return note;
+  }
+
+  /** The prompt lines of a turn that heard `heard` (what it told just now left out), with `note` first. */
+  recall(heard: string, note?: string): Recalled {
+    const recalled = this.retrieve(heard);
+    if (note) {
+      recalled.note = note;
+      recalled.block = [note, recalled.block].filter(Boolean).join('\n\n');
+    }
     return recalled;
   }
 

@@ -1,7 +1,8 @@
 // Memory and knowledge in a real agent process: a fact told in one run is in the prompt of the next run, knowledge passages come with their source, forget works.
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { type AgentProcess, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
+import { type AgentProcess, MAIN, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
@@ -79,4 +80,43 @@ t.test('a fact told in one run is in the prompt of a later run; knowledge comes 
   const after = await ask(second, w.socket, 'How do I take my coffee?');
   t.notMatch(after.prompt, /coffee black/, 'the fact is gone');
   await stop(second);
+});
+
+t.test('a conversation is summarised by the configured model when the agent stops, and kept as a memory of the person', async (t) => {
+  const w = workDir();
+  const config = w.file('robot.json5');
+  // The embedded local service: its rule-based model answers turns and the summary (a metered chat call like any other).
+  writeFileSync(
+    config,
+    `{
+      version: "v1.0.5", name: "guide", default_mode: "guide", allow_manual_switching: true, mode_memory_enabled: false,
+      api_key: "openmind_free", system_governance: "obey", service: { base_url: "embedded" },
+      cortex_llm: { type: "CloudLLM", config: { provider: "provider_a", model: "gen-4o-mini", history_length: 0 } },
+      memory: { enabled: true },
+      modes: {
+        guide: { display_name: "Guide", description: "d", system_prompt_base: "You guide visitors.", hertz: 5,
+          agent_inputs: [{ type: "TextInput", config: { source: "socket", path: "${w.socket}", descriptor: "Voice" } }],
+          agent_actions: [{ name: "speak", llm_label: "speak", connector: "console" }] },
+      },
+    }`,
+  );
+  const agent = startAgent(config, w.state, ['--for', '60s']);
+  t.teardown(() => void agent.child.kill('SIGKILL'));
+  await agent.waitFor((e) => e.type === 'tick', 20_000, 'first tick');
+  await typeLines(w.socket, ['Hello, my name is Ada and I collect fossil teeth.']);
+  await agent.waitFor((e) => e.type === 'model.answer', 20_000, 'the answer');
+  await stop(agent);
+  const out = execFileSync(process.execPath, [MAIN, 'memory', 'ls', '--json', '--config', config], {
+    env: { ...process.env, CORTEX_STATE_DIR: w.state },
+    encoding: 'utf8',
+  });
+  const memories = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { kind: string; person: string; text: string });
+  t.match(memories, [
+    { kind: 'fact', person: 'Ada', text: 'my name is Ada' },
+    { kind: 'fact', person: 'Ada', text: 'I collect fossil teeth' },
+    { kind: 'summary', person: 'Ada', text: /^Visitor: Hello, my name is Ada and I collect fossil teeth\. Robot: / },
+  ]);
 });

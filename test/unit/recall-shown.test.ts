@@ -4,6 +4,8 @@ import { TerminalView } from '../../src/cli/view.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import { decisionsOf, diffDecisions } from '../../src/record/decisions.js';
 import { initialState, reduce } from '../../src/websim/page/state.js';
+import { operatorEvent } from '../../src/fleet/events.js';
+import { recallBlock } from '../../src/memory/recall.js';
 
 const recall = (used: Extract<AgentEvent, { type: 'recall' }>['used'], note?: string): Extract<AgentEvent, { type: 'recall' }> => ({
   type: 'recall',
@@ -53,4 +55,20 @@ t.test('replay compares the passages of each turn: a changed document is a chang
   const changed = decisionsOf([recall([{ ...cafe, source: 'services/shop.md', score: 0.44 }])]);
   t.notOk(diffDecisions(recorded, changed).same, 'another passage is flagged');
   t.notOk(diffDecisions(recorded, decisionsOf([recall([])])).same, 'no passage any more is flagged');
+});
+
+t.test('shared transcripts on the fleet channel carry prompts without the memories in them', async (t) => {
+  const block = recallBlock(
+    'museum',
+    [{ source: 'services/cafe.md', heading: 'Café', text: 'The café serves coffee.', score: 1 }],
+    [{ id: 2, kind: 'fact', person: 'Ada', text: 'I take my coffee black', created_at: '' }],
+    'Ada',
+  );
+  const prompt = `You guide visitors.\n\n${block}\n\nAVAILABLE INPUTS:\nheard`;
+  t.match(prompt, /Ada/);
+  const shared = operatorEvent({ type: 'prompt', at: 1, mode: 'guide', tick: 1, prompt }, true) as { prompt: string };
+  t.notMatch(shared.prompt, /Ada|coffee black/, 'neither the name nor the fact leaves the robot');
+  t.match(shared.prompt, /KNOWLEDGE .*\n\[1\] services\/cafe\.md/, 'the passages of the documents do');
+  t.match(shared.prompt, /\(memories kept on the robot\)/);
+  t.equal(operatorEvent({ type: 'recall', at: 1, mode: 'guide', tick: 1, query: 'q', used: [] }, true), undefined, 'recall events stay on the robot');
 });
