@@ -1,6 +1,6 @@
 // Memory and knowledge in a real agent process: a fact told in one run is in the prompt of the next run, knowledge passages come with their source, forget works.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { type AgentProcess, MAIN, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
@@ -119,4 +119,28 @@ t.test('a conversation is summarised by the configured model when the agent stop
     { kind: 'fact', person: 'Ada', text: 'I collect fossil teeth' },
     { kind: 'summary', person: 'Ada', text: /^Visitor: Hello, my name is Ada and I collect fossil teeth\. Robot: / },
   ]);
+});
+
+t.test('a recorded run replays to the same passages; after a document changes, replay flags the changed retrieval', async (t) => {
+  const { w, config } = setup();
+  const file = w.file('run.mcap');
+  const agent = startAgent(config, w.state, ['--record', file, '--for', '60s']);
+  t.teardown(() => void agent.child.kill('SIGKILL'));
+  await agent.waitFor((e) => e.type === 'tick', 20_000, 'first tick');
+  const asked = await ask(agent, w.socket, 'Where can I get a coffee?');
+  t.match(asked.recall.used, [{ kind: 'knowledge', source: 'cafe.md' }]);
+  await stop(agent);
+
+  const replay = () =>
+    spawnSync(process.execPath, [MAIN, 'replay', file], { env: { ...process.env, CORTEX_STATE_DIR: w.state }, encoding: 'utf8', timeout: 120_000 });
+  const same = replay();
+  t.equal(same.status, 0, `the same documents, the same decisions: ${same.stdout}${same.stderr}`);
+
+  // The café moves its coffee to the whale's document: the turn now gets another passage.
+  writeFileSync(w.file('docs/cafe.md'), '# Café\n\nThe café is closed for renovation.\n');
+  writeFileSync(w.file('docs/whale.md'), '# Whale\n\nThe fin whale skeleton is 19 metres long. Coffee is sold next to it.\n');
+  const changed = replay();
+  t.equal(changed.status, 1, 'replay reports a difference');
+  t.match(changed.stdout, /recall cafe\.md 1\.00\s+</, 'the recorded passage is shown on the recorded side');
+  t.match(changed.stdout, />\s+\S*\s*recall whale\.md/, 'the passage the replay got on the replayed side');
 });
