@@ -179,7 +179,11 @@ export class KnowledgeIndex {
     try {
       if (!statSync(this.settings.root).isDirectory()) throw new Error('not a folder');
     } catch (err) {
-      report.skipped.push({ source: this.settings.root, why: `the knowledge base folder cannot be read: ${describeError(err)}` });
+      // A folder that is gone for now (an unmounted disk) leaves the index as it was: answers go on.
+      report.skipped.push({ source: this.settings.root, why: `the knowledge base folder cannot be read (the index is kept as it was): ${describeError(err)}` });
+      report.chunks = Number(this.conn.prepare('SELECT count(*) FROM passages').pluck().get());
+      report.ms = performance.now() - started;
+      return report;
     }
     const known = new Map(
       (

@@ -170,3 +170,16 @@ t.test('an index another connection keeps locked is rebuilt, never a crash', asy
   index.sync();
   t.equal(index.query('whale skeleton')[0]?.source, 'a.md');
 });
+
+t.test('a folder that cannot be read is a warning; the index keeps what it had', async (t) => {
+  const root = folder({ 'a.md': '# A\n\nThe mineral room shows an amethyst geode.' });
+  const state = mkdtempSync(join(tmpdir(), 'cortexd-kb-state-'));
+  const index = new KnowledgeIndex(settings(root), state);
+  t.teardown(() => index.close());
+  index.sync();
+  rmSync(root, { recursive: true });
+  const report = index.sync();
+  t.match(report.skipped, [{ source: root, why: /cannot be read \(the index is kept as it was\)/ }]);
+  t.equal(report.skipped.length, 1, 'one warning');
+  t.equal(index.query('amethyst geode')[0]?.source, 'a.md');
+});
