@@ -138,3 +138,19 @@ t.test("the local service's rule-based model answers a summary request with the 
   });
   t.equal(answer.content, 'Visitor: my name is Ada Robot: Hello Ada! Visitor: where is the café?');
 });
+
+t.test('places the robot saved (remember_locations) are memories too, read again when the file changes', async (t) => {
+  const state = mkdtempSync(join(tmpdir(), 'cortexd-recall-'));
+  const loaded = {
+    file: join(state, 'robot.json5'),
+    configName: 'robot',
+    config: { memory: { enabled: true, max_memories: 100, top_k: 3, min_score: 0.3, summarize: false, conversation_gap_seconds: 60 } },
+  } as unknown as LoadedConfig;
+  const places = (locations: Record<string, unknown>) => writeFileSync(join(state, 'locations.json'), JSON.stringify({ version: 1, locations }));
+  places({ kitchen: { lat: 48.1173, lon: 11.516667, saved_at: '2026-01-01T00:00:00Z' } });
+  const recall = Recall.of({ loaded, stateDir: state, logger })!;
+  t.teardown(() => recall.close());
+  t.match(recall.turn('where is the kitchen?').used, [{ kind: 'place', text: /^kitchen \(latitude 48\.117300, longitude 11\.516667\)$/ }]);
+  places({ kitchen: { lat: 48.1173, lon: 11.516667, saved_at: 'x' }, 'charging dock': { lat: 48.2, lon: 11.6, saved_at: 'y' } });
+  t.match(recall.turn('take me to the charging dock').used, [{ kind: 'place', text: /^charging dock/ }], 'a place saved since is found');
+});
