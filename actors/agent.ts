@@ -29,6 +29,7 @@ import { log } from '../src/log.js';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/modes/memory.js';
 import { stateDir as defaultStateDir } from '../src/paths.js';
 import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
+import { openRecall, type OpenRecall } from './recall.js';
 import { wireModeEvents } from './agent/mode-events.js';
 import { fleetLogic, type FleetHost } from './fleet.js';
 import { inputIds, inputLogic } from './inputs/input-actor.js';
@@ -131,6 +132,8 @@ export class Agent implements AgentControl {
   private readonly inputs = inputLogic();
   private modeOutput: ModeOutput | null = null;
   private interactionLog: InteractionLog | undefined;
+  /** The knowledge base and memory, when the configuration has either (closed with everything else at stop). */
+  private readonly recall: OpenRecall | undefined;
   /** The mode as the mode machine last announced it (`mode.changed`); the restored or default mode before. */
   private lastMode: string;
   /** The mode runs (`mode.ready` seen, no `mode.left` since). */
@@ -169,7 +172,9 @@ export class Agent implements AgentControl {
     });
     const labelsOf = new Map(Object.entries(loaded.config.modes).map(([name, mode]) => [name, motionLabels(mode, options.plugins)]));
 
+    this.recall = openRecall({ loaded, stateDir, logger: this.logger, now: () => clock.now() }, this.bus);
     const modeDeps: ModeActorDeps = {
+      ...(this.recall ? { recall: this.recall.recall } : {}),
       inputs: this.inputs,
       loaded,
       plugins: options.plugins,
@@ -234,6 +239,8 @@ export class Agent implements AgentControl {
           await this.safety.store.flush();
           // Interactions of the last ticks reach the disk before the process ends (appends never throw).
           await this.interactionLog?.flush();
+          // The conversation in progress is summarised (briefly), then the knowledge and memory files close.
+          await this.recall?.close();
         },
         drain: () => this.cleanups.settled(),
         onModesDone: (out) => (this.modeOutput = out),

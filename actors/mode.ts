@@ -18,6 +18,7 @@ import { describeError } from '../src/errors.js';
 import { actionLogic, handleOf, type ActionActorRef } from './actions/action.js';
 import type { InteractionLog } from './actions/interactions.js';
 import { implicitActions, LocationStore } from './actions/locations.js';
+import type { Recall } from '../src/memory/recall.js';
 import { inputIds, inputLogic, type InputLogic, type InputParentEvent, type InputSlot } from './inputs/input-actor.js';
 import { cortexLoopMachine, type TickReport } from './loop.js';
 import { mcpHub, mcpServerMachine, mcpSessionInput, type McpBoard } from './mcp.js';
@@ -60,6 +61,8 @@ export interface ModeActorDeps {
   bodies?: BodyBoard;
   /** The prompt line that says motion is disabled (e-stop, stopping, a mode without motion), read at each model call. */
   safetyNotice?: (mode: string) => string | undefined;
+  /** The knowledge base and memory of the agent (src/memory/recall.ts), when the configuration has either. */
+  recall?: Recall;
   /** The input logic the modes run their inputs with (one per agent, so the agent finds their plugins too); default: one per mode. */
   inputs?: InputLogic;
 }
@@ -403,6 +406,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                 actions,
                 ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
                 ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
+                ...(deps.recall ? { recall: deps.recall } : {}),
                 lifetime: run.lifetime.signal,
                 prepared,
               });
@@ -417,7 +421,8 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
                   const buffer = plugin?.bufferIf?.(text);
                   if (!plugin || buffer === undefined) return undefined;
                   const d = tickDeps();
-                  return assembleTurn(d, [{ descriptor: plugin.descriptor, text: buffer }], d.context?.());
+                  const recalled = deps.recall?.peek(text).block;
+                  return assembleTurn(d, [{ descriptor: plugin.descriptor, text: buffer }], promptContext(d.context?.(), recalled));
                 },
               });
               run.lifetime.signal.addEventListener('abort', () => prepared.drop('the mode stopped'), { once: true });

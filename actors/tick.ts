@@ -19,6 +19,7 @@ import { LiveHandout } from './live-handout.js';
 import type { AssembledTurn, TurnPreparer } from './speculation.js';
 import { type ActionSequence, AnswerOrder } from './actions/ordering.js';
 import { Turn } from './turn.js';
+import type { Recalled } from '../src/memory/recall.js';
 
 /** A running input of the mode (its formatted buffer); the finals of a tick come with its request (the loop keeps them). */
 export interface TickInput {
@@ -55,6 +56,11 @@ export interface TickDeps {
   actions?: readonly ActionConfig[];
   /** Extra lines for the system message, read at each model call (e.g. the known places); undefined adds nothing. */
   context?: () => string | undefined;
+  /**
+   * The knowledge base and memory (src/memory/recall.ts): `remember` keeps what the tick heard tells (before
+   * the keyword rules), `recall` gives its prompt lines (reported as a `recall` event). Absent: nothing recalled.
+   */
+  recall?: { remember(heard: string, summarise?: LlmPlugin['summarise']): string | undefined; recall(heard: string, note?: string): Recalled };
   /** Given one record per tick that called the model (`save_interactions`); absent, nothing is collected. */
   onInteraction?: (record: InteractionRecord) => void;
   /**
@@ -140,6 +146,16 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
     if (marks?.speechEndAt !== undefined) before.speech_end = Math.min(before.speech_end ?? Infinity, marks.speechEndAt);
     if (marks?.finalAt !== undefined) before.final_transcript = Math.min(before.final_transcript ?? Infinity, marks.finalAt);
   }
+  // What was heard tells the memory first (a name said with the word that switches the mode is kept too).
+  const heard = finals.join('\n').trim();
+  let memoryNote: string | undefined;
+  if (deps.recall && heard) {
+    try {
+      memoryNote = deps.recall.remember(heard, deps.llm.summarise?.bind(deps.llm));
+    } catch (err) {
+      deps.logger.warn(`memory left out: ${describeError(err)}`);
+    }
+  }
   if (finals.length) {
     const switched = deps.keywords(finals.join('\n'));
     if (switched === true || (switched !== false && (await switched))) return { calledModel: false };
@@ -157,6 +173,25 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
     extra = deps.context?.();
   } catch (err) {
     logger.warn(`prompt context left out: ${describeError(err)}`);
+  }
+  // What was heard this tick asks the knowledge base and the memory; what they give goes after the context.
+  if (deps.recall && heard) {
+    try {
+      const recalled = deps.recall.recall(heard, memoryNote);
+      // Joined as the mode's prepared turns join them (actors/mode.ts), so a turn prepared on the same words is taken.
+      if (recalled.block) extra = [extra, recalled.block].filter((p) => Boolean(p?.trim())).join('\n\n');
+      deps.bus.emit({
+        type: 'recall',
+        at: now(),
+        mode: deps.modeName,
+        tick: req.seq,
+        query: heard,
+        used: recalled.used,
+        ...(recalled.note ? { note: recalled.note } : {}),
+      });
+    } catch (err) {
+      logger.warn(`knowledge and memory left out: ${describeError(err)}`);
+    }
   }
   // A tick woken by a final takes what was prepared on the partials if the prompt is exactly the same.
   const early = req.finals?.length && deps.prepared ? deps.prepared.take(turnKey(deps, fused, extra)) : undefined;

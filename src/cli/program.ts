@@ -14,6 +14,8 @@ import { register as registerFleet } from './fleet.js';
 import { register as registerReplay } from './replay.js';
 import { register as registerOm1 } from './om1.js';
 import { register as registerInit } from './init.js';
+import { register as registerKnowledge } from './knowledge.js';
+import { register as registerMemory } from './memory.js';
 import { EXIT, reportError } from './output.js';
 import { packageVersion } from './version.js';
 
@@ -44,6 +46,8 @@ export function buildProgram(): Command {
     registerReplay,
     registerOm1,
     registerInit,
+    registerKnowledge,
+    registerMemory,
   ])
     register(program);
   return program;

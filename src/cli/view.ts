@@ -225,6 +225,8 @@ export class TerminalView {
         return this.line(e.at, { style: 'yellow', text: `switch to ${e.requested} refused: ${e.reason}` });
       case 'input':
         return this.input(e);
+      case 'recall':
+        return this.recall(e);
       case 'model.answer':
         return this.answer(e);
       case 'model.error':
@@ -280,6 +282,18 @@ export class TerminalView {
     if (this.shownShape.get(e.input) === shape) return;
     this.shownShape.set(e.input, shape);
     this.line(e.at, { style: 'green', text: `${e.input}:` }, ` ${e.text}`);
+  }
+
+  /** The passages and memories a turn was given: source and score each (a turn given none says nothing). */
+  private recall(e: Extract<AgentEvent, { type: 'recall' }>): void {
+    if (e.note) this.line(e.at, { style: 'magenta', text: 'memory:' }, ` ${oneLine(e.note.replace(/^MEMORY: /, ''), 200)}`);
+    if (e.used.length === 0) return;
+    const items = e.used.map((u) =>
+      u.kind === 'knowledge'
+        ? `${u.source} ${u.score.toFixed(2)}`
+        : `${u.kind}${u.person ? ` of ${u.person}` : ''} "${oneLine(u.text, 40)}" ${u.score.toFixed(2)}`,
+    );
+    this.line(e.at, { style: 'magenta', text: 'recalled:' }, ` ${items.join('; ')}`);
   }
 
   private answer(e: Extract<AgentEvent, { type: 'model.answer' }>): void {

@@ -4,6 +4,7 @@ import { describeValue, openObject } from './issues.js';
 import type { AddressSettings } from '../cloud/addresses.js';
 import { ModeSafety, SafetyConfig } from './safety.js';
 import { FleetBlock, type FleetSettings } from './fleet.js';
+import { KnowledgeBaseBlock, MemoryBlock } from './memory.js';
 
 // Objects are loose: unknown fields are kept (and reported as warnings by the loader), never dropped.
 
@@ -235,6 +236,10 @@ export const AgentConfig = z.looseObject({
     .array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name: letters, digits and _'))
     .optional()
     .describe('environment variables this file may read (${NAME}) besides the documented ones; a secret-named one still only in credential fields'),
+  /** A folder of documents the robot answers from (OM1's block; src/config/memory.ts). */
+  knowledge_base: KnowledgeBaseBlock.optional(),
+  /** What the robot remembers across restarts: facts people tell it, places, conversation summaries. */
+  memory: MemoryBlock.optional(),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfig>;

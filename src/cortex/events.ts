@@ -57,6 +57,15 @@ export type StreamKind = 'asr' | 'vlm' | 'mqtt' | 'mic' | 'cam' | 'serial';
  * Everything a person watching the robot may want to see. Times are ms since epoch; no event ever
  * carries media (PCM, JPEG) or secrets: text, numbers and small JSON only.
  */
+/** One passage or memory a turn's prompt got: `knowledge` (source: the document relative to the root) or a memory (source: `memory:<id>`). */
+export interface RecalledItem {
+  kind: 'knowledge' | 'fact' | 'place' | 'summary';
+  source: string;
+  score: number;
+  text: string;
+  person?: string;
+}
+
 export type AgentEvent =
   | { type: 'agent.started'; at: number; config: string; mode: string; service?: string }
   | { type: 'agent.stopping'; at: number; reason: string }
@@ -77,6 +86,8 @@ export type AgentEvent =
       retry_in_ms?: number;
     }
   | { type: 'prompt'; at: number; mode: string; tick: number; prompt: string }
+  /** What a turn's prompt was given from the knowledge base and the memory (src/memory/recall.ts): each passage's source and score. */
+  | { type: 'recall'; at: number; mode: string; tick: number; query: string; used: RecalledItem[]; note?: string }
   | {
       type: 'model.answer';
       at: number;

@@ -70,6 +70,11 @@ export interface LlmPlugin {
    * forgets the conversation. Plugins without such work need not implement it.
    */
   stop?(): void;
+  /**
+   * Asks the same model, outside the conversation, to summarise `text` after `instruction` (a
+   * conversation that ended, for the memory); metered like any call. Plugins without it summarise nothing.
+   */
+  summarise?(instruction: string, text: string, signal: AbortSignal): Promise<string>;
 }
 
 export interface LlmContext {

@@ -1,6 +1,7 @@
 // Which bus events go to the fleet's `events` topic, and what of them: what an operator cares about, transcripts only when shared, never secrets.
 import type { AgentEvent } from '../cortex/events.js';
 import { redactDeep } from '../redact.js';
+import { withoutMemories } from '../memory/recall.js';
 
 /**
  * The message for `e` on the events topic, or undefined when it stays on the robot:
@@ -9,7 +10,8 @@ import { redactDeep } from '../redact.js';
  *   errors, fleet commands and what became of them;
  * - model answers: model, latency, cost and the names of the tools called; the answer's text and
  *   the tools' arguments only with `share_transcripts`;
- * - only with `share_transcripts`: input text (what was heard or typed) and prompts.
+ * - only with `share_transcripts`: input text (what was heard or typed) and prompts (without the
+ *   memories in them: src/memory/recall.ts, withoutMemories).
  * Ticks, context values, queued/running/done actions and the channel's own link state stay off
  * (the state and metrics topics carry them). Every message passes through redactDeep.
  */
@@ -39,8 +41,10 @@ export function operatorEvent(e: AgentEvent, shareTranscripts: boolean): Record<
         return { ...rest, tool_calls: tool_calls.map((c) => ({ name: c.name })) };
       }
       case 'input':
-      case 'prompt':
         return shareTranscripts ? e : undefined;
+      case 'prompt':
+        // What people told the robot about themselves stays on it, even with shared transcripts.
+        return shareTranscripts ? { ...e, prompt: withoutMemories(e.prompt) } : undefined;
       default:
         return undefined;
     }

@@ -1,8 +1,8 @@
-// The decisions of a run (mode changes, actions with their arguments, safety refusals) and where two runs' decisions differ.
+// The decisions of a run (mode changes, actions with their arguments, safety refusals, passages recalled) and where two runs' decisions differ.
 
 /** One decision, as comparable text: `mode idle -> conversation (input_triggered)`, `action move {"action":"turn left"}`. */
 export interface Decision {
-  kind: 'mode' | 'action' | 'refused';
+  kind: 'mode' | 'action' | 'refused' | 'recall';
   text: string;
   /** ms from the start of its run. */
   atMs: number;
@@ -31,6 +31,14 @@ export function decisionsOf(events: EventLike[]): Decision[] {
     else if (e.type === 'action' && e.state === 'queued') out.push({ kind: 'action', text: `action ${String(e.label)} ${stable(e.value)}`, atMs });
     else if (e.type === 'safety' && e.kind === 'refused')
       out.push({ kind: 'refused', text: `refused ${String(e.label ?? '?')} ${String(e.value ?? '')} (${String(e.cause ?? e.reason)})`, atMs });
+    else if (e.type === 'recall' && Array.isArray(e.used)) {
+      // The passages a turn was given from the knowledge base: a changed document changes them. Memories are
+      // left out: a replay runs on a fresh state directory, so the memory of the recorded robot is not there.
+      const used = (e.used as Array<{ kind?: unknown; source?: unknown; score?: unknown }>)
+        .filter((u) => u.kind === 'knowledge')
+        .map((u) => `${String(u.source)} ${Number(u.score).toFixed(2)}`);
+      out.push({ kind: 'recall', text: `recall ${used.length ? used.join(', ') : '(none)'}`, atMs });
+    }
   }
   return out;
 }

@@ -114,6 +114,8 @@ export function pageHtml(title: string): string {
     <h2>Model <span id="latency" class="badge"></span></h2>
     <h3>Answer</h3>
     <div id="answer"></div>
+    <h3>Recalled</h3>
+    <ul id="recalled" class="recalled"></ul>
     <details><summary>Last prompt</summary><pre id="prompt"></pre></details>
   </section>
   <section id="inputs-panel" class="panel">

@@ -99,6 +99,30 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
       `${JSON.stringify(raw[key])} -> ${robot ? `the ${robot} body's binding (${key === 'unitree_ethernet' ? 'network_interface' : 'robot address'})` : 'not needed: the file names no robot body'}`,
     );
   }
+  if (isObject(raw.knowledge_base)) {
+    const kb = { ...raw.knowledge_base };
+    const root = kb.knowledge_base_root;
+    if (typeof kb.base_url === 'string' && kb.base_url) {
+      // OM1's knowledge service speaks a protocol that is not published: the runtime does not call it.
+      const why = `${JSON.stringify(kb.base_url)}: OM1's knowledge service is not called (its protocol is not public)`;
+      if (typeof root === 'string' && root) say('knowledge_base.base_url', `${why}; the documents under ${JSON.stringify(root)} are indexed locally instead`);
+      else report.missing.push(`knowledge_base.base_url: ${why}; set knowledge_base_root to a folder of the documents to answer from them locally`);
+      delete kb.base_url;
+    }
+    if (typeof root === 'string' && root)
+      say('knowledge_base', `${JSON.stringify(kb.knowledge_base_name ?? root)} -> local index of ${JSON.stringify(root)} (SQLite FTS5, BM25)`);
+    out.knowledge_base = kb;
+    if (!(typeof root === 'string' && root)) {
+      delete out.knowledge_base;
+      if (raw.knowledge_base.base_url === undefined)
+        report.missing.push('knowledge_base: no knowledge_base_root: there is no folder of documents to answer from');
+    }
+  } else if (raw.knowledge_base !== undefined) {
+    delete out.knowledge_base;
+    report.missing.push('knowledge_base: not an object; left out');
+  }
+  if (isObject(raw.memory))
+    say('memory', `enabled: ${JSON.stringify(raw.memory.enabled ?? false)} -> the runtime's memory (facts, places, conversation summaries; src/memory/)`);
 
   // Backgrounds of the whole runtime: OM1's global_backgrounds (v1.1), and the older top-level backgrounds of a file with modes.
   // (In a single-mode file the top-level backgrounds are its one mode's own.)

@@ -1,4 +1,4 @@
-// OM1's file-level rules (its Go loader, v1.1): version, single-mode wrapping, use_sim, use_tracer, memory, knowledge base, MCP servers, defaults.
+// OM1's file-level rules (its Go loader, v1.1): version, single-mode wrapping, use_sim, use_tracer, MCP servers, defaults.
 import { LATEST_VERSION } from '../../config/version.js';
 
 /** The version of OM1's Go runtime whose format this layer reads (internal/config/version.go). */
@@ -112,16 +112,7 @@ export function applyFormat(raw: Record<string, unknown>, out: Record<string, un
     if (isObject(t) && isObject(t.quality_scorer) && t.quality_scorer.enabled === true)
       say("use_tracer.quality_scorer: OM1's live conversation-quality scorer is not run; the recording keeps every model call to review");
   }
-  if (raw.knowledge_base !== undefined) {
-    delete out.knowledge_base;
-    r.missing.push('knowledge_base: retrieval from a knowledge base (RAG) is not built into this runtime');
-  }
-  if (raw.memory !== undefined) {
-    delete out.memory;
-    if (isObject(raw.memory) && raw.memory.enabled === true)
-      r.missing.push("memory: OM1's long-term memory (remembering past conversations across runs) is not built into this runtime");
-    else say(`memory: ${JSON.stringify(raw.memory)} -> nothing (long-term memory is off)`);
-  }
+  // knowledge_base and memory are carried out by the runtime's memory (convert.ts says how).
 
   if (isObject(raw.modes)) {
     // Multi-mode: OM1's defaults for what this runtime's format requires.

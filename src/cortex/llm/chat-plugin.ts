@@ -65,12 +65,12 @@ export interface ChatPluginOptions {
  * request carries `tool` results) amends the last exchange instead of adding one.
  */
 export function chatPlugin(options: ChatPluginOptions): ChatLlm {
-  const summarise = (text: string, signal: AbortSignal) =>
+  const summariseWith = (instruction: string, text: string, signal: AbortSignal) =>
     withTimeout(`${options.label} summary`, options.timeoutMs, signal, (s) =>
       options.complete(
         {
           messages: [
-            { role: 'system', content: SUMMARY_INSTRUCTION },
+            { role: 'system', content: instruction },
             { role: 'user', content: text },
           ],
           tools: [],
@@ -78,6 +78,7 @@ export function chatPlugin(options: ChatPluginOptions): ChatLlm {
         s,
       ),
     ).then((a) => a.text ?? '');
+  const summarise = (text: string, signal: AbortSignal) => summariseWith(SUMMARY_INSTRUCTION, text, signal);
   const persister = options.historyFile && options.historyLength > 0 ? new HistoryPersister(options.historyFile, options.logger) : undefined;
   const history =
     options.historyLength > 0
@@ -118,6 +119,7 @@ export function chatPlugin(options: ChatPluginOptions): ChatLlm {
       }
       return answer;
     },
+    summarise: summariseWith,
     reviseAnswer(prompt, answer) {
       history?.reviseAnswer(prompt, answer);
     },

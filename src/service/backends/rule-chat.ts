@@ -71,6 +71,17 @@ export function heardUtterance(text: string): string | undefined {
   return found ? found.slice(0, MAX_UTTERANCE_CHARS) : undefined;
 }
 
+/** The rule-based model's summary: the first three non-empty lines of the text, joined, at most 400 characters. */
+export function extractiveSummary(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(0, 3);
+  const joined = lines.join(' ');
+  return joined.length > 400 ? `${joined.slice(0, 399)}…` : joined;
+}
+
 function singleLine(text: string): string | undefined {
   const t = text.trim();
   return t && !t.includes('\n') && t.length <= 200 ? t : undefined;
@@ -184,6 +195,10 @@ export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools'
     };
     return { content: null, toolCalls: [call], rules: ['tool_result'] };
   }
+  // A request to summarise (a conversation for the robot's memory, an old history) gets its first lines back.
+  const system = req.messages.find((m) => m.role === 'system')?.content;
+  if (tools.length === 0 && typeof system === 'string' && /^Summari[sz]e\b/.test(system))
+    return { content: extractiveSummary(lastUserText(req)), toolCalls: [], rules: ['summary'] };
   const heard = heardUtterance(lastUserText(req));
   const calls: Array<{ tool: ToolDefinition; args: Record<string, unknown> }> = [];
   const rules: string[] = [];

@@ -8,6 +8,7 @@ import {
   h,
   renderActions,
   renderAnswer,
+  renderRecall,
   renderCounters,
   renderErrors,
   renderHooks,
@@ -125,6 +126,7 @@ function render(): void {
   renderCalls($('calls'), s);
   renderCounters($('counters'), s);
   renderAnswer($('answer'), $('latency'), $('prompt'), s);
+  renderRecall($('recalled'), s);
   renderActions($('actions'), s);
   renderHooks($('hooks'), s);
   renderErrors($('errors'), s);

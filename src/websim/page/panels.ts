@@ -130,6 +130,27 @@ export function renderAnswer(box: HTMLElement, latency: HTMLElement, prompt: HTM
   box.replaceChildren(...parts);
 }
 
+/** What the last turn was given from the knowledge base and the memory: source, score, the start of the text. */
+export function renderRecall(list: HTMLElement, s: SimState): void {
+  const r = s.recall;
+  if (!r) return list.replaceChildren(h('li', 'note', 'nothing recalled yet'));
+  const items = r.used.map((u) => {
+    const li = h(
+      'li',
+      null,
+      h('span', 'badge', u.score.toFixed(2)),
+      ` ${u.kind === 'knowledge' ? u.source : `${u.kind}${u.person ? ` of ${u.person}` : ''} (${u.source})`} `,
+      h('span', 'note', brief(u.text, 160)),
+    );
+    li.dataset.kind = u.kind;
+    li.dataset.source = u.source;
+    return li;
+  });
+  if (r.note) items.unshift(h('li', 'note', r.note.replace(/^MEMORY: /, '')));
+  if (items.length === 0) items.push(h('li', 'note', `tick ${r.tick}: no passage or memory fits "${brief(r.query, 80)}"`));
+  list.replaceChildren(...items);
+}
+
 export function renderActions(list: HTMLElement, s: SimState): void {
   if (s.actions.length === 0) return list.replaceChildren(h('li', 'note', 'no action yet'));
   list.replaceChildren(

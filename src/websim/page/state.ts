@@ -49,6 +49,15 @@ export interface ActionEntry {
   cost_cu?: number;
 }
 
+/** A passage of the knowledge base or a memory a turn was given. */
+export interface RecalledEntry {
+  kind: string;
+  source: string;
+  score: number;
+  text: string;
+  person?: string;
+}
+
 /** One model call on the timeline: it ended at `at` after `latency_ms`. */
 export interface ModelCall {
   at: number;
@@ -131,6 +140,8 @@ export interface SimState {
   /** The latest text of each input, by input name. */
   inputs: Record<string, { at: number; text: string; final: boolean; mode: string }>;
   prompt: { at: number; tick: number; mode: string; text: string } | null;
+  /** The passages and memories the last turn that heard something was given (source, score). */
+  recall: { at: number; tick: number; query: string; used: RecalledEntry[]; note?: string } | null;
   answer: {
     at: number;
     tick: number;
@@ -254,6 +265,7 @@ export function initialState(mode: string): SimState {
     body: null,
     inputs: {},
     prompt: null,
+    recall: null,
     answer: null,
     modelError: null,
     modelHealth: null,
@@ -395,6 +407,16 @@ export function reduce(s: SimState, e: SimEvent): SimState {
       const inputs = { ...s.inputs, [str(e.input, 'input')]: { at: e.at, text: str(e.text), final: e.final === true, mode: str(e.mode) } };
       if (e.final !== true) return { ...s, inputs };
       return { ...s, inputs, transcript: addLine(s.transcript, { at: e.at, who: 'heard', source: str(e.input, 'input'), text: str(e.text) }) };
+    }
+    case 'recall': {
+      const used = Array.isArray(e.used)
+        ? (e.used as Array<Record<string, unknown>>).map((u) => {
+            const entry: RecalledEntry = { kind: str(u.kind), source: str(u.source), score: num(u.score), text: str(u.text) };
+            if (typeof u.person === 'string') entry.person = u.person;
+            return entry;
+          })
+        : [];
+      return { ...s, recall: { at: e.at, tick: num(e.tick), query: str(e.query), used, ...(typeof e.note === 'string' ? { note: e.note } : {}) } };
     }
     case 'prompt':
       return { ...s, prompt: { at: e.at, tick: num(e.tick), mode: str(e.mode), text: str(e.prompt) } };
