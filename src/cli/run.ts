@@ -1,5 +1,6 @@
 // `cortexd run NAME`: loads a configuration, starts the process root (service, watchdog, signals, agent) until a signal or --for, and stops it gracefully.
 import { createConnection } from 'node:net';
+import { hooksDirFor } from '../paths.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
@@ -223,6 +224,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
         ...(capture ? { media: capture.media } : {}),
         fleet: { reload: (text, origin) => reload(text, origin, { fleet: true, pushed: true }) },
         hosted: true,
+        // Function hooks live beside the configuration (its folder's hooks/), else in the shipped config/hooks.
+        hooksDir: hooksDirFor(g.loaded.file),
       }),
     onGeneration: (g, first) => {
       if (!first) for (const w of g.loaded.warnings) warnLine(w);
