@@ -130,6 +130,8 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
       const { cmd, args } = playerCommand(choosePlayer(parsed.player, clip), clip, parsed.device);
       const child: ChildProcess = spawn(cmd, args, { stdio: ['pipe', 'ignore', 'pipe'] });
       let interrupted = false;
+      let exited = false;
+      const gone = new Promise<void>((r) => child.once('close', () => ((exited = true), r())));
       let stderr = '';
       child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-KEPT_OUTPUT)));
       child.stdin?.on('error', () => {}); // EPIPE when interrupted mid-write
@@ -148,9 +150,11 @@ export function createSpeaker(config: SpeakerConfig): Speaker {
       void (async () => {
         child.stdin?.write(clip.data);
         try {
+          // A player that exited (no sound card) reads no more: the rest stays in `more` for whoever plays it instead.
           for await (const chunk of more) {
-            if (interrupted) break;
-            if (child.stdin && !child.stdin.write(chunk)) await new Promise((r) => child.stdin!.once('drain', r));
+            if (interrupted || exited) break;
+            if (child.stdin && !child.stdin.write(chunk)) await Promise.race([new Promise((r) => child.stdin!.once('drain', r)), gone]);
+            if (exited) break;
           }
           child.stdin?.end();
         } catch (err) {

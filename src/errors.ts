@@ -19,11 +19,15 @@ export interface ConfigIssue {
   message: string;
   /** `unknown_type` marks a plugin type the registry does not know; other codes are format problems. */
   kind: 'format' | 'unknown_type' | 'parse' | 'version' | 'env' | 'reference';
+  /** Where in the file (1-based), when the problem has a place there: the key, or the object a missing key belongs in. */
+  line?: number;
+  column?: number;
 }
 
-/** Formats an issue the way `cortexd check` prints it: `file: json.path: message`. */
+/** Formats an issue the way `cortexd check` prints it: `file:line:column: json.path: message` (as compilers do, so editors jump there). */
 export function formatIssue(issue: ConfigIssue): string {
-  return issue.path ? `${issue.file}: ${issue.path}: ${issue.message}` : `${issue.file}: ${issue.message}`;
+  const file = issue.line !== undefined ? `${issue.file}:${issue.line}:${issue.column ?? 1}` : issue.file;
+  return issue.path ? `${file}: ${issue.path}: ${issue.message}` : `${file}: ${issue.message}`;
 }
 
 /** A configuration that cannot be used; carries every problem found, not only the first. */

@@ -17,9 +17,41 @@ export function projectRoot(): string {
   return process.cwd();
 }
 
-/** Directory of named configurations: `$CORTEX_CONFIG_DIR`, else `<project>/config`. */
+/**
+ * The user's directory of named configurations, where `cortexd init` writes and names are looked up
+ * first: `$CORTEX_CONFIG_DIR`, else `config/` in the working directory (a person's own project folder).
+ */
 export function configDir(): string {
-  return process.env.CORTEX_CONFIG_DIR ? resolve(process.env.CORTEX_CONFIG_DIR) : join(projectRoot(), 'config');
+  return process.env.CORTEX_CONFIG_DIR ? resolve(process.env.CORTEX_CONFIG_DIR) : resolve('config');
+}
+
+/** The configurations that come with cortexd (`<project>/config`): the templates, `default` and the examples. */
+export function shippedConfigDir(): string {
+  return join(projectRoot(), 'config');
+}
+
+/**
+ * Where a configuration name is looked up, in order: `config/` of the working directory, then the
+ * shipped one; `$CORTEX_CONFIG_DIR` alone when set (the service's /etc/cortexd/config: nothing else counts).
+ */
+export function configSearchPath(): string[] {
+  return process.env.CORTEX_CONFIG_DIR ? [configDir()] : [...new Set([configDir(), shippedConfigDir()])];
+}
+
+/**
+ * Where the function hooks of configuration `file` are: `hooks/` beside it when there is one (a
+ * person's own folder, which `cortexd init` fills), else the shipped `config/hooks`.
+ */
+export function hooksDirFor(file: string): string {
+  const beside = join(dirname(file), 'hooks');
+  return existsSync(beside) ? beside : join(shippedConfigDir(), 'hooks');
+}
+
+/** The file of configuration `stem` (no `.json5`): the first directory of the search path that has it. */
+export function findConfigFile(stem: string): string | undefined {
+  return configSearchPath()
+    .map((dir) => join(dir, `${stem}.json5`))
+    .find((f) => existsSync(f));
 }
 
 /**

@@ -1,20 +1,21 @@
 // `cortexd check NAME|--all|--config PATH` and `cortexd list-configs`: validate configurations before anything starts.
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Command } from 'commander';
-import { configDir } from '../paths.js';
+import { configSearchPath, findConfigFile } from '../paths.js';
 import { EXIT, out, reportError, warnLine } from './output.js';
 
-/** The configuration names in config/, sorted. */
-export function listConfigNames(dir = configDir()): string[] {
-  try {
-    return readdirSync(dir)
-      .filter((f) => f.endsWith('.json5'))
-      .map((f) => f.slice(0, -'.json5'.length))
-      .sort();
-  } catch {
-    return [];
-  }
+/** The configuration names in `dir`, or in every directory of the search path (your config/, then the shipped one), sorted. */
+export function listConfigNames(dir?: string): string[] {
+  const names = (d: string) => {
+    try {
+      return readdirSync(d)
+        .filter((f) => f.endsWith('.json5'))
+        .map((f) => f.slice(0, -'.json5'.length));
+    } catch {
+      return [];
+    }
+  };
+  return [...new Set((dir ? [dir] : configSearchPath()).flatMap(names))].sort();
 }
 
 /** Checks one target; prints `ok: FILE (N modes)` or one line per problem; returns the exit code. */
@@ -44,8 +45,8 @@ export function register(program: Command): void {
   program
     .command('check')
     .description('validate a configuration (or all of config/) without starting anything; exit 2 on problems')
-    .argument('[name]', 'configuration name: config/<name>.json5, or a file path (default: $CONFIG)')
-    .option('--all', 'check every configuration in config/')
+    .argument('[name]', 'configuration name: <name>.json5 in ./config (or CORTEX_CONFIG_DIR), else the shipped config/; or a file path (default: $CONFIG)')
+    .option('--all', 'check every configuration in ./config (or CORTEX_CONFIG_DIR) and the shipped config/')
     .option('--config <path>', 'check a file by path')
     .option('--om1 [file]', 'read the file as OM1 writes it (its plugin names translated, each translation printed)')
     .option('--simulate', 'check it as `cortexd run --simulate` runs it: simulated devices, the embedded service')
@@ -59,10 +60,10 @@ export function register(program: Command): void {
       if (opts.all) {
         const names = listConfigNames();
         if (names.length === 0) {
-          out(`${configDir()}: no .json5 configurations found`);
+          out(`no .json5 configurations found in ${configSearchPath().join(', ')}`);
           code = EXIT.invalid;
         }
-        for (const n of names) code = Math.max(code, await checkOne({ file: join(configDir(), `${n}.json5`) }, as));
+        for (const n of names) code = Math.max(code, await checkOne({ file: findConfigFile(n)! }, as));
       } else if (opts.config) {
         code = await checkOne({ file: opts.config }, as);
       } else {

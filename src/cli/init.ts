@@ -1,8 +1,8 @@
-// `cortexd init NAME [--template companion|serial-robot|voice|mcp]`: writes config/NAME.json5, a commented configuration to start from that passes `cortexd check`.
-import { closeSync, constants, cpSync, existsSync, lstatSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// `cortexd init NAME [--template companion|serial-robot|voice|mcp]`: writes config/NAME.json5 in the working directory, a commented configuration to start from that passes `cortexd check`.
+import { closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { configDir, projectRoot } from '../paths.js';
+import { configDir, projectRoot, shippedConfigDir } from '../paths.js';
 import { checkOne } from './check.js';
 import { EXIT, errLine, out } from './output.js';
 
@@ -20,12 +20,18 @@ export type TemplateName = keyof typeof TEMPLATES;
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
+/** A path as printed: relative to the working directory when inside it. */
+function displayName(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
 /** The template's text with its name replaced by `name` and a first comment saying where it came from and what to do next. */
 export function templateText(template: TemplateName, name: string, targetDir: string = configDir()): string {
-  const shipped = join(projectRoot(), 'config');
+  const shipped = shippedConfigDir();
   const source = readFileSync(join(shipped, TEMPLATES[template].file), 'utf8');
   let renamed = source.replace(/^(\s*)name: "[^"]*",/m, `$1name: "${name}",`);
-  // Written elsewhere than config/ (CORTEX_CONFIG_DIR): the shipped media and the project's node_modules by their full paths.
+  // Written elsewhere than the shipped config/ (the user's folder): the shipped media and the project's node_modules by their full paths.
   if (resolve(targetDir) !== resolve(shipped)) {
     renamed = renamed.replaceAll('${CONFIG_DIR}/media/', `${shipped}/media/`).replaceAll('"../node_modules/', `"${join(projectRoot(), 'node_modules')}/`);
   }
@@ -47,7 +53,11 @@ function symlinkTarget(file: string): string | undefined {
   }
 }
 
-/** Writes config/NAME.json5 from a template and checks it; exit 2 for a bad name or template, 1 when the file exists. */
+/**
+ * Writes NAME.json5 from a template into the user's configuration directory (`config/` here, or
+ * CORTEX_CONFIG_DIR), creating the directory, and checks it; exit 2 for a bad name or template, 1 when
+ * the file exists or the directory cannot be made.
+ */
 export async function runInit(name: string, opts: { template?: string; force?: boolean }): Promise<number> {
   const template = (opts.template ?? 'companion') as TemplateName;
   if (!Object.hasOwn(TEMPLATES, template)) {
@@ -58,14 +68,26 @@ export async function runInit(name: string, opts: { template?: string; force?: b
     errLine(`cortexd init: not a configuration name: ${JSON.stringify(name)} (letters, digits, _ and - only)`);
     return EXIT.invalid;
   }
-  const file = join(configDir(), `${name}.json5`);
+  const dir = configDir();
+  const from = process.env.CORTEX_CONFIG_DIR ? 'CORTEX_CONFIG_DIR' : 'the working directory';
+  if (!existsSync(dir)) {
+    try {
+      mkdirSync(dir, { recursive: true });
+      out(`created ${displayName(dir)}/ (${from}) for your configurations`);
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : ((err as Error).message ?? String(err));
+      errLine(`cortexd init: cannot create ${dir} (${from}): ${why}; pick a folder you can write, e.g. CORTEX_CONFIG_DIR=~/robot/config`);
+      return EXIT.failure;
+    }
+  }
+  const file = join(dir, `${name}.json5`);
   const link = symlinkTarget(file);
   if (link !== undefined) {
     errLine(`cortexd init: ${file} is a symbolic link (to ${link}); init never writes through a link, even with --force: remove the link first`);
     return EXIT.failure;
   }
   if (existsSync(file) && !opts.force) {
-    errLine(`cortexd init: ${file} exists; pick another name, or --force to replace it`);
+    errLine(`cortexd init: ${displayName(file)} exists; pick another name, or --force to replace it`);
     return EXIT.failure;
   }
   // O_NOFOLLOW: a link made between the check above and this open is refused too (ELOOP), never followed.
@@ -80,15 +102,14 @@ export async function runInit(name: string, opts: { template?: string; force?: b
     return EXIT.failure;
   }
   try {
-    writeFileSync(fd, templateText(template, name));
+    writeFileSync(fd, templateText(template, name, dir));
   } finally {
     closeSync(fd);
   }
   // The template's function hooks (config/hooks/), beside the new file when it is written elsewhere; existing files are kept.
-  const hooks = join(projectRoot(), 'config', 'hooks');
-  if (resolve(configDir()) !== resolve(projectRoot(), 'config') && existsSync(hooks))
-    cpSync(hooks, join(configDir(), 'hooks'), { recursive: true, force: false });
-  out(`wrote ${file} from the ${template} template`);
+  const hooks = join(shippedConfigDir(), 'hooks');
+  if (resolve(dir) !== resolve(shippedConfigDir()) && existsSync(hooks)) cpSync(hooks, join(dir, 'hooks'), { recursive: true, force: false });
+  out(`wrote ${displayName(file)} from the ${template} template`);
   const code = await checkOne({ file });
   if (code === EXIT.ok) out(`next: cortexd run ${name}`);
   return code;
@@ -97,7 +118,7 @@ export async function runInit(name: string, opts: { template?: string; force?: b
 export function register(program: Command): void {
   program
     .command('init')
-    .description('write config/NAME.json5 from a commented template that passes check')
+    .description('write config/NAME.json5 (in this folder, or CORTEX_CONFIG_DIR) from a commented template that passes check')
     .argument('<name>', 'configuration name (letters, digits, _ and -)')
     .option('--template <template>', `one of ${Object.keys(TEMPLATES).join(', ')} (default companion)`)
     .option('--force', 'replace an existing file')

@@ -1,5 +1,6 @@
 // `cortexd run NAME`: loads a configuration, starts the process root (service, watchdog, signals, agent) until a signal or --for, and stops it gracefully.
 import { createConnection } from 'node:net';
+import { hooksDirFor } from '../paths.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LoadedConfig } from '../config/schema.js';
 import type { Sender } from '../fleet/trust.js';
@@ -247,6 +248,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
         ...(capture ? { media: capture.media } : {}),
         fleet: { reload: (text, origin, sender) => reload(text, origin, { fleet: true, pushed: true, sender }), ...(trust ? { trust } : {}) },
         hosted: true,
+        // Function hooks live beside the configuration (its folder's hooks/), else in the shipped config/hooks.
+        hooksDir: hooksDirFor(g.loaded.file),
       }),
     onGeneration: (g, first) => {
       if (!first) for (const w of g.loaded.warnings) warnLine(w);

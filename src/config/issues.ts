@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { formatPath } from './env.js';
 import { isSecretField } from '../redact.js';
-import { didYouMean } from '../plugins/suggest.js';
+import { closest, didYouMean } from '../plugins/suggest.js';
 
 /**
  * A short, quoted rendering of a bad value for messages: `"fast"`, `12`, `an object`. loadConfig
@@ -124,12 +124,19 @@ function defOf(schema: z.ZodType): Def {
   return (schema as unknown as { _zod: { def: Def } })._zod.def;
 }
 
+/** A field nothing carries out: its JSON path, and the field of the same object it most likely meant (a typo). */
+export interface UnknownField {
+  path: string;
+  /** The known field closest to it (`system_prompt_base` for `system_prompt_bse`), when one is close enough. */
+  suggestion?: string;
+}
+
 /**
- * Lists fields present in `value` that `schema` does not name, as JSON paths. The schemas are loose
- * (unknown fields are kept), so this is how they become warnings instead of silent passengers.
+ * Lists fields present in `value` that `schema` does not name, with the likely meant field. The schemas
+ * are loose (unknown fields are kept), so this is how they become problems instead of silent passengers.
  * Records (plugin `config` blocks, env, headers) are open by design and not reported here.
  */
-export function unknownFields(schema: z.ZodType, value: unknown, path: Array<PropertyKey> = [], out: string[] = []): string[] {
+export function unknownFields(schema: z.ZodType, value: unknown, path: Array<PropertyKey> = [], out: UnknownField[] = []): UnknownField[] {
   if (OPEN_OBJECTS.has(schema)) return out;
   const def = defOf(schema);
   switch (def.type) {
@@ -154,10 +161,16 @@ export function unknownFields(schema: z.ZodType, value: unknown, path: Array<Pro
       break;
     case 'object':
       if (value && typeof value === 'object' && !Array.isArray(value) && def.shape) {
+        // A typo is for a field the object lacks: one it already has is not what was meant.
+        const absent = Object.keys(def.shape).filter((k) => !Object.hasOwn(value, k));
         for (const [k, v] of Object.entries(value)) {
           const field = def.shape[k];
           if (field) unknownFields(field, v, [...path, k], out);
-          else out.push(formatPath([...path, k]));
+          else {
+            // A field the object lacks may be further off (`asr_url` for `asr_ws_url`) than one taken at random.
+            const suggestion = closest(k, absent, Math.floor(k.length / 2)) ?? closest(k, Object.keys(def.shape));
+            out.push({ path: formatPath([...path, k]), ...(suggestion ? { suggestion } : {}) });
+          }
         }
       }
       break;

@@ -4,12 +4,13 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { configDir, stateDir } from '../paths.js';
+import { configDir, configSearchPath, findConfigFile, hooksDirFor, stateDir } from '../paths.js';
 import { configEnvironment, envFilePath, formatPath, substituteAll } from './env.js';
 import { unreachableAddresses } from './address-check.js';
 import { missingServerFiles, resolveServerDirs } from './paths-check.js';
 import { didYouMean } from '../plugins/suggest.js';
-import { unknownFields, zodIssueMessages } from './issues.js';
+import { type UnknownField, unknownFields, zodIssueMessages } from './issues.js';
+import { locator } from './locate.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { Concealer } from './conceal.js';
 import { checkPlugins } from './plugins-check.js';
@@ -83,22 +84,37 @@ export function resolveTarget(target: LoadTarget): { file: string; configName: s
     ]);
   }
   const stem = name.endsWith('.json5') ? name.slice(0, -'.json5'.length) : name;
-  return { file: join(configDir(), `${stem}.json5`), configName: stem };
+  return { file: findConfigFile(stem) ?? join(configDir(), `${stem}.json5`), configName: stem };
 }
 
-/** For a name with no file: the names there are, and the likely one. */
-function unknownNameMessage(name: string): string {
-  let names: string[] = [];
+/** The names of the configurations in `dir`, sorted ([] when it cannot be read). */
+function namesIn(dir: string): string[] {
   try {
-    names = readdirSync(configDir())
+    return readdirSync(dir)
       .filter((f) => f.endsWith('.json5'))
       .map((f) => f.slice(0, -'.json5'.length))
       .sort();
   } catch {
-    names = [];
+    return [];
   }
-  const known = names.length ? `known: ${names.join(', ')}${didYouMean(name, names)}` : `${displayName(configDir())} has no configurations`;
-  return `no configuration named ${JSON.stringify(name)}; ${known} (or pass --config PATH)`;
+}
+
+/** For a name with no file: where it was looked for, the names there are, and the likely one. */
+function unknownNameMessage(name: string): string {
+  const names = [...new Set(configSearchPath().flatMap(namesIn))].sort();
+  const known = names.length ? `known: ${names.join(', ')}${didYouMean(name, names)}` : 'none found there';
+  const own =
+    process.env.CORTEX_CONFIG_DIR && !existsSync(configDir())
+      ? `; CORTEX_CONFIG_DIR names ${configDir()}, which does not exist (cortexd init NAME creates it)`
+      : '';
+  const dir = (d: string) => (isAbsolute(displayName(d)) ? displayName(d) : `./${displayName(d)}`);
+  return `no configuration named ${JSON.stringify(name)}; looked in ${configSearchPath().map(dir).join(', ')}${own}; ${known} (or pass --config PATH; cortexd init ${name} makes one in ${dir(configDir())})`;
+}
+
+/** The last segment of a formatted path: `hertz` of `modes.a.hertz`, `["a.b"]` of `x["a.b"]`. */
+function lastSegment(path: string): string {
+  const m = /(\[[^\]]*\]|[A-Za-z_$][A-Za-z0-9_$]*)$/.exec(path);
+  return m ? m[1]! : path;
 }
 
 /** The file name as printed in problems: relative to the working directory when inside it. */
@@ -141,11 +157,17 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   const warnings: string[] = [];
   // Paths are reported as the user wrote the file: for a legacy file, `modes.<name>.hertz` is `hertz`.
   let filePath = (p: string) => p;
-  const fail = (path: Array<PropertyKey> | string, message: string, kind: ConfigIssue['kind'] = 'format') =>
-    issues.push({ file: shown, path: filePath(typeof path === 'string' ? path : formatPath(path)), message, kind });
+  // Each problem and warning carries its line and column once the file has parsed.
+  let places: ReturnType<typeof locator> | undefined;
+  const fail = (path: Array<PropertyKey> | string, message: string, kind: ConfigIssue['kind'] = 'format') => {
+    const p = filePath(typeof path === 'string' ? path : formatPath(path));
+    issues.push({ file: shown, path: p, message, kind, ...places?.at(p) });
+  };
   const warn = (path: Array<PropertyKey> | string, message: string) => {
     const p = filePath(typeof path === 'string' ? path : formatPath(path));
-    warnings.push(p ? `${shown}: ${p}: ${message}` : `${shown}: ${message}`);
+    const place = places?.at(p);
+    const where = place ? `${shown}:${place.line}:${place.column}` : shown;
+    warnings.push(p ? `${where}: ${p}: ${message}` : `${where}: ${message}`);
   };
 
   // Read: a regular file only (after symlinks), at most MAX_CONFIG_BYTES actually read, a FIFO refused at once.
@@ -166,8 +188,9 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     }
   }
 
-  // Parse (syntax, an object at the top, no key that reaches a prototype).
+  // Parse (syntax with a hint in plain words, an object at the top, no key that reaches a prototype).
   const raw = parseConfigText(text, shown);
+  places = locator(text);
   let data = raw as Record<string, unknown>;
 
   // Version.
@@ -258,8 +281,19 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     for (const { path, message } of zodIssueMessages(parsed.error)) failOrUnset(path, message, 'format');
   }
   // Nothing is silently ignored: a field this runtime does not carry out is a problem, not a warning.
-  const unknown = options.unknownFields === 'warn' ? warn : fail;
-  for (const p of unknownFields(AgentConfig as z.ZodType, data)) unknown(p, UNKNOWN_FIELD);
+  const unknown = (u: UnknownField, message: string) => {
+    const at = filePath(u.path);
+    // A misspelt field: the likely one named, and its "missing" problem (when required) folded into this one.
+    if (u.suggestion) {
+      const parent = at.slice(0, at.length - lastSegment(at).length).replace(/\.$/, '');
+      const meant = parent ? `${parent}.${u.suggestion}` : u.suggestion;
+      const missing = issues.findIndex((i) => i.path === meant && i.message.startsWith('missing'));
+      if (missing >= 0) issues.splice(missing, 1);
+      message = `unknown field; did you mean ${JSON.stringify(u.suggestion)}? (rename it${missing >= 0 ? `: ${u.suggestion} is required and missing` : ''}; \`cortexd schema\` lists the fields)`;
+    }
+    (options.unknownFields === 'warn' ? warn : fail)(at, message);
+  };
+  for (const u of unknownFields(AgentConfig as z.ZodType, data)) unknown(u, UNKNOWN_FIELD);
 
   // URID from the file or the URID variable.
   // A URID in the file that is not a string is already reported by the schema.
@@ -287,7 +321,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   }
 
   for (const problem of crossCheck(config)) fail(problem.path, problem.message, 'reference');
-  for (const w of hookModuleWarnings(config, join(configDir(), 'hooks'))) warn(w.path, w.message);
+  for (const w of hookModuleWarnings(config, hooksDirFor(file))) warn(w.path, w.message);
   for (const w of openCvWarnings(config)) warn(w.path, w.message);
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);

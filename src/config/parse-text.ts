@@ -3,6 +3,8 @@ import JSON5 from 'json5';
 import { ConfigError } from '../errors.js';
 import { formatPath } from './env.js';
 import { forbiddenKeyPaths } from './forbidden-keys.js';
+import { locator } from './locate.js';
+import { syntaxHint } from './syntax-hint.js';
 
 /** The ConfigError for forbidden keys in `value` (shown as `file`), or undefined when there are none. */
 export function forbiddenKeysError(value: unknown, file: string): ConfigError | undefined {
@@ -29,11 +31,15 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
   } catch (err) {
     if (err instanceof RangeError) throw new ConfigError([{ file, path: '', kind: 'parse', message: 'nested too deeply to parse' }]);
     const e = err as SyntaxError & { lineNumber?: number; columnNumber?: number };
-    const where = e.lineNumber !== undefined ? `line ${e.lineNumber}, column ${e.columnNumber}: ` : '';
     const what = String(e.message ?? err)
       .replace(/^JSON5: /, '')
       .replace(/ at \d+:\d+$/, '');
-    throw new ConfigError([{ file, path: '', kind: 'parse', message: `${where}${what}` }]);
+    const at = e.lineNumber !== undefined ? { line: e.lineNumber, column: Math.max(1, e.columnNumber ?? 1) } : {};
+    // The common slips in plain words, placed where the fix goes; the parser's own words after them.
+    const hint = e.lineNumber !== undefined ? syntaxHint(text, e.lineNumber, e.columnNumber ?? 1, /end of input/.test(what)) : undefined;
+    const parser = `the JSON5 parser stopped at line ${e.lineNumber ?? '?'}, column ${e.columnNumber ?? '?'}: ${what}`;
+    const message = hint ? `${hint.message} (${parser})` : `${what}; check this line and the one before it for a missing comma, quote, colon or brace`;
+    throw new ConfigError([{ file, path: '', kind: 'parse', message, ...(hint ? { line: hint.line, column: hint.column } : at) }]);
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError([
@@ -41,6 +47,9 @@ export function parseConfigText(text: string, file: string): Record<string, unkn
     ]);
   }
   const forbidden = forbiddenKeysError(raw, file);
-  if (forbidden) throw forbidden;
+  if (forbidden) {
+    const places = locator(text);
+    throw new ConfigError(forbidden.issues.map((i) => ({ ...i, ...places.at(i.path) })));
+  }
   return raw as Record<string, unknown>;
 }

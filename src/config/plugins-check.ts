@@ -1,6 +1,6 @@
 // Resolves every plugin type of a configuration through the plugin descriptors (no plugin code) and validates its config block.
 import type { z } from 'zod';
-import { unknownFields, zodIssueMessages } from './issues.js';
+import { type UnknownField, unknownFields, zodIssueMessages } from './issues.js';
 import type { AgentConfig } from './schema.js';
 import { checkSafetyValues } from './safety-check.js';
 import { checkActionHooks } from './hooks-check.js';
@@ -16,7 +16,7 @@ export interface PluginProblem {
 
 export interface PluginCheck {
   problems: PluginProblem[];
-  unknownFields: string[];
+  unknownFields: UnknownField[];
 }
 
 /** Checks inputs, actions (and their connectors), models and simulators of every mode and the global model. */
@@ -34,9 +34,9 @@ export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors
     const parsed = spec.schema.safeParse(options ?? {}, { reportInput: true, jitless: true });
     if (!parsed.success) {
       for (const m of zodIssueMessages(parsed.error, [...at, 'config'])) result.problems.push({ path: m.path, message: m.message, unknownType: false });
-    } else {
-      result.unknownFields.push(...unknownFields(spec.schema as z.ZodType, options ?? {}, [...at, 'config']));
     }
+    // Also beside other problems: a misspelt field is the likely cause of a "missing" one.
+    result.unknownFields.push(...unknownFields(spec.schema as z.ZodType, options ?? {}, [...at, 'config']));
     return spec;
   };
 

@@ -18,12 +18,12 @@ export function editDistance(a: string, b: string): number {
 
 /**
  * The closest known name when it is close enough to be a typo (at most a third of the name's letters
- * differ, at least one allowed), else undefined. Ties go to the first name in `known`.
+ * differ, at least one allowed; `maxDistance` edits when given), else undefined. Ties go to the first name in `known`.
  */
-export function closest(name: string, known: Iterable<string>): string | undefined {
+export function closest(name: string, known: Iterable<string>, maxDistance?: number): string | undefined {
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
-  const allowed = Math.max(1, Math.floor(Math.max(name.length, 3) / 3));
+  const allowed = maxDistance ?? Math.max(1, Math.floor(Math.max(name.length, 3) / 3));
   for (const k of known) {
     if (k === name) continue;
     // The distance is at least the difference in length: a name that much longer or shorter is no typo

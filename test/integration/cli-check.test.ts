@@ -43,15 +43,15 @@ requireBuild();
     t.same(r.err, [], 'no warnings for a clean file');
   });
 
-  t.test('check with problems: exit 2, one `file: path: message` line each on stdout, no stack', async (t) => {
+  t.test('check with problems: exit 2, one `file:line:column: path: message` line each on stdout, no stack', async (t) => {
     const r = cortexd('check', 'bad');
     t.equal(r.code, 2);
     const file = join(configDir, 'bad.json5');
-    t.same(r.out, [`${file}: modes.guard.hertz: expected a number, got "fast"`]);
+    t.same(r.out, [`${file}:17:7: modes.guard.hertz: expected a number, got "fast"`]);
     noStack(t, r);
     const cross = cortexd('check', '--config', writeConfig(tempDir(t), 'cross', cliValid({ default_mode: 'nowhere' })));
     t.equal(cross.code, 2);
-    t.match(cross.out, [/cross\.json5: default_mode: "nowhere" is not a mode; known modes: "guard", "rest"$/]);
+    t.match(cross.out, [/cross\.json5:\d+:\d+: default_mode: "nowhere" is not a mode; known modes: "guard", "rest"$/]);
   });
 
   t.test('warnings go to stderr as `warning: ...`; the check still passes', async (t) => {
@@ -75,7 +75,9 @@ requireBuild();
     const file = writeConfig(tempDir(t), 'syntax', '{\n  version: "v1.0.5",\n  name: "x"\n  hertz: 1,\n}\n');
     const r = cortexd('check', '--config', file);
     t.equal(r.code, 2);
-    t.same(r.out, [`${file}: line 4, column 3: invalid character 'h'`]);
+    t.same(r.out, [
+      `${file}:3:12: a comma is missing at the end of line 3: entries of an object or a list are separated by commas (the JSON5 parser stopped at line 4, column 3: invalid character 'h')`,
+    ]);
     noStack(t, r);
   });
 
@@ -83,8 +85,8 @@ requireBuild();
     const missing = cortexd('check', 'does_not_exist');
     t.equal(missing.code, 2);
     t.equal(missing.out.length, 1);
-    t.match(missing.out[0], `${join(configDir, 'does_not_exist.json5')}: no configuration named "does_not_exist"; known: bad, `);
-    t.match(missing.out[0], /good, legacy_bot.* \(or pass --config PATH\)$/);
+    t.match(missing.out[0], `${join(configDir, 'does_not_exist.json5')}: no configuration named "does_not_exist"; looked in ${configDir}; known: bad, `);
+    t.match(missing.out[0], /good, legacy_bot.* \(or pass --config PATH; cortexd init does_not_exist makes one in .*\)$/);
     // A path goes where a name goes (as OM1's loader reads it): one that is not there is a missing file.
     const traversal = cortexd('check', '../etc/passwd');
     t.equal(traversal.code, 2);
@@ -99,7 +101,7 @@ requireBuild();
     const r = cortexd('check', '--all');
     t.equal(r.code, 2);
     t.ok(
-      r.out.some((l) => l.startsWith(`${join(configDir, 'bad.json5')}: modes.guard.hertz:`)),
+      r.out.some((l) => l.startsWith(`${join(configDir, 'bad.json5')}:17:7: modes.guard.hertz:`)),
       'the bad file is reported',
     );
     if (llm !== undefined) {

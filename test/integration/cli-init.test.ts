@@ -66,3 +66,49 @@ t.test('init never writes through a symbolic link, --force or not: the link targ
   t.equal(dangling.status, 1, 'a dangling link is refused too');
   t.notOk(existsSync(join(dir, 'nowhere.txt')), 'and nothing is created where it points');
 });
+
+/** `cortexd` as a person runs it in their own folder `cwd`, without CORTEX_CONFIG_DIR unless given. */
+const inFolder = (cwd: string, args: string[], extra: Record<string, string> = {}) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, CORTEX_STATE_DIR: join(dir, 'state'), NO_COLOR: '1', CONFIG: '', ...extra };
+  if (!extra.CORTEX_CONFIG_DIR) delete env.CORTEX_CONFIG_DIR;
+  return spawnSync(process.execPath, [MAIN, ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
+};
+
+t.test('init writes into config/ of the folder the person is in, and check and run find it there first', async (t) => {
+  const proj = mkdtempSync(join(tmpdir(), 'cortexd-proj-'));
+  t.teardown(() => rmSync(proj, { recursive: true, force: true }));
+  const init = inFolder(proj, ['init', 'my_robot']);
+  t.equal(init.status, 0, init.stdout + init.stderr);
+  t.match(init.stdout, /^created config\/ \(the working directory\) for your configurations$/m, 'it says it made the folder');
+  t.match(init.stdout, /^wrote config\/my_robot\.json5 from the companion template$/m);
+  t.ok(existsSync(join(proj, 'config', 'my_robot.json5')), 'the file is in the folder the person is in');
+  t.ok(existsSync(join(proj, 'config', 'hooks', 'greeting.js')), "the template's hook modules beside it");
+  const check = inFolder(proj, ['check', 'my_robot']);
+  t.equal(check.status, 0, check.stdout + check.stderr);
+  t.match(check.stdout, /^ok: config\/my_robot\.json5 \(4 modes\)$/m, 'check finds it in ./config');
+  // A file of the folder wins over a shipped one of the same name; the shipped ones stay reachable.
+  writeFileSync(join(proj, 'config', 'default.json5'), readFileSync(join(proj, 'config', 'my_robot.json5'), 'utf8'));
+  t.match(inFolder(proj, ['check', 'default']).stdout, /^ok: config\/default\.json5/m, "the folder's default first");
+  t.match(inFolder(proj, ['check', 'conversation']).stdout, /^ok: \/.*\/config\/conversation\.json5/m, 'the shipped conversation next');
+  const run = inFolder(proj, ['run', 'my_robot', '--for', '3s', '--events', '--fresh']);
+  t.equal(run.status, 0, run.stderr.slice(-2000));
+  t.match(run.stdout, /"type":"agent.started","at":\d+,"config":"my_robot"/, 'run finds it too');
+});
+
+t.test('a name that is nowhere: the places looked in are printed; CORTEX_CONFIG_DIR that does not exist is said plainly', async (t) => {
+  const proj = mkdtempSync(join(tmpdir(), 'cortexd-proj-'));
+  t.teardown(() => rmSync(proj, { recursive: true, force: true }));
+  const missing = inFolder(proj, ['check', 'my_robt']);
+  t.equal(missing.status, 2);
+  t.match(missing.stderr + missing.stdout, /no configuration named "my_robt"; looked in \.\/config, \/.*\/config; known: .*conversation.*default/);
+  t.match(missing.stderr + missing.stdout, /cortexd init my_robt makes one in \.\/config\)/);
+  const nowhere = join(proj, 'not', 'yet');
+  const check = inFolder(proj, ['check', 'my_robot'], { CORTEX_CONFIG_DIR: nowhere });
+  t.equal(check.status, 2);
+  t.match(check.stderr + check.stdout, new RegExp(`CORTEX_CONFIG_DIR names ${nowhere}, which does not exist \\(cortexd init NAME creates it\\)`));
+  t.notMatch(check.stderr + check.stdout, /ENOENT/, 'no raw system error');
+  const init = inFolder(proj, ['init', 'my_robot'], { CORTEX_CONFIG_DIR: nowhere });
+  t.equal(init.status, 0, init.stdout + init.stderr);
+  t.match(init.stdout, /^created .*not\/yet\/ \(CORTEX_CONFIG_DIR\) for your configurations$/m);
+  t.ok(existsSync(join(nowhere, 'my_robot.json5')));
+});

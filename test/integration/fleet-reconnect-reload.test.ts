@@ -96,7 +96,7 @@ t.test('reload: an invalid configuration is refused with the check lines and the
   t.equal(refused.code, 1);
   t.match(refused.stderr, /r1: reload refused: the new configuration is invalid \(2 problems\); robot keeps running/);
   for (const mode of ['idle', 'sleep'])
-    t.match(refused.stderr, new RegExp(`robot\\.json5: modes\\.${mode}\\.hertz: must be at most 100 Hz`), `the check line of ${mode}`);
+    t.match(refused.stderr, new RegExp(`robot\\.json5(:\\d+:\\d+)?: modes\\.${mode}\\.hertz: must be at most 100 Hz`), `the check line of ${mode}`);
   const json = await fleetCli(['reload', 'r1', bad, '--json'], cli);
   t.match(JSON.parse(json.stdout), { ok: false, command: 'reload', lines: [String, String] });
 

@@ -1,9 +1,10 @@
 // QUICKSTART.md followed literally: every command of its `sh` blocks, in order, in a fresh copy of the checkout as a person's shell runs them (agents that run until Ctrl-C get one when they are up).
 import t from 'tap';
-import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { freshCopy, npmGuard } from '../helpers/fresh-copy.js';
 import { requireBuild, requireCommands } from '../helpers/requires.js';
 
 // set-up builds the copy (tsc, about a minute on a loaded machine); three agents start and stop.
@@ -29,43 +30,6 @@ function quickstartCommands(markdown: string): string[] {
     if (inSh && line.trim() && !line.trim().startsWith('#')) commands.push(line.trim());
   }
   return commands;
-}
-
-const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: repo, encoding: 'utf8' });
-if (listed.status !== 0) throw new Error('not a git checkout: cannot tell the sources from build output');
-
-/**
- * A fresh clone's files (plus uncommitted ones) with the installed node_modules linked beside them.
- * Set-up reinstalls when package-lock.json is newer than the install, so the copy's lock file gets the
- * install's time (set-up then only builds); the install itself is shared, never changed (see npmGuard).
- */
-function freshCopy(dest: string): void {
-  for (const file of listed.stdout.split('\0').filter(Boolean)) {
-    if (/^(node_modules|dist|test-output|\.tap)(\/|$)/.test(file) || !existsSync(join(repo, file))) continue;
-    mkdirSync(dirname(join(dest, file)), { recursive: true });
-    cpSync(join(repo, file), join(dest, file));
-  }
-  const modules = realpathSync(join(repo, 'node_modules'));
-  symlinkSync(modules, join(dest, 'node_modules'));
-  const installed = statSync(join(modules, '.package-lock.json')).mtime;
-  utimesSync(join(dest, 'package-lock.json'), installed, new Date(installed.getTime() - 60_000));
-}
-
-/**
- * An `npm` first on PATH that refuses what would change the linked install (ci, install, rebuild...)
- * and runs the real npm for the rest (`npm run build`): a set-up that wanted to reinstall fails this
- * test with the reason instead of emptying the node_modules every other test uses.
- */
-function npmGuard(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  const real = spawnSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).stdout.trim();
-  if (!real) throw new Error('npm not found on PATH');
-  writeFileSync(
-    join(dir, 'npm'),
-    `#!/bin/sh\ncase "$1" in ci|install|i|add|rebuild|uninstall|remove|update|prune|dedupe)\n  echo "quickstart test: refused npm $1 (node_modules is the shared install, linked): set-up should have found it up to date" >&2; exit 97 ;;\nesac\nexec ${JSON.stringify(real)} "$@"\n`,
-    { mode: 0o755 },
-  );
-  return dir;
 }
 
 /** A person's shell: no test runner loader, no cortexd variables of this run, `cortexd` where set-up links it. */

@@ -14,7 +14,7 @@ import { createLogger } from '../../src/log.js';
 import { findOnPath } from '../../src/which.js';
 import { MAIN } from '../helpers/agent-process.js';
 import { requireBuild } from '../helpers/requires.js';
-import { otherUserEnv, readableCli } from '../helpers/readable-cli.js';
+import { asOtherUser, otherUserEnv, readableCli } from '../helpers/readable-cli.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -40,20 +40,8 @@ function estop(
   as?: { uid: number; groups: number[]; main: string },
   runtimeDir = '',
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [cmd, argv] = as
-    ? [
-        'setpriv',
-        [
-          `--reuid=${as.uid}`,
-          `--regid=${as.uid}`,
-          as.groups.length ? `--groups=${as.groups.join(',')}` : '--clear-groups',
-          process.execPath,
-          as.main,
-          'estop',
-          ...args,
-        ],
-      ]
-    : [process.execPath, [MAIN, 'estop', ...args]];
+  const other = as ? asOtherUser({ uid: as.uid, groups: as.groups }, [as.main, 'estop', ...args]) : undefined;
+  const [cmd, argv] = other ? [other.cmd, other.args] : [process.execPath, [MAIN, 'estop', ...args]];
   return new Promise((resolve) =>
     execFile(
       cmd as string,

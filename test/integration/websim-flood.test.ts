@@ -12,6 +12,7 @@ import { ACTION_QUEUE_LIMIT } from '../../actors/actions/action.js';
 import { startAgent } from '../helpers/agent-process.js';
 import { defaultAgentDir } from '../helpers/default-agent.js';
 import { procStats } from '../support/proc-stats.js';
+import { asOtherUser } from '../helpers/readable-cli.js';
 
 requireBuild();
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -79,7 +80,8 @@ t.test('another local user may watch and latch the e-stop through WebSim, but ev
   cpSync(join(ROOT, 'node_modules', 'ws'), join(dir, 'node_modules', 'ws'), { recursive: true });
   writeFileSync(join(dir, 'try.mjs'), STRANGER_SCRIPT, { mode: 0o644 });
   execFileSync('chmod', ['-R', 'a+rX', dir]);
-  const run = spawnSync('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', process.execPath, join(dir, 'try.mjs'), String(d.port)], {
+  const other = asOtherUser({ uid: user.uid, gid: user.gid }, [join(dir, 'try.mjs'), String(d.port)]);
+  const run = spawnSync(other.cmd, other.args, {
     cwd: dir,
     // A clean environment: the test runner's loader options are for this process, not the other user's.
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },

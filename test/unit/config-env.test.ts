@@ -61,7 +61,7 @@ t.test('an unset variable in an optional field is a warning and the field is lef
   t.equal(r.loaded.config.cortex_llm!.agent_name, undefined);
   t.notOk('agent_name' in r.loaded.config.cortex_llm!);
   t.notOk('base_url' in r.loaded.config.cortex_llm!.config);
-  const w = r.warnings.map((x) => x.replace(/^[^:]+: /, '')).sort();
+  const w = r.warnings.map((x) => x.replace(/^[^:]+(:\d+:\d+)?: /, '')).sort();
   t.same(w, [
     'cortex_llm.agent_name: environment variable AGENT_NAME not set and no default; this optional field is left out',
     'cortex_llm.config.base_url: environment variable LLM_HOST not set and no default; this optional field is left out',
