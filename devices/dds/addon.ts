@@ -1,13 +1,9 @@
 // The one loader of the DDS addon (@cortexd/dds-addon over CycloneDDS): typed, loaded once, a clear error when set-up skipped or failed it.
 import { createRequire } from 'node:module';
+import { DDS_FIX, DDS_PACKAGE } from '../../src/config/dds-users.js';
 import { CortexError } from '../../src/errors.js';
 
-/** The npm package of the addon: an optional local package that `scripts/setup.sh --no-dds` leaves unbuilt. */
-export const DDS_PACKAGE = '@cortexd/dds-addon';
-
-/** What to do when the addon is missing, for messages of check, run and doctor. */
-export const DDS_FIX =
-  'run `bash scripts/setup.sh` without --no-dds in the source checkout (it installs cyclonedds-dev and compiles the addon in seconds), or `npm rebuild @cortexd/dds-addon` once cyclonedds-dev is installed';
+export { DDS_FIX, DDS_PACKAGE };
 
 /** QoS of a reader or writer: CycloneDDS's names, the few a robot bus needs. */
 export interface DdsQos {
