@@ -75,9 +75,10 @@ export class BodyInput extends BufferedInput<BodyState> {
     const parts: string[] = [];
     if (this.has('battery')) parts.push(`battery ${Math.floor(s.battery_percent)}%${s.battery_percent <= this.config.low_percent ? ' (low)' : ''}`);
     if (this.has('odometry')) parts.push(`at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg, ${s.distance} m travelled, last move: ${s.last}`);
-    if (this.has('paths')) parts.push('free paths: forward, left, right, back');
-    if (this.has('localization')) parts.push(`localized on the map at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
-    if (this.has('navigation')) parts.push('navigation idle (no goal)');
+    // A robot over DDS reports no free paths, localisation or navigation here (no lidar or map topics yet): only what it measured.
+    if (this.has('paths') && !this.dds) parts.push('free paths: forward, left, right, back');
+    if (this.has('localization') && !this.dds) parts.push(`localized on the map at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
+    if (this.has('navigation') && !this.dds) parts.push('navigation idle (no goal)');
     const low = this.has('battery') && s.battery_percent <= this.config.low_percent;
     const dds = this.dds;
     if (dds && !dds.present$.value)

@@ -193,12 +193,21 @@ function vlm(type: 'VLMInput' | 'LocalVLMInput', options: Options, descriptor: s
   return ok({ type, config: { descriptor: label, camera, ...pick(rest, {}, notes, VLM_DROPPED) } }, notes);
 }
 
+/** OM1's `ros2_zenoh` is the `ros2` binding here: DDS carries the same ROS 2 topics, no Zenoh bridge needed. */
+function bindingOf(transport: NonNullable<Scope['transport']>): string {
+  return transport === 'ros2_zenoh' ? 'ros2' : transport;
+}
+
+function transportNote(transport: NonNullable<Scope['transport']>): string {
+  return transport === 'ros2_zenoh' ? 'ros2_zenoh -> ros2 (DDS carries the same ROS 2 topics; no Zenoh bridge is needed)' : transport;
+}
+
 /** The robot's body: battery, odometry or paths of the family's bus. */
 function body(scope: Scope, facets: string[], notes: string[] = [], options: Options = {}): Translation {
   if (!scope.robot || !scope.transport) return missing('a robot body input, but the file names no robot family this runtime knows');
-  const config: Options = { robot: scope.robot, binding: scope.transport, facets };
+  const config: Options = { robot: scope.robot, binding: bindingOf(scope.transport), facets };
   if (scope.networkInterface) config.network_interface = scope.networkInterface;
-  notes.push(`${scope.robot} over ${scope.transport}: ${facets.join(', ')}`);
+  notes.push(`${scope.robot} over ${transportNote(scope.transport)}: ${facets.join(', ')}`);
   for (const [k, v] of Object.entries(options)) {
     if (k === 'URID' || k === 'use_zenoh') notes.push(`${k} ${JSON.stringify(v)}: chosen by the binding, not per input`);
     else notes.push(`${k} ${JSON.stringify(v)}: a lidar or odometry tuning option of OM1's driver; the simulated body has no sensor to tune`);
@@ -341,7 +350,7 @@ export function translateAction(name: string, connectorName: string, options: Op
     return ok({ name: 'remember_location', connector: 'state_dir', config: {} }, ['the place is stored in the state directory at the latest GPS fix']);
   if (BODY_MOVES.has(connectorName) && /^move/.test(name)) {
     if (!scope.robot || !scope.transport) return missing(`${connectorName} moves a robot this file names no family of`);
-    const config: Options = { robot: scope.robot, binding: scope.transport };
+    const config: Options = { robot: scope.robot, binding: bindingOf(scope.transport) };
     if (scope.networkInterface) config.network_interface = scope.networkInterface;
     const dropped: Record<string, string> = {
       speed_x: "the game controller's speed; the body moves step_m per command",
@@ -352,7 +361,7 @@ export function translateAction(name: string, connectorName: string, options: Op
     for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: ${dropped[k] ?? "an option of OM1's driver; left out"}`);
     if (name !== 'move') notes.push(`action ${name} -> move (the model's tool keeps its label)`);
     if (connectorName === 'go2_game_controller') notes.push("OM1 also reads a physical game controller; this runtime's body takes the model's moves only");
-    return ok({ name: 'move', connector: 'body', config }, [`${scope.robot} over ${scope.transport}`, ...notes]);
+    return ok({ name: 'move', connector: 'body', config }, [`${scope.robot} over ${transportNote(scope.transport)}`, ...notes]);
   }
   if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
   if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
