@@ -81,8 +81,13 @@ export class BodyInput extends BufferedInput<BodyState> {
     if (this.has('navigation') && !this.dds) parts.push('navigation idle (no goal)');
     const low = this.has('battery') && s.battery_percent <= this.config.low_percent;
     const dds = this.dds;
-    if (dds && !dds.present$.value)
-      return { timestamp: s.at, text: `${this.config.robot} (over DDS): lost the robot (${dds.absence}); it does not move until it is back`, final: true };
+    if (dds && !dds.present$.value) {
+      // Never seen yet: waiting (not a loss); seen and gone: lost.
+      const text = / yet on /.test(dds.absence)
+        ? `waiting for the robot (${dds.absence})`
+        : `lost the robot (${dds.absence}); it does not move until it is back`;
+      return { timestamp: s.at, text: `${this.config.robot} (over DDS): ${text}`, final: true };
+    }
     const battery = Number.isNaN(s.battery_percent) ? parts.map((p) => (p.startsWith('battery NaN') ? 'battery unknown' : p)) : parts;
     return { timestamp: s.at, text: `${this.config.robot} (${dds ? 'over DDS' : 'simulated'}): ${battery.join('; ')}`, final: low };
   }
