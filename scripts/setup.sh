@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what cortexd needs on Debian (system packages, npm packages, native modules), builds it, proves the native modules load, checks the configurations and starts the default agent.
 #
-# Usage: bash scripts/setup.sh [--no-run] [--no-opencv] [--tests] [--no-link]   (as root, or with sudo for apt-get)
+# Usage: bash scripts/setup.sh [--no-run] [--no-opencv] [--no-dds] [--tests] [--no-link]   (as root, or with sudo for apt-get)
 #
 #   --no-run     stop after the checks instead of starting the default agent.
 #   --no-link    leave the `cortexd` command on PATH as it is (or CORTEX_SETUP_NO_LINK=1): nothing outside
@@ -11,10 +11,13 @@
 #                @u4/opencv4nodejs bindings (about 4.5 of the 7.5 minutes on 2 cores). Cameras and
 #                local vision then do not work; `cortexd check` and `cortexd doctor` name the
 #                configuration entries that need them. Running set-up again without it builds OpenCV.
+#   --no-dds     skip DDS (or CORTEX_NO_DDS=1): no cyclonedds-dev, no compiling of the DDS addon
+#                (devices/dds/native). Robots over DDS (unitree_dds and ros2 bodies, ROS 2 topics) then
+#                do not work; check, run and doctor name the entries that need it.
 #   --tests      also install the Debian packages that only the tests use (or CORTEX_SETUP_TESTS=1):
-#                Chromium, shellcheck, gpsd-clients, socat, graphviz, mosquitto. scripts/test.sh passes it.
+#                Chromium, shellcheck, gpsd-clients, socat, graphviz, mosquitto, cyclonedds-tools. scripts/test.sh passes it.
 #
-# The Debian package sets (build, robot, opencv, tests) are listed in package.json's "debianPackages".
+# The Debian package sets (build, robot, opencv, dds, tests) are listed in package.json's "debianPackages".
 # `cortexd` is put on PATH: a link to scripts/cortexd in /usr/local/bin as root (or with sudo), else in
 # ~/.local/bin; CORTEX_BIN_DIR names another directory.
 # JOBS (parallel compile jobs of the native builds) defaults to what memory allows: one job per
@@ -31,15 +34,18 @@ die() {
 
 run_main=1
 skip_opencv=0
+skip_dds=0
 tests=0
 link=1
 case "${CORTEX_NO_OPENCV:-}" in 1 | true | yes) skip_opencv=1 ;; esac
+case "${CORTEX_NO_DDS:-}" in 1 | true | yes) skip_dds=1 ;; esac
 case "${CORTEX_SETUP_TESTS:-}" in 1 | true | yes) tests=1 ;; esac
 case "${CORTEX_SETUP_NO_LINK:-}" in 1 | true | yes) link=0 ;; esac
 for arg in "$@"; do
   case "$arg" in
     --no-run) run_main=0 ;;
     --no-opencv) skip_opencv=1 ;;
+    --no-dds) skip_dds=1 ;;
     --tests) tests=1 ;;
     --no-link) link=0 ;;
     -h | --help)
@@ -71,6 +77,14 @@ if [ "$skip_opencv" = 0 ]; then
   sets+=(opencv)
 else
   say "skipping OpenCV (--no-opencv): no libopencv-dev, and @u4/opencv4nodejs is installed without compiling its bindings; cameras and local vision will not work (cortexd check and doctor name the entries that need them)"
+fi
+# The DDS addon (robots over DDS: Unitree, ROS 2) compiles in seconds against cyclonedds-dev; --no-dds skips both.
+dds_binary=devices/dds/native/build/cortexd_dds.node
+if [ "$skip_dds" = 0 ]; then
+  sets+=(dds)
+else
+  export CORTEX_NO_DDS=1
+  say "skipping DDS (--no-dds): no cyclonedds-dev, and the DDS addon is not compiled; robots over DDS (unitree_dds, ros2 bodies) will not work (cortexd check and doctor name the entries that need them)"
 fi
 [ "$tests" = 1 ] && sets+=(tests)
 mapfile -t PACKAGES < <(node -e '
@@ -155,6 +169,12 @@ if [ "$skip_opencv" = 0 ] && [ ! -f "$opencv_binary" ]; then
   die "the OpenCV bindings (@u4/opencv4nodejs) did not build; npm drops a failed optional package without an error.
   Fix: check that libopencv-dev is installed (dpkg -s libopencv-dev), see the compiler's error with
   'npm ci --foreground-scripts', or skip OpenCV: bash scripts/setup.sh --no-opencv"
+fi
+
+if [ "$skip_dds" = 0 ] && [ ! -f "$dds_binary" ]; then
+  say "compiling the DDS addon"
+  node devices/dds/native/build.mjs --strict || die "the DDS addon (@cortexd/dds-addon) did not build.
+  Fix: check that cyclonedds-dev is installed (dpkg -s cyclonedds-dev), or skip DDS: bash scripts/setup.sh --no-dds"
 fi
 
 say "building"

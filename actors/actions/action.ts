@@ -538,8 +538,8 @@ export function actionLogic() {
       const session = own(self).connector?.session as SessionInput | undefined;
       if (!session) return;
       const held = context.motion ? releasedAfter(session, () => own(self).halting) : session;
-      if (session.prefix !== 'serial') enqueue.spawnChild('session', { id: 'session', input: held });
-      else enqueue.spawnChild('session', { id: 'device:serial', input: withStatesOnBus(held, own(self).deps.bus, context.entry.llm_label) });
+      if (session.prefix !== 'serial' && session.prefix !== 'dds') enqueue.spawnChild('session', { id: 'session', input: held });
+      else enqueue.spawnChild('session', { id: `device:${session.prefix}`, input: withStatesOnBus(held, own(self).deps.bus, context.entry.llm_label) });
     }),
     initial: 'idle',
     on: {

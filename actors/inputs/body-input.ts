@@ -1,7 +1,9 @@
 // BodyInput: a robot body's battery, odometry and free paths (the simulated body here) as a "Body:" prompt line and context values.
-import { type Observable, asyncScheduler, distinctUntilChanged, map, merge, tap, timer, type SchedulerLike } from 'rxjs';
+import { type Observable, asyncScheduler, defer, distinctUntilChanged, finalize, map, merge, tap, timer, type SchedulerLike } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
-import { BodyInputSchema, type BodyInputConfig } from '../../src/plugins/schemas/body.js';
+import { BodyInputSchema, DDS_BODY_BINDINGS, type BodyInputConfig } from '../../src/plugins/schemas/body.js';
+import { ddsBodyOf } from '../../devices/dds/bodies.js';
+import type { DdsBody } from '../../devices/dds/body.js';
 import { type BodyState, simBody } from '../../devices/body/sim-body.js';
 import { BufferedInput } from './buffered-input.js';
 
@@ -34,12 +36,24 @@ export class BodyInput extends BufferedInput<BodyState> {
     return this.config.facets.includes(facet);
   }
 
+  private dds: DdsBody | undefined;
+
   protected source(): Observable<BodyState> {
-    const body = simBody(this.config.robot, this.config, this.ctx?.bodies);
+    if (!DDS_BODY_BINDINGS.has(this.config.binding)) return this.follow(simBody(this.config.robot, this.config, this.ctx?.bodies));
+    // A robot over DDS: its body is shared with the move connector and let go when this input stops.
+    return defer(() => {
+      const body = ddsBodyOf(this.config);
+      this.dds = body;
+      return this.follow(body).pipe(finalize(() => (body.release(), (this.dds = undefined))));
+    });
+  }
+
+  private follow(body: { read(): BodyState; state$: Observable<BodyState> }): Observable<BodyState> {
     const key = (s: BodyState) =>
       JSON.stringify([
         this.has('battery') ? Math.floor(s.battery_percent) : 0,
         this.has('odometry') || this.has('localization') ? [s.x, s.y, s.heading, s.last] : 0,
+        this.dds ? this.dds.present$.value : true,
       ]);
     return merge(timer(0, this.config.poll_seconds * 1000, this.scheduler).pipe(map(() => body.read())), body.state$).pipe(
       distinctUntilChanged((a, b) => key(a) === key(b)),
@@ -61,11 +75,21 @@ export class BodyInput extends BufferedInput<BodyState> {
     const parts: string[] = [];
     if (this.has('battery')) parts.push(`battery ${Math.floor(s.battery_percent)}%${s.battery_percent <= this.config.low_percent ? ' (low)' : ''}`);
     if (this.has('odometry')) parts.push(`at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg, ${s.distance} m travelled, last move: ${s.last}`);
-    if (this.has('paths')) parts.push('free paths: forward, left, right, back');
-    if (this.has('localization')) parts.push(`localized on the map at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
-    if (this.has('navigation')) parts.push('navigation idle (no goal)');
+    // A robot over DDS reports no free paths, localisation or navigation here (no lidar or map topics yet): only what it measured.
+    if (this.has('paths') && !this.dds) parts.push('free paths: forward, left, right, back');
+    if (this.has('localization') && !this.dds) parts.push(`localized on the map at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
+    if (this.has('navigation') && !this.dds) parts.push('navigation idle (no goal)');
     const low = this.has('battery') && s.battery_percent <= this.config.low_percent;
-    return { timestamp: s.at, text: `${this.config.robot} (simulated): ${parts.join('; ')}`, final: low };
+    const dds = this.dds;
+    if (dds && !dds.present$.value) {
+      // Never seen yet: waiting (not a loss); seen and gone: lost.
+      const text = / yet on /.test(dds.absence)
+        ? `waiting for the robot (${dds.absence})`
+        : `lost the robot (${dds.absence}); it does not move until it is back`;
+      return { timestamp: s.at, text: `${this.config.robot} (over DDS): ${text}`, final: true };
+    }
+    const battery = Number.isNaN(s.battery_percent) ? parts.map((p) => (p.startsWith('battery NaN') ? 'battery unknown' : p)) : parts;
+    return { timestamp: s.at, text: `${this.config.robot} (${dds ? 'over DDS' : 'simulated'}): ${battery.join('; ')}`, final: low };
   }
 }
 

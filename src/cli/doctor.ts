@@ -11,7 +11,10 @@ export function register(program: Command): void {
     .option('--env-file <path>', 'service environment file to read (default /etc/cortexd/env)')
     .option('--timeout <ms>', 'TCP connect timeout per address', '2000')
     .option('--json', 'print the results as JSON')
-    .option('--native', 'only load the native modules (better-sqlite3, unix-dgram, the serial binding, OpenCV when compiled) and check the notify path')
+    .option(
+      '--native',
+      'only load the native modules (better-sqlite3, unix-dgram, the serial binding, OpenCV and the DDS addon when compiled) and check the notify path',
+    )
     .action(async (name: string | undefined, opts: { config?: string; envFile?: string; timeout: string; json?: boolean; native?: boolean }) => {
       const { formatResult, formatSummary, runDoctor, runNativeDoctor } = await import('../doctor/run.js');
       const configName = name ?? process.env.CONFIG;

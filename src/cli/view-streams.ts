@@ -30,6 +30,7 @@ const KIND_LABEL = {
   mic: 'microphone',
   cam: 'camera',
   serial: 'serial port',
+  dds: 'robot over DDS',
 } as const;
 /** A device (a microphone's recorder, a camera, a serial port) is opened, a connection connects. */
 const isDevice = (e: Pick<StreamEvent, 'kind'>) => e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial';

@@ -22,6 +22,7 @@ import { checkUrid } from './urid.js';
 import { checkVersion } from './version.js';
 import { crossCheck, hookModuleWarnings } from './cross-check.js';
 import { openCvWarnings } from './opencv-users.js';
+import { ddsWarnings } from './dds-users.js';
 import { ADDRESS_KEYS, EMBEDDED, readAddresses, type AddressSettings } from '../cloud/addresses.js';
 import { readFleet } from './fleet.js';
 
@@ -323,6 +324,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   for (const problem of crossCheck(config)) fail(problem.path, problem.message, 'reference');
   for (const w of hookModuleWarnings(config, hooksDirFor(file))) warn(w.path, w.message);
   for (const w of openCvWarnings(config)) warn(w.path, w.message);
+  for (const w of ddsWarnings(config)) warn(w.path, w.message);
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);
     for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DDS_FIX, DDS_PACKAGE, ddsInstall, describeDdsMissing, type DdsUser } from '../config/dds-users.js';
 import { describeMissing, openCvInstall, OPENCV_FIX, OPENCV_PACKAGE, type OpenCvUser } from '../config/opencv-users.js';
 import { describeError } from '../errors.js';
 import { projectRoot } from '../paths.js';
@@ -17,6 +18,8 @@ export interface NativeCheckOptions {
   from?: string;
   /** Entries of the configuration that load OpenCV; undefined when no configuration was loaded. */
   openCvUsers?: OpenCvUser[];
+  /** Entries of the configuration that need the DDS addon; undefined when no configuration was loaded. */
+  ddsUsers?: DdsUser[];
   /** Load OpenCV whenever its bindings are compiled, needed or not (`doctor --native`, set-up). */
   loadInstalledOpenCv?: boolean;
   /** The service unit to read NotifyAccess from (default: INSTALLED_UNIT if present, else systemd/cortexd@.service). */
@@ -127,6 +130,37 @@ export async function checkOpenCv(options: NativeCheckOptions = {}): Promise<Che
   }
 }
 
+/**
+ * The DDS addon: loaded whenever it is built (it is small and loads in milliseconds; a CycloneDDS
+ * library that went missing shows here). Not built: a failure only when the configuration needs it.
+ */
+export function checkDds(options: NativeCheckOptions = {}): CheckResult {
+  const name = 'DDS (CycloneDDS)';
+  const users = options.ddsUsers;
+  const needed = (users?.length ?? 0) > 0;
+  const neededBy = needed
+    ? `; needed by ${users!
+        .slice(0, 3)
+        .map((u) => `${u.path} (${u.why})`)
+        .join(', ')}${users!.length > 3 ? ` and ${users!.length - 3} more` : ''}`
+    : '';
+  const install = ddsInstall(options.from ?? import.meta.url);
+  if (install.state !== 'built') {
+    if (needed) return fail(name, `${describeDdsMissing(install)}${neededBy}`, DDS_FIX);
+    return ok(name, `${describeDdsMissing(install)}; ${users ? 'the configuration drives no robot over DDS' : 'robots over DDS (unitree_dds, ros2) need it'}`);
+  }
+  try {
+    const addon = createRequire(options.from ?? import.meta.url)(DDS_PACKAGE) as { cyclonedds?: string };
+    return ok(name, `the addon loads (CycloneDDS ${addon.cyclonedds ?? '?'})${neededBy}`);
+  } catch (err) {
+    return fail(
+      name,
+      `the addon is compiled but does not load: ${firstLine(err)}${neededBy}`,
+      `check libddsc (sudo apt-get install libddsc0debian cyclonedds-dev), then ${rebuildFix(DDS_PACKAGE)}`,
+    );
+  }
+}
+
 /** NotifyAccess of a unit file and its drop-ins (`<unit>.d/*.conf`, the last setting wins); systemd's default for Type=notify is main. */
 export function unitNotifyAccess(unitFile: string): string {
   const files = [unitFile];
@@ -188,7 +222,7 @@ export function checkNotifyPath(options: NativeCheckOptions = {}): CheckResult {
 /** Every native check in order: the three required modules, OpenCV, then the notify path. */
 export async function nativeChecks(options: NativeCheckOptions = {}): Promise<CheckResult[]> {
   const from = options.from ?? import.meta.url;
-  return [checkBetterSqlite(from), checkUnixDgram(from), checkSerialBinding(from), await checkOpenCv(options), checkNotifyPath(options)];
+  return [checkBetterSqlite(from), checkUnixDgram(from), checkSerialBinding(from), await checkOpenCv(options), checkDds(options), checkNotifyPath(options)];
 }
 
 /** A resolvable base for `from` given a directory (tests): a file URL inside it. */

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openCvUsers } from '../config/opencv-users.js';
+import { ddsUsers } from '../config/dds-users.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { projectRoot, stateDir } from '../paths.js';
 import { checkAddresses, checkApiKey, checkConfig, serviceEnvironment } from './config.js';
@@ -44,7 +45,13 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorRepo
   results.push(...(await checkSerial(needs, deviceOptions)));
   results.push(await checkSpeaker(needs, deviceOptions));
   const users = loaded ? openCvUsers(loaded.config) : undefined;
-  results.push(...(await nativeChecks({ ...(users ? { openCvUsers: users } : {}), env: options.env ?? process.env })));
+  results.push(
+    ...(await nativeChecks({
+      ...(users ? { openCvUsers: users } : {}),
+      ...(loaded ? { ddsUsers: ddsUsers(loaded.config) } : {}),
+      env: options.env ?? process.env,
+    })),
+  );
   results.push(checkStateDir(options.stateDir ?? stateDir()));
   results.push(await checkPackages(robotPackages(Boolean(users?.length)), options.env ?? process.env));
   return { results, exitCode: results.some((r) => r.status === 'fail') ? 1 : 0 };

@@ -96,9 +96,13 @@ t.test('the board owns the bodies: a later agent on the same board keeps the pos
   ]);
 });
 
-t.test("a robot's real bus is refused with what it needs", async (t) => {
-  const r = BodyConnectorOptions.safeParse({ robot: 'unitree_go2', binding: 'unitree_dds' });
+t.test('a bus this build does not carry is refused with what it needs; DDS bindings are accepted for their robots', async (t) => {
+  const r = BodyConnectorOptions.safeParse({ robot: 'limx_tron', binding: 'limx_sdk' });
   t.notOk(r.success);
-  t.match(r.error?.issues[0]?.message, /^binding "unitree_dds" needs Unitree's DDS bus .*; use binding "sim"/);
+  t.match(r.error?.issues[0]?.message, /^binding "limx_sdk" needs LimX Dynamics' robot SDK .*; use binding "sim"/);
+  t.ok(BodyConnectorOptions.safeParse({ robot: 'unitree_go2', binding: 'unitree_dds' }).success, 'unitree_dds drives a Go2');
+  t.ok(BodyConnectorOptions.safeParse({ robot: 'turtlebot4', binding: 'ros2_zenoh' }).success, "OM1's ros2_zenoh is taken (as ros2)");
+  const wrong = BodyConnectorOptions.safeParse({ robot: 'turtlebot4', binding: 'unitree_dds' });
+  t.match(wrong.error?.issues[0]?.message, /binding "unitree_dds" drives robot "unitree_go2" or "unitree_g1", not "turtlebot4"/);
   t.ok(BodyInputSchema.safeParse({ robot: 'unitree_go2' }).success, 'sim is the default');
 });

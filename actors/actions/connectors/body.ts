@@ -1,6 +1,7 @@
-// The `body` connector of move: carries each move command out on the robot's body (the simulated body: its pose follows).
+// The `body` connector of move: carries each move command out on the robot's body (the simulated body here; a robot over DDS in dds-body.ts).
 import type { ConnectorFactory } from '../../../src/cortex/action.js';
-import { BodyConnectorOptions } from '../../../src/plugins/schemas/body.js';
+import { BodyConnectorOptions, DDS_BODY_BINDINGS } from '../../../src/plugins/schemas/body.js';
+import { createDdsBodyConnector } from './dds-body.js';
 import { simBody } from '../../../devices/body/sim-body.js';
 import { renderValue } from './console.js';
 
@@ -17,6 +18,7 @@ function hold(ms: number, signal: AbortSignal): Promise<void> {
 /** A motion connector: the safety governor sits in front of it; `halt` makes the body stand still. */
 export const createBodyConnector: ConnectorFactory = (raw, ctx) => {
   const o = BodyConnectorOptions.parse(raw ?? {});
+  if (DDS_BODY_BINDINGS.has(o.binding)) return createDdsBodyConnector(o, ctx);
   const body = simBody(o.robot, o, ctx.bodies);
   let stillAfterHalt = false;
   const say = (line: string) => ctx.write(`[${o.robot}] ${line}`);

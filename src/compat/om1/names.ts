@@ -225,13 +225,22 @@ function vlm(type: 'VLMInput' | 'LocalVLMInput', options: Options, descriptor: s
   return ok({ type, config: { descriptor: label, camera, ...pick(rest, {}, notes, VLM_DROPPED) } }, notes);
 }
 
+/** OM1's `ros2_zenoh` is the `ros2` binding here: DDS carries the same ROS 2 topics, no Zenoh bridge needed. */
+function bindingOf(transport: NonNullable<Scope['transport']>): string {
+  return transport === 'ros2_zenoh' ? 'ros2' : transport;
+}
+
+function transportNote(transport: NonNullable<Scope['transport']>): string {
+  return transport === 'ros2_zenoh' ? 'ros2_zenoh -> ros2 (DDS carries the same ROS 2 topics; no Zenoh bridge is needed)' : transport;
+}
+
 /** The robot's body: battery, odometry or paths of the family's bus. */
 function body(scope: Scope, facets: string[], notes: string[] = [], options: Options = {}): Translation {
   if ((!scope.robot || !scope.transport) && !scope.simulate) return missing('a robot body input, but the file names no robot family this runtime knows');
   if (!scope.robot || !scope.transport) notes.push('the file names no robot family: the simulated Go2 body (--simulate)');
-  const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ?? 'sim', facets };
+  const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ? bindingOf(scope.transport) : 'sim', facets };
   if (scope.networkInterface) config.network_interface = scope.networkInterface;
-  notes.push(`${String(config.robot)} over ${String(config.binding)}: ${facets.join(', ')}`);
+  notes.push(`${String(config.robot)} over ${scope.transport ? transportNote(scope.transport) : 'sim'}: ${facets.join(', ')}`);
   for (const [k, v] of Object.entries(options)) {
     if (k === 'URID' || k === 'use_zenoh') notes.push(`${k} ${JSON.stringify(v)}: chosen by the binding, not per input`);
     else notes.push(`${k} ${JSON.stringify(v)}: a lidar or odometry tuning option of OM1's driver; the simulated body has no sensor to tune`);
@@ -432,7 +441,7 @@ export function translateAction(name: string, connectorName: string, options: Op
   if (BODY_MOVES.has(connectorName) && /^move/.test(name)) {
     if ((!scope.robot || !scope.transport) && !scope.simulate) return missing(`${connectorName} moves a robot this file names no family of`);
     if (!scope.robot || !scope.transport) notes.push('the file names no robot family: the simulated Go2 body (--simulate)');
-    const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ?? 'sim' };
+    const config: Options = { robot: scope.robot ?? 'unitree_go2', binding: scope.transport ? bindingOf(scope.transport) : 'sim' };
     if (scope.networkInterface) config.network_interface = scope.networkInterface;
     const dropped: Record<string, string> = {
       speed_x: "the game controller's speed; the body moves step_m per command",
@@ -443,7 +452,10 @@ export function translateAction(name: string, connectorName: string, options: Op
     for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: ${dropped[k] ?? "an option of OM1's driver; left out"}`);
     if (name !== 'move') notes.push(`action ${name} -> move (the model's tool keeps its label)`);
     if (connectorName === 'go2_game_controller') notes.push("OM1 also reads a physical game controller; this runtime's body takes the model's moves only");
-    return ok({ name: 'move', connector: 'body', config }, [`${String(config.robot)} over ${String(config.binding)}`, ...notes]);
+    return ok({ name: 'move', connector: 'body', config }, [
+      `${String(config.robot)} over ${scope.transport ? transportNote(scope.transport) : 'sim'}`,
+      ...notes,
+    ]);
   }
   if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
   if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');

@@ -8,17 +8,21 @@ export const ROBOTS = ['generic', 'unitree_go2', 'unitree_g1', 'turtlebot4', 'li
 export type Robot = (typeof ROBOTS)[number];
 
 /**
- * Bindings of a body. `sim` is the simulated body (devices/body/sim-body.ts): it needs nothing. The
- * others name a robot's own bus, none of which this build carries: choosing one is a check error that
- * says what would be needed, never a silent stand-in.
+ * Bindings of a body. `sim` is the simulated body (devices/body/sim-body.ts): it needs nothing.
+ * `unitree_dds` (a Unitree Go2 or G1 on its sport API) and `ros2` (a ROS 2 base: cmd_vel, odom,
+ * battery_state) are carried over DDS (devices/dds/, the CycloneDDS addon); OM1's `ros2_zenoh` is
+ * taken as `ros2`: DDS carries the same topics (docs/real-robots-dds.md). The others name a robot's
+ * own bus that this build does not carry: choosing one is a check error that says what would be
+ * needed, never a silent stand-in.
  */
-export const BODY_BINDINGS = ['sim', 'unitree_dds', 'ros2_zenoh', 'limx_sdk', 'ubtech_http'] as const;
+export const BODY_BINDINGS = ['sim', 'unitree_dds', 'ros2', 'ros2_zenoh', 'limx_sdk', 'ubtech_http'] as const;
 export type BodyBinding = (typeof BODY_BINDINGS)[number];
 
-/** What each real transport would need; the reason `check` gives. */
-export const MISSING_TRANSPORT: Record<Exclude<BodyBinding, 'sim'>, string> = {
-  unitree_dds: "Unitree's DDS bus (unitree_sdk2 over CycloneDDS on the robot's ethernet): no DDS binding is built into cortexd",
-  ros2_zenoh: 'ROS 2 topics over Zenoh (zenoh-bridge-ros2dds on the TurtleBot 4): no Zenoh/ROS 2 binding is built into cortexd',
+/** Bindings over DDS. */
+export const DDS_BODY_BINDINGS: ReadonlySet<BodyBinding> = new Set(['unitree_dds', 'ros2', 'ros2_zenoh']);
+
+/** What each transport this build does not carry would need; the reason `check` gives. */
+export const MISSING_TRANSPORT: Record<'limx_sdk' | 'ubtech_http', string> = {
   limx_sdk: "LimX Dynamics' robot SDK (limxsdk over the robot's network): no LimX binding is built into cortexd",
   ubtech_http: "UBTech Yanshee's robot API (the YanAPI HTTP service on the robot): no UBTech binding is built into cortexd",
 };
@@ -30,13 +34,15 @@ export const MISSING_TRANSPORT: Record<Exclude<BodyBinding, 'sim'>, string> = {
  */
 export const BODY_FACETS = ['battery', 'odometry', 'paths', 'localization', 'navigation'] as const;
 
-const refuseRealTransport = (o: { binding: BodyBinding }, ctx: z.RefinementCtx) => {
-  if (o.binding !== 'sim')
+const refuseRealTransport = (o: { binding: BodyBinding; robot: Robot }, ctx: z.RefinementCtx) => {
+  if (o.binding === 'limx_sdk' || o.binding === 'ubtech_http')
     ctx.addIssue({
       code: 'custom',
       path: ['binding'],
       message: `binding "${o.binding}" needs ${MISSING_TRANSPORT[o.binding]}; use binding "sim" (a simulated body) or \`cortexd run --simulate\``,
     });
+  if (o.binding === 'unitree_dds' && o.robot !== 'unitree_go2' && o.robot !== 'unitree_g1')
+    ctx.addIssue({ code: 'custom', path: ['robot'], message: `binding "unitree_dds" drives robot "unitree_go2" or "unitree_g1", not "${o.robot}"` });
 };
 
 const BodyFields = {
@@ -45,6 +51,17 @@ const BodyFields = {
   binding: z.enum(BODY_BINDINGS).default('sim'),
   /** The network interface of the robot's bus (Unitree's `unitree_ethernet`), for a real transport. */
   network_interface: z.string().min(1).optional(),
+  /** DDS bindings: the DDS domain id; absent: ROS_DOMAIN_ID from the environment, else 0. */
+  domain_id: z.number().int().min(0).max(232).optional(),
+  /** DDS bindings: the robot is lost when its state topic is silent this long (seconds). */
+  lost_after_seconds: z.number().positive().max(60).default(1),
+  /** ros2: the topics of the base (ROS names; `rt/` names are taken as they are). */
+  cmd_vel_topic: z.string().min(1).default('/cmd_vel'),
+  odom_topic: z.string().min(1).default('/odom'),
+  battery_topic: z.string().min(1).default('/battery_state'),
+  /** unitree_dds: the state topics (the G1 publishes its odometry as rt/odommodestate on recent firmware). */
+  state_topic: z.string().min(1).default('rt/sportmodestate'),
+  lowstate_topic: z.string().min(1).default('rt/lowstate'),
   /** Battery of the simulated body at start, percent. */
   start_battery_percent: z.number().min(0).max(100).default(100),
   /** How fast the simulated battery drains, percent per minute (moving drains 2% per metre more). */
@@ -72,8 +89,14 @@ export const BodyConnectorOptions = z
     step_m: z.number().positive().max(10).default(0.5),
     /** Degrees a `turn left` / `turn right` command turns it. */
     turn_deg: z.number().positive().max(360).default(45),
-    /** Seconds one command takes on the simulated body. */
+    /** Seconds one command takes on the simulated body (a real body takes step_m / linear_speed_mps, turn_deg / angular_speed_dps). */
     command_seconds: z.number().min(0).max(60).default(1),
+    /** DDS bindings: forward speed of a walk, m/s (a hard cap of 1 m/s: a model never asks for more). */
+    linear_speed_mps: z.number().positive().max(1).default(0.3),
+    /** DDS bindings: turning speed, degrees per second (capped at 90). */
+    angular_speed_dps: z.number().positive().max(90).default(30),
+    /** DDS bindings: how often the velocity is repeated while a command runs (a base stops when cmd_vel goes quiet; a Move lapses in 1 s). */
+    command_hz: z.number().min(2).max(50).default(10),
   })
   .superRefine(refuseRealTransport);
 export type BodyConnectorOptions = z.output<typeof BodyConnectorOptions>;
