@@ -354,7 +354,7 @@ export const governorMachine = setup({
           return;
         case 'stream': {
           // The hosted service's sockets only: a sensor broker (MqttInput's `mqtt` stream) and a device (`mic`, `cam`, `serial`) are not the service.
-          if (e.kind === 'mqtt' || e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial') return;
+          if (e.kind === 'mqtt' || e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial' || e.kind === 'lidar') return;
           const key = `${e.kind} socket ${e.input}`;
           const down = e.state === 'backingOff' || e.state === 'failed';
           fault(enqueue, s, c, key, down && lossStops ? `${e.state === 'failed' ? 'failed' : 'reconnecting'}${e.reason ? ` (${e.reason})` : ''}` : null);
