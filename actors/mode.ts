@@ -244,6 +244,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
             ...(deps.positions ? { positions: deps.positions } : {}),
             ...(deps.bodies ? { bodies: deps.bodies } : {}),
+            ...(deps.loaded.config.lidar ? { lidar: deps.loaded.config.lidar } : {}),
             ...callbacks,
           }),
       };
@@ -280,6 +281,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             ...(deps.media ? { media: deps.media } : {}),
             ...(deps.positions ? { positions: deps.positions } : {}),
             ...(deps.bodies ? { bodies: deps.bodies } : {}),
+            ...(deps.loaded.config.lidar ? { lidar: deps.loaded.config.lidar } : {}),
             ...callbacks,
           }),
       };
