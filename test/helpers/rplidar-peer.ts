@@ -38,13 +38,11 @@ export async function startRplidarPeer(ptyPeer: string, room: BoxRoom, teardown:
     () => out.includes('ready') || proc.exitCode !== null,
   );
   if (proc.exitCode !== null) throw new Error(`the RPLidar peer exited: ${err}`);
-  let acks = 0;
   return {
     out: () => out,
     async tell(line) {
       const word = line.split(' ')[0]!;
       const before = out.split(`ok ${word}`).length - 1;
-      acks += 1;
       proc.stdin!.write(`${line}\n`);
       await until(`the peer to acknowledge "${line}"`, () => out.split(`ok ${word}`).length - 1 > before);
     },
