@@ -31,8 +31,8 @@ interface RawConfig {
 }
 const raw = (name: string) => JSON5.parse(readFileSync(join(CONFIG, `${name}.json5`), 'utf8')) as RawConfig;
 
-t.test('the shipped configurations are the five documented ones', async (t) => {
-  t.same(names, ['conversation', 'default', 'local_llm', 'mcp_tools', 'serial_robot']);
+t.test('the shipped configurations are the six documented ones', async (t) => {
+  t.same(names, ['conversation', 'default', 'lidar_rover', 'local_llm', 'mcp_tools', 'serial_robot']);
 });
 
 t.test('cortexd check --all passes without warnings (conversation uses the embedded service until CORTEX_BASE_URL is set)', async (t) => {
