@@ -161,7 +161,9 @@ export class Agent implements AgentControl {
         ? undefined
         : (options.memory ?? fileModeMemory(modeMemoryPath(loaded.configName, stateDir), (m) => this.logger.warn(m)));
     for (const [name, mode] of Object.entries(loaded.config.modes)) this.inputIdsOf.set(name, inputIds(mode.agent_inputs.map((i) => i.type)));
+    const bodies = options.bodies ?? new BodyBoard();
     this.safety = safetySetup({
+      board: bodies,
       config: loaded.config,
       configName: loaded.configName,
       bus: this.bus,
@@ -193,7 +195,7 @@ export class Agent implements AgentControl {
       ...(options.media ? { media: options.media } : {}),
       browserAudio: this.browserAudio,
       positions: this.positions,
-      bodies: options.bodies ?? new BodyBoard(),
+      bodies,
       safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
     };
     const modeMachine = createModeMachine(loaded.config, {

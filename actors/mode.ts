@@ -247,6 +247,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
             ...(deps.positions ? { positions: deps.positions } : {}),
             ...(deps.bodies ? { bodies: deps.bodies } : {}),
+            ...(deps.loaded.config.lidar ? { lidar: deps.loaded.config.lidar } : {}),
             ...callbacks,
           }),
       };
@@ -283,6 +284,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
             ...(deps.media ? { media: deps.media } : {}),
             ...(deps.positions ? { positions: deps.positions } : {}),
             ...(deps.bodies ? { bodies: deps.bodies } : {}),
+            ...(deps.loaded.config.lidar ? { lidar: deps.loaded.config.lidar } : {}),
             ...callbacks,
           }),
       };

@@ -24,6 +24,7 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
     BatteryInput: () => import('./inputs/battery-input.js').then((m) => m.createBatteryInput),
     MqttInput: () => import('./inputs/mqtt-input.js').then((m) => m.createMqttInput),
     BodyInput: () => import('./inputs/body-input.js').then((m) => m.createBodyInput),
+    LidarInput: () => import('./inputs/lidar-input.js').then((m) => m.createLidarInput),
     PresenceInput: () => import('./backgrounds/presence.js').then((m) => m.createPresenceInput),
   },
   llms: {

@@ -28,6 +28,10 @@ export interface SerialLine {
   readonly device: OpenableDevice;
   /** Hot: the lines (without the delimiter) of whichever port is open, while a session holds it. Opens nothing. */
   lines(): Observable<string>;
+  /** Hot: the raw bytes of whichever port is open, as they arrive (binary protocols: the lidar). Opens nothing. */
+  bytes(): Observable<Buffer>;
+  /** Sets the open port's modem lines (DTR, RTS); rejects with a DeviceError when it is not open. */
+  set(flags: { dtr?: boolean; rts?: boolean }): Promise<void>;
   /** Writes to the open port; rejects with a DeviceError when it is not open. */
   write(data: string | Buffer): Promise<void>;
   /** The open port, if any (diagnostics and tests drive the mock binding through it). */
@@ -96,6 +100,7 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
   const parsed = SerialConfigSchema.parse(config);
   const failures = new Subject<DeviceError>();
   const heard = new Subject<string>();
+  const raw = new Subject<Buffer>();
   let open: Open | undefined;
   let opening: Promise<Open> | undefined;
   let lineEnded = false;
@@ -144,6 +149,9 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
       }, PRESENCE_MS);
       o.presence.unref();
     }
+    port.on('data', (chunk: Buffer) => {
+      if (open === o && raw.observed) raw.next(chunk);
+    });
     const parser = port.pipe(new ReadlineParser({ delimiter: parsed.delimiter, encoding: 'utf8' }));
     parser.on('data', (line: string) => {
       if (open === o) heard.next(line.endsWith('\r') ? line.slice(0, -1) : line);
@@ -214,9 +222,20 @@ export function createSerialLine(config: SerialConfig, ctx: { logger?: Logger } 
       lineEnded = true;
       isOpen.complete();
       heard.complete();
+      raw.complete();
       failures.complete();
     },
     lines: () => heard.asObservable(),
+    bytes: () => raw.asObservable(),
+    set: (flags) =>
+      new Promise<void>((resolve, reject) => {
+        const port = open?.port;
+        if (!port?.isOpen) {
+          reject(new DeviceError('serial', `${parsed.path} is not open`, { code: 'serial_closed' }));
+          return;
+        }
+        port.set(flags, (err) => (err ? reject(DeviceError.from('serial', err, parsed.path)) : resolve()));
+      }),
     write: (data) =>
       new Promise<void>((resolve, reject) => {
         const port = open?.port;

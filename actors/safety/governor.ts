@@ -19,6 +19,11 @@ import { inputOf } from '../input-of.js';
 import { estopSerialLogic, type HoldSerialSession } from './estop-serial.js';
 import { streamSessionMachine } from '../streams/session-machine.js';
 import { estopSocketLogic, type EstopSocketOptions } from './estop-socket.js';
+import { lidarWatchLogic, type HoldLidarSession, type ObstaclesChanged } from './obstacle-watch.js';
+import { travelOf, type Travel } from '../../src/safety/obstacle.js';
+import type { ObstacleView } from '../../src/safety/obstacle-view.js';
+import type { LidarConfig } from '../../src/config/lidar.js';
+import { BodyBoard } from '../../src/cortex/bodies.js';
 
 export { safetyStatusOf, type SafetyStatus } from './status.js';
 
@@ -38,6 +43,12 @@ export interface GovernorInput {
   socket?: EstopSocketOptions;
   /** The latch the socket's thread sets, checked before every motion command: required with `socket`. */
   gate?: EstopGate;
+  /** The robot's lidar (the configuration's `lidar` block): the governor holds its session, `device:lidar`. */
+  lidar?: LidarConfig;
+  /** The obstacle guard's view (`safety.obstacle`), asked before every motion command. */
+  obstacles?: ObstacleView;
+  /** The robot's things in this process (the simulated body the simulated lidar looks from, the speed limit). */
+  board?: BodyBoard;
 }
 
 /** A motion command asking to reach its connector; answered `safety.granted` or `safety.refused` to `replyTo`. */
@@ -61,6 +72,8 @@ export type GovernorEvent =
   | { type: 'safety.context'; values: Record<string, unknown> }
   | { type: 'safety.bus'; event: AgentEvent }
   | HoldSerialSession
+  | HoldLidarSession
+  | ObstaclesChanged
   | { type: 'motion.fed' }
   | { type: 'motion.ended' }
   | { type: 'model.started' }
@@ -90,6 +103,8 @@ interface GovernorContext {
   windowMs: number;
   /** What moves now (granted and not stopped since), or null when the robot is still. */
   motion: Motion | null;
+  /** The travels the obstacle guard refuses now, and why (changes only when the set changes). */
+  blocked: Partial<Record<Travel, string>>;
 }
 
 /** Events of the bus the governor follows (a callback child subscribes; its own `safety` events are not among them). */
@@ -190,7 +205,7 @@ const busWatch = fromCallback<EventObject, { bus: AgentBus }>(({ input, sendBack
  */
 export const governorMachine = setup({
   types: { context: {} as GovernorContext, events: {} as GovernorEvent, input: {} as GovernorInput },
-  actors: { busWatch, estopSerial: estopSerialLogic, estopSocket: estopSocketLogic, deviceSession: streamSessionMachine },
+  actors: { busWatch, estopSerial: estopSerialLogic, estopSocket: estopSocketLogic, lidarWatch: lidarWatchLogic, deviceSession: streamSessionMachine },
   delays: {
     deadman: ({ context }) => pol(context).deadmanMs,
     maxContinuous: ({ context }) => pol(context).maxContinuousMs,
@@ -224,6 +239,19 @@ export const governorMachine = setup({
             `safety: ${event.label} "${d.value}" refused: ${d.reason}`,
           );
           announce(s, { kind: 'refused', cause: d.cause, reason: d.reason, mode: event.mode, label: event.label, value: d.value });
+        });
+        return;
+      }
+      // The obstacle guard, after every other limit: the stop value and motions that move no base pass.
+      const seen = !d.stop && s.obstacles ? s.obstacles.verdict(travelOf(d.value)) : null;
+      if (seen && !seen.ok) {
+        enqueue.sendTo(event.replyTo, { type: 'safety.refused', id: event.id, reason: seen.reason });
+        enqueue(() => {
+          s.logger.info(
+            { safety: 'refused', cause: 'obstacle', mode: event.mode, action: event.label },
+            `safety: ${event.label} "${d.value}" refused: ${seen.reason}`,
+          );
+          announce(s, { kind: 'refused', cause: 'obstacle', reason: seen.reason, mode: event.mode, label: event.label, value: d.value });
         });
         return;
       }
@@ -310,6 +338,12 @@ export const governorMachine = setup({
       const s = svc(self);
       fault(enqueue, s, c, 'model', `no answer for ${seconds(pol(c, c.mode).modelStallMs)} (stalled)`, 'model_stall');
     }),
+    obstacles: enqueueActions(({ context: c, event, enqueue, self }) => {
+      if (event.type !== 'safety.obstacles') return;
+      enqueue.assign({ blocked: event.blocked });
+      const why = c.motion ? event.blocked[travelOf(c.motion.value)] : undefined;
+      if (why) halt(enqueue, svc(self), c, 'obstacle', why);
+    }),
     position: enqueueActions(({ context: c, event, enqueue, self }) => {
       const s = svc(self);
       if (event.type !== 'safety.context') return;
@@ -354,7 +388,7 @@ export const governorMachine = setup({
           return;
         case 'stream': {
           // The hosted service's sockets only: a sensor broker (MqttInput's `mqtt` stream) and a device (`mic`, `cam`, `serial`) are not the service.
-          if (e.kind === 'mqtt' || e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial') return;
+          if (e.kind === 'mqtt' || e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial' || e.kind === 'lidar') return;
           const key = `${e.kind} socket ${e.input}`;
           const down = e.state === 'backingOff' || e.state === 'failed';
           fault(enqueue, s, c, key, down && lossStops ? `${e.state === 'failed' ? 'failed' : 'reconnecting'}${e.reason ? ` (${e.reason})` : ''}` : null);
@@ -391,6 +425,7 @@ export const governorMachine = setup({
       grants: [],
       windowMs: Math.max(...windows),
       motion: null,
+      blocked: {},
     };
   },
   entry: 'announceRestored',
@@ -409,9 +444,22 @@ export const governorMachine = setup({
         return { options: s.socket, governor: self, logger: s.logger, bus: s.bus, ...(s.gate ? { gate: s.gate } : {}) };
       },
     },
+    {
+      id: 'lidar',
+      src: 'lidarWatch',
+      input: ({ self }) => {
+        const s = svc(self);
+        return { lidar: s.lidar, view: s.obstacles, board: s.board ?? new BodyBoard(), logger: s.logger, bus: s.bus };
+      },
+    },
   ],
   on: {
     'safety.request': { actions: 'decideRequest' },
+    'safety.obstacles': { actions: 'obstacles' },
+    // The lidar's session (the watcher has the sensor): the governor's child `device:lidar`, stopped with it.
+    'safety.lidar.hold': {
+      actions: enqueueActions(({ enqueue, event }) => enqueue.spawnChild('deviceSession', { id: 'device:lidar', input: (event as HoldLidarSession).input })),
+    },
     'safety.register': { actions: 'register' },
     'safety.unregister': { actions: 'unregister' },
     'safety.context': { actions: 'position' },

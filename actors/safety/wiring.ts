@@ -7,6 +7,8 @@ import { estopSocketPath, runtimeDir } from '../../src/paths.js';
 import type { Plugins } from '../../src/plugins/types.js';
 import { policyOf, resolvePolicy, type SafetyPolicy } from '../../src/safety/policy.js';
 import { EstopGate } from './estop-gate.js';
+import { BodyBoard } from '../../src/cortex/bodies.js';
+import { ObstacleView, SPEED_LIMIT_KEY, SpeedLimit } from '../../src/safety/obstacle-view.js';
 import type { GovernorInput } from './governor.js';
 import { fileLatchStore, latchPath, type LatchStore } from './latch-store.js';
 import type { SafetyStatus } from './status.js';
@@ -26,6 +28,8 @@ export interface SafetySetupOptions {
   stateDir: string;
   /** Where the e-stop socket goes (default `runtimeDir(stateDir)`); false: no socket. */
   runtimeDir?: string | false;
+  /** The robot's things in this process: the simulated body the simulated lidar looks from, the speed limit the guard sets. */
+  board?: BodyBoard;
 }
 
 /** The governor's input for a configuration, with the latch restored from the state directory. */
@@ -41,10 +45,23 @@ export function safetySetup(o: SafetySetupOptions): SafetySetup {
     sock.enabled && dir !== false
       ? { path: sock.path ?? estopSocketPath(dir, o.configName), ...(sock.group !== undefined ? { group: sock.group } : {}) }
       : undefined;
+  const board = o.board ?? new BodyBoard();
+  const lidar = o.config.lidar;
+  const obstacles =
+    policy.obstacle && lidar
+      ? new ObstacleView(
+          policy.obstacle,
+          lidar.half_width_robot,
+          board.of(SPEED_LIMIT_KEY, () => new SpeedLimit()),
+        )
+      : undefined;
   return {
     policy,
     store,
     input: {
+      board,
+      ...(lidar ? { lidar } : {}),
+      ...(obstacles ? { obstacles } : {}),
       policy,
       bus: o.bus,
       logger: o.logger.child({ actor: 'safety' }),

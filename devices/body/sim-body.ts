@@ -26,7 +26,8 @@ const wrap = (deg: number) => {
   const d = ((((deg + 180) % 360) + 360) % 360) - 180;
   return Math.round(d * 10) / 10;
 };
-const round = (n: number) => Math.round(n * 100) / 100;
+/** Poses keep a tenth of a millimetre: a walk is many small steps, which centimetres would round away. */
+const round = (n: number) => Math.round(n * 10_000) / 10_000;
 
 /**
  * A body without hardware. No timer runs: the battery is computed from the clock when read, so the

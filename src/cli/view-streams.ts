@@ -31,9 +31,10 @@ const KIND_LABEL = {
   cam: 'camera',
   serial: 'serial port',
   dds: 'robot over DDS',
+  lidar: 'lidar',
 } as const;
 /** A device (a microphone's recorder, a camera, a serial port) is opened, a connection connects. */
-const isDevice = (e: Pick<StreamEvent, 'kind'>) => e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial';
+const isDevice = (e: Pick<StreamEvent, 'kind'>) => e.kind === 'mic' || e.kind === 'cam' || e.kind === 'serial' || e.kind === 'lidar';
 const cannot = (e: Pick<StreamEvent, 'kind'>) => (isDevice(e) ? 'cannot open' : 'cannot connect');
 const label = (e: Pick<StreamEvent, 'kind' | 'input'>) => `${KIND_LABEL[e.kind] ?? e.kind} (${e.input})`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

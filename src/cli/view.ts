@@ -352,6 +352,8 @@ function safetyLine(e: Extract<AgentEvent, { type: 'safety' }>): Part {
     case 'release':
       return { style: 'green', text: `emergency stop released by ${e.source ?? '?'}` };
     case 'stop':
+      // The obstacle guard's stop says what it saw: "stopped: obstacle 0.31 m ahead".
+      if (e.cause === 'obstacle') return { style: 'yellow', text: `stopped: ${e.reason}` };
       return { style: 'yellow', text: `safety stop (${e.cause ?? '?'}): ${e.reason}` };
     default:
       return { style: 'yellow', text: `safety refused ${e.label ?? 'motion'} "${e.value ?? ''}": ${e.reason}` };

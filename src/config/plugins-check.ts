@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import { type UnknownField, unknownFields, zodIssueMessages } from './issues.js';
 import type { AgentConfig } from './schema.js';
-import { checkSafetyValues } from './safety-check.js';
+import { checkLidarNeeds, checkSafetyValues } from './safety-check.js';
 import { checkActionHooks } from './hooks-check.js';
 import { descriptors as builtin } from '../plugins/index.js';
 import { BACKGROUND_TYPES, notABackground } from '../plugins/backgrounds.js';
@@ -63,6 +63,7 @@ export function checkPlugins(config: AgentConfig, descriptors: PluginDescriptors
     });
   }
   for (const p of checkSafetyValues(config, descriptors)) result.problems.push({ ...p, unknownType: false });
+  for (const p of checkLidarNeeds(config)) result.problems.push({ ...p, unknownType: false });
   for (const p of checkActionHooks(config, descriptors)) result.problems.push({ ...p, unknownType: false });
   return result;
 }

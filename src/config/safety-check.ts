@@ -62,3 +62,25 @@ export function checkSafetyValues(config: AgentConfig, descriptors: PluginDescri
   }
   return problems;
 }
+
+/**
+ * The obstacle guard and LidarInput read the configuration's `lidar`: without one the guard would be
+ * a guard that sees nothing (every motion refused as blind) and the input could not start, so each is
+ * a problem where it is written.
+ */
+export function checkLidarNeeds(config: AgentConfig): SafetyValueProblem[] {
+  if (config.lidar) return [];
+  const problems: SafetyValueProblem[] = [];
+  const fix = 'add a `lidar` block (source "rplidar" with its port, or "sim" for the simulated body)';
+  if (config.safety?.obstacle) problems.push({ path: ['safety', 'obstacle'], message: `the obstacle guard needs the robot's lidar: ${fix}` });
+  for (const [name, mode] of Object.entries(config.modes)) {
+    for (const [list, entries] of [
+      ['agent_inputs', mode.agent_inputs],
+      ['backgrounds', mode.backgrounds],
+    ] as const)
+      entries.forEach((e, i) => {
+        if (e.type === 'LidarInput') problems.push({ path: ['modes', name, list, i, 'type'], message: `LidarInput reads the robot's lidar: ${fix}` });
+      });
+  }
+  return problems;
+}

@@ -72,8 +72,25 @@ export const EstopSocket = z.strictObject({
     .describe('group allowed to use the socket besides root (default the service process group)'),
 });
 
+/** The obstacle guard: motion toward what the lidar (the configuration's `lidar` block) sees nearby is slowed, refused, stopped. */
+export const ObstacleGuard = z
+  .strictObject({
+    stop_distance_m: z.number().positive().max(10).describe('motion toward a return nearer than this is refused, and stopped while it runs'),
+    slow_distance_m: z.number().positive().max(20).describe('within this the speed is scaled down, to nothing at stop_distance_m'),
+    max_scan_age_ms: z
+      .number()
+      .int()
+      .positive()
+      .max(10_000)
+      .default(500)
+      .describe('a scan older than this counts as blind: no motion toward space the lidar cannot see'),
+  })
+  .refine((o) => o.slow_distance_m >= o.stop_distance_m, { message: 'slow_distance_m must be at least stop_distance_m', path: ['slow_distance_m'] });
+export type ObstacleGuardConfig = z.infer<typeof ObstacleGuard>;
+
 export const SafetyConfig = z.strictObject({
   ...limits,
+  obstacle: ObstacleGuard.optional().describe('the obstacle guard (needs the `lidar` block); the same in every mode'),
   estop_serial: EstopSerial.optional(),
   estop_socket: EstopSocket.default({ enabled: true }),
 });

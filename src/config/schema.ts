@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { describeValue, openObject } from './issues.js';
 import type { AddressSettings } from '../cloud/addresses.js';
 import { ModeSafety, SafetyConfig } from './safety.js';
+import { LidarConfig } from './lidar.js';
 import { FleetBlock, type FleetSettings } from './fleet.js';
 import { KnowledgeBaseBlock, MemoryBlock } from './memory.js';
 
@@ -229,6 +230,8 @@ export const AgentConfig = z.looseObject({
   service: ServiceAddresses.default({}),
   /** Motion safety: limits, dead-man timer, geofence, e-stop sources (an extension of the format; src/config/safety.ts). */
   safety: SafetyConfig.optional(),
+  /** The robot's 2D lidar (src/config/lidar.ts): free paths for the prompt and the obstacle guard of `safety.obstacle`. */
+  lidar: LidarConfig.optional(),
   /** The fleet channel (src/config/fleet.ts); off unless a broker is named here or in CORTEX_MQTT_URL. */
   fleet: FleetBlock.optional(),
   /** Environment variables this file may read besides the documented ones (src/config/variable-policy.ts). */

@@ -105,6 +105,13 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
   } else {
     mode(config, '');
   }
+  if (isObject(config.lidar) && config.lidar.source === 'rplidar') {
+    // The sensor's geometry stays (the same free paths and guard); the port, model and motor go.
+    const { port, model, baud_rate, motor, motor_pwm, motor_rpm, answer_timeout_ms, spin_timeout_ms, reopen_initial_ms, reopen_max_ms, ...geometry } =
+      config.lidar;
+    at('lidar', `RPLidar on ${String(port ?? '/dev/ttyUSB0')} -> the simulated lidar of the simulated body, in a simulated room`);
+    config.lidar = { ...geometry, source: 'sim' };
+  }
   config.service = { base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' };
   at('service', 'every address -> embedded (the local service in this process; CORTEX_* addresses are not read)');
   return { config, lines };

@@ -51,7 +51,7 @@ export interface TurnEvent {
 export type StreamState = 'connecting' | 'streaming' | 'backingOff' | 'failed' | 'stopped';
 
 /** What an input's session actor connects to: a recognition socket, a vision socket, an MQTT broker, or opens: a microphone's recorder (`mic`), a camera (`cam`). */
-export type StreamKind = 'asr' | 'vlm' | 'mqtt' | 'mic' | 'cam' | 'serial' | 'dds';
+export type StreamKind = 'asr' | 'vlm' | 'mqtt' | 'mic' | 'cam' | 'serial' | 'dds' | 'lidar';
 
 /**
  * Everything a person watching the robot may want to see. Times are ms since epoch; no event ever

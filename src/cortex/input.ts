@@ -160,6 +160,8 @@ export interface InputContext {
   positions?: import('./positions.js').PositionBoard;
   /** The robot's bodies in this process (BodyInput reads the body the move connector moves). */
   bodies?: import('./bodies.js').BodyBoard;
+  /** The robot's lidar (the configuration's `lidar` block): LidarInput reads its scans. */
+  lidar?: import('../config/lidar.js').LidarConfig;
 }
 
 /** Receives copies of media as it passes (never kept by the input); a slow receiver drops, it never delays the input. */

@@ -25,6 +25,7 @@ export const BACKGROUND_TYPES: ReadonlyMap<string, readonly string[]> = new Map(
       'navigation_status',
     ],
   ],
+  ['LidarInput', ['paths_clear', 'obstacle_ahead_m', 'lidar_blind']],
   ['PresenceInput', ['faces', 'motion', 'person_present (present_key)', 'person_approaching (approaching_key)']],
   ['BatteryInput', ['battery_percent', 'battery_status', 'battery_charging', 'battery_low']],
   ['LocalVLMInput', ['faces', 'motion']],

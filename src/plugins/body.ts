@@ -1,6 +1,6 @@
 // Descriptors of the robot-body plugins: BodyInput and the `body` move connector (simulated body; real buses refused at check).
 import { cameraNeeds, connector, descriptor } from './define.js';
-import { BodyConnectorOptions, BodyInputSchema, PresenceInputSchema } from './schemas/body.js';
+import { BodyConnectorOptions, BodyInputSchema, LidarInputSchema, PresenceInputSchema } from './schemas/body.js';
 import type { ConnectorDescriptor, InputDescriptor } from './types.js';
 
 export const bodyInput: InputDescriptor = descriptor({
@@ -21,4 +21,10 @@ export const presenceInput: InputDescriptor = descriptor({
   description: 'a person in front of the camera (OpenCV faces on the robot): presence and approach as context values and a "Presence:" line',
   schema: PresenceInputSchema,
   needs: (c) => cameraNeeds(c.camera),
+});
+
+export const lidarInput: InputDescriptor = descriptor({
+  type: 'LidarInput',
+  description: "the free paths around the robot from its lidar (the configuration's `lidar` block) as a line and context values",
+  schema: LidarInputSchema,
 });

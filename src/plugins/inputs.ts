@@ -14,7 +14,7 @@ import {
   serialConfigOf,
 } from './schemas/inputs.js';
 import type { InputDescriptor } from './types.js';
-import { bodyInput, presenceInput } from './body.js';
+import { bodyInput, lidarInput, presenceInput } from './body.js';
 
 export const textInput: InputDescriptor = {
   ...descriptor({
@@ -92,5 +92,6 @@ export const inputDescriptors = new Registry<InputDescriptor>('input', [
   batteryInput,
   mqttInput,
   bodyInput,
+  lidarInput,
   presenceInput,
 ]);

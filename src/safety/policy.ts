@@ -2,6 +2,7 @@
 import type { AgentConfig } from '../config/schema.js';
 import type { GeofenceConfig, SafetyConfig } from '../config/safety.js';
 import { outsideFence, type Fence, type Position } from './geofence.js';
+import type { ObstaclePolicy } from './obstacle.js';
 
 /** The limits that apply in one mode, in code units. */
 export interface ModePolicy {
@@ -35,6 +36,8 @@ export interface SafetyPolicy {
   global: ModePolicy;
   estopSerial: EstopSerialPolicy | null;
   estopSocket: { enabled: boolean; path: string | undefined; group: string | number | undefined };
+  /** The obstacle guard (`safety.obstacle`), the same in every mode; null: off. */
+  obstacle: ObstaclePolicy | null;
 }
 
 /** The built-in limits, used where neither the mode nor the global block sets one (README "Motion safety"). */
@@ -54,7 +57,7 @@ function fenceOf(g: GeofenceConfig | null | undefined): Fence | null {
   return { kind: 'polygon', corners: g.polygon.map((p) => ({ lat: p.latitude, lon: p.longitude })) };
 }
 
-type Limits = Omit<SafetyConfig, 'estop_serial' | 'estop_socket'>;
+type Limits = Omit<SafetyConfig, 'estop_serial' | 'estop_socket' | 'obstacle'>;
 
 function modePolicy(global: Limits, mode: Limits): ModePolicy {
   const pick = <K extends keyof Limits>(k: K): Limits[K] => (mode[k] !== undefined ? mode[k] : global[k]);
@@ -78,7 +81,7 @@ function modePolicy(global: Limits, mode: Limits): ModePolicy {
 /** The policy of a loaded configuration: converted once, here (seconds to ms, the mode blocks over the global one). */
 export function resolvePolicy(config: Pick<AgentConfig, 'modes' | 'safety'>): SafetyPolicy {
   const safety = config.safety ?? { estop_socket: { enabled: true } };
-  const { estop_serial, estop_socket, ...global } = safety;
+  const { estop_serial, estop_socket, obstacle, ...global } = safety;
   const modes: Record<string, ModePolicy> = {};
   for (const [name, mode] of Object.entries(config.modes)) modes[name] = modePolicy(global, mode.safety ?? {});
   return {
@@ -94,6 +97,7 @@ export function resolvePolicy(config: Pick<AgentConfig, 'modes' | 'safety'>): Sa
         }
       : null,
     estopSocket: { enabled: estop_socket?.enabled ?? true, path: estop_socket?.path, group: estop_socket?.group },
+    obstacle: obstacle ? { stopM: obstacle.stop_distance_m, slowM: obstacle.slow_distance_m, maxScanAgeMs: obstacle.max_scan_age_ms } : null,
   };
 }
 
@@ -128,6 +132,7 @@ export type SafetyCause =
   | 'max_continuous'
   | 'model_stall'
   | 'service'
+  | 'obstacle'
   | 'no_governor';
 
 export interface Latch {

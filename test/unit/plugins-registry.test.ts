@@ -44,6 +44,7 @@ t.test('the built-in registry pairs every descriptor with a loader that yields a
     'BatteryInput',
     'BodyInput',
     'GpsInput',
+    'LidarInput',
     'LocalVLMInput',
     'MqttInput',
     'PresenceInput',
@@ -147,7 +148,7 @@ t.test('unknown names are refused together, before anything loads', async (t) =>
   t.ok(err instanceof PluginError);
   t.equal((err as PluginError).code, 'plugin_unknown');
   t.same((err as Error).message.split('\n'), [
-    'unknown input type "Radar"; known: BatteryInput, BodyInput, GpsInput, LocalVLMInput, MqttInput, PresenceInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
+    'unknown input type "Radar"; known: BatteryInput, BodyInput, GpsInput, LidarInput, LocalVLMInput, MqttInput, PresenceInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
     'unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM',
     'unknown action type "fly"; known: conversation, face, move, remember_location, speak',
     'action move: unknown connector type "warp"; known: body, console, mqtt, serial',

@@ -4,6 +4,10 @@ import { BodyConnectorOptions, DDS_BODY_BINDINGS } from '../../../src/plugins/sc
 import { createDdsBodyConnector } from './dds-body.js';
 import { simBody } from '../../../devices/body/sim-body.js';
 import { renderValue } from './console.js';
+import { SPEED_LIMIT_KEY, SpeedLimit } from '../../../src/safety/obstacle-view.js';
+
+/** How often a walking body moves on: a walk is a motion over its command time, not a jump. */
+const STEP_MS = 50;
 
 /** Waits `ms` or until `signal` aborts (then rejects with its reason). */
 function hold(ms: number, signal: AbortSignal): Promise<void> {
@@ -15,28 +19,44 @@ function hold(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** A motion connector: the safety governor sits in front of it; `halt` makes the body stand still. */
+/**
+ * A motion connector: the safety governor sits in front of it; `halt` makes the body stand still. A
+ * walk moves `step_m` over `command_seconds`, a bit every 50 ms, each bit scaled by the obstacle
+ * guard's speed share for its heading (1 when no guard runs): near a wall it slows, and the
+ * governor's halt ends it where it is. A turn is done at once.
+ */
 export const createBodyConnector: ConnectorFactory = (raw, ctx) => {
   const o = BodyConnectorOptions.parse(raw ?? {});
   if (DDS_BODY_BINDINGS.has(o.binding)) return createDdsBodyConnector(o, ctx);
   const body = simBody(o.robot, o, ctx.bodies);
   let stillAfterHalt = false;
   const say = (line: string) => ctx.write(`[${o.robot}] ${line}`);
+  const speed = ctx.bodies?.of(SPEED_LIMIT_KEY, () => new SpeedLimit()) ?? new SpeedLimit();
+  /** Walks `metres` (negative: back) over the command time, as the speed share allows; the signal ends it where it is. */
+  const walk = async (metres: number, what: string, signal: AbortSignal) => {
+    const ms = o.command_seconds * 1000;
+    if (ms <= 0) return body.walk(metres, what);
+    const heading = metres >= 0 ? 'forward' : 'back';
+    const steps = Math.max(1, Math.round(ms / STEP_MS));
+    let s = body.read();
+    for (let i = 0; i < steps; i++) {
+      s = body.walk((metres / steps) * speed.scale(heading), what);
+      await hold(ms / steps, signal);
+    }
+    return s;
+  };
   return {
     name: 'body',
     async run(value, signal) {
       signal.throwIfAborted();
       stillAfterHalt = false;
       const what = renderValue(value).toLowerCase();
-      const s = /forward|ahead/.test(what)
-        ? body.walk(o.step_m, what)
-        : /back/.test(what)
-          ? body.walk(-o.step_m, what)
-          : /left/.test(what)
-            ? body.turn(o.turn_deg, what)
-            : /right/.test(what)
-              ? body.turn(-o.turn_deg, what)
-              : body.pose(what);
+      if (/forward|ahead|back/.test(what)) {
+        const s = await walk(/back/.test(what) ? -o.step_m : o.step_m, what, signal);
+        say(`${what}: x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
+        return;
+      }
+      const s = /left/.test(what) ? body.turn(o.turn_deg, what) : /right/.test(what) ? body.turn(-o.turn_deg, what) : body.pose(what);
       say(`${what}: x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
       await hold(o.command_seconds * 1000, signal);
     },

@@ -113,3 +113,11 @@ export const PresenceInputSchema = z.looseObject({
   present_key: z.string().min(1).default('person_present'),
 });
 export type PresenceInputConfig = z.output<typeof PresenceInputSchema>;
+
+/** LidarInput: the free paths of the configuration's `lidar` (its geometry options live there, one sensor per robot). */
+export const LidarInputSchema = z.looseObject({
+  ...CommonInputFields,
+  /** Seconds between two readings at most (a reading is also sent when the free paths change). */
+  poll_seconds: z.number().positive().default(1),
+});
+export type LidarInputConfig = z.output<typeof LidarInputSchema>;

@@ -1,0 +1,25 @@
+// A lidar as the runtime sees it: a device the one reconnect engine opens, a hot stream of scans, and notices for the bus; every source (serial, simulated, ROS 2) is one of these.
+import type { Observable } from 'rxjs';
+import type { Scan } from '../../src/lidar/scan.js';
+import type { OpenableDevice } from '../device-link.js';
+
+/**
+ * One lidar. Nothing flows until a session of the one reconnect engine (actors/streams/session-machine.ts)
+ * opens `device`: the safety governor runs it as its child `device:lidar` for as long as the agent
+ * runs, and inputs only subscribe to `scans$`. A source never reopens itself.
+ *
+ * A new source (a `sensor_msgs/LaserScan` subscriber over ROS 2) is one more file in devices/lidar/
+ * that returns this, and one more `source` value in src/config/lidar.ts and in `lidarSource()`
+ * (devices/lidar/make.ts). Nothing above it changes.
+ */
+export interface LidarSource {
+  /** What a person calls it in a message: `RPLidar on /dev/ttyUSB0`, `simulated lidar of generic`. */
+  readonly name: string;
+  readonly device: OpenableDevice;
+  /** Hot: each full revolution, while a session holds the device. */
+  readonly scans$: Observable<Scan>;
+  /** Hot: what the source wants said on the bus without failing (garbage skipped, a health warning, the sensor's model). */
+  readonly notices$: Observable<string>;
+  /** Ends the source for good (completes its observables); the process's shared sources are never ended. */
+  end(): void;
+}
