@@ -64,7 +64,7 @@ requireBuild();
     const ids = Object.keys(files);
     t.ok(ids.includes('dist/src/cli/check.js') && ids.includes('dist/src/config/load.js'), 'check and the config loader');
     const packages = ids.filter((f) => f.includes('node_modules/')).map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)\/package\.json$/.exec(f)?.[1]);
-    t.same(packages.sort(), ['commander', 'dotenv', 'json5', 'zod'], 'the packages check uses, each listed by its package.json');
+    t.same(packages.sort(), ['@humanwhocodes/momoa', 'commander', 'dotenv', 'json5', 'zod'], 'the packages check uses, each listed by its package.json');
     t.same(
       ids.filter((f) => /^dist\/(actors|devices)\//.test(f) || /^dist\/src\/(service|websim|cortex|vision|record|fleet)\//.test(f)),
       [],
@@ -82,9 +82,9 @@ requireBuild();
     t.equal(r.status, 0, r.stderr);
     const loaded = readFileSync(trace, 'utf8').split('\n');
     t.same(
-      loaded.filter((l) => /node_modules\/(zod|commander|json5|dotenv)\//.test(l)),
+      loaded.filter((l) => /node_modules\/(zod|commander|json5|dotenv|@humanwhocodes\/momoa)\//.test(l)),
       [],
-      'zod, commander, json5 and dotenv come from the bundle',
+      'zod, commander, json5, dotenv and momoa come from the bundle',
     );
     t.same(
       loaded
