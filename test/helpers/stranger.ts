@@ -34,11 +34,17 @@ export function runAsStranger(user: { uid: number; gid: number }, script: string
   chmodSync(dir, 0o755);
   const file = join(dir, 'stranger.mjs');
   writeFileSync(file, script, { mode: 0o644 });
-  const child = spawn('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', process.execPath, file, ...args], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  // `env -u NODE_OPTIONS`: tap's process tracker puts its loader (a file of the checkout, which the other
+  // user may not read) back into every child's NODE_OPTIONS, whatever `env` this call passes.
+  const child = spawn(
+    'setpriv',
+    [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', 'env', '-u', 'NODE_OPTIONS', process.execPath, file, ...args],
+    {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   const lines: Record<string, unknown>[] = [];
   const waiters: Array<() => void> = [];
   let stderr = '';

@@ -1,6 +1,7 @@
 // The real default agent under a WebSim typing flood and 600 pages that never read: memory stays bounded, the speech queue drops with a count; another local user cannot act through WebSim.
 import { requireBuild } from '../helpers/requires.js';
 import t from 'tap';
+import { strangerUser } from '../helpers/stranger.js';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -23,17 +24,6 @@ const FLOOD_MS = 12_000;
 const LINE = 'robot please repeat after me '.repeat(70).slice(0, 2000);
 
 type ActionEvent = Extract<AgentEvent, { type: 'action' }>;
-
-/** A second local user: made with useradd when missing (the tests run as root), else none. */
-function stranger(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0 || spawnSync('sh', ['-c', 'command -v setpriv']).status !== 0) return undefined;
-  const name = 'cortexd-stranger';
-  if (spawnSync('id', ['-u', name]).status !== 0) spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', name]);
-  const id = spawnSync('id', ['-u', name], { encoding: 'utf8' });
-  if (id.status !== 0) return undefined;
-  const gid = spawnSync('id', ['-g', name], { encoding: 'utf8' });
-  return { uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
-}
 
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
@@ -65,7 +55,7 @@ setTimeout(() => (console.log(JSON.stringify(out)), process.exit(1)), 20000).unr
 `;
 
 t.test('another local user may watch and latch the e-stop through WebSim, but every action without the token is refused', async (t) => {
-  const user = stranger();
+  const user = strangerUser();
   if (!user) {
     t.comment('not root (or no setpriv/useradd): the check with another user is left out');
     return;
