@@ -90,6 +90,6 @@ t.test('check refuses the same hidden hook in a configuration file', async (t) =
   writeFileSync(cfg, configWith(hidden(marker)));
   const r = await cli(['check', '--config', cfg], { CORTEX_STATE_DIR: w.state });
   t.equal(r.code, 2, r.out);
-  t.match(r.out, /evil\.json5: global_lifecycle_hooks\[0\]\.__proto__: the key "__proto__" is not allowed/);
+  t.match(r.out, /evil\.json5:\d+:\d+: global_lifecycle_hooks\[0\]\.__proto__: the key "__proto__" is not allowed/);
   t.notOk(existsSync(marker));
 });
