@@ -150,8 +150,8 @@ function keyOf(socket: Socket, force: boolean): PeerKey | undefined {
   return key;
 }
 
-/** Connections waiting for the next read of the table, at most this many (more are `local` at once): about a second of a flood. */
-const MAX_WAITING = 4096;
+/** Connections waiting for the next read of the table, at most this many (more are `local` at once): each holds a descriptor meanwhile, so the bound is small. */
+const MAX_WAITING = 256;
 const waiting: Array<{ socket: Socket; then: (key: PeerKey) => void }> = [];
 let timer: NodeJS.Timeout | undefined;
 
