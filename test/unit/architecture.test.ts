@@ -43,6 +43,16 @@ const ALLOWED: Record<string, string> = {
     'marks schema objects as open while the schema modules load (like a symbol on the schema); read only after',
   'module-mutable src/service/context.ts verifiedKeys': 'per-request data keyed by the request object, freed with it (a fastify decoration would do the same)',
   // Process-wide by nature.
+  'module-let src/local-peer.ts ownAddresses': "this machine's own addresses, re-read at most once a second, shared by every server of the process",
+  'module-let src/local-peer.ts timer': "the one pending read of the kernel's socket tables, shared by every server of the process",
+  'module-mutable src/local-peer.ts tables':
+    "the kernel's socket tables (/proc/net/tcp, tcp6), read at most ten times a second for every server of the process",
+  'module-mutable src/local-peer.ts waiting': 'connections waiting for the next read of the socket tables (at most 256), shared by every server of the process',
+  'module-let devices/dds/addon.ts loaded': 'the native DDS addon, loaded once per process on first use (a native addon cannot be loaded twice)',
+  'module-mutable devices/dds/body.ts bodies':
+    "one DDS link per robot, shared by the agents of a process (a reload keeps the robot's link), as serial.ts's sharedLines",
+  'module-mutable devices/dds/types.ts extra': "message definitions added once (Unitree's types) to Foxglove's common set, only read after",
+  'module-mutable devices/dds/types.ts codecs': 'a memo of a pure function (a message type name to its CDR codec)',
   'module-let src/log.ts root': "the process's one root logger (pino destinations are per process), set by the CLI before anything runs",
   'module-mutable devices/serial.ts sharedLines':
     'a serial port can be opened once per process: the line (its one open port) by path, shared by connectors, a battery board and the e-stop watcher',
