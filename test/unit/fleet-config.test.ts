@@ -27,6 +27,8 @@ t.test('CORTEX_MQTT_URL alone turns it on; the robot is its URID; defaults in mi
     commandMaxTtlMs: 300_000,
     sessionExpiryS: 86_400,
     backoffMaxMs: 30_000,
+    operatorKeys: [],
+    acceptAnonymousBroker: false,
   });
   t.match(r.loaded.sha256, /^[0-9a-f]{64}$/, 'the file is fingerprinted for the state message');
 });
