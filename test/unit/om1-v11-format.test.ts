@@ -133,12 +133,12 @@ t.test('use_sim, use_tracer, memory, knowledge_base and mcp_servers', async (t) 
   t.same(c.config.mcp_servers, [{ name: 'weather', command: 'npx', args: ['-y', 'weather'], transport: 'stdio' }]);
   t.notOk('use_sim' in c.config);
   t.notOk('use_tracer' in c.config);
-  t.notOk('memory' in c.config);
+  t.match(c.translations.join('\n'), /memory: enabled: false -> the runtime's memory/, "memory goes to the runtime's memory store");
   t.match(c.translations.join('\n'), /quality_scorer: OM1's live conversation-quality scorer is not run/);
   t.match(c.translations.join('\n'), /allowlist/);
   const mem = convertOm1({ version: 'v1.1.0', name: 'x', memory: { enabled: true }, knowledge_base: { base_url: 'http://kb' } });
-  t.match(mem.missing.join('\n'), /^knowledge_base: retrieval from a knowledge base/m);
-  t.match(mem.missing.join('\n'), /^memory: OM1's long-term memory/m);
+  t.match(mem.missing.join('\n'), /^knowledge_base\.base_url: "http:\/\/kb": OM1's knowledge service is not called \(its protocol is not public\)/m);
+  t.notMatch(mem.missing.join('\n'), /^memory/m, 'memory is carried out');
   t.notOk(convertOm1({ version: 'v1.1.0', name: 'x', use_tracer: false }).tracer);
 });
 
