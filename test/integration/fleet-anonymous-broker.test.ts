@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import mqtt from 'mqtt';
-import { startAgent, workDir } from '../helpers/agent-process.js';
+import { MAIN, startAgent, workDir } from '../helpers/agent-process.js';
 import { agentConfig, fleetCli } from '../helpers/fleet.js';
 import { requireBuild } from '../helpers/requires.js';
 import { haveMosquitto, startMosquitto } from '../support/mosquitto.js';
@@ -31,7 +31,7 @@ function publishAsStranger(url: string, body: CommandBody): string {
 
 function keygen(dir: string): { file: string; publicKey: string } {
   const file = `${dir}/operator.pem`;
-  const r = spawnSync(process.execPath, [`${import.meta.dirname}/../../dist/src/cli/main.js`, 'fleet', 'keygen', '--out', file], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [MAIN, 'fleet', 'keygen', '--out', file], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(r.stderr);
   return { file, publicKey: r.stdout.trim() };
 }
@@ -65,7 +65,7 @@ t.test('check warns that the robot joins a broker without credentials', async (t
   const w = workDir();
   const file = w.file('robot.json5');
   writeFileSync(file, agentConfig({ socket: w.socket, fleet: { url: 'mqtt://127.0.0.1:1', robot_id: 'r1' } }));
-  const r = spawnSync(process.execPath, [`${import.meta.dirname}/../../dist/src/cli/main.js`, 'check', '--config', file], {
+  const r = spawnSync(process.execPath, [MAIN, 'check', '--config', file], {
     encoding: 'utf8',
     env: { ...process.env, CORTEX_STATE_DIR: w.state, CORTEX_MQTT_URL: '', CORTEX_MQTT_USERNAME: '', CORTEX_MQTT_PASSWORD: '' },
   });
