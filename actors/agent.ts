@@ -23,7 +23,7 @@ import { PositionBoard } from '../src/cortex/positions.js';
 import { BodyBoard } from '../src/cortex/bodies.js';
 import type { McpOptions } from '../src/cortex/mcp.js';
 import { makeToolsForMode } from '../src/cortex/tools.js';
-import type { Plugins } from '../src/plugins/types.js';
+import type { Plugins } from '../src/cortex/plugins.js';
 import { describeError } from '../src/errors.js';
 import { log } from '../src/log.js';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/modes/memory.js';

@@ -7,7 +7,7 @@ import type { ActionConfig, AgentConfig, LoadedConfig, ModeConfig } from '../src
 import type { ActionHandle, ToolsForMode } from '../src/cortex/contracts.js';
 import type { AgentBus } from '../src/cortex/events.js';
 import type { LlmPlugin } from '../src/cortex/llm.js';
-import type { Plugins } from '../src/plugins/types.js';
+import type { Plugins } from '../src/cortex/plugins.js';
 import type { MediaTap } from '../src/cortex/input.js';
 import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import type { PositionBoard } from '../src/cortex/positions.js';

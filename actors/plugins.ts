@@ -1,11 +1,11 @@
 // The registry of concrete plugins handed to the agent: every descriptor of src/plugins/ paired with a lazy loader of its code.
 import { descriptors } from '../src/plugins/index.js';
-import { pluginRegistry } from '../src/plugins/resolve.js';
-import type { PluginRegistry } from '../src/plugins/types.js';
+import { pluginRegistry } from '../src/cortex/plugins-resolve.js';
+import type { PluginRegistry } from '../src/cortex/plugins.js';
 
-export { resolvePlugins, withPlugins, type ExtraPlugins } from '../src/plugins/resolve.js';
-export type { Plugins, PluginRegistry } from '../src/plugins/types.js';
-export type { PluginUse } from '../src/plugins/used.js';
+export { resolvePlugins, withPlugins, type ExtraPlugins } from '../src/cortex/plugins-resolve.js';
+export type { Plugins, PluginRegistry } from '../src/cortex/plugins.js';
+export type { PluginUse } from '../src/config/used-plugins.js';
 
 /*
  * Each loader imports its module only when a configuration uses the plugin (`resolvePlugins`), so

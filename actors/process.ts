@@ -6,7 +6,7 @@ import type { LoadedConfig } from '../src/config/schema.js';
 import type { ServiceConnection } from '../src/cortex/embedded.js';
 import type { AgentBus } from '../src/cortex/events.js';
 import { describeError } from '../src/errors.js';
-import type { Plugins } from '../src/plugins/types.js';
+import type { Plugins } from '../src/cortex/plugins.js';
 import type { Notifier } from '../src/systemd/notify.js';
 import type { Agent } from './agent.js';
 import { serviceKey, serviceLink, serviceMachine, type ServiceHolder, type ServiceLink, type ServiceReport } from './process/service.js';

@@ -3,7 +3,7 @@ import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { Frame } from '../src/pipelines/jpeg.js';
 import { loadOpenCV, cvCall, cvCallAsync, releaseMat, type OpenCV, type Mat } from '../src/vision/opencv.js';
 import { DeviceError } from './device-error.js';
-import type { FileCameraConfig, SyntheticCameraConfig } from './camera.js';
+import type { FileCameraConfig, SyntheticCameraConfig } from '../src/plugins/schemas/devices.js';
 
 /**
  * Calls `tick(n)` at start + n * period on `scheduler`, never overlapping (an async tick that overruns

@@ -3,7 +3,8 @@ import { switchMap } from 'rxjs';
 import type { Logger } from 'pino';
 import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import { DeviceError } from './device-error.js';
-import type { Microphone, WebSimMicrophoneConfig } from './microphone.js';
+import type { Microphone } from './microphone-interface.js';
+import type { WebSimMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
 /**
  * The `websim` binding: the audio of the WebSim page that holds the microphone, and nothing while no

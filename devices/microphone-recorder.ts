@@ -8,7 +8,7 @@ import { DeviceError } from './device-error.js';
 import { LinkEnd, type OpenableDevice } from './device-link.js';
 import { KEPT_OUTPUT, lastLine, noAudioDevice } from '../src/device-output.js';
 import type { StreamLink } from '../src/cloud/link.js';
-import type { Microphone } from './microphone.js';
+import type { Microphone } from './microphone-interface.js';
 import type { RecorderMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
 interface Recording {

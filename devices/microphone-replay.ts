@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import { DeviceError } from './device-error.js';
 import { isWav, parseWav } from './wav.js';
-import type { Microphone, ReplayMicrophoneConfig } from './microphone.js';
+import type { Microphone } from './microphone-interface.js';
+import type { ReplayMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
 /** The PCM of a replay file and its rate (from the WAV header, else the configured rate). */
 export async function loadPcm(file: string, rate: number): Promise<{ pcm: Buffer; rate: number }> {

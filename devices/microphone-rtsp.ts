@@ -6,7 +6,7 @@ import { DeviceError } from './device-error.js';
 import { LinkEnd, type OpenableDevice } from './device-link.js';
 import { KEPT_OUTPUT, lastLine } from '../src/device-output.js';
 import type { StreamLink } from '../src/cloud/link.js';
-import type { Microphone } from './microphone.js';
+import type { Microphone } from './microphone-interface.js';
 import type { RtspMicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
 /** The close code of a link whose ffmpeg ended (the engine says the reason as it is). */

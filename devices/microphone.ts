@@ -1,7 +1,6 @@
-// The microphone: the Microphone interface, and the binding a config names (recorder, replay, an RTSP stream, the WebSim page).
-import type { Observable } from 'rxjs';
+// The microphone a config names: recorder, replay, an RTSP stream or the WebSim page (the interface is in microphone-interface.ts).
 import type { Logger } from 'pino';
-import type { OpenableDevice } from './device-link.js';
+import type { Microphone } from './microphone-interface.js';
 import { createRecorderMicrophone } from './microphone-recorder.js';
 import { createReplayMicrophone } from './microphone-replay.js';
 import { createRtspMicrophone } from './microphone-rtsp.js';
@@ -10,6 +9,7 @@ import type { BrowserAudio } from '../src/cortex/browser-audio.js';
 import { MicrophoneConfigSchema, type MicrophoneConfig } from '../src/plugins/schemas/devices.js';
 
 export { recorderExit, recorderFailure } from './microphone-recorder.js';
+export type { Microphone } from './microphone-interface.js';
 export {
   MicrophoneConfigSchema,
   RecorderMicrophoneSchema,
@@ -19,26 +19,6 @@ export {
   type ReplayMicrophoneConfig,
   type WebSimMicrophoneConfig,
 } from '../src/plugins/schemas/devices.js';
-
-/** Mono signed 16-bit little-endian PCM at `rate`. */
-export interface Microphone {
-  readonly binding: 'recorder' | 'replay' | 'websim' | 'rtsp';
-  readonly rate: number;
-  /**
-   * The audio. Buffers have any size (chunk them with `chunkPcm`). Replay and WebSim: cold, each
-   * subscription starts capturing, unsubscribing stops it; a replay that cannot read its file errors.
-   * Recorder: hot, the audio of the recorder `device` runs while a session actor holds it open (it never errors).
-   */
-  pcm(): Observable<Buffer>;
-  /**
-   * A device to open and reopen (the recorder program): its owner runs it in a session actor of the
-   * one reconnect engine (the ASR input's child `device:microphone`), which reopens it with the
-   * backoff and breaker of src/backoff.ts. Absent for bindings with nothing to reopen.
-   */
-  readonly device?: OpenableDevice;
-  /** The agent's WebSim page is heard too while it streams: a device that fails for good leaves the page to hear. */
-  readonly hearsPage: boolean;
-}
 
 export interface DeviceContext {
   logger?: Logger;

@@ -26,7 +26,7 @@ const LAYERS = [
   ['src/cli'],
   ['actors'],
   ['devices'],
-  ['src/fleet', 'src/websim', 'src/doctor', 'src/record', 'src/compat', 'src/safety', 'src/mqtt', 'src/systemd'],
+  ['src/fleet', 'src/websim', 'src/doctor', 'src/record', 'src/compat', 'src/safety', 'src/mqtt', 'src/systemd', 'src/memory', 'src/metrics'],
   ['src/modes', 'src/cortex'],
   ['src/config'],
   ['src/plugins'],

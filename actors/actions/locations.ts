@@ -8,7 +8,7 @@ import type { ActionConnector, ConnectorFactory } from '../../src/cortex/action.
 import type { Position } from '../../src/cortex/positions.js';
 import { type RememberLocationArgs, StateConnectorOptions } from '../../src/plugins/schemas/actions.js';
 
-export { implicitActions } from '../../src/plugins/used.js';
+export { implicitActions } from '../../src/config/used-plugins.js';
 
 export { type Position, PositionBoard } from '../../src/cortex/positions.js';
 

@@ -4,8 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { fromPromise } from 'xstate';
 import { CortexError, describeError } from '../../src/errors.js';
 import { ActionError } from '../actions/action.js';
-import { fillPlaceholders, splitArgv } from '../../src/modes/argv.js';
-import { locateHookModule } from '../../src/modes/hook-module.js';
+import { fillPlaceholders, splitArgv } from '../../src/config/hook-argv.js';
+import { locateHookModule } from '../../src/config/hook-module.js';
 import type { HandlerInput, HookVars } from './types.js';
 
 /** A hook handler that did not succeed; the message says why without secrets. */

@@ -10,8 +10,8 @@ import { type AgentEvent, AgentBus } from '../../src/cortex/events.js';
 import { type Decision, type DecisionDiff, decisionsOf, diffDecisions } from '../../src/record/decisions.js';
 import { EVENT_PREFIX } from '../../src/record/channels.js';
 import type { Recording } from '../../src/record/reader.js';
-import { resolvePlugins } from '../../src/plugins/resolve.js';
-import type { PluginRegistry } from '../../src/plugins/types.js';
+import { resolvePlugins } from '../../src/cortex/plugins-resolve.js';
+import type { PluginRegistry } from '../../src/cortex/plugins.js';
 import { Agent } from '../agent.js';
 import { RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './plugins.js';
 

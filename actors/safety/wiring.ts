@@ -4,7 +4,7 @@ import type { AgentConfig, ModeConfig } from '../../src/config/schema.js';
 import type { AgentBus } from '../../src/cortex/events.js';
 import { motionNotice } from '../../src/cortex/fuser.js';
 import { estopSocketPath, runtimeDir } from '../../src/paths.js';
-import type { Plugins } from '../../src/plugins/types.js';
+import type { Plugins } from '../../src/cortex/plugins.js';
 import { policyOf, resolvePolicy, type SafetyPolicy } from '../../src/safety/policy.js';
 import { EstopGate } from './estop-gate.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';

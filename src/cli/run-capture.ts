@@ -5,7 +5,7 @@ import type { AgentBus } from '../cortex/events.js';
 import { CortexError, describeError } from '../errors.js';
 import { stateDir } from '../paths.js';
 import { errLine } from './output.js';
-import type { RunOptions } from './run.js';
+import type { RunOptions } from './run-options.js';
 
 /**
  * The token of the live Foxglove socket: the one WebSim uses, i.e. the first WebSim block's `token`

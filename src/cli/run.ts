@@ -7,9 +7,12 @@ import type { Sender } from '../fleet/trust.js';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
 import type { CommandResult } from '../fleet/execute.js';
 import type { ModeMemoryStore } from '../modes/memory.js';
-import type { Plugins } from '../plugins/types.js';
+import type { Plugins } from '../cortex/plugins.js';
 import { EXIT, errLine, oneLine, warnLine } from './output.js';
 import { startRunCapture } from './run-capture.js';
+import type { RunOptions } from './run-options.js';
+
+export type { RunOptions };
 
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
@@ -99,28 +102,6 @@ function listening(url: string): Promise<boolean> {
   });
 }
 
-export interface RunOptions {
-  config?: string;
-  /** Milliseconds (commander parses `--for` with parseDuration). */
-  for?: number;
-  /** Start in the default mode, not the one mode memory saved. */
-  fresh?: boolean;
-  events?: boolean;
-  inspect?: string | boolean;
-  /** Reload the configuration file when it is saved (checked like a fleet reload; a file another user can write is treated as pushed). */
-  watch?: boolean;
-  /** `--record FILE.mcap` and its limits. */
-  record?: string;
-  recordRotateMb?: number;
-  recordKeep?: number;
-  recordFps?: number;
-  /** `--foxglove [PORT]`: true for the default port. */
-  foxglove?: number | true;
-  /** `--om1 [file]` and `--simulate` (src/cli/run-load.ts). */
-  om1?: string | boolean;
-  simulate?: boolean;
-}
-
 /** Runs an agent to its end; resolves with the exit code. */
 export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
   const {
@@ -170,7 +151,9 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const notifier = new Notifier({ onError: (m) => logger.warn(m) });
   // Metrics are read only through their endpoint: without CORTEX_METRICS_PORT, prom-client (with
   // @opentelemetry/api, about 85 modules) is not loaded and nothing records them (issue 29, first tick).
-  const metricsCode = process.env.CORTEX_METRICS_PORT?.trim() ? { ...(await import('../metrics.js')), ...(await import('../metrics-feed.js')) } : undefined;
+  const metricsCode = process.env.CORTEX_METRICS_PORT?.trim()
+    ? { ...(await import('../metrics/prometheus.js')), ...(await import('../metrics/feed.js')) }
+    : undefined;
   const metricsOptions = metricsCode?.metricsOptionsFromEnv();
   const metrics = metricsCode && metricsOptions ? new metricsCode.Metrics() : undefined;
   const metricsServer = metricsCode && metrics && metricsOptions ? new metricsCode.MetricsServer(metrics, metricsOptions) : undefined;

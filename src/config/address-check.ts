@@ -1,6 +1,6 @@
 // Addresses that can never be reached, found before start: malformed URLs and reserved names that no resolver answers (`.invalid`).
 import { ADDRESS_ENV, type AddressKey, type AddressSettings, DEFAULT_ADDRESSES, EMBEDDED } from '../cloud/addresses.js';
-import { deviceNeeds } from '../doctor/needs.js';
+import { deviceNeeds } from './device-needs.js';
 import type { AgentConfig } from './schema.js';
 
 export interface AddressProblem {

@@ -1,6 +1,6 @@
 // Checks that need the whole configuration: mode references, rule targets, duplicate labels, hook placement.
 import type { AgentConfig, HookConfig } from './schema.js';
-import { locateHookModule } from '../modes/hook-module.js';
+import { locateHookModule } from './hook-module.js';
 import { didYouMean } from '../plugins/suggest.js';
 
 export interface CrossProblem {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { ConfigIssue } from '../errors.js';
 import { redact } from '../redact.js';
 import { BrokerFields, TOPIC_ID, TOPIC_PREFIX, parseBrokerUrl, type BrokerSettings } from '../plugins/schemas/broker.js';
-import { AllowedPrograms } from './program-guard.js';
+import { AllowedPrograms } from './allowed-programs.js';
 
 /** Environment variables of the fleet channel; each wins over the block's field when set and non-empty. */
 export const FLEET_ENV = {

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { deviceNeeds } from '../doctor/needs.js';
+import { deviceNeeds } from './device-needs.js';
 import type { AgentConfig } from './schema.js';
 
 /** The npm package that binds OpenCV; an optional dependency that `scripts/setup.sh --no-opencv` leaves unbuilt. */

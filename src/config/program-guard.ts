@@ -1,8 +1,10 @@
 // The program guard: every program a configuration could start, and which of them the robot's local allowlist does not name (a pushed configuration is data).
 import { isDeepStrictEqual } from 'node:util';
-import { z } from 'zod';
-import { splitArgv } from '../modes/argv.js';
+import { splitArgv } from './hook-argv.js';
 import type { AgentConfig, HookConfig } from './schema.js';
+import type { AllowedProgram } from './allowed-programs.js';
+
+export { AllowedProgram, AllowedPrograms } from './allowed-programs.js';
 
 /*
  * A configuration that reaches the robot from anywhere but its own files (a fleet `reload`, a watched
@@ -24,22 +26,6 @@ import type { AgentConfig, HookConfig } from './schema.js';
  *   { device: "rtsp://10.0.0.5/stream" }                         a device string
  * `program` is compared as written in the configuration (no PATH look-up): allow the path you push.
  */
-
-/** One program the robot allows a pushed configuration to start. */
-export const AllowedProgram = z.union([
-  z.strictObject({
-    program: z.string().min(1),
-    args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}),
-  }),
-  z.strictObject({
-    function: z.string().min(1),
-    args: z.unknown().optional(),
-  }),
-  z.strictObject({ device: z.string().min(1) }),
-]);
-export type AllowedProgram = z.infer<typeof AllowedProgram>;
-export const AllowedPrograms = z.array(AllowedProgram);
 
 export type ProgramKind = 'command hook' | 'function hook' | 'MCP stdio server' | 'speech program' | 'device string';
 

@@ -8,7 +8,7 @@ import { displayName, loadConfig } from '../config/load.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, describeError, formatIssue } from '../errors.js';
 import { redact } from '../redact.js';
-import { deviceNeeds } from './needs.js';
+import { deviceNeeds } from '../config/device-needs.js';
 import { fail, ok, warn, type CheckResult } from './system.js';
 
 /** The service's environment file; doctor reads it so it sees what the service will see. */

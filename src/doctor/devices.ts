@@ -1,7 +1,7 @@
 // Doctor's hardware checks: microphone recorder and capture device, camera frame, serial ports, speaker player and device.
 import { existsSync, readdirSync } from 'node:fs';
 import { describeError } from '../errors.js';
-import type { DeviceNeeds } from './needs.js';
+import type { DeviceNeeds } from '../config/device-needs.js';
 import { fail, ok, onPath, runProgram, warn, type CheckResult } from './system.js';
 
 export interface DeviceCheckOptions {

@@ -8,7 +8,7 @@ import { projectRoot, stateDir } from '../paths.js';
 import { checkAddresses, checkApiKey, checkConfig, serviceEnvironment } from './config.js';
 import { checkCamera, checkMicrophone, checkSerial, checkSpeaker, type DeviceCheckOptions } from './devices.js';
 import { nativeChecks } from './native.js';
-import { deviceNeeds, type DeviceNeeds } from './needs.js';
+import { deviceNeeds, type DeviceNeeds } from '../config/device-needs.js';
 import { checkNode, checkPackages, checkStateDir, ok, warn, type CheckResult } from './system.js';
 
 export interface DoctorOptions extends DeviceCheckOptions {

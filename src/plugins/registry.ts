@@ -1,8 +1,10 @@
 // A typed, explicit table of plugin descriptors by the name a configuration uses: no scanning, no side effects, fixed once built.
 import { didYouMean } from './suggest.js';
-import type { PluginInfo, PluginKind } from './types.js';
 
-export class Registry<D extends PluginInfo> {
+/** The kinds of plugin a registry holds. */
+export type PluginKind = 'input' | 'action' | 'connector' | 'llm' | 'simulator';
+
+export class Registry<D extends { type: string }> {
   readonly kind: PluginKind;
   private readonly entries = new Map<string, D>();
 

@@ -1,13 +1,9 @@
 // What a plugin is before its code loads (descriptor: name, config schema, device needs) and the loaded form the agent receives.
 import type { z } from 'zod';
 import type { AddressKey } from '../cloud/addresses.js';
-import type { ConnectorFactory } from '../cortex/action.js';
-import type { SimulatorFactory } from '../cortex/contracts.js';
-import type { InputFactory } from '../cortex/input.js';
-import type { LlmFactory } from '../cortex/llm.js';
-import type { Registry } from './registry.js';
+import type { PluginKind, Registry } from './registry.js';
 
-export type PluginKind = 'input' | 'action' | 'connector' | 'llm' | 'simulator';
+export type { PluginKind };
 
 /**
  * One thing a plugin needs from the machine it runs on, read from its parsed config block. Simulated
@@ -69,41 +65,4 @@ export interface PluginDescriptors {
   actions: Registry<ActionDescriptor>;
   llms: Registry<LlmDescriptor>;
   simulators: Registry<SimulatorDescriptor>;
-}
-
-/** Loads a plugin's code (a dynamic `import()`), resolving its factory. */
-export type Loader<Factory> = () => Promise<Factory>;
-
-/** The code half of every plugin, by the same names as the descriptors; connectors by action, then connector. */
-export interface PluginLoaders {
-  inputs: Record<string, Loader<InputFactory>>;
-  llms: Record<string, Loader<LlmFactory>>;
-  connectors: Record<string, Record<string, Loader<ConnectorFactory>>>;
-  simulators: Record<string, Loader<SimulatorFactory>>;
-}
-
-/** Descriptors paired with loaders (built by `pluginRegistry`, which checks that both name the same plugins). */
-export interface PluginRegistry {
-  readonly descriptors: PluginDescriptors;
-  readonly loaders: PluginLoaders;
-}
-
-export type InputSpec = InputDescriptor & { create: InputFactory };
-export type LlmSpec = LlmDescriptor & { create: LlmFactory };
-export type ConnectorSpec = ConnectorDescriptor & { create: ConnectorFactory };
-export type SimulatorSpec = SimulatorDescriptor & { create: SimulatorFactory };
-
-/**
- * The plugins one configuration uses, loaded (`resolvePlugins`): synchronous lookups for the agent.
- * Each lookup throws a PluginError naming the type and the known names when the type is unknown, or
- * the loaded names when it is known but the configuration given to `resolvePlugins` does not use it.
- */
-export interface Plugins {
-  /** Descriptors of every plugin the registry knows, loaded or not (tool schemas, prompt descriptions). */
-  readonly descriptors: PluginDescriptors;
-  input(type: string): InputSpec;
-  llm(type: string): LlmSpec;
-  action(name: string): ActionDescriptor;
-  connector(action: string, connector: string): ConnectorSpec;
-  simulator(type: string): SimulatorSpec;
 }

@@ -135,21 +135,9 @@ export type SafetyCause =
   | 'obstacle'
   | 'no_governor';
 
-export interface Latch {
-  source: string;
-  reason: string;
-  at: number;
-}
+import type { Latch, SafetyStatus } from '../cortex/safety-status.js';
 
-/** What the governor tells anyone who asks (AgentControl.safetyStatus, `cortexd estop --status`, WebSim). */
-export interface SafetyStatus {
-  /** The latched e-stop, or null. */
-  estop: Latch | null;
-  motion: 'still' | 'moving' | 'resting';
-  stopping: boolean;
-  /** Why motion is paused (model, sockets of the hosted service), as `source: reason`. */
-  faults: string[];
-}
+export type { Latch, SafetyStatus };
 
 /** What the governor knows when a command arrives. */
 export interface Facts {

@@ -9,7 +9,7 @@ import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer } from '../../src/cortex/llm.js';
-import type { LlmSpec } from '../../src/plugins/index.js';
+import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';
 import { simBody } from '../../devices/body/sim-body.js';
 import { createLogger } from '../../src/log.js';

@@ -11,7 +11,7 @@ import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer } from '../../src/cortex/llm.js';
-import type { LlmSpec } from '../../src/plugins/index.js';
+import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { createCloudClient } from '../../src/cloud/client.js';
 import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';

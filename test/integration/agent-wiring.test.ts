@@ -10,7 +10,7 @@ import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
 import { createLogger } from '../../src/log.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
-import type { LlmSpec } from '../../src/plugins/index.js';
+import type { LlmSpec } from '../../src/cortex/plugins.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AgentConfig } from '../../src/config/schema.js';
 import { checkAddresses, checkApiKey } from '../../src/doctor/config.js';
 import { checkCamera, checkMicrophone, checkSerial, checkSpeaker } from '../../src/doctor/devices.js';
-import { deviceNeeds, type DeviceNeeds } from '../../src/doctor/needs.js';
+import { deviceNeeds, type DeviceNeeds } from '../../src/config/device-needs.js';
 import { checkNode, checkPackages, checkStateDir } from '../../src/doctor/system.js';
 
 const none: DeviceNeeds = { configured: true, serial: [] };

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.js';
-import { Metrics, MetricsServer } from '../../src/metrics.js';
+import { Metrics, MetricsServer } from '../../src/metrics/prometheus.js';
 import { startService } from '../../src/service/index.js';
 import { resolveWebSimOptions } from '../../src/websim/options.js';
 import { WebSim } from '../../src/websim/server.js';

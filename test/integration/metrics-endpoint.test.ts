@@ -1,6 +1,6 @@
 // Proves a Prometheus scrape of the loopback endpoint returns the runtime's metrics, and stop() frees the port.
 import t from 'tap';
-import { Metrics, MetricsServer } from '../../src/metrics.js';
+import { Metrics, MetricsServer } from '../../src/metrics/prometheus.js';
 
 t.test('GET /metrics scrapes, other paths 404, stop closes the port', async (t) => {
   const metrics = new Metrics();

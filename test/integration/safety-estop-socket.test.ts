@@ -9,7 +9,7 @@ import { Agent } from '../../actors/agent.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
-import type { LlmSpec } from '../../src/plugins/index.js';
+import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { createLogger } from '../../src/log.js';
 import { findOnPath } from '../../src/which.js';
 import { MAIN } from '../helpers/agent-process.js';

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import { loadConfig } from '../../src/config/load.js';
 import { connectionsByPeer } from '../../src/http-limits.js';
-import { Metrics, MetricsServer } from '../../src/metrics.js';
+import { Metrics, MetricsServer } from '../../src/metrics/prometheus.js';
 import { resolveWebSimOptions } from '../../src/websim/options.js';
 import { WebSim } from '../../src/websim/server.js';
 import { client, stubAgent } from '../helpers/websim.js';

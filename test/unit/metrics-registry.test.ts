@@ -1,6 +1,6 @@
 // Proves the runtime's metrics carry the names, labels and units a Prometheus user expects, and the endpoint settings stay on loopback.
 import t from 'tap';
-import { Metrics, MetricsServer, isLoopback, metricsOptionsFromEnv } from '../../src/metrics.js';
+import { Metrics, MetricsServer, isLoopback, metricsOptionsFromEnv } from '../../src/metrics/prometheus.js';
 
 /** The value of one sample line, e.g. sample(text, 'cortexd_ticks_total{mode="idle"}'). */
 function sample(text: string, series: string): number | undefined {

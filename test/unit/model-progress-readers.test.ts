@@ -5,8 +5,8 @@ import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { operatorEvent } from '../../src/fleet/events.js';
 import { MetricsFold } from '../../src/fleet/metrics.js';
 import { StateReducer } from '../../src/fleet/state.js';
-import { Metrics } from '../../src/metrics.js';
-import { feedMetrics } from '../../src/metrics-feed.js';
+import { Metrics } from '../../src/metrics/prometheus.js';
+import { feedMetrics } from '../../src/metrics/feed.js';
 import { initialState, reduce } from '../../src/websim/page/state.js';
 
 const at = 1_700_000_000_000;

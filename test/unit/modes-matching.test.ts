@@ -2,7 +2,7 @@
 import t from 'tap';
 import { compileKeyword, findKeyword, normaliseText, words } from '../../src/modes/keywords.js';
 import { conditionsHold } from '../../src/modes/conditions.js';
-import { fillPlaceholders, splitArgv } from '../../src/modes/argv.js';
+import { fillPlaceholders, splitArgv } from '../../src/config/hook-argv.js';
 
 const hit = (text: string, ...kws: string[]) => findKeyword(text, kws.map(compileKeyword));
 

@@ -3,7 +3,9 @@ import t from 'tap';
 import { builtinPlugins, resolvePlugins, withPlugins, type PluginRegistry } from '../../actors/plugins.js';
 import { loadConfig } from '../../src/config/load.js';
 import { PluginError } from '../../src/errors.js';
-import { descriptors, pluginRegistry, type PluginLoaders } from '../../src/plugins/index.js';
+import { descriptors } from '../../src/plugins/index.js';
+import { pluginRegistry } from '../../src/cortex/plugins-resolve.js';
+import type { PluginLoaders } from '../../src/cortex/plugins.js';
 import { actionEntry } from '../helpers/plugins.js';
 
 /** The built-in registry with each loader counted by `kind:name` (the code is still loaded for real). */

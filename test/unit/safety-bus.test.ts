@@ -2,8 +2,8 @@
 import t from 'tap';
 import { TerminalView } from '../../src/cli/view.js';
 import { AgentBus } from '../../src/cortex/events.js';
-import { Metrics } from '../../src/metrics.js';
-import { feedMetrics } from '../../src/metrics-feed.js';
+import { Metrics } from '../../src/metrics/prometheus.js';
+import { feedMetrics } from '../../src/metrics/feed.js';
 
 const sample = (text: string, name: string): number | undefined => {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));

@@ -1,22 +1,10 @@
 // Pairs descriptors with loaders, and loads exactly the plugins a configuration uses (in parallel) into synchronous lookups.
-import type { ConnectorFactory } from '../cortex/action.js';
+import type { ConnectorFactory } from './action.js';
 import { describeError, PluginError } from '../errors.js';
-import { Registry } from './registry.js';
-import { usedPlugins, type PluginUse } from './used.js';
-import type {
-  ActionDescriptor,
-  ConnectorDescriptor,
-  ConnectorSpec,
-  Descriptor,
-  InputSpec,
-  LlmSpec,
-  Loader,
-  PluginDescriptors,
-  PluginLoaders,
-  PluginRegistry,
-  Plugins,
-  SimulatorSpec,
-} from './types.js';
+import { Registry } from '../plugins/registry.js';
+import { usedPlugins, type PluginUse } from '../config/used-plugins.js';
+import type { ActionDescriptor, ConnectorDescriptor, Descriptor, PluginDescriptors } from '../plugins/types.js';
+import type { ConnectorSpec, InputSpec, LlmSpec, Loader, PluginLoaders, PluginRegistry, Plugins, SimulatorSpec } from './plugins.js';
 
 /**
  * A registry whose descriptors and loaders name the same plugins. Throws (a programming error, found

@@ -1,7 +1,7 @@
 // Feeds every Prometheus metric of src/metrics.ts from the agent bus: the one place the runtime records metrics.
 import type { Subscription } from 'rxjs';
-import type { AgentBus, AgentEvent, StreamEvent, StreamState } from './cortex/events.js';
-import type { Metrics, SocketState } from './metrics.js';
+import type { AgentBus, AgentEvent, StreamEvent, StreamState } from '../cortex/events.js';
+import type { Metrics, SocketState } from './prometheus.js';
 
 export interface MetricsFeedOptions {
   /** Loop frequency of a mode, in Hz (from the configuration). */

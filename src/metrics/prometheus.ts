@@ -1,9 +1,9 @@
 // Prometheus metrics of the runtime (prom-client) and their loopback-only HTTP endpoint, off unless a port is given.
 import type { Server } from 'node:http';
-import { httpLimits, limitedServer, type HttpLimits } from './http-limits.js';
+import { httpLimits, limitedServer, type HttpLimits } from '../http-limits.js';
 import { isIP } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { CortexError } from './errors.js';
+import { CortexError } from '../errors.js';
 
 /** States a stream socket (ASR, VLM) reports; exactly one is 1 per socket in `cortexd_socket_state`. */
 export const SOCKET_STATES = ['connecting', 'streaming', 'backing_off', 'failed', 'closed'] as const;

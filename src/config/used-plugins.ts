@@ -1,5 +1,5 @@
 // Which plugins a configuration uses: input, model and simulator types, and actions with their connectors (implicit ones included).
-import type { ActionConfig } from '../config/schema.js';
+import type { ActionConfig } from './schema.js';
 
 /**
  * Actions a mode gets from its flags: `remember_locations: true` adds `remember_location` (connector

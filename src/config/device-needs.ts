@@ -1,8 +1,8 @@
 // What hardware and servers a configuration uses (microphone, camera, serial ports, speaker, other servers), asked of each plugin's descriptor, for doctor.
 import type { AddressKey } from '../cloud/addresses.js';
-import type { AgentConfig } from '../config/schema.js';
+import type { AgentConfig } from './schema.js';
 import { descriptors as builtin } from '../plugins/index.js';
-import { implicitActions } from '../plugins/used.js';
+import { implicitActions } from './used-plugins.js';
 import type { Descriptor, DeviceNeed, PluginDescriptors } from '../plugins/types.js';
 
 /**
