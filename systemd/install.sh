@@ -269,7 +269,7 @@ OM_API_KEY=
 #CORTEX_MQTT_PASSWORD=
 #CORTEX_MQTT_CA_FILE=/etc/cortexd/mqtt-ca.crt
 # A pushed configuration (fleet reload) starts no program unless listed here (a JSON5 file of
-# { program, args, env } / { function, args } entries; README, "A pushed configuration cannot run code").
+# { program, args, env } / { function, args } entries; docs/fleet.md, "A pushed configuration cannot run code").
 #CORTEX_ALLOWED_PROGRAMS=/etc/cortexd/allowed-programs.json5
 # off: refuse every fleet reload.
 #CORTEX_FLEET_RELOAD=off

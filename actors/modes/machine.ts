@@ -38,7 +38,7 @@ const updateValues = (values: Record<string, unknown>, event: ModeEvent): Record
 /**
  * Builds the mode machine of `config`. Timers (mode timeouts, time_based rules, hook timeouts) are
  * XState delays, so a `SimulatedClock` passed to `createActor` drives them; `deps.clock` must be the
- * same clock (hook durations are read from it). See the README section "Modes" for every semantic
+ * same clock (hook durations are read from it). See docs/modes.md for every semantic
  * decision.
  *
  * Each mode is a state `entering` (on_entry hooks) -> `running` (`active`, and `timingOut` while

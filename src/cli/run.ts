@@ -186,7 +186,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     if (await listening(inspectUrl)) errLine(`cortexd: --inspect: sending the statecharts to ${inspectUrl}`);
     else
       errLine(
-        `cortexd: --inspect: nothing listens at ${inspectUrl} yet; the statecharts are sent once something does (retried every 5 s; see the README, "Inspecting a run")`,
+        `cortexd: --inspect: nothing listens at ${inspectUrl} yet; the statecharts are sent once something does (retried every 5 s; see docs/running.md, "Inspecting a run")`,
       );
   }
   // @statelyai/inspect (80 ms of CPU to load) only when asked for.

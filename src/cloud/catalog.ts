@@ -126,5 +126,5 @@ export function hasKeyPrefix(key: string): boolean {
   return KEY_PREFIXES.some((k) => key.startsWith(k));
 }
 
-/** Key limits per plan. The spec gives starter = 5; the others are our decision (README, "Plans"). */
+/** Key limits per plan. The spec gives starter = 5; the others are our decision (docs/service.md, "Plans"). */
 export const PLAN_KEY_LIMITS: Record<string, number> = { free: 2, starter: 5, pro: 20, enterprise: 100 };

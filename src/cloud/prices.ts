@@ -2,7 +2,7 @@
 import { ASR_PRICE_PER_MINUTE, CHAT_PRICES, isProvider, TTS_PRICE_PER_M_CHARS, type ChatPrice, type Provider } from './catalog.js';
 
 /*
- * Decisions (README, "Hosted API client"):
+ * Decisions (docs/service.md, "The hosted API client"):
  * - Chat price lookup: within the provider, the exact model name first, then the longest listed model
  *   that is a prefix of it (`gen-4o-mini-2024` -> gen-4o-mini, not gen-4o). For provider_e and provider_f,
  *   whose table names carry an `org/` part, a model without one is also matched against the part after

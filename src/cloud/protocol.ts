@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ASR_RATES, KEY_PREFIXES } from './catalog.js';
 
 /*
- * Decisions where hosted-api.md is silent (also in the README, "Hosted API client"):
+ * Decisions where hosted-api.md is silent (also in docs/service.md, "The hosted API client"):
  * - Chat messages may also have role `tool` and assistant `tool_calls`, in OpenAI's function-calling shape.
  * - `top_p` is checked against 0..1 (OpenAI's range); `max_tokens` must be a positive integer.
  * - Streamed chunks are OpenAI `chat.completion.chunk` objects sent as SSE `data:` lines; the last

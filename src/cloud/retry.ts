@@ -3,7 +3,7 @@ import { backoffDelay } from '../backoff.js';
 import { CloudNetworkError, CloudRateLimitError, CloudUnavailableError } from './errors.js';
 
 /**
- * Policy (README, "Hosted API client"):
+ * Policy (docs/service.md, "The hosted API client"):
  * - retried: 429; 503 `Failed to connect to <x> server`; a connection that failed before any byte of the
  *   response arrived (reset, refused, hang-up). Nothing else: no other 4xx, no 500, no 503 `API key not
  *   configured`, no validation error, nothing after a stream's first byte.

@@ -61,7 +61,7 @@ export function configEnvironment(processEnv: NodeJS.ProcessEnv = process.env): 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * Substitutes one string. Rules (POSIX-shell-like, documented in the README):
+ * Substitutes one string. Rules (POSIX-shell-like, documented in docs/architecture.md, "Configuration loading"):
  * - `${VAR}`: the value of VAR; set-but-empty gives ''.
  * - `${VAR:-default}`: the value of VAR unless it is unset OR empty, else `default` (may be empty).
  * - `$${` is a literal `${`.

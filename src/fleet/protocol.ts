@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 /*
- * Topics (README, "Fleet"), all keyed by robot so a fleet shards by robot id:
+ * Topics (docs/fleet.md), all keyed by robot so a fleet shards by robot id:
  *   <prefix>/<robot>/status    retained, QoS 1   {status: online|offline, at, ...}; the last will is offline
  *   <prefix>/<robot>/state     retained, QoS 1   RobotState, republished on change and on every connect
  *   <prefix>/<robot>/events    QoS 0             one bus event an operator cares about per message

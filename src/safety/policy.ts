@@ -40,7 +40,7 @@ export interface SafetyPolicy {
   obstacle: ObstaclePolicy | null;
 }
 
-/** The built-in limits, used where neither the mode nor the global block sets one (README "Motion safety"). */
+/** The built-in limits, used where neither the mode nor the global block sets one (docs/safety.md, "Limits"). */
 export const DEFAULT_LIMITS = {
   stop_value: 'stand still',
   rate_limit: { commands: 4, per_seconds: 1 },

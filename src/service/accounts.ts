@@ -6,7 +6,7 @@ import type { Db } from './db.js';
 import { MICRO, cuToMicro, microToBalanceCu } from './metering.js';
 
 /**
- * Monthly CU allowance per plan (the spec names the plans, not the amounts: our decision, README
+ * Monthly CU allowance per plan (the spec names the plans, not the amounts: our decision, docs/service.md
  * "Plans"). Key limits come from the catalog: free 2, starter 5, pro 20, enterprise 100.
  */
 export const PLAN_MONTHLY_CU: Record<string, number> = { free: 10_000, starter: 100_000, pro: 1_000_000, enterprise: 10_000_000 };
@@ -150,7 +150,7 @@ export class Accounts {
    * minus every open reservation is positive and covers the whole estimate (the request's worst
    * case); admitted, it reserves its estimate, and it is charged at most that estimate (settle). So
    * requests admitted together, concurrent ones included, never cost more than the balance, and the
-   * balance never goes below zero (README "Metering").
+   * balance never goes below zero (docs/service.md, "Metering").
    */
   reserve(userId: string, estimateMicro: number): Reservation | undefined {
     if (!Number.isSafeInteger(estimateMicro) || estimateMicro < 0) throw new Error(`invalid reservation ${estimateMicro}`);

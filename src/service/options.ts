@@ -25,7 +25,7 @@ export interface BackendOptions {
 
 /**
  * Every bound of the service (decisions; the spec names none of them). Defaults in DEFAULT_LIMITS;
- * README "Limits under load" lists them with the status each one answers.
+ * src/service/README.md, "Limits under load", lists them with the status each one answers.
  */
 export interface ServiceLimits {
   /** Maximum HTTP request body in bytes (413 past it). Default 1 MiB. */

@@ -121,7 +121,7 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
       session: mqttSessionInput(session),
       stop: () => session.stop(undefined, 1000),
       // move (a motion connector): the safety governor's stop is `{action, stop: true}` on the same
-      // topic, published without waiting for the broker; the device must stop on it (README, "MQTT connector").
+      // topic, published without waiting for the broker; the device must stop on it (docs/actions.md, "MQTT connector").
       ...(sendStop
         ? {
             async halt() {

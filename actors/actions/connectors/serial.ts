@@ -8,7 +8,7 @@ import { serialSessionInput } from '../../streams/serial-session.js';
 import type { SessionInput } from '../../streams/session-machine.js';
 
 /*
- * Line protocol (README, "Serial line protocol"). ASCII lines ending in `\n`:
+ * Line protocol (docs/actions.md, "Serial line protocol"). ASCII lines ending in `\n`:
  *   host -> controller   `MOVE <action>`   e.g. `MOVE turn left`   (move)
  *                        `FACE <emotion>`  e.g. `FACE joy`         (face)
  *                        `STOP`            sent when a running command is interrupted, and when the safety

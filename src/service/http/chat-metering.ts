@@ -58,7 +58,7 @@ export function validUsage(u: unknown): Usage | undefined {
 /**
  * The usage a completion is metered by: the upstream's believable usage, else `estimate()`. Usage
  * above the request's bounds is logged; the charge is then cut to the reservation (Accounts.settle),
- * so the balance never goes below zero (README "Metering").
+ * so the balance never goes below zero (docs/service.md, "Metering").
  */
 export function chargedUsage(ctx: ServiceContext, bounds: ChatBounds, reported: unknown, estimate: () => Usage, what: Record<string, unknown>): Usage {
   const valid = validUsage(reported);
