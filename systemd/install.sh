@@ -135,7 +135,7 @@ check_node() {
 }
 
 # Copied as they are; node_modules is laid down separately as a production tree.
-PACKAGE_ITEMS=(dist config systemd package.json package-lock.json README.md)
+PACKAGE_ITEMS=(dist config systemd package.json package-lock.json README.md QUICKSTART.md docs)
 FINGERPRINT=.source-node-modules
 
 # Names every file of the source's node_modules with its size and time: equal means the same tree.
