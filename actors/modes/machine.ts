@@ -1,5 +1,5 @@
 // The mode statechart built from a configuration: one state per mode, rules as transitions, timers, hooks, memory.
-import { and, assign, createActor, emit, enqueueActions, sendTo, setup, type Actor, type AnyActorLogic } from 'xstate';
+import { assign, createActor, emit, enqueueActions, setup, type Actor, type AnyActorLogic } from 'xstate';
 import type { AgentConfig } from '../../src/config/schema.js';
 import { log } from '../../src/log.js';
 import { configDir } from '../../src/paths.js';
@@ -7,16 +7,17 @@ import { join } from 'node:path';
 import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../../src/modes/memory.js';
 import {
   compileRules,
+  type CompiledRule,
   coolingDown,
   appliesIn,
   decideManual,
-  ruleTimers,
   selectContextRule,
   selectInputRule,
   selectTimeoutRule,
 } from '../../src/modes/rules.js';
 import { commit, initialContext, memoryOf, restoreInput, takeManual, takeRule, type ModeContext, type ModeMachineInput } from './context.js';
 import { hookActorId, hookMachine, hookSequence, logAsyncOutput, orderHooks, type HookAsyncEvent, type HookOutput, type HookRunOutput } from './hooks.js';
+import { modeState, type Delay, type ModeStateKit } from './mode-states.js';
 import { realClock, type HookEnv, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
 
 /** How the machine ended: `ok` false when the start-up failed (the CLI exits non-zero with `reason`). */
@@ -35,6 +36,34 @@ const updateValues = (values: Record<string, unknown>, event: ModeEvent): Record
   return { ...values, [event.key]: event.value };
 };
 
+/** The arguments XState gives a guard of the mode machine. */
+type G = { context: ModeContext; event: ModeEvent };
+
+/** The mode machine's named guards: which rule fires, whether a hook run aborted, which mode the machine is in. */
+function modeGuards(config: AgentConfig, rules: CompiledRule[], now: () => number) {
+  return {
+    aborted: ({ event }: G) => Boolean((event as unknown as { output?: HookRunOutput }).output?.aborted),
+    starting: ({ context }: G) => context.starting,
+    canRollback: ({ context }: G) => !context.rollingBack && context.previous !== null && Object.hasOwn(config.modes, context.previous),
+    inputRule: ({ context, event }: G) =>
+      event.type === 'input.text' &&
+      typeof event.text === 'string' &&
+      (event.mode === undefined || event.mode === context.mode) &&
+      selectInputRule(rules, context.mode, event.text, context.lastFired, now()) !== undefined,
+    contextRuleAfterUpdate: ({ context, event }: G) =>
+      selectContextRule(rules, context.mode, updateValues(context.values, event), context.lastFired, now()) !== undefined,
+    dirtyContextRule: ({ context }: G) =>
+      context.contextDirty && selectContextRule(rules, context.mode, context.values, context.lastFired, now()) !== undefined,
+    dirty: ({ context }: G) => context.contextDirty,
+    manualAllowed: ({ context, event }: G) => decideManual(config, rules, context.mode, (event as { mode: string }).mode, context.lastFired, now()).ok,
+    timeoutRule: ({ context }: G) => selectTimeoutRule(rules, context.mode, context.lastFired, now()) !== undefined,
+    ruleTimerReady: ({ context }: G, p: { index: number }) =>
+      appliesIn(rules[p.index]!, context.mode) && !coolingDown(rules[p.index]!, context.lastFired, now()),
+    isMode: ({ context }: G, p: { mode: string }) => context.mode === p.mode,
+    hookOutput: ({ event }: G) => (event as unknown as { output?: HookOutput }).output?.kind === 'hook.output',
+  };
+}
+
 /**
  * Builds the mode machine of `config`. Timers (mode timeouts, time_based rules, hook timeouts) are
  * XState delays, so a `SimulatedClock` passed to `createActor` drives them; `deps.clock` must be the
@@ -48,6 +77,7 @@ const updateValues = (values: Record<string, unknown>, event: ModeEvent): Record
  * (its inputs, loop and tool servers run only while the mode runs). Ask states by tag: `entering`,
  * `running`, `active`, `timingOut`, `exiting`, `starting`, `stopping`.
  */
+// long: the named actions stay in one setup() table, where XState types assign/emit against the machine's context and events; states and guards are built outside.
 export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
   const clock = deps.clock ?? realClock;
   const logger = deps.logger ?? log();
@@ -184,171 +214,12 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
         }
       }),
     },
-    guards: {
-      aborted: ({ event }) => Boolean((event as unknown as { output?: HookRunOutput }).output?.aborted),
-      starting: ({ context }) => context.starting,
-      canRollback: ({ context }) => !context.rollingBack && context.previous !== null && Object.hasOwn(config.modes, context.previous),
-      inputRule: ({ context, event }) =>
-        event.type === 'input.text' &&
-        typeof event.text === 'string' &&
-        (event.mode === undefined || event.mode === context.mode) &&
-        selectInputRule(rules, context.mode, event.text, context.lastFired, now()) !== undefined,
-      contextRuleAfterUpdate: ({ context, event }) =>
-        selectContextRule(rules, context.mode, updateValues(context.values, event), context.lastFired, now()) !== undefined,
-      dirtyContextRule: ({ context }) => context.contextDirty && selectContextRule(rules, context.mode, context.values, context.lastFired, now()) !== undefined,
-      dirty: ({ context }) => context.contextDirty,
-      manualAllowed: ({ context, event }) => decideManual(config, rules, context.mode, (event as { mode: string }).mode, context.lastFired, now()).ok,
-      timeoutRule: ({ context }) => selectTimeoutRule(rules, context.mode, context.lastFired, now()) !== undefined,
-      ruleTimerReady: ({ context }, p: { index: number }) =>
-        appliesIn(rules[p.index]!, context.mode) && !coolingDown(rules[p.index]!, context.lastFired, now()),
-      isMode: ({ context }, p: { mode: string }) => context.mode === p.mode,
-      hookOutput: ({ event }) => (event as unknown as { output?: HookOutput }).output?.kind === 'hook.output',
-    },
+    guards: modeGuards(config, rules, now),
   });
 
-  const delays: Record<string, (args: { context: ModeContext }) => number> = {};
-  const modeStates: Record<string, unknown> = {};
-  modeNames.forEach((name, i) => {
-    const mode = config.modes[name]!;
-    // State ids let transitions inside `running` name the sibling `exiting` whatever the mode is called.
-    const exiting = `#modes-${i}-exiting`;
-    const after: Record<string, unknown> = {};
-    if (mode.timeout_seconds !== undefined) {
-      const ms = mode.timeout_seconds * 1000;
-      delays[`timeout.${name}`] = ({ context }) => Math.max(0, ms - (now() - context.modeTimerBase));
-      after[`timeout.${name}`] = { target: 'timingOut' };
-    }
-    for (const rule of ruleTimers(rules, name)) {
-      const key = `rule.${rule.index}`;
-      const ms = rule.timeoutMs!;
-      delays[key] ??= ({ context }) => Math.max(0, ms - (now() - Math.max(context.enteredAt, context.ruleTimerBase[rule.index] ?? -Infinity)));
-      after[key] = [
-        {
-          guard: { type: 'ruleTimerReady', params: { index: rule.index } },
-          target: exiting,
-          actions: { type: 'takeRuleTimer', params: { index: rule.index } },
-        },
-        { target: 'active', reenter: true, actions: { type: 'restartRuleTimer', params: { index: rule.index } } },
-      ];
-    }
-    const actorId = `mode:${name}`;
-    const hasActor = Object.hasOwn(modeLogics, actorId);
-    modeStates[name] = {
-      initial: 'entering',
-      on: { 'agent.shutdown': '.shuttingDown' },
-      meta: { display_name: mode.display_name, timeout_seconds: mode.timeout_seconds },
-      // Its system id lets the agent and hooks address it (`system.get('mode:<name>')`) without walking the tree.
-      ...(hasActor ? { invoke: { id: actorId, systemId: actorId, src: actorId } } : {}),
-      states: {
-        // Start-up of the agent in this mode: on_startup hooks run with the mode's actions available.
-        startup: {
-          id: `modes-${i}-startup`,
-          tags: ['starting'],
-          invoke: {
-            id: 'hooks:on_startup',
-            src: 'hookSequence',
-            input: () => runInput('on_startup', name, { from_mode: '', to_mode: name, reason: 'startup' }),
-            onDone: [
-              { guard: 'aborted', target: '#modes.failed', actions: ['emitFailures', 'failStartup'] },
-              { target: 'entering', actions: 'emitFailures' },
-            ],
-          },
-        },
-        entering: {
-          tags: ['entering'],
-          invoke: {
-            id: 'hooks:on_entry',
-            src: 'hookSequence',
-            input: ({ context }: { context: ModeContext }) =>
-              runInput('on_entry', name, { from_mode: context.previous ?? '', to_mode: name, reason: context.lastTransition?.reason ?? 'startup' }),
-            onDone: [
-              { guard: and(['aborted', 'starting']), target: '#modes.failed', actions: ['emitFailures', 'failStartup'] },
-              { guard: and(['aborted', 'canRollback']), target: '#modes.route', actions: ['emitFailures', 'rollback'] },
-              { target: 'running', actions: ['emitFailures', 'entered'] },
-            ],
-          },
-        },
-        running: {
-          tags: ['running'],
-          ...(hasActor
-            ? { entry: sendTo(actorId, { type: 'mode.run' }), exit: [sendTo(actorId, { type: 'mode.standby' }), 'emitLeft'] }
-            : { exit: 'emitLeft' }),
-          initial: 'active',
-          states: {
-            active: {
-              tags: ['active'],
-              after,
-              always: [
-                { guard: 'dirtyContextRule', target: exiting, actions: ['clearDirty', 'takeContextRule'] },
-                { guard: 'dirty', actions: 'clearDirty' },
-              ],
-              on: {
-                'input.text': [
-                  { guard: 'inputRule', target: exiting, actions: ['takeInputRule', { type: 'answerKeywords', params: { fired: true } }] },
-                  { actions: { type: 'answerKeywords', params: { fired: false } } },
-                ],
-                'context.update': [
-                  { guard: 'contextRuleAfterUpdate', target: exiting, actions: ['assignValues', 'tellGovernor', 'takeContextRule'] },
-                  { actions: ['assignValues', 'tellGovernor'] },
-                ],
-                'mode.switch': [{ guard: 'manualAllowed', target: exiting, actions: 'takeManual' }, { actions: 'refuseManual' }],
-              },
-            },
-            timingOut: {
-              tags: ['timingOut'],
-              entry: 'emitTimeout',
-              invoke: {
-                id: 'hooks:on_timeout',
-                src: 'hookSequence',
-                input: () => runInput('on_timeout', name, { from_mode: name, to_mode: name, reason: 'timeout' }),
-                onDone: [
-                  { guard: 'timeoutRule', target: exiting, actions: ['emitFailures', 'takeTimeoutRule'] },
-                  { target: 'active', actions: ['emitFailures', 'restartModeTimer'] },
-                ],
-              },
-            },
-          },
-        },
-        // Shutdown in a mode: its actions (and so its actor) live on while on_exit, then on_shutdown hooks run.
-        shuttingDown: {
-          tags: ['stopping'],
-          on: { 'agent.shutdown': {}, 'mode.switch': { actions: 'refuseBusy' } },
-          initial: 'exit',
-          states: {
-            exit: {
-              invoke: {
-                id: 'hooks:on_exit',
-                src: 'hookSequence',
-                input: ({ context }: { context: ModeContext }) =>
-                  runInput('on_exit', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
-                onDone: { target: 'down', actions: 'emitFailures' },
-              },
-            },
-            down: {
-              invoke: {
-                id: 'hooks:on_shutdown',
-                src: 'hookSequence',
-                input: ({ context }: { context: ModeContext }) =>
-                  runInput('on_shutdown', context.mode, { from_mode: context.mode, to_mode: '', reason: 'shutdown' }),
-                onDone: { target: '#modes.stopped', actions: 'emitFailures' },
-              },
-            },
-          },
-        },
-        exiting: {
-          id: exiting.slice(1),
-          tags: ['exiting'],
-          invoke: {
-            id: 'hooks:on_exit',
-            src: 'hookSequence',
-            input: ({ context }: { context: ModeContext }) =>
-              runInput('on_exit', name, { from_mode: name, to_mode: context.pending?.to ?? '', reason: context.pending?.reason ?? '' }),
-            onDone: { target: '#modes.route', actions: ['emitFailures', 'commitSwitch'] },
-          },
-        },
-      },
-    };
-  });
+  const delays: Record<string, Delay> = {};
+  const kit: ModeStateKit = { config, rules, now, runInput, modeActors: new Set(Object.keys(modeLogics)) };
+  const modeStates = Object.fromEntries(modeNames.map((name, i) => [name, modeState(kit, name, i, delays)]));
 
   return m
     .createMachine({
