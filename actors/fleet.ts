@@ -1,4 +1,5 @@
-// The fleet channel as a child of the root actor: a machine that owns the channel and runs its MQTT connection's session actor; stopping publishes `offline` and ends the client.
+// The fleet channel as a child of the root actor: a machine that owns the channel and runs its MQTT connection's session actor
+// Stopping it publishes `offline` and ends the client.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assign, fromCallback, fromPromise, setup, type AnyActorLogic } from 'xstate';

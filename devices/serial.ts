@@ -1,4 +1,5 @@
-// Serial lines as a device a session actor opens (serialport or its mock binding): one open port is one link, held by every session on it; its lines on a hot observable.
+// Serial lines as a device a session actor opens (serialport or its mock binding), with each port's lines on a hot observable
+// One open port is one link, held by every session on it.
 import { statSync } from 'node:fs';
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import type { Logger } from 'pino';

@@ -1,4 +1,5 @@
-// Child process of LocalVLMInput: owns the camera and OpenCV (capture, face and motion analysis, preview JPEG), so the agent's memory goes back when the input stops.
+// Child process of LocalVLMInput that owns the camera and OpenCV, so the agent's memory goes back when the input stops
+// Here OpenCV does the capture, the face and motion analysis, and the preview JPEG.
 import { Subscription } from 'rxjs';
 import type { LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import type { FrameAnalysis } from '../../src/vision/analyse.js';

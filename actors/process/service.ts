@@ -1,4 +1,5 @@
-// The `service` actor of the process root: waits for the agent's first tick (or its first call), then opens the service of one configuration (the embedded one starts in-process), holds it, closes it when stopped.
+// The `service` actor of the process root: opens the service of one configuration after the agent starts, holds it, closes it when stopped
+// It opens at the agent's first tick, its first call or a time limit, whichever comes first (serviceMachine); the embedded service starts in-process.
 import { fromCallback, fromPromise, sendParent, setup } from 'xstate';
 import type { Logger } from 'pino';
 import { deferredCloud, type DeferredCloud } from '../../src/cloud/deferred.js';

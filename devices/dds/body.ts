@@ -1,4 +1,5 @@
-// A robot body over DDS: its state (pose, battery) from the robot's topics, whether the robot is there, velocity and stop on the wire; one per robot in a process, counted.
+// A robot body over DDS: its pose and battery from the robot's topics, whether the robot is there, and velocity and stop on the wire
+// One body per robot in a process, shared by its owners and counted (sharedDdsBody).
 import { BehaviorSubject, type Observable, type Subscription } from 'rxjs';
 import type { BodyState } from '../body/sim-body.js';
 import { LinkEnd, type OpenableDevice } from '../device-link.js';

@@ -1,4 +1,5 @@
-// Loads the one-file build of `cortexd check` or `run` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it; undefined when it is missing or stale.
+// Loads the one-file build of `cortexd check` or `run` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it
+// Undefined when the build is missing or stale.
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
