@@ -32,9 +32,9 @@ export interface Camera {
    */
   frames(): Observable<Frame>;
   /**
-   * A device to open and reopen (the OpenCV capture): its owner runs it in a session actor of the one
-   * reconnect engine, which reopens it with the backoff and breaker of src/backoff.ts. Absent for
-   * bindings with nothing to reopen.
+   * A device to open and reopen (the OpenCV capture): its owner runs it in a session actor
+   * (actors/streams/device-session.ts), which reopens it with the backoff and breaker of
+   * src/backoff.ts. Absent for bindings with nothing to reopen.
    */
   readonly device?: OpenableDevice;
 }
