@@ -1,4 +1,5 @@
-// The fleet channel as a child of the root actor: a machine that owns the channel and runs its MQTT connection's session actor; stopping publishes `offline` and ends the client.
+// The fleet channel as a child of the root actor: a machine that owns the channel and runs its MQTT connection's session actor
+// Stopping it publishes `offline` and ends the client.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assign, fromCallback, fromPromise, setup, type AnyActorLogic } from 'xstate';
@@ -55,8 +56,8 @@ interface Loaded {
 /**
  * The `fleet` actor: `loading` (the channel's code and the MQTT client load when the actor starts, so
  * an agent without a fleet never loads them) -> `running`, which runs the channel (child `channel`)
- * and its broker connection's session actor (child `mqtt`, system id `fleet/mqtt`: the one reconnect
- * engine, actors/streams/session-machine.ts, so the inspector shows the link's state). Stopping stops
+ * and its broker connection's session actor (child `mqtt`, system id `fleet/mqtt`, run by
+ * actors/streams/session-machine.ts, so the inspector shows the link's state). Stopping stops
  * the channel first (pending commands answered, `offline` published), then the connection. Commands
  * seen are kept in `<state dir>/fleet/<robot>.commands.json` until they expire, so a replay is refused
  * across reloads and restarts too.

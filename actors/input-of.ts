@@ -1,4 +1,4 @@
-// The input an actor was started with, read by its own actions: where its services are (contexts hold data, issue 29).
+// The input an actor was started with, read by its own actions: where its services are (contexts hold only data).
 import type { AnyActorRef } from 'xstate';
 
 /**

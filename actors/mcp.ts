@@ -1,4 +1,4 @@
-// The tool servers of a mode as session actors (`mcp:<server>`) on the one reconnect engine; and the hub the loop calls tools through.
+// The tool servers of a mode as session actors (`mcp:<server>`, actors/streams/session-machine.ts); and the hub the loop calls tools through.
 import type { Logger } from 'pino';
 import type { McpServerConfig } from '../src/config/schema.js';
 import type { McpHub } from '../src/cortex/contracts.js';
@@ -74,8 +74,8 @@ function mcpLink(input: McpServerInput, connection: McpConnection, limits: typeo
 const RECONNECT_AT_ONCE = 'reconnecting at once: ';
 
 /**
- * The session machine's input for one tool server (stdio, sse or streamable http): the one reconnect
- * engine (actors/streams/session-machine.ts with src/backoff.ts) runs it as `mcp:<server>`.
+ * The session machine's input for one tool server (stdio, sse or streamable http): the session
+ * machine (actors/streams/session-machine.ts with src/backoff.ts) runs it as `mcp:<server>`.
  * `connecting` starts the server (or opens the stream), initializes and lists the tools, within
  * `connectTimeoutMs`; `streaming` (tag `streaming`) holds the link the hub calls tools through; a
  * closed connection is replaced at once (it was healthy: listed tools), a failed attempt waits the

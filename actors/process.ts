@@ -1,4 +1,5 @@
-// The process root `cortexd` of `cortexd run`: the service connection, sd_notify and the watchdog, signals, and the agent subtree (replaced on reload) as actors of one tree.
+// The process root `cortexd` of `cortexd run`: the service connection, sd_notify and the watchdog, signals and the agent as one actor tree
+// The agent subtree is replaced on reload.
 import { assign, createActor, enqueueActions, fromPromise, setup, type AnyActorLogic, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
 import type { Logger } from 'pino';
 import type { CloudClient } from '../src/cloud/client.js';

@@ -1,4 +1,5 @@
-// Opens the agent's knowledge base and memory (src/memory/recall.ts), feeds it what the robot says, and closes both at stop; a failure leaves the agent without them, never stopped.
+// Opens the agent's knowledge base and memory (src/memory/recall.ts), feeds it what the robot says, and closes both at stop
+// A failure leaves the agent without them; it never stops the agent.
 import type { Logger } from 'pino';
 import type { AgentBus } from '../src/cortex/events.js';
 import { describeError } from '../src/errors.js';

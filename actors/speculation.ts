@@ -1,4 +1,5 @@
-// Work on a voice turn done while the person still speaks: the prompt assembled on each partial transcript, and optionally the model asked on it (kept if the final says the same).
+// Work on a voice turn done while the person still speaks: the prompt assembled on each partial transcript, optionally the model asked on it
+// An answer asked for on a partial is kept only if the final transcript says the same.
 import type { Logger } from 'pino';
 import type { AnswerObserver, LlmAnswer, LlmPlugin, LlmRequest } from '../src/cortex/llm.js';
 

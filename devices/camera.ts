@@ -1,4 +1,5 @@
-// The camera: the Camera interface, and the real binding (OpenCV VideoCapture, 640x480 MJPG, buffer size 1) as a device a session actor opens: one open capture is one link.
+// The camera: the Camera interface, and the real binding (OpenCV VideoCapture) as a device a session actor opens
+// The binding captures 640x480 MJPG with a buffer size of 1; one open capture is one link.
 import { Observable, type Subscriber } from 'rxjs';
 import type { Frame } from '../src/pipelines/jpeg.js';
 import { loadOpenCV, cvCall, cvCallAsync, releaseMat, type OpenCV } from '../src/vision/opencv.js';
@@ -31,9 +32,9 @@ export interface Camera {
    */
   frames(): Observable<Frame>;
   /**
-   * A device to open and reopen (the OpenCV capture): its owner runs it in a session actor of the one
-   * reconnect engine, which reopens it with the backoff and breaker of src/backoff.ts. Absent for
-   * bindings with nothing to reopen.
+   * A device to open and reopen (the OpenCV capture): its owner runs it in a session actor
+   * (actors/streams/device-session.ts), which reopens it with the backoff and breaker of
+   * src/backoff.ts. Absent for bindings with nothing to reopen.
    */
   readonly device?: OpenableDevice;
 }

@@ -2,7 +2,7 @@
 import type { LinkConnector, LinkEvent, StreamLink } from '../src/cloud/link.js';
 
 /**
- * What the one reconnect engine (actors/streams/session-machine.ts) needs of a device. The device
+ * What the session machine (actors/streams/session-machine.ts) needs of a device. The device
  * never retries by itself: `connect` opens it once and resolves when it runs (a rejection marked
  * `fatal` cannot be cured by reopening: the engine stops in `failed`); the link's `close` event is
  * the device's end (`fatal` likewise); the engine decides when to open it again.

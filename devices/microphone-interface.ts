@@ -13,8 +13,8 @@ export interface Microphone {
    */
   pcm(): Observable<Buffer>;
   /**
-   * A device to open and reopen (the recorder program): its owner runs it in a session actor of the
-   * one reconnect engine (the ASR input's child `device:microphone`), which reopens it with the
+   * A device to open and reopen (the recorder program): its owner runs it in a session actor (the ASR
+   * input's child `device:microphone`, actors/streams/device-session.ts), which reopens it with the
    * backoff and breaker of src/backoff.ts. Absent for bindings with nothing to reopen.
    */
   readonly device?: OpenableDevice;

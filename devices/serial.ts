@@ -1,4 +1,5 @@
-// Serial lines as a device a session actor opens (serialport or its mock binding): one open port is one link, held by every session on it; its lines on a hot observable.
+// Serial lines as a device a session actor opens (serialport or its mock binding), with each port's lines on a hot observable
+// One open port is one link, held by every session on it.
 import { statSync } from 'node:fs';
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import type { Logger } from 'pino';
@@ -19,7 +20,7 @@ const PORT_ENDED = 1006;
 export interface SerialLine {
   readonly path: string;
   /**
-   * The port as a device for the one reconnect engine (actors/streams/session-machine.ts): `connect`
+   * The port as a device for a session actor (actors/streams/session-machine.ts): `connect`
    * opens it (or joins the port already open: a port is opened once however many sessions hold it),
    * the link's `close` is the port's close or error, closing the last link closes the port. It never
    * reopens by itself: the sessions do. Nothing here is fatal: a missing path may appear when the USB

@@ -51,8 +51,8 @@ export class WarmEspeak {
     if (!child || child.exitCode !== null || child.signalCode !== null) child = this.start(voice, wpm, false);
     else WarmEspeak.hold(child, true);
     // The replacement starts on the next turn of the event loop, not in the caller's: a speak at start-up
-    // (an on_entry message) then does not put a second process start before the agent's first tick
-    // (issue 29); text that comes later still finds a warm process.
+    // (an on_entry message) then does not put a second process start before the agent's first tick;
+    // text that comes later still finds a warm process.
     if (!this.closed && !this.refills.has(key))
       this.refills.set(
         key,

@@ -1,4 +1,5 @@
-// The backgrounds of a mode (`backgrounds`, one `background:<type>` child each, its device session a child `device:<name>` of it): context producers, supervised and restarted with the one backoff, health on the bus.
+// The backgrounds of a mode: context producers, supervised and restarted with the one backoff, their health on the bus
+// The actor is `backgrounds`: each background is its child `background:<type>`, and a background's device session a child `device:<name>` of that.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';

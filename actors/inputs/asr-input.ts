@@ -65,15 +65,16 @@ export function streamHealth(e: { [k: string]: unknown }): string | null | undef
  * raw stream `listen()` carries only the end of listening (a microphone that gave up, a session that
  * failed for good). Partials are `final: false` messages, finals `final: true` (they wake the loop). The buffer keeps finals only,
  * formatted as one `Voice: ...` line holding the utterances since the last tick, which the offline
- * rule-based model recognises as speech. One reconnect engine, one retry layer per resource: the
- * microphone's recorder is a session of its own (`device`, the input actor's child
- * `device:microphone`, events `mic.*`), reopened with the engine's backoff and breaker while the socket
- * stays open; the socket's session reconnects while the microphone's audio waits in the ring. A
- * microphone gone for good (no capture device, `max_restarts` runs in a row with no audio, a replay
- * file it cannot read) ends the raw stream and the input stops (the input actor does not restart an
- * input with a session), unless the agent's WebSim page can still be heard; a fatal socket error
- * (401, policy close) stops it with StreamStoppedError. Every state of the socket and of the recorder
- * is on the bus and, while the socket is not streaming, the prompt says so once.
+ * rule-based model recognises as speech. Each resource retries in one layer, its own session actor
+ * (actors/streams/session-machine.ts): the microphone's recorder is a session of its own (`device`,
+ * the input actor's child `device:microphone`, events `mic.*`), reopened with the session machine's
+ * backoff and breaker while the socket stays open; the socket's session reconnects while the
+ * microphone's audio waits in the ring. A microphone gone for good (no capture device, `max_restarts`
+ * runs in a row with no audio, a replay file it cannot read) ends the raw stream and the input stops
+ * (the input actor does not restart an input with a session), unless the agent's WebSim page can
+ * still be heard; a fatal socket error (401, policy close) stops it with StreamStoppedError. Every
+ * state of the socket and of the recorder is on the bus and, while the socket is not streaming, the
+ * prompt says so once.
  */
 export class AsrInput extends BufferedInput<AsrRaw> {
   readonly stream: NonNullable<InputPlugin['stream']>;

@@ -35,14 +35,14 @@ const WORKER_START_MS = 60_000;
  * buffers and threads go with it. In the worker frames are sampled to `fps` and analysed one at a
  * time, latest frame wins (`stats.dropped` counts skipped frames). A crash of the worker is a failure
  * of this input (the input actor restarts it with its backoff); an OpenCV camera is opened and
- * reopened in the worker by a session of the one reconnect engine, whose states reach the bus here
- * as `stream` events of kind `cam` (`deviceStates$`) and its reopens as errors (`deviceFailures$`). The description is the service's
- * (`describe`), so the prompt reads the same offline and hosted. The buffer keeps only the newest;
- * messages are `final: false`.
+ * reopened in the worker by a session actor (actors/streams/device-session.ts), whose states reach
+ * the bus here as `stream` events of kind `cam` (`deviceStates$`) and its reopens as errors
+ * (`deviceFailures$`). The description is the service's (`describe`), so the prompt reads the same
+ * offline and hosted. The buffer keeps only the newest; messages are `final: false`.
  */
 export class LocalVlmInput extends BufferedInput<LocalVisionRaw> {
   private readonly failures = new Subject<{ message: string; retryInMs?: number }>();
-  /** Reopens of the worker's OpenCV camera planned by its session there (the one reconnect engine), for the bus. */
+  /** Reopens of the worker's OpenCV camera planned by its session actor there, for the bus. */
   get deviceFailures$() {
     return this.failures.asObservable();
   }

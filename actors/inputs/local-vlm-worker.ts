@@ -1,4 +1,5 @@
-// Child process of LocalVLMInput: owns the camera and OpenCV (capture, face and motion analysis, preview JPEG), so the agent's memory goes back when the input stops.
+// Child process of LocalVLMInput that owns the camera and OpenCV, so the agent's memory goes back when the input stops
+// Here OpenCV does the capture, the face and motion analysis, and the preview JPEG.
 import { Subscription } from 'rxjs';
 import type { LocalVLMInputConfig } from '../../src/plugins/schemas/inputs.js';
 import type { FrameAnalysis } from '../../src/vision/analyse.js';
@@ -96,10 +97,10 @@ async function run(config: LocalVLMInputConfig, record: boolean, watch: { until:
       },
     });
   subs.add(frames);
-  // An OpenCV camera is opened and reopened by a session of the one reconnect engine, run here where
-  // the camera lives (this process is outside the agent's tree): each of its states goes to the parent
-  // (which says it on the bus as `stream` events of kind `cam`), each reopen it plans is also a device
-  // failure for the parent to report, its end for good the end of the analysis.
+  // An OpenCV camera is opened and reopened by a session actor (actors/streams/device-session.ts), run
+  // here where the camera lives (this process is outside the agent's tree): each of its states goes to
+  // the parent (which says it on the bus as `stream` events of kind `cam`), each reopen it plans is
+  // also a device failure for the parent to report, its end for good the end of the analysis.
   if (camera.device) {
     const session = startDeviceSession(camera.device, 'cam', {
       onEvent: (e) => {

@@ -70,13 +70,13 @@ export function renderTemplate(template: string, topic: string, text: string): s
 
 /**
  * One clean MQTT session for the life of the plugin, run by its session actor (the input actor's
- * child `stream:mqtt`: the one reconnect engine, actors/streams/session-machine.ts with
- * src/backoff.ts; mqtt.js's own reconnect is off). Every CONNACK subscribes to the topics (a clean
- * session starts with none, so there is never a second subscription); each message becomes a line
- * through the template (payloads cut at `max_payload_bytes`). A lost broker is the session actor's
- * to retry: it backs off and reconnects, the plugin and its buffer stay, and the prompt says once
- * that the input is not available meanwhile. A refusal retrying cannot cure (credentials, an
- * untrusted certificate, a subscription the ACL denies) is fatal and stops the input with the reason.
+ * child `stream:mqtt`, actors/streams/session-machine.ts with src/backoff.ts; mqtt.js's own reconnect
+ * is off). Every CONNACK subscribes to the topics (a clean session starts with none, so there is
+ * never a second subscription); each message becomes a line through the template (payloads cut at
+ * `max_payload_bytes`). A lost broker is the session actor's to retry: it backs off and reconnects,
+ * the plugin and its buffer stay, and the prompt says once that the input is not available meanwhile.
+ * A refusal retrying cannot cure (credentials, an untrusted certificate, a subscription the ACL
+ * denies) is fatal and stops the input with the reason.
  */
 export class MqttInput extends BufferedInput<MqttRaw> {
   readonly stream: NonNullable<InputPlugin['stream']>;

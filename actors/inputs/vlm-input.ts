@@ -33,12 +33,13 @@ export interface VlmInputDeps {
  * Its socket session runs as the input actor's child `stream:vlm` (`stream`); listening starts the
  * camera pipeline, which sends frames whenever a socket is open. Each `{vlm_reply}` is a message
  * (`final: false`: a picture changing does not wake the loop by itself); the buffer keeps only the
- * newest (`Vision: ...`). One reconnect engine, one retry layer per resource: an OpenCV camera is a
- * session of its own (`device`, the input actor's child `device:camera`, events `cam.*`), reopened
- * with the engine's backoff and breaker while the socket stays open; the socket's session reconnects
- * it. A camera gone for good (OpenCV missing) or a file camera that fails ends the raw stream and the
- * input stops (the input actor does not restart an input with a session), as a fatal session error
- * does with StreamStoppedError.
+ * newest (`Vision: ...`). Each resource retries in one layer, its own session actor
+ * (actors/streams/session-machine.ts): an OpenCV camera is a session of its own (`device`, the input
+ * actor's child `device:camera`, events `cam.*`), reopened with the session machine's backoff and
+ * breaker while the socket stays open; the socket's session reconnects it. A camera gone for good
+ * (OpenCV missing) or a file camera that fails ends the raw stream and the input stops (the input
+ * actor does not restart an input with a session), as a fatal session error does with
+ * StreamStoppedError.
  */
 export class VlmInput extends BufferedInput<VisionRaw> {
   readonly stream: NonNullable<InputPlugin['stream']>;

@@ -1,4 +1,5 @@
-// The `service` actor of the process root: waits for the agent's first tick (or its first call), then opens the service of one configuration (the embedded one starts in-process), holds it, closes it when stopped.
+// The `service` actor of the process root: opens the service of one configuration after the agent starts, holds it, closes it when stopped
+// It opens at the agent's first tick, its first call or a time limit, whichever comes first (serviceMachine); the embedded service starts in-process.
 import { fromCallback, fromPromise, sendParent, setup } from 'xstate';
 import type { Logger } from 'pino';
 import { deferredCloud, type DeferredCloud } from '../../src/cloud/deferred.js';
@@ -63,8 +64,8 @@ export type ServiceReport = { type: 'service.linked' } | { type: 'service.up' } 
  * waiting -> connecting -> up (held until stopped) | failed; tells the root `service.linked` as it
  * starts, then `service.up` or `service.failed`. The service opens after the agent's first tick (the
  * root sends `service.start` when it hears `agent.ticked`), at the agent's first call to it, or after
- * SERVICE_START_WAIT_MS, whichever comes first (issue 29: its start stays out of the first tick's
- * way); calls made before it is up wait for it and go in their order. Stopped before it is up, its
+ * SERVICE_START_WAIT_MS, whichever comes first, so its start stays out of the first tick's way;
+ * calls made before it is up wait for it and go in their order. Stopped before it is up, its
  * waiting calls fail with that reason, and a connection that opens after the stop is closed.
  */
 export function serviceMachine(h: ServiceHolder) {

@@ -1,4 +1,5 @@
-// The `watchdog` actor of the process root: sd_notify READY at the first tick, then WATCHDOG pings while the loop ticks; STATUS at each mode change, STOPPING when told.
+// The `watchdog` actor of the process root: sd_notify READY at the first tick, then WATCHDOG pings while the loop ticks
+// It also sends STATUS at each mode change, and STOPPING when told.
 import { assign, fromCallback, sendParent, sendTo, setup } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { Notifier } from '../../src/systemd/notify.js';

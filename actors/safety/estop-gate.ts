@@ -1,4 +1,5 @@
-// The e-stop latch shared between the e-stop socket's thread and the agent's main thread: set by the socket at once, read synchronously by the governor before every motion command.
+// The e-stop latch shared between the e-stop socket's thread and the agent's main thread
+// The socket sets it at once; the governor reads it synchronously before every motion command.
 /*
  * The socket's thread answers `ESTOP` without waiting for the main thread (which may be busy for
  * tens of milliseconds under a flood). It writes the reason, then raises `requested` (Atomics); the

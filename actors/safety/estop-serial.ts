@@ -22,13 +22,14 @@ export interface HoldSerialSession {
 /**
  * A child of the governor. The line is the process's shared one (devices/serial.ts), so the sentence
  * may come on the motor controller's own port, which the move connector writes to. The port is held
- * by a session of the one reconnect engine that the governor runs as its child `device:serial` for as
- * long as the agent runs (this callback builds its input and sends it up, `safety.serial.hold`: the
- * serial modules are imported here, when the watcher starts, so drawing the governor loads no device
- * code). After an unplug the session reopens the port with its backoff; its states go on the bus as
- * `stream` events of kind `serial`, input `safety`. The watcher reads the port's hot lines directly
- * (never relayed through actor events): a line equal to `sentence` (surrounding blanks ignored)
- * latches the e-stop; `release_sentence`, when set, releases it. Nothing else is read.
+ * by a session actor (actors/streams/serial-session.ts) that the governor runs as its child
+ * `device:serial` for as long as the agent runs (this callback builds its input and sends it up,
+ * `safety.serial.hold`: the serial modules are imported here, when the watcher starts, so drawing the
+ * governor loads no device code). After an unplug the session reopens the port with its backoff; its
+ * states go on the bus as `stream` events of kind `serial`, input `safety`. The watcher reads the
+ * port's hot lines directly (never relayed through actor events): a line equal to `sentence`
+ * (surrounding blanks ignored) latches the e-stop; `release_sentence`, when set, releases it. Nothing
+ * else is read.
  */
 export const estopSerialLogic = fromCallback<EventObject, EstopSerialInput>(({ input, sendBack }) => {
   const p = input.policy;

@@ -1,4 +1,6 @@
-// A device (a recorder, a camera, a serial port) as a session of the one reconnect engine: its session input, its states on the bus for an owner that spawns it as a child, a root actor for it outside the agent (the LocalVLMInput worker, tests), and the relay of its events to the bus.
+// A device (a recorder, a camera, a serial port) as a session actor (./session-machine.ts), which opens it and reopens it when it is lost
+// Here: its session input; its states on the bus, for an owner that spawns it as a child; a root actor for it outside the agent
+// (the LocalVLMInput worker, tests); and the relay of its events to the bus.
 import { createActor, type Actor } from 'xstate';
 import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { OpenableDevice } from '../../devices/device-link.js';

@@ -1,9 +1,9 @@
-// An MQTT session (src/mqtt/session.ts) on the one reconnect engine: the session machine's input for it, and a runner for owners outside an agent's tree.
+// An MQTT session (src/mqtt/session.ts) as a session actor: the session machine's input for it, and a runner for owners outside an agent's tree.
 import { createActor } from 'xstate';
 import type { MqttSession } from '../../src/mqtt/session.js';
 import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
 
-/** mqtt.js gives up on a CONNACK after 10 s (its `connectTimeout`); the engine's own guard is later, so the client's reason wins. */
+/** mqtt.js gives up on a CONNACK after 10 s (its `connectTimeout`); the session machine's own guard is later, so the client's reason wins. */
 const CONNECT_TIMEOUT_MS = 15_000;
 
 /**

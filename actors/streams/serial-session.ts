@@ -1,4 +1,5 @@
-// A serial port as a session of the one reconnect engine: its session input (the serial timing), which each owner runs as its child `device:serial` (an input, a background, an action's connector, the safety governor).
+// A serial port as a session actor (./session-machine.ts): its session input, with the serial timing
+// Each owner runs it as its child `device:serial`: an input, a background, an action's connector, the safety governor.
 import type { SerialLine } from '../../devices/serial.js';
 import type { SessionInput, SessionTiming } from './session-machine.js';
 import { deviceSessionInput } from './device-session.js';

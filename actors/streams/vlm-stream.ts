@@ -1,4 +1,5 @@
-// A VLM stream: camera frames sampled, JPEG-encoded off the event loop and sent latest-frame-wins into a retrying vision socket session that emits vlm.* events.
+// A VLM stream: camera frames sampled, JPEG-encoded off the event loop and sent into a retrying vision socket session that emits vlm.* events
+// Latest frame wins at every stage: a newer frame replaces one still waiting to be encoded or sent.
 import { createActor, type Actor, type SimulatedClock } from 'xstate';
 import type { Observable, OperatorFunction, Subscription } from 'rxjs';
 import { sampleFps } from '../../src/pipelines/frame-sampler.js';

@@ -1,4 +1,5 @@
-// A robot body over DDS: its state (pose, battery) from the robot's topics, whether the robot is there, velocity and stop on the wire; one per robot in a process, counted.
+// A robot body over DDS: its pose and battery from the robot's topics, whether the robot is there, and velocity and stop on the wire
+// One body per robot in a process, shared by its owners and counted (sharedDdsBody).
 import { BehaviorSubject, type Observable, type Subscription } from 'rxjs';
 import type { BodyState } from '../body/sim-body.js';
 import { LinkEnd, type OpenableDevice } from '../device-link.js';
@@ -14,8 +15,8 @@ export interface DdsBodyOptions extends DdsDomainOptions {
 
 /**
  * The common part of a DDS body: presence from the state topic (a sample within `lostAfterMs`, and
- * its writer matched), the state every reading updates, and the robot as a device of the one reconnect
- * engine (open = the robot is there; the link closes when it is lost). Subclasses say what the topics
+ * its writer matched), the state every reading updates, and the robot as a device a session actor
+ * opens (open = the robot is there; the link closes when it is lost). Subclasses say what the topics
  * are and what goes on the wire.
  */
 export abstract class DdsBody {
@@ -109,7 +110,7 @@ export abstract class DdsBody {
   /** Lets go of the topics (subclasses close their readers and writers first). */
   protected abstract closeTopics(): void;
 
-  /** The robot as a device of the one reconnect engine: open when it is there, the link closes when it is lost. */
+  /** The robot as a device a session actor opens: open when it is there, the link closes when it is lost. */
   device(backoff: { initialMs: number; maxMs: number } = { initialMs: 500, maxMs: 5000 }): OpenableDevice {
     return {
       backoff,

@@ -1,4 +1,4 @@
-// The RPLidar driver: a Slamtec RPLidar on a serial line, opened by a session of the one reconnect engine: health, info, motor, SCAN, and revolutions as scans.
+// The RPLidar driver: a Slamtec RPLidar on a serial line, opened by a session actor: health, info, motor, SCAN, and revolutions as scans.
 import type { Logger } from 'pino';
 import { Subject, type Subscription } from 'rxjs';
 import { sharedSerialLine, type SerialLine } from '../serial.js';

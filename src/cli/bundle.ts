@@ -1,4 +1,5 @@
-// Loads the one-file build of `cortexd check` or `run` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it; undefined when it is missing or stale.
+// Loads the one-file build of `cortexd check` or `run` (scripts/bundle-cli.mjs) through the V8 code cache kept beside it
+// Undefined when the build is missing or stale.
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -8,11 +9,10 @@ import { Script } from 'node:vm';
 /*
  * Node 20 has no compile cache for modules (module.enableCompileCache came with Node 22), so
  * `check` paid for ~180 module loads before it read a file, and `run` for ~1000 before its first
- * tick. Each bundle is one script: compiled from its code cache, it starts in a fraction of that
- * (issue 29). It is used only if every file
- * it was made from is still there, no newer than the bundle and of the same size: a `tsc` run
- * without `npm run build`, or an updated package, falls back to the ES modules, as does
- * CORTEX_CLI_BUNDLE=0. The code cache is written beside the bundle when it is missing or V8
+ * tick. Each bundle is one script: compiled from its code cache, it starts in a fraction of that.
+ * It is used only if every file it was made from is still there, no newer than the bundle and of
+ * the same size: a `tsc` run without `npm run build`, or an updated package, falls back to the ES
+ * modules, as does CORTEX_CLI_BUNDLE=0. The code cache is written beside the bundle when it is missing or V8
  * rejects it (another Node version); an install where dist/ is read-only keeps the one the build
  * made. Native addons, pino (its transports are worker files) and the files workers and forked
  * children start from stay real files; bundled code sees its original module's import.meta.

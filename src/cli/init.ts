@@ -1,4 +1,5 @@
-// `cortexd init NAME [--template companion|serial-robot|voice|mcp]`: writes config/NAME.json5 in the working directory, a commented configuration to start from that passes `cortexd check`.
+// `cortexd init NAME [--template companion|serial-robot|voice|mcp]`: writes config/NAME.json5 in the working directory
+// The file is a commented configuration to start from, and it passes `cortexd check`.
 import { closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';

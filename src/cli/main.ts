@@ -4,7 +4,7 @@ import { packageVersion } from './version.js';
 
 /*
  * `cortexd --version` (or `-V`) alone is answered here, before commander and the eleven command
- * modules are loaded (issue 29: --version within 40 ms of a bare node start). Everything else,
+ * modules are loaded, so it answers within 40 ms of a bare node start. Everything else,
  * `--version` among other arguments included, goes through the program as before. `check` and
  * `run` run the same program from the bundles scripts/bundle-cli.mjs makes at build time
  * (src/cli/bundle.ts), or from the ES modules when there is none or it is stale.

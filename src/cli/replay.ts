@@ -1,4 +1,5 @@
-// `cortexd replay FILE.mcap`: re-runs a recording's inputs through the agent on a simulated clock and prints where the decisions differ (exit 1), or what a recording holds (--summary).
+// `cortexd replay FILE.mcap`: re-runs a recording's inputs through the agent on a simulated clock and prints where the decisions differ
+// It exits 1 when they differ; with --summary it prints what the recording holds instead.
 import { InvalidArgumentError, type Command } from 'commander';
 import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
 import type { HookConfig, LoadedConfig } from '../config/schema.js';

@@ -3,11 +3,11 @@ import type { ResolvedAddresses } from './addresses.js';
 import type { CloudClient } from './client.js';
 
 /**
- * What `cortexd run` gives its agent while the embedded service is still to start (issue 29: the
- * service starts after the first tick, or at the first call, whichever comes first). Every call is
- * made in the order it was asked, once the service is up; a call whose signal aborts while it waits
- * rejects with the signal's reason; when the service fails, every waiting and later call rejects with
- * that failure. `addresses` is undefined until the service is up.
+ * What `cortexd run` gives its agent while the embedded service is still to start (it starts after
+ * the first tick, or at the first call, whichever comes first, to stay out of the first tick's
+ * way). Every call is made in the order it was asked, once the service is up; a call whose signal
+ * aborts while it waits rejects with the signal's reason; when the service fails, every waiting and
+ * later call rejects with that failure. `addresses` is undefined until the service is up.
  */
 export interface DeferredCloud {
   readonly cloud: CloudClient;

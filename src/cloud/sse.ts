@@ -1,4 +1,5 @@
-// Incremental, tolerant parser of a chat-completion answer (an SSE stream, or a whole JSON answer to a streaming request) into typed events, and their assembly into one result.
+// Incremental, tolerant parser of a chat-completion answer into typed events, and their assembly into one result
+// The answer is an SSE stream, or a whole JSON answer to a streaming request.
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { isObject, lenientUsage, ModelProviderError, providerError, str, ToolCallPlacer, type StreamToolDelta } from './chunks.js';
 import { CloudProtocolError, CloudStreamError, isAbortError } from './errors.js';

@@ -1,4 +1,5 @@
-// `cortexd run --watch`: watches the configuration file and hands every saved version to the reload, saying whether the file is the robot's own (else it is treated as pushed).
+// `cortexd run --watch`: watches the configuration file and hands every saved version to the reload
+// With each version it says whether the file is the robot's own; a file that is not is treated as pushed.
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';

@@ -1,4 +1,5 @@
-// The robot's bodies in one process: the move connector and BodyInput of every agent the process runs share the body of a robot name, as they would share the physical robot.
+// The robot's bodies in one process: every agent the process runs shares the body of a robot name, as they would share the physical robot
+// The move connector and the BodyInput of each agent hold that shared body.
 
 /**
  * Owned by whoever outlives the agents (the `cortexd run` process hands one board to each agent it

@@ -58,8 +58,8 @@ export interface McpToolEntry {
 
 /*
  * The SDK (with its own zod 3, zod-to-json-schema and ajv: hundreds of modules) is loaded by the
- * first connection, not at start: an agent whose modes use no MCP server never loads it (issue 29,
- * the first tick). Node caches the modules, so later connections pay nothing.
+ * first connection, not at start: an agent whose modes use no MCP server never loads it, and no
+ * agent loads it before its first tick. Node caches the modules, so later connections pay nothing.
  */
 
 async function makeTransport(config: McpServerConfig, logger: Logger): Promise<Transport> {

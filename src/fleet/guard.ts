@@ -1,4 +1,5 @@
-// Replay and expiry checks of fleet commands: an id is accepted once, a command past its expiry (or claiming too long a life) never; the ids seen reach disk in batches, off the command's path.
+// Replay and expiry checks of fleet commands: an id is accepted once, a command past its expiry (or claiming too long a life) never
+// The ids seen reach disk in batches, off the command's path.
 import { readFileSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';

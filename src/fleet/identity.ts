@@ -1,4 +1,4 @@
-// The operator's identity on the fleet: Ed25519 signatures over a command and the robot it is for, made by the operator's key and checked against the robot's list.
+// The operator's fleet identity: Ed25519 signatures, by the operator's key, over a command and its robot, checked against the robot's list
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { CortexError } from '../errors.js';
 

@@ -1,4 +1,5 @@
-// The fleet's command inbox: bounded, one command at a time in the order received, e-stop and release in a lane of their own that never waits; a full inbox refuses the newest with a count.
+// The fleet's command inbox: bounded, one command at a time in the order received, e-stop and release in a lane of their own
+// The urgent lane never waits; a full inbox refuses the newest command and counts the refusal.
 export interface InboxStats {
   /** Commands waiting now (not counting the one running). */
   queued: number;

@@ -1,4 +1,5 @@
-// The robot's local reload policy (may the fleet reload it, which programs a pushed configuration may start) and the check a pushed configuration passes before it replaces the running one.
+// The robot's local reload policy, and the check a pushed configuration passes before it replaces the running one
+// The policy says whether the fleet may reload the robot, and which programs a pushed configuration may start.
 import JSON5 from 'json5';
 import { CortexError } from '../errors.js';
 import { readRegularFile } from '../config/read-file.js';

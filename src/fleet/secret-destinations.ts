@@ -1,4 +1,4 @@
-// Secrets bound to their destinations: a pushed configuration that reads the robot's environment may send only to addresses the robot's own configuration names.
+// Secrets bound to destinations: a pushed configuration that reads the robot's environment may send only to addresses the robot's own configuration names
 import { formatPath } from '../config/env.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { ADDRESS_KEYS } from '../cloud/addresses.js';

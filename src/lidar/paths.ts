@@ -1,4 +1,5 @@
-// Free paths from a scan, with OM1's meaning: ten straight 1 m paths around the robot, each free when no relevant return lies within half the robot's width of it.
+// Free paths from a scan, as OM1 means them: ten straight 1 m paths around the robot
+// A path is free when no relevant return lies within half the robot's width of it.
 import { robotPoints, type LidarGeometry, type Scan } from './scan.js';
 
 /** OM1's paths, degrees clockwise from forward: three to the left, three ahead, three to the right, and straight back. */

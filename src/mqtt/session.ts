@@ -1,4 +1,5 @@
-// A long-lived MQTT connection: one mqtt.js client (its own retries off) whose connections a session actor opens and reopens; keeps its stores across reconnects.
+// A long-lived MQTT connection: one mqtt.js client whose connections a session actor opens and reopens; it keeps its stores across reconnects
+// The client's own retries are off: only the session actor reconnects.
 import type { IClientOptions, IClientPublishOptions, IPublishPacket, MqttClient } from 'mqtt';
 import { reconnectOptions, type RandomSource, type ReconnectOptions } from '../backoff.js';
 import type { LinkConnector, LinkEvent, StreamLink } from '../cloud/link.js';

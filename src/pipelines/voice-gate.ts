@@ -1,4 +1,5 @@
-// Voice activity on the robot: the WebRTC detector (libfvad as WebAssembly) and an RxJS gate that passes speech, with pre-roll and hang-over, and drops silence.
+// Voice activity on the robot: the WebRTC detector (libfvad as WebAssembly) and an RxJS gate that passes speech and drops silence
+// The gate keeps a pre-roll before speech and a hang-over after it.
 import { Observable, type OperatorFunction } from 'rxjs';
 import { CortexError } from '../errors.js';
 

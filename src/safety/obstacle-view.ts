@@ -1,4 +1,5 @@
-// What the obstacle guard knows now: the newest scan's clearance (written by the lidar watcher) and the speed share each heading may use (read by motion connectors).
+// What the obstacle guard knows now: the newest scan's clearance and the speed share each heading may use
+// The lidar watcher writes the clearance; motion connectors read the speed shares.
 import { obstacleVerdict, speedScale, type Clearance, type Heading, type ObstaclePolicy, type Travel } from './obstacle.js';
 
 const TRAVELS: readonly Travel[] = ['forward', 'back', 'left', 'right', 'turn'];

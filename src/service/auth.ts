@@ -28,7 +28,7 @@ export function loadOrCreateSecret(path: string): string {
   return secret;
 }
 
-/** jose (46 modules) is loaded by the first token issued or checked, not when the service starts (issue 29: the first tick). */
+/** jose (46 modules) is loaded by the first token issued or checked, not when the service starts, so it stays out of the agent's first tick. */
 const jose = () => import('jose');
 
 export class JwtAuthority {

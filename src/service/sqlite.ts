@@ -1,4 +1,5 @@
-// Picks the SQLite binding this Node.js can load: better-sqlite3 13 (Node-API 10: Node 22.14+, 24, 26) or, on Node 20 and 22.12-22.13 (Node-API 9), better-sqlite3 12 installed as better-sqlite3-node20.
+// Picks the SQLite binding this Node.js can load: better-sqlite3 13 on Node-API 10, else better-sqlite3 12 installed as better-sqlite3-node20
+// Node-API 10 is Node 22.14+, 24 and 26; Node 20 and 22.12-22.13 have Node-API 9.
 //
 // Why two: better-sqlite3 13 keeps references to strings, which Node-API allows only from version 10;
 // Node 20 has 9, where 13's prebuilt binary crashes the process at the first `new Database()` (SIGSEGV,

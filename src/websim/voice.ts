@@ -1,4 +1,5 @@
-// WebSim's voice: the page's microphone (binary 16 kHz PCM frames, only from the page that claimed it with the token, bounded in rate) and the robot's speech sent to the pages that listen.
+// WebSim's voice: the page's microphone as binary 16 kHz PCM frames, and the robot's speech sent to the pages that listen
+// Microphone frames are taken only from the page that claimed the microphone with the token, and bounded in rate.
 import { z } from 'zod';
 import type { BrowserAudio, BrowserSpeech } from '../cortex/browser-audio.js';
 

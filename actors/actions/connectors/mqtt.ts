@@ -117,7 +117,7 @@ export function createMqttConnector(action: 'move' | 'face' | 'speak'): Connecto
           signal.removeEventListener('abort', onAbort);
         }
       },
-      // The action actor runs it as its child `session` (the one reconnect engine, src/backoff.ts).
+      // The action actor runs it as its child `session` (actors/streams/session-machine.ts), which reconnects with src/backoff.ts.
       session: mqttSessionInput(session),
       stop: () => session.stop(undefined, 1000),
       // move (a motion connector): the safety governor's stop is `{action, stop: true}` on the same

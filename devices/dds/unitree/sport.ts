@@ -1,4 +1,5 @@
-// A Unitree Go2 or G1 over DDS: the sport API (rt/api/sport/request) for motion, stop and gestures; rt/sportmodestate for the pose, rt/lowstate's BMS for the battery.
+// A Unitree Go2 or G1 over DDS: motion, stop and gestures by the sport API, the pose and the battery from the robot's state topics
+// Topics: rt/api/sport/request (the sport API), rt/sportmodestate (the pose), rt/lowstate's BMS (the battery).
 import { DdsBody, type DdsBodyOptions, sharedDdsBody } from '../body.js';
 import type { DdsReader, DdsWriter } from '../participant.js';
 import { G1_LOCO_API, GO2_SPORT_API } from './msgs.js';

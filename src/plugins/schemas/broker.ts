@@ -1,4 +1,5 @@
-// How cortexd reaches an MQTT broker: the broker fields shared by the fleet block and the MQTT plugins, and checks of URLs and topics (zod only, no client code).
+// How cortexd reaches an MQTT broker: the broker fields shared by the fleet block and the MQTT plugins, and checks of URLs and topics
+// zod only, no client code.
 import { z } from 'zod';
 
 /** Schemes the client dials: plain TCP, TLS, and MQTT over WebSocket (plain or TLS). */

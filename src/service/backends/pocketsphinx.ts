@@ -1,4 +1,5 @@
-// Offline speech recognition with pocketsphinx: a warm decoder per utterance fed while the person speaks (a FIFO), and one-shot decodes for partials; JSGF command grammar or the open English model.
+// Offline speech recognition with pocketsphinx: a warm decoder per utterance fed while the person speaks, and one-shot decodes for partials
+// The warm decoder is fed through a FIFO; it decodes with a JSGF command grammar or the open English model.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { rm, unlink, writeFile } from 'node:fs/promises';

@@ -1,4 +1,5 @@
-// Caps the TCP connections one peer (an address, or a local user) holds open on the service (HTTP and upgraded sockets together); more are answered 429 and closed at accept.
+// Caps the TCP connections one peer (an address, or a local user) holds open on the service; more are answered 429 and closed at accept
+// HTTP connections and upgraded sockets count together.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { describePeer, whenPeerKnown } from '../../local-peer.js';

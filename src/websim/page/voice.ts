@@ -1,4 +1,5 @@
-// The page's voice: the microphone button (the browser's microphone as 16 kHz PCM over the socket) and the robot's speech played in the page, sentence by sentence.
+// The page's voice: the microphone button (the browser's microphone as 16 kHz PCM over the socket) and the robot's speech played in the page
+// The robot's speech is played sentence by sentence.
 import type { ClientMessage } from './state.js';
 
 type Outgoing = ClientMessage extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
