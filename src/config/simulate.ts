@@ -111,6 +111,10 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
       config.lidar;
     at('lidar', `RPLidar on ${String(port ?? '/dev/ttyUSB0')} -> the simulated lidar of the simulated body, in a simulated room`);
     config.lidar = { ...geometry, source: 'sim' };
+  } else if (isObject(config.lidar) && config.lidar.source === 'ros2') {
+    const { topic, domain_id, network_interface, lost_after_ms, reopen_initial_ms, reopen_max_ms, ...geometry } = config.lidar;
+    at('lidar', `LaserScan on ${String(topic ?? '/scan')} over ROS 2 -> the simulated lidar of the simulated body, in a simulated room`);
+    config.lidar = { ...geometry, source: 'sim' };
   }
   config.service = { base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' };
   at('service', 'every address -> embedded (the local service in this process; CORTEX_* addresses are not read)');
