@@ -123,8 +123,18 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     delete out.knowledge_base;
     report.missing.push('knowledge_base: not an object; left out');
   }
-  if (isObject(raw.memory))
+  if (isObject(raw.memory)) {
     say('memory', `enabled: ${JSON.stringify(raw.memory.enabled ?? false)} -> the runtime's memory (facts, places, conversation summaries; src/memory/)`);
+    if (raw.memory.embedding_model !== undefined) {
+      // OM1 embeds memories with this model for similarity search; here memories are found by their words.
+      const { embedding_model, ...memory } = raw.memory;
+      out.memory = memory;
+      say(
+        'memory.embedding_model',
+        `${JSON.stringify(embedding_model)}: not called: this runtime finds memories by their words (SQLite FTS5, BM25) on the robot, with no embedding model; min_score is then the share of the question's words a memory must match`,
+      );
+    }
+  }
 
   // Backgrounds of the whole runtime: OM1's global_backgrounds (v1.1), and the older top-level backgrounds of a file with modes.
   // (In a single-mode file the top-level backgrounds are its one mode's own.)
