@@ -92,7 +92,10 @@ t.test('the lidar panel draws the returns, the free paths and the guard; turning
   // Turn left (the guard allows it: nothing within the robot's half width): the wall is then on the right, the way ahead free.
   await page.locator('#talk-text').fill('turn left');
   await page.locator('#talk-send').click();
-  await t.resolves(page.locator('#lidar-view line.lidar-path.free[data-deg="0"]').waitFor({ state: 'attached', timeout: 60_000 }), 'after the turn the path ahead is free');
+  await t.resolves(
+    page.locator('#lidar-view line.lidar-path.free[data-deg="0"]').waitFor({ state: 'attached', timeout: 60_000 }),
+    'after the turn the path ahead is free',
+  );
   t.match(await pathState(60), /blocked/, 'the wall is now to the right');
   await page.locator('#lidar-panel').screenshot({ path: join(OUT, 'websim-lidar-turned.png') });
 });
