@@ -58,7 +58,7 @@ t.test('the lidar is recorded as foxglove.LaserScan', async (t) => {
   const fields = Object.keys((JSON.parse(new TextDecoder().decode(schema.data)) as { properties: object }).properties);
   t.same(fields.sort(), ['end_angle', 'frame_id', 'intensities', 'pose', 'ranges', 'start_angle', 'timestamp']);
 
-  const scans: Array<Record<string, any>> = [];
+  const scans: Array<{ ranges: number[]; start_angle: number; end_angle: number; frame_id: string; pose: { orientation: object } }> = [];
   for await (const m of reader.readMessages({ topics: ['/lidar'] })) scans.push(JSON.parse(new TextDecoder().decode(m.data)));
   t.ok(scans.length >= 10, `${scans.length} scans in about 4 s at 10 Hz`);
   const s = scans.at(-1)!;
@@ -66,8 +66,8 @@ t.test('the lidar is recorded as foxglove.LaserScan', async (t) => {
   // The simulated sensor turns clockwise from forward: equal steps of -1°, beam 0 straight ahead.
   t.equal(s.start_angle, 0);
   t.ok(Math.abs(s.end_angle + (359 * Math.PI) / 180) < 1e-4, `end_angle ${s.end_angle}`);
-  t.ok(Math.abs(s.ranges[0] - 1.2) < 0.01, `the wall ahead at ${s.ranges[0]} m`);
-  t.ok(Math.abs(s.ranges[180] - 2) < 0.01, `the wall behind at ${s.ranges[180]} m`);
+  t.ok(Math.abs(s.ranges[0]! - 1.2) < 0.01, `the wall ahead at ${s.ranges[0]} m`);
+  t.ok(Math.abs(s.ranges[180]! - 2) < 0.01, `the wall behind at ${s.ranges[180]} m`);
   t.same(s.pose.orientation, { x: 0, y: 0, z: 0, w: 1 });
   t.equal(s.frame_id, 'base_link');
 });

@@ -3,6 +3,18 @@ import t from 'tap';
 import { laserScanMessage, scanPreview } from '../../src/lidar/view.js';
 import type { Scan } from '../../src/lidar/scan.js';
 
+/** The fields of a foxglove.LaserScan message read here. */
+interface LaserScanJson {
+  timestamp: { sec: number; nsec: number };
+  frame_id: string;
+  pose: { orientation: { x: number; y: number; z: number; w: number } };
+  start_angle: number;
+  end_angle: number;
+  ranges: number[];
+  intensities: number[];
+}
+const message = (scan: Scan, mounting: number) => laserScanMessage(scan, mounting) as unknown as LaserScanJson;
+
 const geometry = { half_width_robot: 0.2, relevant_distance_max: 1.1, relevant_distance_min: 0.08, sensor_mounting_angle: 180, angles_blanked: [] };
 
 /** n beams counter-clockwise from 0, a wall `front` m ahead of the sensor's zero and nothing elsewhere. */
@@ -18,7 +30,7 @@ function wallScan(n: number, front: number): Scan {
 }
 
 t.test("an evenly spaced scan keeps its angles; no return is 0; the time and frame are Foxglove's", async (t) => {
-  const m = laserScanMessage(wallScan(360, 1.2), 180) as Record<string, any>;
+  const m = message(wallScan(360, 1.2), 180);
   t.equal(m.ranges.length, 360);
   t.equal(m.start_angle, 0);
   t.ok(Math.abs(m.end_angle - (359 * 2 * Math.PI) / 360) < 1e-5);
@@ -27,7 +39,7 @@ t.test("an evenly spaced scan keeps its angles; no return is 0; the time and fra
   t.same(m.timestamp, { sec: 1_700_000_000, nsec: 123_000_000 });
   t.equal(m.frame_id, 'base_link');
   t.same(m.pose.orientation, { x: 0, y: 0, z: 0, w: 1 }, "mounting 180: the sensor's zero is the robot's forward");
-  const turned = laserScanMessage(wallScan(8, 1), 90) as Record<string, any>;
+  const turned = message(wallScan(8, 1), 90);
   // Mounting 90: a beam's robot angle is its sensor angle turned 90° counter-clockwise (+90° about z).
   t.ok(Math.abs(turned.pose.orientation.z - Math.sin(Math.PI / 4)) < 1e-9 && Math.abs(turned.pose.orientation.w - Math.cos(Math.PI / 4)) < 1e-9);
 });
@@ -35,14 +47,14 @@ t.test("an evenly spaced scan keeps its angles; no return is 0; the time and fra
 t.test("an RPLidar's revolution (clockwise, uneven) is binned over the full turn, each bin its nearest return", async (t) => {
   const angles = new Float32Array([-0.001, -0.02, -1.6, -1.61, -3.1, -4.7]);
   const ranges = new Float32Array([2, 1.5, 3, Number.NaN, 4, 5]);
-  const m = laserScanMessage({ at: 0, angles, ranges, intensities: new Float32Array([10, 20, 30, 40, 50, 60]) }, 180) as Record<string, any>;
+  const m = message({ at: 0, angles, ranges, intensities: new Float32Array([10, 20, 30, 40, 50, 60]) }, 180);
   t.equal(m.ranges.length, 6);
   t.equal(m.start_angle, 0);
   t.ok(Math.abs(m.end_angle - (5 * 2 * Math.PI) / 6) < 1e-9);
   // Bin 0 (angle 0) holds the nearest of the two returns just clockwise of zero.
   t.equal(m.ranges[0], 1.5);
   t.equal(m.intensities[0], 20);
-  t.equal(m.ranges.filter((r: number) => r > 0).length, 4, 'four bins have a return: ahead, right, behind, left');
+  t.equal(m.ranges.filter((r) => r > 0).length, 4, 'four bins have a return: ahead, right, behind, left');
 });
 
 t.test('the preview: robot-frame points in cm, the ten paths, the nearest return ahead and the guard lines', async (t) => {
