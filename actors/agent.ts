@@ -18,6 +18,7 @@ import type { LoadedConfig } from '../src/config/schema.js';
 import type { AgentControl, MediaPreview, SimulatorHandle } from '../src/cortex/contracts.js';
 import { AgentBus } from '../src/cortex/events.js';
 import type { MediaTap } from '../src/cortex/input.js';
+import { LATEST_SCAN_KEY, LatestScan, scanPreview } from '../src/lidar/view.js';
 import { BrowserAudioHub } from '../src/cortex/browser-audio.js';
 import { PositionBoard } from '../src/cortex/positions.js';
 import { BodyBoard } from '../src/cortex/bodies.js';
@@ -141,6 +142,8 @@ export class Agent implements AgentControl {
   /** The root's lifecycle as this handle drove and heard it. */
   private phase: 'new' | 'active' | 'stopping' | 'done' = 'new';
   private readonly safety: SafetySetup;
+  /** The robot's things in this process (bodies, the lidar's newest scan). */
+  private readonly bodies: BodyBoard;
   private stopReason = 'stopped';
   /** Settles at the end of the first tick: simulators do their start-up work after it (see simulatorLogics). */
   private readonly firstTick: Promise<void>;
@@ -171,7 +174,9 @@ export class Agent implements AgentControl {
       now: () => clock.now(),
       stateDir,
       ...(options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {}),
+      ...(options.media ? { media: options.media } : {}),
     });
+    this.bodies = bodies;
     const labelsOf = new Map(Object.entries(loaded.config.modes).map(([name, mode]) => [name, motionLabels(mode, options.plugins)]));
 
     this.recall = openRecall({ loaded, stateDir, logger: this.logger, now: () => clock.now() }, this.bus);
@@ -378,6 +383,13 @@ export class Agent implements AgentControl {
         if (level) return { input: slot.type, ...level };
       }
       return undefined;
+    },
+    scan: () => {
+      const lidar = this.config.lidar;
+      const latest = lidar ? this.bodies.of(LATEST_SCAN_KEY, () => new LatestScan()) : undefined;
+      if (!lidar || !latest?.scan) return undefined;
+      const guard = this.safety.policy.obstacle;
+      return scanPreview(latest.scan, latest.source, lidar, guard ? { stopM: guard.stopM, slowM: guard.slowM } : undefined);
     },
   };
 

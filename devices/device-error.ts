@@ -1,7 +1,7 @@
 // Typed errors of the device bindings (the devices never reopen themselves: session actors of the one reconnect engine do, actors/streams/session-machine.ts).
 import { CortexError, describeError } from '../src/errors.js';
 
-export type DeviceKind = 'microphone' | 'camera' | 'serial' | 'speaker';
+export type DeviceKind = 'microphone' | 'camera' | 'serial' | 'speaker' | 'lidar';
 
 /** A device failed: a recorder exited, a camera would not open, a serial port vanished, a player failed. */
 export class DeviceError extends CortexError {

@@ -66,6 +66,6 @@ export class LidarInput extends BufferedInput<Reading> {
 
 /** The LidarInput plugin (its descriptor is in src/plugins/body.ts). */
 export const createLidarInput: InputFactory = (raw, ctx) => {
-  if (!ctx.lidar) throw new Error('LidarInput needs the configuration\'s `lidar` block (source "rplidar" or "sim")');
+  if (!ctx.lidar) throw new Error('LidarInput needs the configuration\'s `lidar` block (source "rplidar", "ros2" or "sim")');
   return new LidarInput(LidarInputSchema.parse(raw ?? {}), ctx.lidar, ctx);
 };

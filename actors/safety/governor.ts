@@ -49,6 +49,8 @@ export interface GovernorInput {
   obstacles?: ObstacleView;
   /** The robot's things in this process (the simulated body the simulated lidar looks from, the speed limit). */
   board?: BodyBoard;
+  /** A recording or live Foxglove view: the lidar's scans go to it. */
+  media?: import('../../src/cortex/input.js').MediaTap;
 }
 
 /** A motion command asking to reach its connector; answered `safety.granted` or `safety.refused` to `replyTo`. */
@@ -449,7 +451,7 @@ export const governorMachine = setup({
       src: 'lidarWatch',
       input: ({ self }) => {
         const s = svc(self);
-        return { lidar: s.lidar, view: s.obstacles, board: s.board ?? new BodyBoard(), logger: s.logger, bus: s.bus };
+        return { lidar: s.lidar, view: s.obstacles, board: s.board ?? new BodyBoard(), logger: s.logger, bus: s.bus, media: s.media };
       },
     },
   ],

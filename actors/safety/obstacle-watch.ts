@@ -1,4 +1,4 @@
-// The governor's lidar child: holds the robot's lidar with a session of the one reconnect engine, and feeds the obstacle guard each scan's clearance and each change of what is blocked.
+// The governor's lidar child: holds the robot's lidar with a session of the one reconnect engine, feeds the obstacle guard each scan's clearance and each change of what is blocked, and keeps the newest scan for previews and recordings.
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { fromCallback, type EventObject } from 'xstate';
@@ -8,6 +8,8 @@ import type { LidarConfig } from '../../src/config/lidar.js';
 import type { Travel } from '../../src/safety/obstacle.js';
 import type { ObstacleView } from '../../src/safety/obstacle-view.js';
 import { describeError } from '../../src/errors.js';
+import type { MediaTap } from '../../src/cortex/input.js';
+import { LATEST_SCAN_KEY, LatestScan } from '../../src/lidar/view.js';
 import type { SessionInput } from '../streams/session-machine.js';
 
 export interface LidarWatchInput {
@@ -17,6 +19,8 @@ export interface LidarWatchInput {
   board: BodyBoard;
   logger: Logger;
   bus: AgentBus;
+  /** A recording or live Foxglove view (`--record`, `--foxglove`): it gets every scan. */
+  media?: MediaTap | undefined;
 }
 
 /** Sent to the governor once the watcher has the lidar: spawn its session, `input`, as the child `device:lidar`. */
@@ -72,6 +76,16 @@ export const lidarWatchLogic = fromCallback<EventObject, LidarWatchInput>(({ inp
         lidar.notices$.subscribe((message) => {
           input.logger.warn(message);
           input.bus.emit({ type: 'error', at: Date.now(), source: 'lidar', message });
+        }),
+      );
+      // The newest scan for previews (WebSim's lidar panel asks for it), and every scan for a recording.
+      const latest = input.board.of(LATEST_SCAN_KEY, () => new LatestScan());
+      latest.source = lidar.name;
+      const mounting = config.sensor_mounting_angle;
+      subs.push(
+        lidar.scans$.subscribe((scan) => {
+          latest.scan = scan;
+          input.media?.scan?.(scan, mounting);
         }),
       );
       if (view) {

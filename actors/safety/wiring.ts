@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { AgentConfig, ModeConfig } from '../../src/config/schema.js';
 import type { AgentBus } from '../../src/cortex/events.js';
+import type { MediaTap } from '../../src/cortex/input.js';
 import { motionNotice } from '../../src/cortex/fuser.js';
 import { estopSocketPath, runtimeDir } from '../../src/paths.js';
 import type { Plugins } from '../../src/cortex/plugins.js';
@@ -30,6 +31,8 @@ export interface SafetySetupOptions {
   runtimeDir?: string | false;
   /** The robot's things in this process: the simulated body the simulated lidar looks from, the speed limit the guard sets. */
   board?: BodyBoard;
+  /** A recording or live Foxglove view (`--record`, `--foxglove`): the lidar's scans go to it. */
+  media?: MediaTap;
 }
 
 /** The governor's input for a configuration, with the latch restored from the state directory. */
@@ -62,6 +65,7 @@ export function safetySetup(o: SafetySetupOptions): SafetySetup {
       board,
       ...(lidar ? { lidar } : {}),
       ...(obstacles ? { obstacles } : {}),
+      ...(o.media ? { media: o.media } : {}),
       policy,
       bus: o.bus,
       logger: o.logger.child({ actor: 'safety' }),

@@ -8,8 +8,8 @@ import type { OpenableDevice } from '../device-link.js';
  * opens `device`: the safety governor runs it as its child `device:lidar` for as long as the agent
  * runs, and inputs only subscribe to `scans$`. A source never reopens itself.
  *
- * A new source (a `sensor_msgs/LaserScan` subscriber over ROS 2) is one more file in devices/lidar/
- * that returns this, and one more `source` value in src/config/lidar.ts and in `lidarSource()`
+ * A new source is one more file in devices/lidar/
+ * that returns this, and one more `source` value in src/config/lidar.ts and in `sharedLidar()`
  * (devices/lidar/make.ts). Nothing above it changes.
  */
 export interface LidarSource {

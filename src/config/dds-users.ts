@@ -48,6 +48,7 @@ export function ddsUsers(config: AgentConfig): DdsUser[] {
         users.push({ path: `modes.${modeName}.agent_actions[${n}]`, why: `${action.name} publishes on a ROS 2 topic over DDS` });
     });
   }
+  if (config.lidar?.source === 'ros2') users.push({ path: 'lidar', why: `the lidar reads sensor_msgs/LaserScan on ${config.lidar.topic} over DDS` });
   return users;
 }
 

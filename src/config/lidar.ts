@@ -1,4 +1,4 @@
-// The `lidar` block of a configuration: the robot's one 2D lidar (an RPLidar on a serial port, or the simulated body's), and how it sits on the robot (OM1's options).
+// The `lidar` block of a configuration: the robot's one 2D lidar (an RPLidar on a serial port, a ROS 2 LaserScan topic over DDS, or the simulated body's), and how it sits on the robot (OM1's options).
 import { z } from 'zod';
 import { ROBOTS } from '../plugins/schemas/body.js';
 
@@ -70,6 +70,27 @@ export const Room = z.strictObject({
 });
 export type RoomConfig = z.output<typeof Room>;
 
+/** A `sensor_msgs/LaserScan` topic over ROS 2 (DDS on the wire, devices/lidar/ros2-lidar.ts): the robot's own lidar driver publishes it. */
+const Ros2 = z.strictObject({
+  source: z.literal('ros2'),
+  ...geometry,
+  topic: z
+    .string()
+    .regex(/^(rt\/)?\/?[A-Za-z_~][A-Za-z0-9_/]*$/, 'a ROS 2 topic name such as /scan (or its DDS name rt/scan)')
+    .default('/scan')
+    .describe('the sensor_msgs/msg/LaserScan topic (ROS name /scan, or the DDS name rt/scan)'),
+  domain_id: z.number().int().min(0).max(232).optional().describe('the DDS domain; default ROS_DOMAIN_ID, else 0'),
+  network_interface: z.string().min(1).optional().describe("the interface of the robot's network (CYCLONEDDS_URI, when set, wins)"),
+  lost_after_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe('no scan for this long: the lidar is lost (said on the bus; the guard is blind) until scans come back'),
+  reopen_initial_ms: z.number().int().positive().default(500),
+  reopen_max_ms: z.number().int().positive().default(5000),
+});
+
 const Sim = z.strictObject({
   source: z.literal('sim'),
   ...geometry,
@@ -81,8 +102,9 @@ const Sim = z.strictObject({
 });
 
 export const LidarConfig = z
-  .discriminatedUnion('source', [Rplidar, Sim])
+  .discriminatedUnion('source', [Rplidar, Ros2, Sim])
   .transform((c) => (c.source === 'rplidar' ? { ...c, baud_rate: c.baud_rate ?? MODEL_BAUD[c.model], motor: c.motor ?? MODEL_MOTOR[c.model] } : c));
 export type LidarConfig = z.output<typeof LidarConfig>;
 export type RplidarConfig = Extract<LidarConfig, { source: 'rplidar' }>;
 export type SimLidarConfig = Extract<LidarConfig, { source: 'sim' }>;
+export type Ros2LidarConfig = Extract<LidarConfig, { source: 'ros2' }>;

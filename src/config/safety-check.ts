@@ -71,7 +71,7 @@ export function checkSafetyValues(config: AgentConfig, descriptors: PluginDescri
 export function checkLidarNeeds(config: AgentConfig): SafetyValueProblem[] {
   if (config.lidar) return [];
   const problems: SafetyValueProblem[] = [];
-  const fix = 'add a `lidar` block (source "rplidar" with its port, or "sim" for the simulated body)';
+  const fix = 'add a `lidar` block (source "rplidar" with its port, "ros2" with its LaserScan topic, or "sim" for the simulated body)';
   if (config.safety?.obstacle) problems.push({ path: ['safety', 'obstacle'], message: `the obstacle guard needs the robot's lidar: ${fix}` });
   for (const [name, mode] of Object.entries(config.modes)) {
     for (const [list, entries] of [

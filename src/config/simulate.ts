@@ -49,6 +49,8 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
     }
   };
 
+  // The robot the first simulated move action walks (the simulated lidar is mounted on it).
+  let movedRobot: string | undefined;
   const mode = (m: Record<string, unknown>, prefix: string) => {
     const inputs = [
       ...(Array.isArray(m.agent_inputs) ? m.agent_inputs.map((e, i) => [e, `${prefix}agent_inputs[${i}]`] as const) : []),
@@ -92,6 +94,7 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
       } else if (connector === 'body') {
         at(path, `body binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
         c.binding = 'sim';
+        if (typeof c.robot === 'string') movedRobot ??= c.robot;
       } else if (connector === 'mqtt') {
         at(path, 'mqtt: not simulated (its broker is used as configured)');
       }
@@ -105,12 +108,18 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
   } else {
     mode(config, '');
   }
+  // The simulated lidar looks from the simulated body the move action walks (its pose), when it is not told which.
+  const lookFrom = movedRobot ? { robot: movedRobot } : {};
   if (isObject(config.lidar) && config.lidar.source === 'rplidar') {
     // The sensor's geometry stays (the same free paths and guard); the port, model and motor go.
     const { port, model, baud_rate, motor, motor_pwm, motor_rpm, answer_timeout_ms, spin_timeout_ms, reopen_initial_ms, reopen_max_ms, ...geometry } =
       config.lidar;
     at('lidar', `RPLidar on ${String(port ?? '/dev/ttyUSB0')} -> the simulated lidar of the simulated body, in a simulated room`);
-    config.lidar = { ...geometry, source: 'sim' };
+    config.lidar = { ...lookFrom, ...geometry, source: 'sim' };
+  } else if (isObject(config.lidar) && config.lidar.source === 'ros2') {
+    const { topic, domain_id, network_interface, lost_after_ms, reopen_initial_ms, reopen_max_ms, ...geometry } = config.lidar;
+    at('lidar', `LaserScan on ${String(topic ?? '/scan')} over ROS 2 -> the simulated lidar of the simulated body, in a simulated room`);
+    config.lidar = { ...lookFrom, ...geometry, source: 'sim' };
   }
   config.service = { base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' };
   at('service', 'every address -> embedded (the local service in this process; CORTEX_* addresses are not read)');

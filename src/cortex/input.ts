@@ -168,6 +168,8 @@ export interface InputContext {
 export interface MediaTap {
   frame(input: string, jpeg: Buffer, atMs: number): void;
   audio(input: string, pcm: Buffer, rate: number, atMs: number): void;
+  /** Each revolution of the robot's lidar (the safety governor holds it), with how the sensor sits on the robot. */
+  scan?(scan: import('../lidar/scan.js').Scan, sensorMountingDeg: number): void;
 }
 
 export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;

@@ -36,6 +36,8 @@ export interface MediaPreview {
   frame(): Promise<{ input: string; jpeg: Buffer; at: number } | undefined>;
   /** The newest microphone level of the first input of the current mode that listens to one. */
   level(): ({ input: string } & import('./input.js').AudioLevel) | undefined;
+  /** The robot's lidar: the newest scan's points, free paths and the guard's lines; undefined without a lidar or before its first scan. */
+  scan?(): import('../lidar/view.js').ScanPreview | undefined;
 }
 
 /** A running simulator; one instance per agent, kept across mode switches. */

@@ -1,9 +1,20 @@
-// What `--record` and `--foxglove` attach to a run: every bus event, camera frames (thinned to a rate) and microphone audio, to an MCAP file and a live Foxglove socket.
+// What `--record` and `--foxglove` attach to a run: every bus event, camera frames (thinned to a rate), microphone audio and lidar scans, to an MCAP file and a live Foxglove socket.
 import type { Subscription } from 'rxjs';
 import type { AgentBus } from '../cortex/events.js';
 import type { MediaTap } from '../cortex/input.js';
 import { redactDeep } from '../redact.js';
-import { audioMessage, cameraChannel, CONFIG_ATTACHMENT, type ChannelSpec, eventChannel, eventMessage, frameMessage, microphoneChannel } from './channels.js';
+import { laserScanMessage } from '../lidar/view.js';
+import {
+  audioMessage,
+  cameraChannel,
+  CONFIG_ATTACHMENT,
+  type ChannelSpec,
+  eventChannel,
+  eventMessage,
+  frameMessage,
+  lidarChannel,
+  microphoneChannel,
+} from './channels.js';
 import { FoxgloveLive } from './foxglove.js';
 import { Recorder, type RecorderStats } from './recorder.js';
 
@@ -89,6 +100,7 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
   const lastFrameAt = new Map<string, number>();
   const cameraSpecs = new Map<string, ChannelSpec>();
   const micSpecs = new Map<string, ChannelSpec>();
+  const lidarSpec = lidarChannel();
   const media: MediaTap = {
     frame(input, jpeg, atMs) {
       const last = lastFrameAt.get(input);
@@ -102,6 +114,9 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
       let spec = micSpecs.get(input);
       if (!spec) micSpecs.set(input, (spec = microphoneChannel(input)));
       emit(spec, () => audioMessage(pcm, rate, atMs), atMs, true);
+    },
+    scan(scan, sensorMountingDeg) {
+      emit(lidarSpec, () => laserScanMessage(scan, sensorMountingDeg), scan.at, true);
     },
   };
 

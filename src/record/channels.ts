@@ -13,6 +13,8 @@ export interface ChannelSpec {
 export const EVENT_PREFIX = '/events/';
 /** Camera frames of an input, as `foxglove.CompressedImage` (the JPEG the pipeline sent). */
 export const CAMERA_PREFIX = '/camera/';
+/** The robot's lidar, each revolution as `foxglove.LaserScan`. */
+export const LIDAR_TOPIC = '/lidar';
 /** Microphone audio of an input, raw 16-bit PCM with its rate. */
 export const MICROPHONE_PREFIX = '/microphone/';
 /** A message that closes the current chunk (see recorder.ts); readers skip it. */
@@ -52,6 +54,41 @@ export function cameraChannel(input: string): ChannelSpec {
         frame_id: { type: 'string' },
         data: { type: 'string', contentEncoding: 'base64' },
         format: { type: 'string' },
+      },
+    },
+  };
+}
+
+const vector3 = (title: string) => ({ title, type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' }, z: { type: 'number' } } });
+
+/** Foxglove's `foxglove.LaserScan` (docs.foxglove.dev, message schemas: LaserScan), JSON encoding. */
+export function lidarChannel(): ChannelSpec {
+  return {
+    topic: LIDAR_TOPIC,
+    schemaName: 'foxglove.LaserScan',
+    schema: {
+      title: 'foxglove.LaserScan',
+      description: 'A single scan from a planar laser range-finder',
+      type: 'object',
+      properties: {
+        timestamp: timeSchema,
+        frame_id: { type: 'string' },
+        pose: {
+          title: 'foxglove.Pose',
+          type: 'object',
+          properties: {
+            position: vector3('foxglove.Vector3'),
+            orientation: {
+              title: 'foxglove.Quaternion',
+              type: 'object',
+              properties: { x: { type: 'number' }, y: { type: 'number' }, z: { type: 'number' }, w: { type: 'number' } },
+            },
+          },
+        },
+        start_angle: { type: 'number', description: 'Bearing of first point, in radians' },
+        end_angle: { type: 'number', description: 'Bearing of last point, in radians' },
+        ranges: { type: 'array', items: { type: 'number' }, description: 'equally spaced from start_angle to end_angle; 0: no return' },
+        intensities: { type: 'array', items: { type: 'number' } },
       },
     },
   };

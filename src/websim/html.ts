@@ -102,6 +102,11 @@ export function pageHtml(title: string): string {
     <div id="body-view" class="body-view"></div>
     <dl id="body-facts" class="grid"></dl>
   </section>
+  <section id="lidar-panel" class="panel" hidden>
+    <h2>Lidar</h2>
+    <div id="lidar-view" class="lidar-view"></div>
+    <dl id="lidar-facts" class="grid"></dl>
+  </section>
   <section id="sockets-panel" class="panel">
     <h2>Sockets</h2>
     <div id="streams"></div>

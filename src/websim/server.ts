@@ -251,9 +251,9 @@ export class WebSim implements SimulatorHandle {
   }
 
   /**
-   * Runs while at least one page is connected: every MEDIA_PERIOD_MS the microphone level, every
-   * FRAME_PERIOD_MS the newest camera frame (kept for /frame.jpg), sent to the pages as a `media`
-   * message. Asking keeps the camera input encoding frames; nobody watching, nothing is encoded.
+   * Runs while at least one page is connected: every MEDIA_PERIOD_MS the microphone level and the
+   * lidar's newest scan (its preview: points, free paths, the guard's lines), every FRAME_PERIOD_MS the
+   * newest camera frame (kept for /frame.jpg), sent to the pages as a `media` message. Asking keeps the camera input encoding frames; nobody watching, nothing is encoded.
    */
   private pollMedia(): void {
     if (this.mediaTimer || !this.wss) return;
@@ -276,6 +276,7 @@ export class WebSim implements SimulatorHandle {
       this.media = {
         frame: this.lastFrame ? { input: this.lastFrame.input, at: this.lastFrame.at } : null,
         level: level ? { input: level.input, rms_dbfs: level.rms_dbfs, peak_dbfs: level.peak_dbfs, at: level.at } : null,
+        scan: this.agent.media.scan?.() ?? null,
       };
       this.broadcast({ type: 'media', media: this.media });
     } catch (err) {

@@ -61,10 +61,10 @@ export interface Peer {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts peer `name` (`ros2_base` or `go2`) on `domain`, loopback; resolves once it printed `ready`. */
-export async function startPeer(name: 'ros2_base' | 'go2', domain: number): Promise<Peer> {
+/** Starts peer `name` (`ros2_base` or `go2`) on `domain`, loopback, with its further arguments (ros2_base: the wall's x); resolves once it printed `ready`. */
+export async function startPeer(name: 'ros2_base' | 'go2', domain: number, args: string[] = []): Promise<Peer> {
   const dir = buildPeers();
-  const child = spawn(join(dir, name), [String(domain)], {
+  const child = spawn(join(dir, name), [String(domain), ...args], {
     env: { ...process.env, CYCLONEDDS_URI: LOOPBACK_URI },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -100,3 +100,60 @@ t.test('odometry, paths and faces', async (t) => {
   t.same(sim.missing, []);
   t.match((sim.config.agent_inputs as unknown[])[0], { type: 'BodyInput', config: { robot: 'unitree_go2', binding: 'sim' } });
 });
+
+t.test("OM1's lidars are the one lidar block: a serial RPLidar, a LaserScan over ROS 2 (use_zenoh, a TurtleBot 4's), options carried or named", async (t) => {
+  const serial = convertOm1(
+    file({
+      agent_inputs: [{ type: 'RPLidar' }],
+      agent_backgrounds: [
+        {
+          type: 'UnitreeGo2RPLidar',
+          config: {
+            serial_port: '/dev/ttyUSB1',
+            half_width_robot: 0.21,
+            relevant_distance_min: 0.2,
+            sensor_mounting_angle: 172,
+            angles_blanked: [[-180, -170]],
+            log_file: true,
+          },
+        },
+        { type: 'RFmapper' },
+      ],
+    }),
+  );
+  t.same(serial.missing, []);
+  t.same(serial.config.lidar, {
+    source: 'rplidar',
+    port: '/dev/ttyUSB1',
+    model: 'a1',
+    half_width_robot: 0.21,
+    relevant_distance_min: 0.2,
+    sensor_mounting_angle: 172,
+    angles_blanked: [[-180, -170]],
+  });
+  t.same(serial.config.agent_inputs, [{ type: 'LidarInput', config: {} }]);
+  t.equal(serial.config.backgrounds, undefined, 'the background is carried by the lidar block');
+  const said = serial.translations.join('\n');
+  t.match(said, /log_file true: OM1 logs raw scans to a local file; here `--record` writes each scan/);
+  t.match(said, /the obstacle guard is not turned on \(OM1 has none\)/);
+  t.match(serial.unsupported.join('\n'), /RFmapper \(background\): talks only to OpenMind's Fabric map service/);
+
+  const zenoh = convertOm1(
+    file({ agent_inputs: [{ type: 'RPLidar', config: { use_zenoh: true, simple_paths: true, multicast_address: '224.0.0.224:7003' } }] }),
+  );
+  t.same(zenoh.config.lidar, { source: 'ros2', topic: '/scan', simple_paths: true });
+  t.match(zenoh.translations.join('\n'), /use_zenoh: OM1 reads the robot's sensor_msgs\/LaserScan over a Zenoh bridge -> the ROS 2 topic \/scan over DDS/);
+  t.match(zenoh.translations.join('\n'), /multicast_address "224\.0\.0\.224:7003": OM1's Zenoh discovery address/);
+
+  const turtle = convertOm1(file({ agent_inputs: [{ type: 'TurtleBot4RPLidar', config: { sensor_mounting_angle: 270 } }] }));
+  t.same(turtle.config.lidar, { source: 'ros2', topic: '/scan', sensor_mounting_angle: 270 });
+
+  const conflicting = convertOm1(
+    file({
+      agent_inputs: [{ type: 'RPLidar', config: { serial_port: '/dev/ttyUSB0', half_width_robot: 0.2 } }],
+      agent_backgrounds: [{ type: 'RPLidar', config: { half_width_robot: 0.3 } }],
+    }),
+  );
+  t.equal((conflicting.config.lidar as Record<string, unknown>).half_width_robot, 0.2);
+  t.match(conflicting.translations.join('\n'), /agent_backgrounds\[0\]: half_width_robot 0\.3 differs from 0\.2 of agent_inputs\[0\]/);
+});

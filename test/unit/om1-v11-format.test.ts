@@ -156,3 +156,18 @@ t.test("OM1's conversation-history input: the model keeps at least max_rounds ro
   t.match(c.config.cortex_llm, { type: 'CloudLLM', config: { history_length: 0 } }, "the file's model is unchanged for other modes");
   t.match(c.translations.join('\n'), /ConversationHistoryInput \{"max_rounds":3\} -> carried by the model's own history/);
 });
+
+t.test('memory.embedding_model is said and left out: memories are found by their words here', async (t) => {
+  const { convertOm1 } = await import('../../src/compat/om1/convert.js');
+  const c = convertOm1({
+    version: 'v1.1.0',
+    name: 'm',
+    agent_inputs: [],
+    agent_actions: [],
+    cortex_llm: { type: 'OpenAILLM' },
+    memory: { enabled: true, min_score: 0.3, embedding_model: 'text-embedding-3-small' },
+  });
+  t.same(c.config.memory, { enabled: true, min_score: 0.3 });
+  t.same(c.missing, []);
+  t.match(c.translations.join('\n'), /memory\.embedding_model: "text-embedding-3-small": not called: this runtime finds memories by their words/);
+});

@@ -3,6 +3,8 @@ import { MODEL_PREFIXES } from '../../cloud/catalog.js';
 import type { Robot } from '../../plugins/schemas/body.js';
 import { applyFormat, applyModeFormat } from './format.js';
 import {
+  LIDAR_TYPES,
+  lidarBlock,
   type Entry,
   type Options,
   type Scope,
@@ -121,8 +123,18 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     delete out.knowledge_base;
     report.missing.push('knowledge_base: not an object; left out');
   }
-  if (isObject(raw.memory))
+  if (isObject(raw.memory)) {
     say('memory', `enabled: ${JSON.stringify(raw.memory.enabled ?? false)} -> the runtime's memory (facts, places, conversation summaries; src/memory/)`);
+    if (raw.memory.embedding_model !== undefined) {
+      // OM1 embeds memories with this model for similarity search; here memories are found by their words.
+      const { embedding_model, ...memory } = raw.memory;
+      out.memory = memory;
+      say(
+        'memory.embedding_model',
+        `${JSON.stringify(embedding_model)}: not called: this runtime finds memories by their words (SQLite FTS5, BM25) on the robot, with no embedding model; min_score is then the share of the question's words a memory must match`,
+      );
+    }
+  }
 
   // Backgrounds of the whole runtime: OM1's global_backgrounds (v1.1), and the older top-level backgrounds of a file with modes.
   // (In a single-mode file the top-level backgrounds are its one mode's own.)
@@ -138,6 +150,32 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     backgrounds: backgroundOptions(mode),
     simulate,
   });
+
+  // OM1's lidar entries, wherever they are, are the one sensor of the robot: the top-level `lidar` block.
+  const lidarEntries: Array<{ type: string; options: Options; path: string }> = [];
+  const collectLidar = (m: Record<string, unknown>, prefix: string) => {
+    for (const key of ['agent_inputs', 'backgrounds', 'agent_backgrounds'] as const)
+      asEntries(m[key]).forEach((e, i) => {
+        if (LIDAR_TYPES.has(String(e.type))) lidarEntries.push({ type: String(e.type), options: optionsOf(e), path: `${prefix}${key}[${i}]` });
+      });
+  };
+  if (isObject(raw.modes)) {
+    for (const key of ['backgrounds', 'global_backgrounds'] as const)
+      asEntries(raw[key]).forEach((e, i) => {
+        if (LIDAR_TYPES.has(String(e.type))) lidarEntries.push({ type: String(e.type), options: optionsOf(e), path: `${key}[${i}]` });
+      });
+    for (const [name, mode] of Object.entries(raw.modes)) if (isObject(mode)) collectLidar(mode, `modes.${name}.`);
+  } else {
+    collectLidar(raw, '');
+    asEntries(raw.global_backgrounds).forEach((e, i) => {
+      if (LIDAR_TYPES.has(String(e.type))) lidarEntries.push({ type: String(e.type), options: optionsOf(e), path: `global_backgrounds[${i}]` });
+    });
+  }
+  if (lidarEntries.length > 0 && raw.lidar === undefined) {
+    const { block, notes } = lidarBlock(lidarEntries);
+    out.lidar = block;
+    say('lidar', `${[...new Set(lidarEntries.map((e) => e.type))].join(', ')} -> lidar { source: ${String(block.source)} } (${notes.join('; ')})`);
+  }
 
   const apply = (t: Translation, path: string, from: string, onOk: (entry: Entry) => void) => {
     if (t.kind === 'ok') {

@@ -335,8 +335,13 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
     case 'GPSOdomReader':
     case 'Odom':
       return body(scope, type === 'UnitreeG1Basic' ? ['battery', 'odometry'] : ['odometry'], notes, options);
+    case 'RPLidar':
     case 'UnitreeGo2RPLidar':
     case 'TurtleBot4RPLidar':
+      // The sensor itself is the file's one `lidar` block (lidarBlock below, said at `lidar`); the input says its free paths.
+      return ok({ type: 'LidarInput', config: {} }, [
+        `the free paths of the robot's lidar (the top-level lidar block${Object.keys(options).length ? ', which carries these options' : ''})`,
+      ]);
     case 'SimplePaths':
     case 'Paths':
       return body(scope, ['paths'], notes, options);
@@ -366,6 +371,79 @@ export function translateInput(type: string, options: Options, scope: Scope): Tr
         return ok({ type, config: options });
       return missing(`input ${type} has no counterpart in this runtime`);
   }
+}
+
+// ---- Lidar ---------------------------------------------------------------------------------------
+
+/** OM1's lidar plugins (inputs and backgrounds; one RPLidarProvider behind them all, a singleton). */
+export const LIDAR_TYPES: ReadonlySet<string> = new Set(['RPLidar', 'UnitreeGo2RPLidar', 'TurtleBot4RPLidar']);
+
+/** OM1's RPLidarProvider default port (a macOS name). */
+const OM1_LIDAR_PORT = '/dev/cu.usbserial-0001';
+const LIDAR_GEOMETRY = ['half_width_robot', 'relevant_distance_max', 'relevant_distance_min', 'sensor_mounting_angle', 'angles_blanked', 'simple_paths'];
+const LIDAR_DROPPED: Record<string, string> = {
+  URID: "the robot's id in OM1's Zenoh key; DDS needs none",
+  multicast_address: "OM1's Zenoh discovery address; DDS discovery is CycloneDDS's (CYCLONEDDS_URI)",
+  machine_type: "picks OM1's Zenoh key (go2: scan, tb4: URID/pi/scan); here the ROS 2 topic is lidar.topic",
+  log_file: 'OM1 logs raw scans to a local file; here `--record` writes each scan to the MCAP recording as foxglove.LaserScan',
+  use_zenoh: 'see source',
+  serial_port: 'see port',
+};
+
+/**
+ * The file's one `lidar` block from OM1's lidar entries (inputs and backgrounds of every mode: OM1
+ * runs one provider for all of them). An option given by several entries takes its first value (a
+ * different later one is said). The source is OM1's: `use_zenoh` (OM1 reads the robot's
+ * sensor_msgs/LaserScan over Zenoh) is the ROS 2 topic /scan over DDS; `serial_port` is an RPLidar on
+ * that port (OM1's driver talks at 115200 baud: an A1/A2M8); a TurtleBot4RPLidar without a port is
+ * the TurtleBot 4's own lidar on /scan; otherwise OM1's default port.
+ */
+export function lidarBlock(entries: ReadonlyArray<{ type: string; options: Options; path: string }>): { block: Options; notes: string[] } {
+  const notes: string[] = [];
+  const merged: Options = {};
+  const from: Record<string, string> = {};
+  for (const e of entries) {
+    for (const [k, v] of Object.entries(e.options)) {
+      if (!(k in merged)) {
+        merged[k] = v;
+        from[k] = e.path;
+      } else if (JSON.stringify(merged[k]) !== JSON.stringify(v))
+        notes.push(
+          `${e.path}: ${k} ${JSON.stringify(v)} differs from ${JSON.stringify(merged[k])} of ${from[k]}; OM1's one lidar provider takes one value: the first`,
+        );
+    }
+  }
+  const port = str(merged.serial_port);
+  const turtle = entries.some((e) => e.type === 'TurtleBot4RPLidar');
+  const block: Options = {};
+  if (merged.use_zenoh === true || (turtle && !port)) {
+    block.source = 'ros2';
+    block.topic = '/scan';
+    notes.unshift(
+      merged.use_zenoh === true
+        ? "use_zenoh: OM1 reads the robot's sensor_msgs/LaserScan over a Zenoh bridge -> the ROS 2 topic /scan over DDS (set lidar.topic if the robot names it otherwise)"
+        : "the TurtleBot 4's own lidar -> its ROS 2 topic /scan over DDS (set lidar.topic if the robot is namespaced)",
+    );
+  } else {
+    block.source = 'rplidar';
+    block.port = port ?? OM1_LIDAR_PORT;
+    block.model = 'a1';
+    notes.unshift(
+      port
+        ? `serial_port ${port} -> an RPLidar on that port (OM1's driver runs it at 115200 baud: model a1; set lidar.model for an A2M12, A3, C1 or S1)`
+        : `no serial_port: OM1's default ${OM1_LIDAR_PORT} (a macOS name: on Linux set serial_port, e.g. /dev/ttyUSB0)`,
+    );
+  }
+  for (const [k, v] of Object.entries(merged)) {
+    if (LIDAR_GEOMETRY.includes(k)) {
+      block[k] = v;
+      notes.push(`${k} ${JSON.stringify(v)}: the same option, carried out (free paths and the obstacle guard)`);
+    } else if (k in LIDAR_DROPPED) {
+      if (k !== 'use_zenoh' && k !== 'serial_port') notes.push(`${k} ${JSON.stringify(v)}: ${LIDAR_DROPPED[k]}`);
+    } else notes.push(`${k} ${JSON.stringify(v)}: an option this runtime does not know; left out`);
+  }
+  notes.push('the obstacle guard is not turned on (OM1 has none): add safety.obstacle to stop motion toward what the lidar sees');
+  return { block, notes };
 }
 
 // ---- Actions -------------------------------------------------------------------------------------
@@ -512,9 +590,16 @@ export function translateBackground(type: string, options: Options, scope: Scope
         ['a face coming into view of camera 0 (OpenCV on the robot) sets approaching_detected; OM1 reads it from its person-following service over Zenoh'],
       );
     case 'RFmapper':
-      return missing('radio-frequency mapping (Bluetooth/Wi-Fi scans uploaded to OpenMind): not built into this runtime');
+      // OM1's RFmapper scans Bluetooth advertisements with the robot's position and POSTs them to OpenMind's
+      // Fabric map service (api.openmind.org/api/core/fabric/submit); nothing of it reaches the model.
+      return unsupported("OpenMind's Fabric map service (Bluetooth scans with the robot's position, uploaded to api.openmind.org; nothing reaches the model)");
+    case 'RPLidar':
     case 'UnitreeGo2RPLidar':
-      return missing('the RPLidar driver over serial: no lidar binding is built into this runtime');
+    case 'TurtleBot4RPLidar':
+      // OM1's background only starts the lidar provider that its inputs read.
+      return carried(
+        "the top-level lidar block (it carries this entry's options): the safety governor holds the lidar for the whole run, LidarInput says its free paths",
+      );
     case 'UnitreeGo2AMCL':
     case 'UnitreeGo2LidarLocalization': {
       // OM1's provider reads the robot's localisation (amcl_pose over Zenoh); here the body's binding says where it is on the map.

@@ -3,6 +3,7 @@ import { drawFace } from './face.js';
 import { renderBody } from './body.js';
 import { mountEstop } from './estop.js';
 import { highlight, loadGraph, transitionText, type DrawnGraph } from './graph.js';
+import { renderLidar } from './lidar.js';
 import { renderMedia } from './media.js';
 import {
   h,
@@ -205,6 +206,7 @@ function onMessage(message: ServerMessage): void {
       meter: $('mic-meter'),
       micNote: $('mic-note'),
     });
+    renderLidar($('lidar-panel'), $('lidar-view'), $('lidar-facts'), message.media.scan ?? null);
     return;
   } else if (message.type === 'access') {
     setAccess(message.authed);

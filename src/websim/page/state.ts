@@ -211,6 +211,20 @@ export interface MediaStatus {
   frame: { input: string; at: number } | null;
   /** The microphone level; null when the current mode listens to no microphone. */
   level: { input: string; rms_dbfs: number; peak_dbfs: number; at: number } | null;
+  /** The robot's newest lidar scan (src/lidar/view.ts ScanPreview); null without a lidar or before its first scan. */
+  scan?: LidarView | null;
+}
+
+/** What the lidar panel draws: returns in the robot's frame (cm forward, cm right), OM1's paths, the guard's lines. */
+export interface LidarView {
+  at: number;
+  source: string;
+  points: Array<[number, number]>;
+  paths: Array<{ deg: number; free: boolean }>;
+  path_m: number;
+  half_width_m: number;
+  ahead_m: number | null;
+  guard?: { stop_m: number; slow_m: number };
 }
 
 /** Messages the page sends (the e-stop ones are checked by src/websim/estop.ts). */
