@@ -11,7 +11,7 @@ import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import { LidarConfig } from '../../src/config/lidar.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer } from '../../src/cortex/llm.js';
-import type { LlmSpec } from '../../src/plugins/index.js';
+import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';
 import { createLogger } from '../../src/log.js';
 import { freePaths } from '../../src/lidar/paths.js';
