@@ -168,6 +168,22 @@ export interface InputContext {
 export interface MediaTap {
   frame(input: string, jpeg: Buffer, atMs: number): void;
   audio(input: string, pcm: Buffer, rate: number, atMs: number): void;
+  /** A DDS sample the robot received or sent, as its CDR bytes (recorded with its ros2msg schema). */
+  dds?(sample: DdsSample): void;
+}
+
+/** One DDS sample as it crossed the wire. */
+export interface DdsSample {
+  /** The DDS topic (`rt/odom`). */
+  topic: string;
+  /** `pkg/msg/Name`. */
+  rosType: string;
+  /** The type's ros2msg definition text (the MCAP schema). */
+  schemaText: string;
+  /** The serialized sample: CDR, encapsulation header first. */
+  cdr: Uint8Array;
+  atMs: number;
+  direction: 'in' | 'out';
 }
 
 export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;

@@ -13,6 +13,7 @@ export const descriptors: PluginDescriptors = {
 };
 
 export { Registry } from './registry.js';
+export { argsFor, entryDescription } from './args.js';
 export { implicitActions, usedPlugins, type PluginUse, type UsedPlugins } from './used.js';
 export { pluginRegistry, resolvePlugins, withPlugins, type ExtraPlugins } from './resolve.js';
 export type * from './types.js';
