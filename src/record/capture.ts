@@ -1,9 +1,19 @@
-// What `--record` and `--foxglove` attach to a run: every bus event, camera frames (thinned to a rate) and microphone audio, to an MCAP file and a live Foxglove socket.
+// What `--record` and `--foxglove` attach to a run: every bus event, camera frames (thinned to a rate), microphone audio and DDS samples, to an MCAP file and a live Foxglove socket.
 import type { Subscription } from 'rxjs';
 import type { AgentBus } from '../cortex/events.js';
 import type { MediaTap } from '../cortex/input.js';
 import { redactDeep } from '../redact.js';
-import { audioMessage, cameraChannel, CONFIG_ATTACHMENT, type ChannelSpec, eventChannel, eventMessage, frameMessage, microphoneChannel } from './channels.js';
+import {
+  audioMessage,
+  cameraChannel,
+  CONFIG_ATTACHMENT,
+  type ChannelSpec,
+  ddsChannel,
+  eventChannel,
+  eventMessage,
+  frameMessage,
+  microphoneChannel,
+} from './channels.js';
 import { FoxgloveLive } from './foxglove.js';
 import { Recorder, type RecorderStats } from './recorder.js';
 
@@ -89,6 +99,7 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
   const lastFrameAt = new Map<string, number>();
   const cameraSpecs = new Map<string, ChannelSpec>();
   const micSpecs = new Map<string, ChannelSpec>();
+  const ddsSpecs = new Map<string, ChannelSpec>();
   const media: MediaTap = {
     frame(input, jpeg, atMs) {
       const last = lastFrameAt.get(input);
@@ -102,6 +113,12 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
       let spec = micSpecs.get(input);
       if (!spec) micSpecs.set(input, (spec = microphoneChannel(input)));
       emit(spec, () => audioMessage(pcm, rate, atMs), atMs, true);
+    },
+    // What the robot received and sent over DDS, as the CDR on the wire: what it sent is kept under a backlog, what it heard may be dropped like media.
+    dds(sample) {
+      let spec = ddsSpecs.get(sample.topic);
+      if (!spec) ddsSpecs.set(sample.topic, (spec = ddsChannel(sample.topic, sample.rosType, sample.schemaText)));
+      emit(spec, () => sample.cdr, sample.atMs, sample.direction === 'in');
     },
   };
 

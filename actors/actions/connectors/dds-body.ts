@@ -36,6 +36,8 @@ export function motionOf(what: string, o: BodyConnectorOptions): { vx: number; v
  */
 export function createDdsBodyConnector(o: BodyConnectorOptions, ctx: ActionContext): ActionConnector {
   const body = ddsBodyOf(o);
+  // A recording (--record) gets what this connector puts on the wire (cmd_vel, sport requests), stops included.
+  const untap = ctx.media?.dds ? body.participant.tap(ctx.media) : undefined;
   const say = (line: string) => ctx.write(`[${o.robot}] ${line}`);
   let stillAfterHalt = false;
   let released = false;
@@ -101,6 +103,7 @@ export function createDdsBodyConnector(o: BodyConnectorOptions, ctx: ActionConte
       if (released) return;
       released = true;
       body.release();
+      untap?.();
     },
   };
 }
