@@ -198,6 +198,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
     ...(deps.positions ? { positions: deps.positions } : {}),
     ...(deps.bodies ? { bodies: deps.bodies } : {}),
+    ...(deps.media ? { media: deps.media } : {}),
   };
   const createLlm = (): LlmPlugin => {
     try {

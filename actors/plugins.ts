@@ -26,6 +26,7 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
     BodyInput: () => import('./inputs/body-input.js').then((m) => m.createBodyInput),
     LidarInput: () => import('./inputs/lidar-input.js').then((m) => m.createLidarInput),
     PresenceInput: () => import('./backgrounds/presence.js').then((m) => m.createPresenceInput),
+    Ros2TopicInput: () => import('./inputs/ros2-topic-input.js').then((m) => m.createRos2TopicInput),
   },
   llms: {
     CloudLLM: () => import('../src/cortex/llm/cloud-llm.js').then((m) => m.createCloudLlm),
@@ -56,6 +57,9 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
       speechlab_tts: () => import('./actions/connectors/conversation.js').then((m) => m.createConversationConnector('speechlab_tts')),
       local_tts: () => import('./actions/connectors/conversation.js').then((m) => m.createConversationConnector('local_tts')),
       console: () => import('./actions/connectors/conversation.js').then((m) => m.createConversationConnector('console')),
+    },
+    ros2_publish: {
+      ros2_topic: () => import('./actions/connectors/ros2-topic.js').then((m) => m.createRos2TopicConnector),
     },
     remember_location: {
       state_dir: () => import('./actions/locations.js').then((m) => m.createStateDirConnector),

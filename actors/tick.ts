@@ -11,7 +11,7 @@ import { answerText, lastPrompt } from '../src/cortex/history.js';
 import type { TurnStage } from '../src/cortex/events.js';
 import { actionForTool } from '../src/cortex/tools.js';
 import { WakeGate } from '../src/cortex/wake.js';
-import { descriptors } from '../src/plugins/index.js';
+import { descriptors, entryDescription } from '../src/plugins/index.js';
 import type { Plugins } from '../src/cortex/plugins.js';
 import { describeError } from '../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
@@ -119,7 +119,10 @@ export function speakHandle(handles: readonly ActionHandle[]): ActionHandle | un
 }
 
 /** Description of an action for the prompt: the action plugin's description. */
-const describeAction = (deps: TickDeps) => (a: { name: string }) => (deps.plugins?.descriptors ?? descriptors).actions.get(a.name)?.description;
+const describeAction = (deps: TickDeps) => (a: { name: string; config?: unknown }) => {
+  const spec = (deps.plugins?.descriptors ?? descriptors).actions.get(a.name);
+  return spec && entryDescription(spec, a.config);
+};
 
 /** Runs one tick; returns whether the model was called. Never throws for a model or tool failure (reported on the bus). */
 export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSignal): Promise<TickResult> {

@@ -8,6 +8,7 @@ import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector, CommandJob, CommandMark } from '../../src/cortex/action.js';
 import type { StreamLink } from '../../src/cloud/link.js';
 import type { ActionDescriptor } from '../../src/plugins/types.js';
+import { argsFor } from '../../src/plugins/args.js';
 import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
 import { inputOf } from '../input-of.js';
 import type { ActionState, AgentEvent } from '../../src/cortex/events.js';
@@ -156,6 +157,7 @@ export function createConnector(entry: ActionConfig, deps: ActionHandleDeps, pub
     ...(deps.browserAudio ? { browserAudio: deps.browserAudio } : {}),
     ...(deps.positions ? { positions: deps.positions } : {}),
     ...(deps.bodies ? { bodies: deps.bodies } : {}),
+    ...(deps.media ? { media: deps.media } : {}),
   });
   if (spec.motion && typeof made.halt !== 'function') throw new Error(`connector ${entry.connector} of ${entry.name} moves the robot but has no halt()`);
   return made;
@@ -218,7 +220,8 @@ function report(ctx: At, command: Command, state: ActionState, error?: string, q
  */
 function validated(at: At, context: ActionContext, own: Own, command: Command): Command | undefined {
   if (context.broken !== undefined || !own.spec) return report(at, command, 'failed', context.broken ?? 'no such action'), undefined;
-  const parsed = own.spec.args.safeParse(coerceValue(own.spec.args, command.value));
+  const args = argsFor(own.spec, context.entry.config);
+  const parsed = args.safeParse(coerceValue(args, command.value));
   if (!parsed.success) return report(at, command, 'failed', `invalid value for ${context.entry.llm_label}: ${issuesText(parsed.error)}`), undefined;
   const accepted: Command = { ...command, value: parsed.data };
   const connector = own.connector;

@@ -18,7 +18,7 @@ import { BufferedInput } from './buffered-input.js';
 export class BodyInput extends BufferedInput<BodyState> {
   constructor(
     private readonly config: BodyInputConfig,
-    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'bodies'>,
+    private readonly ctx?: Pick<InputContext, 'logger' | 'signal' | 'publishContext' | 'bodies' | 'media'>,
     private readonly scheduler: SchedulerLike = asyncScheduler,
   ) {
     super({
@@ -44,7 +44,9 @@ export class BodyInput extends BufferedInput<BodyState> {
     return defer(() => {
       const body = ddsBodyOf(this.config);
       this.dds = body;
-      return this.follow(body).pipe(finalize(() => (body.release(), (this.dds = undefined))));
+      // A recording (--record) gets the robot's DDS samples: odometry and battery in, commands out.
+      const untap = this.ctx?.media?.dds ? body.participant.tap(this.ctx.media) : undefined;
+      return this.follow(body).pipe(finalize(() => (untap?.(), body.release(), (this.dds = undefined))));
     });
   }
 

@@ -261,11 +261,13 @@ function inputMachineOf(slots: Slots) {
           'input.raw': {
             actions: enqueueActions(({ context, event, enqueue, self }) => {
               const { message } = event;
+              const descriptor = slots.get(self)?.slot?.plugin.descriptor;
               services(self).bus.emit({
                 type: 'input',
                 at: message.timestamp,
                 mode: context.mode,
                 input: context.type,
+                ...(descriptor ? { descriptor } : {}),
                 text: message.text,
                 final: Boolean(message.final),
               });

@@ -11,23 +11,29 @@ import type { Clock } from '../modes/types.js';
 
 /** Delivers recorded messages to the replay inputs of a type that are listening now (the current mode's). */
 export class ReplayFeeds {
-  private readonly listeners = new Map<string, Set<Subscriber<InputMessage>>>();
+  private readonly listeners = new Map<string, Map<Subscriber<InputMessage>, string | undefined>>();
 
-  /** Hands `message` to every listening input of `type`; false when none listens (the replay's mode has no such input). */
-  push(type: string, message: InputMessage): boolean {
+  /**
+   * Hands `message` to the listening inputs of `type`: those labelled `descriptor` when the recording
+   * named it and one listens under it (two ROS 2 topic inputs of a mode), else every one of the type;
+   * false when none listens (the replay's mode has no such input).
+   */
+  push(type: string, message: InputMessage, descriptor?: string): boolean {
     const subs = this.listeners.get(type);
     if (!subs?.size) return false;
     // A copy: an input that starts while this message is handled (a keyword switched the mode) must not get it too.
-    for (const s of [...subs]) s.next(message);
+    const all = [...subs];
+    const named = descriptor === undefined ? [] : all.filter(([, d]) => d === descriptor);
+    for (const [s] of named.length ? named : all) s.next(message);
     return true;
   }
 
-  listen(type: string): Observable<InputMessage> {
+  listen(type: string, descriptor?: string): Observable<InputMessage> {
     return new Observable<InputMessage>((sub) => {
-      const set = this.listeners.get(type) ?? new Set();
-      this.listeners.set(type, set);
-      set.add(sub);
-      return () => set.delete(sub);
+      const subs = this.listeners.get(type) ?? new Map<Subscriber<InputMessage>, string | undefined>();
+      this.listeners.set(type, subs);
+      subs.set(sub, descriptor);
+      return () => subs.delete(sub);
     });
   }
 }
@@ -55,6 +61,8 @@ const INPUT_BEHAVIOURS: Record<string, InputBehaviour> = {
   LocalVLMInput: vision,
   BatteryInput: { policy: 'latest', changed: (c) => (a, b) => batteryChanged(a, b, num(c.wake_percent_step, 10)) },
   GpsInput: { policy: 'latest', changed: (c) => (a, b) => gpsChanged(a, b, num(c.wake_distance_m, 25)) },
+  // A ROS 2 topic: the newest message; only a different text is news.
+  Ros2TopicInput: { policy: 'latest', changed: () => (a, b) => a !== b },
 };
 
 class ReplayInput extends BufferedInput<InputMessage> {
@@ -78,7 +86,7 @@ class ReplayInput extends BufferedInput<InputMessage> {
     this.isChanged = behaviour?.changed?.(config);
   }
   protected source(): Observable<InputMessage> {
-    return this.feeds.listen(this.type);
+    return this.feeds.listen(this.type, this.descriptor);
   }
   protected toMessage(raw: InputMessage): InputMessage | undefined {
     return raw;
@@ -202,7 +210,10 @@ export function replayRegistry(base: PluginRegistry, options: ReplayRegistryOpti
   for (const d of base.descriptors.inputs.all())
     inputs[d.type] = async () => (raw) => {
       const config = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
-      const descriptor = typeof config.descriptor === 'string' ? config.descriptor : (descriptorDefaults[d.type] ?? d.type);
+      // A ROS 2 topic input is labelled with its topic unless it names a descriptor.
+      const named =
+        typeof config.descriptor === 'string' ? config.descriptor : d.type === 'Ros2TopicInput' && typeof config.topic === 'string' ? config.topic : undefined;
+      const descriptor = named ?? descriptorDefaults[d.type] ?? d.type;
       return new ReplayInput(d.type, config, descriptor, options.feeds);
     };
   const connectors: PluginLoaders['connectors'] = {};

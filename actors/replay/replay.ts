@@ -147,7 +147,11 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
       await advanceTo(e.at - start);
       await whenReady();
       if (e.type === 'input') {
-        const delivered = feeds.push(String(e.input), { timestamp: e.at / 1000, text: String(e.text), final: Boolean(e.final) });
+        const delivered = feeds.push(
+          String(e.input),
+          { timestamp: e.at / 1000, text: String(e.text), final: Boolean(e.final) },
+          typeof e.descriptor === 'string' ? e.descriptor : undefined,
+        );
         if (!delivered) undelivered++;
       } else if (e.type === 'context') {
         if (e.values && typeof e.values === 'object') running.setContext(e.values as Record<string, unknown>, String(e.source ?? 'replay'));

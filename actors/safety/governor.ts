@@ -21,7 +21,7 @@ import { streamSessionMachine } from '../streams/session-machine.js';
 import { estopSocketLogic, type EstopSocketOptions } from './estop-socket.js';
 import { lidarWatchLogic, type HoldLidarSession, type ObstaclesChanged } from './obstacle-watch.js';
 import { travelOf, type Travel } from '../../src/safety/obstacle.js';
-import type { ObstacleView } from '../../src/safety/obstacle-view.js';
+import { SPEED_LIMIT_KEY, SpeedLimit, type ObstacleView } from '../../src/safety/obstacle-view.js';
 import type { LidarConfig } from '../../src/config/lidar.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';
 
@@ -266,6 +266,14 @@ export const governorMachine = setup({
           motion: { since: c.motion?.since ?? now, value: d.value, label: event.label, mode: event.mode },
         });
         enqueue.raise({ type: 'motion.fed' });
+        // The granting mode's velocity caps, in place before the command reaches its connector (which caps what it sends).
+        const p = pol(c, event.mode);
+        enqueue(() => {
+          const cap = s.board?.of(SPEED_LIMIT_KEY, () => new SpeedLimit());
+          if (!cap) return;
+          cap.maxLinearMps = p.maxLinearMps ?? Number.POSITIVE_INFINITY;
+          cap.maxAngularDps = p.maxAngularDps ?? Number.POSITIVE_INFINITY;
+        });
       }
       enqueue.sendTo(event.replyTo, { type: 'safety.granted', id: event.id });
     }),

@@ -16,12 +16,13 @@ export type DdsBodyFields = Pick<
   | 'battery_topic'
   | 'state_topic'
   | 'lowstate_topic'
+  | 'bms_topic'
 >;
 
 /** The DDS body a connector or input of these options drives (shared per robot in the process; release it when done). */
 export function ddsBodyOf(o: DdsBodyFields): DdsBody {
   const base = { robot: o.robot, domain: o.domain_id, networkInterface: o.network_interface, lostAfterMs: o.lost_after_seconds * 1000 };
   if (o.binding === 'unitree_dds')
-    return unitreeSport(base, o.robot === 'unitree_g1' ? 'unitree_g1' : 'unitree_go2', { state: o.state_topic, lowstate: o.lowstate_topic });
+    return unitreeSport(base, o.robot === 'unitree_g1' ? 'unitree_g1' : 'unitree_go2', { state: o.state_topic, lowstate: o.lowstate_topic, bms: o.bms_topic });
   return ros2Base(base, { cmd_vel: o.cmd_vel_topic, odom: o.odom_topic, battery: o.battery_topic });
 }

@@ -2,6 +2,12 @@
 import { BehaviorSubject, Observable, Subject, share } from 'rxjs';
 import { DdsError, EV_DATA, EV_LIVELINESS, EV_MATCHED, loadDds, type DdsAddon, type DdsQos } from './addon.js';
 import { codecOf, type RosCodec } from './types.js';
+import type { DdsSample } from '../../src/cortex/input.js';
+
+/** Who records the samples of a participant (a recording's media tap). */
+export interface DdsTap {
+  dds?(sample: DdsSample): void;
+}
 
 /** Where a participant lives: the DDS domain and, for a robot's own network, the interface. */
 export interface DdsDomainOptions {
@@ -55,6 +61,10 @@ export class DdsParticipant {
   private static readonly open$ = new Map<string, { participant: DdsParticipant; users: number }>();
   private readonly topics = new Map<string, number>();
   private readonly entities = new Set<number>();
+  /** Recordings that hear every sample of this participant, with how many users attached each. */
+  private readonly taps = new Map<DdsTap, number>();
+  /** The readers of each topic, oldest first: only the oldest records a sample (two readers of a topic get it twice). */
+  private readonly readersOf = new Map<string, Set<number>>();
   private closed = false;
 
   private constructor(
@@ -94,6 +104,33 @@ export class DdsParticipant {
     return t;
   }
 
+  /**
+   * Hands every sample this participant receives or sends, from now on, to `tap` (a recording) until the
+   * returned function is called. A tap that throws loses that sample, never the reader or the writer.
+   */
+  tap(tap: DdsTap): () => void {
+    this.taps.set(tap, (this.taps.get(tap) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const n = (this.taps.get(tap) ?? 1) - 1;
+      if (n > 0) this.taps.set(tap, n);
+      else this.taps.delete(tap);
+    };
+  }
+
+  private record(topic: string, codec: RosCodec, cdr: Uint8Array, direction: 'in' | 'out'): void {
+    const sample: DdsSample = { topic, rosType: codec.rosType, schemaText: codec.schemaText, cdr, atMs: Date.now(), direction };
+    for (const tap of this.taps.keys()) {
+      try {
+        tap.dds?.(sample);
+      } catch {
+        // a recording that fails never stops the robot's traffic
+      }
+    }
+  }
+
   /** A reader of `topic` of ROS 2 type `rosType` (`sensor_msgs/msg/LaserScan`); messages go to `messages$` (hot, shared). */
   reader<T = Record<string, unknown>>(topic: string, rosType: string, qos: DdsQos = READER_QOS): DdsReader<T> {
     const codec = codecOf(rosType);
@@ -103,6 +140,7 @@ export class DdsParticipant {
     this.assertOpen();
     const handle = this.dds.createReader(this.handle, this.topic(topic, codec.ddsType), qos, (kind, payload) => {
       if (kind === EV_DATA) {
+        if (this.taps.size > 0 && this.readersOf.get(topic)?.values().next().value === handle) this.record(topic, codec, payload as Buffer, 'in');
         let message: T;
         try {
           message = codec.decode(payload as Buffer) as T;
@@ -114,11 +152,16 @@ export class DdsParticipant {
       else if (kind === EV_LIVELINESS) alive.next(payload as number);
     });
     this.entities.add(handle);
+    const same = this.readersOf.get(topic) ?? new Set<number>();
+    same.add(handle);
+    this.readersOf.set(topic, same);
     return {
       messages$: data.asObservable(),
       matched$,
       close: () => {
         if (!this.entities.delete(handle)) return;
+        same.delete(handle);
+        if (same.size === 0 && this.readersOf.get(topic) === same) this.readersOf.delete(topic);
         this.dds.deleteEntity(handle);
         data.complete();
         matched$.complete();
@@ -154,7 +197,11 @@ export class DdsParticipant {
     return {
       codec,
       matched$,
-      publish: (message) => this.dds.write(handle, codec.encode(message as Record<string, unknown>)),
+      publish: (message) => {
+        const cdr = codec.encode(message as Record<string, unknown>);
+        this.dds.write(handle, cdr);
+        if (this.taps.size > 0) this.record(topic, codec, cdr, 'out');
+      },
       close: () => {
         if (!this.entities.delete(handle)) return;
         this.dds.deleteEntity(handle);
@@ -172,6 +219,8 @@ export class DdsParticipant {
     this.closed = true;
     this.dds.deleteEntity(this.handle);
     this.entities.clear();
+    this.readersOf.clear();
+    this.taps.clear();
   }
 
   private assertOpen(): void {

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { describeValue } from './issues.js';
 import type { AgentConfig, HookConfig } from './schema.js';
 import { didYouMean } from '../plugins/suggest.js';
+import { argsFor } from '../plugins/args.js';
 import type { PluginDescriptors } from '../plugins/index.js';
 
 export interface HookProblem {
@@ -65,7 +66,7 @@ function checkHooks(hooks: HookConfig[], at: Array<PropertyKey>, modeName: strin
     const spec = d.actions.get(action.name);
     if (!spec) return; // the unknown action type is reported at agent_actions
     const value = cfg.value !== undefined ? cfg.value : cfg.action_config;
-    const problem = valueProblem(spec.args, value, action.llm_label);
+    const problem = valueProblem(argsFor(spec, action.config), value, action.llm_label);
     if (problem)
       out.push({
         path: [...at, i, 'handler_config', cfg.value !== undefined || cfg.action_config === undefined ? 'value' : 'action_config'],

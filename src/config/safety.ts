@@ -37,6 +37,18 @@ const limits = {
   max_continuous_seconds: z.number().positive().optional().describe('longest continuous motion before a stop (default 60)'),
   rest_seconds: z.number().nonnegative().optional().describe('motion refused for this long after max_continuous_seconds stopped it (default 2)'),
   deadman_seconds: z.number().positive().optional().describe('motion stops when no motion command arrived for this long (default 3)'),
+  max_linear_speed_mps: z
+    .number()
+    .positive()
+    .max(10)
+    .optional()
+    .describe("fastest a robot body may drive, m/s: every velocity a DDS body sends is capped to it (default: the connector's own speed)"),
+  max_angular_speed_dps: z
+    .number()
+    .positive()
+    .max(720)
+    .optional()
+    .describe("fastest a robot body may turn, degrees per second: every yaw rate a DDS body sends is capped to it (default: the connector's own)"),
   model_stall_seconds: z.number().positive().optional().describe('motion stops when a model call has shown no progress for this long (default 5)'),
   stop_on_service_loss: z
     .boolean()

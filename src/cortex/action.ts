@@ -67,6 +67,8 @@ export interface ActionContext {
   positions?: import('./positions.js').PositionBoard;
   /** The robot's bodies in this process (the body connector moves the body BodyInput reads). */
   bodies?: import('./bodies.js').BodyBoard;
+  /** A recording of the run (`--record`, `--foxglove`): connectors that put DDS samples on the wire hand it copies. */
+  media?: import('./input.js').MediaTap;
 }
 
 export type ConnectorFactory = (config: unknown, ctx: ActionContext) => ActionConnector;

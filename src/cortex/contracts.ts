@@ -48,6 +48,8 @@ export interface ActionHandleDeps {
   positions?: import('./positions.js').PositionBoard;
   /** The robot's bodies in this process, for connectors that move one. */
   bodies?: import('./bodies.js').BodyBoard;
+  /** A recording of the run, for connectors that record what they send (DDS samples). */
+  media?: import('./input.js').MediaTap;
 }
 
 /** The tools offered to the model: one per action (named by llm_label) plus MCP tools (`mcp_<server>_<tool>`). */

@@ -74,7 +74,8 @@ export type AgentEvent =
   | { type: 'mode.refused'; at: number; requested: string; reason: string }
   | { type: 'hook'; at: number; mode: string; hook_type: string; handler_type: string; ok: boolean; error?: string; cancelled?: boolean; duration_ms?: number }
   | { type: 'tick'; at: number; mode: string; n: number; late_skipped: number; lateness_ms: number; called_model: boolean }
-  | { type: 'input'; at: number; mode: string; input: string; text: string; final: boolean }
+  /** `descriptor`: the input's label in the prompt (two inputs of one type, two ROS 2 topics, are told apart by it; a replay routes by it). */
+  | { type: 'input'; at: number; mode: string; input: string; descriptor?: string; text: string; final: boolean }
   /** The health of a background (a context producer of the mode): running, restarting after a failure (in retry_in_ms), failed for good, stopped. */
   | {
       type: 'background';

@@ -170,6 +170,22 @@ export interface MediaTap {
   audio(input: string, pcm: Buffer, rate: number, atMs: number): void;
   /** Each revolution of the robot's lidar (the safety governor holds it), with how the sensor sits on the robot. */
   scan?(scan: import('../lidar/scan.js').Scan, sensorMountingDeg: number): void;
+  /** A DDS sample the robot received or sent, as its CDR bytes (recorded with its ros2msg schema). */
+  dds?(sample: DdsSample): void;
+}
+
+/** One DDS sample as it crossed the wire. */
+export interface DdsSample {
+  /** The DDS topic (`rt/odom`). */
+  topic: string;
+  /** `pkg/msg/Name`. */
+  rosType: string;
+  /** The type's ros2msg definition text (the MCAP schema). */
+  schemaText: string;
+  /** The serialized sample: CDR, encapsulation header first. */
+  cdr: Uint8Array;
+  atMs: number;
+  direction: 'in' | 'out';
 }
 
 export type InputFactory = (config: unknown, ctx: InputContext) => InputPlugin;

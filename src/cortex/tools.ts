@@ -4,7 +4,7 @@ import type { ToolDefinition } from '../cloud/protocol.js';
 import type { ActionConfig } from '../config/schema.js';
 import type { ToolsForMode } from './contracts.js';
 import { descriptors } from '../plugins/index.js';
-import type { ActionDescriptor, Registry } from '../plugins/index.js';
+import { argsFor, entryDescription, type ActionDescriptor, type Registry } from '../plugins/index.js';
 
 /** Longest tool name chat-completions APIs accept. */
 export const MAX_TOOL_NAME = 64;
@@ -46,9 +46,9 @@ function convert(args: z.ZodType): Record<string, unknown> {
 }
 
 /** One tool for one action entry: name from llm_label, description from the action spec and the entry. */
-export function toolForAction(entry: ActionConfig, spec: Pick<ActionDescriptor, 'description' | 'args'>): ToolDefinition {
-  const description = `${spec.description} (action ${entry.name}${entry.llm_label !== entry.name ? `, "${entry.llm_label}"` : ''})`;
-  return { type: 'function', function: { name: toolName(entry.llm_label), description, parameters: parametersOf(spec.args) } };
+export function toolForAction(entry: ActionConfig, spec: Pick<ActionDescriptor, 'description' | 'args' | 'argsOf'>): ToolDefinition {
+  const description = `${entryDescription(spec, entry.config)} (action ${entry.name}${entry.llm_label !== entry.name ? `, "${entry.llm_label}"` : ''})`;
+  return { type: 'function', function: { name: toolName(entry.llm_label), description, parameters: parametersOf(argsFor(spec, entry.config)) } };
 }
 
 /**

@@ -19,6 +19,7 @@ import {
 import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
 import { bodyConnector } from './body.js';
 import { conversationAction } from './conversation.js';
+import { ros2PublishAction } from './ros2.js';
 
 /**
  * The `console` connector of every action: prints what the robot would do. `move`'s counts as motion
@@ -118,4 +119,11 @@ export const rememberLocationAction: ActionDescriptor = {
 };
 
 /** Action plugins, by `agent_actions[].name`; each holds its connectors. */
-export const actionDescriptors = new Registry<ActionDescriptor>('action', [speakAction, moveAction, faceAction, rememberLocationAction, conversationAction]);
+export const actionDescriptors = new Registry<ActionDescriptor>('action', [
+  speakAction,
+  moveAction,
+  faceAction,
+  rememberLocationAction,
+  conversationAction,
+  ros2PublishAction,
+]);

@@ -13,4 +13,5 @@ export const descriptors: PluginDescriptors = {
 };
 
 export { Registry } from './registry.js';
+export { argsFor, entryDescription } from './args.js';
 export type * from './types.js';

@@ -15,6 +15,7 @@ import {
 } from './schemas/inputs.js';
 import type { InputDescriptor } from './types.js';
 import { bodyInput, lidarInput, presenceInput } from './body.js';
+import { ros2TopicInput } from './ros2.js';
 
 export const textInput: InputDescriptor = {
   ...descriptor({
@@ -94,4 +95,5 @@ export const inputDescriptors = new Registry<InputDescriptor>('input', [
   bodyInput,
   lidarInput,
   presenceInput,
+  ros2TopicInput,
 ]);

@@ -55,6 +55,11 @@ export interface ConnectorDescriptor extends Descriptor {
  */
 export interface ActionDescriptor extends PluginInfo {
   args: z.ZodType;
+  /**
+   * For an action whose arguments an entry declares in its `config` block (ros2_publish): the entry's
+   * arguments. Absent: every entry takes `args`. Read through `argsFor`.
+   */
+  argsOf?: (config: unknown) => z.ZodType;
   queue: 'queue' | 'latest';
   connectors: Registry<ConnectorDescriptor>;
 }

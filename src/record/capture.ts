@@ -1,4 +1,4 @@
-// What `--record` and `--foxglove` attach to a run: every bus event, camera frames (thinned to a rate), microphone audio and lidar scans, to an MCAP file and a live Foxglove socket.
+// What `--record` and `--foxglove` attach to a run: bus events, camera frames (thinned), microphone audio, lidar scans and DDS samples, to MCAP and a live socket.
 import type { Subscription } from 'rxjs';
 import type { AgentBus } from '../cortex/events.js';
 import type { MediaTap } from '../cortex/input.js';
@@ -9,6 +9,7 @@ import {
   cameraChannel,
   CONFIG_ATTACHMENT,
   type ChannelSpec,
+  ddsChannel,
   eventChannel,
   eventMessage,
   frameMessage,
@@ -101,6 +102,7 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
   const cameraSpecs = new Map<string, ChannelSpec>();
   const micSpecs = new Map<string, ChannelSpec>();
   const lidarSpec = lidarChannel();
+  const ddsSpecs = new Map<string, ChannelSpec>();
   const media: MediaTap = {
     frame(input, jpeg, atMs) {
       const last = lastFrameAt.get(input);
@@ -117,6 +119,12 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
     },
     scan(scan, sensorMountingDeg) {
       emit(lidarSpec, () => laserScanMessage(scan, sensorMountingDeg), scan.at, true);
+    },
+    // What the robot received and sent over DDS, as the CDR on the wire: what it sent is kept under a backlog, what it heard may be dropped like media.
+    dds(sample) {
+      let spec = ddsSpecs.get(sample.topic);
+      if (!spec) ddsSpecs.set(sample.topic, (spec = ddsChannel(sample.topic, sample.rosType, sample.schemaText)));
+      emit(spec, () => sample.cdr, sample.atMs, sample.direction === 'in');
     },
   };
 

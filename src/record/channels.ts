@@ -1,12 +1,18 @@
-// The channels of a recording and of the live Foxglove socket: topic names, JSON schemas, and how a bus event or a media sample becomes a message.
+// The channels of a recording and of the live Foxglove socket: topic names, schemas (JSON Schema; ros2msg for DDS samples), and how a bus event or a media sample becomes a message.
 import type { AgentEvent } from '../cortex/events.js';
 import { redactDeep } from '../redact.js';
 
-/** One channel: a topic, its message encoding and its schema (JSON Schema, so Foxglove shows fields as tables and plots). */
+/**
+ * One channel: a topic, its message encoding and its schema. JSON messages with a JSON Schema (so
+ * Foxglove shows fields as tables and plots), or, with `ros2msg`, CDR bytes with their ROS 2 message
+ * definition (what a ROS 2 bag holds: Foxglove decodes and shows them natively).
+ */
 export interface ChannelSpec {
   topic: string;
   schemaName: string;
   schema: Record<string, unknown>;
+  /** A DDS topic: the ros2msg definition text; messages are CDR bytes (encapsulation header first). */
+  ros2msg?: string;
 }
 
 /** Bus events are on `/events/<type>` (dots kept: `/events/mode.changed`). */
@@ -110,6 +116,20 @@ export function microphoneChannel(input: string): ChannelSpec {
       },
     },
   };
+}
+
+/** Prefixes of the recording's own channels: a ROS topic named like one is recorded under `/ros2` (`/ros2/events/x`). */
+const OWN_PREFIXES = [EVENT_PREFIX, CAMERA_PREFIX, MICROPHONE_PREFIX, '/cortexd/'];
+
+/** The channel topic of a DDS topic: its ROS name (`rt/odom` -> `/odom`; another DDS name gets a leading `/`). */
+export function ddsChannelTopic(ddsTopic: string): string {
+  const name = ddsTopic.startsWith('rt/') ? `/${ddsTopic.slice(3)}` : ddsTopic.startsWith('/') ? ddsTopic : `/${ddsTopic}`;
+  return OWN_PREFIXES.some((p) => name.startsWith(p)) ? `/ros2${name}` : name;
+}
+
+/** A DDS topic's channel: schema `pkg/msg/Name` in ros2msg, messages in CDR (as a ROS 2 bag in MCAP has them). */
+export function ddsChannel(ddsTopic: string, rosType: string, definition: string): ChannelSpec {
+  return { topic: ddsChannelTopic(ddsTopic), schemaName: rosType, schema: {}, ros2msg: definition };
 }
 
 export const timeOf = (atMs: number) => ({ sec: Math.floor(atMs / 1000), nsec: Math.round((atMs % 1000) * 1e6) });

@@ -131,19 +131,18 @@ export class FoxgloveLive {
   publish(spec: ChannelSpec, message: () => unknown, atMs: number): void {
     let id = this.channels.get(spec.topic);
     if (id === undefined) {
-      id = this.server.addChannel({
-        topic: spec.topic,
-        encoding: 'json',
-        schemaName: spec.schemaName,
-        schema: JSON.stringify(spec.schema),
-        schemaEncoding: 'jsonschema',
-      });
+      id = this.server.addChannel(
+        spec.ros2msg !== undefined
+          ? { topic: spec.topic, encoding: 'cdr', schemaName: spec.schemaName, schema: spec.ros2msg, schemaEncoding: 'ros2msg' }
+          : { topic: spec.topic, encoding: 'json', schemaName: spec.schemaName, schema: JSON.stringify(spec.schema), schemaEncoding: 'jsonschema' },
+      );
       this.channels.set(spec.topic, id);
     }
     if (!this.subscribed.has(id)) return;
     const limit = this.options.maxBufferedBytes ?? 8 * 1024 * 1024;
     for (const client of this.wss.clients) if (client.bufferedAmount > limit) client.terminate();
-    this.server.sendMessage(id, BigInt(Math.round(atMs)) * 1_000_000n, Buffer.from(JSON.stringify(message())));
+    const made = message();
+    this.server.sendMessage(id, BigInt(Math.round(atMs)) * 1_000_000n, made instanceof Uint8Array ? made : Buffer.from(JSON.stringify(made)));
   }
 
   async close(): Promise<void> {

@@ -10,8 +10,10 @@ export interface RecordedMessage {
   schemaName: string;
   /** ms since the epoch. */
   atMs: number;
-  /** The decoded JSON message. */
+  /** The decoded JSON message; `{}` for a DDS sample (its bytes are in `cdr`). */
   value: Record<string, unknown>;
+  /** A DDS sample's CDR bytes (a channel of message encoding `cdr`). */
+  cdr?: Uint8Array;
   bytes: number;
 }
 
@@ -108,7 +110,7 @@ export async function readRecording(file: string, limits: ReadLimits = DEFAULT_R
     },
   };
   const reader = new McapStreamReader({ decompressHandlers: bounded });
-  const channels = new Map<number, { topic: string; schemaId: number }>();
+  const channels = new Map<number, { topic: string; schemaId: number; cdr: boolean }>();
   const schemas = new Map<number, string>();
   const messages: RecordedMessage[] = [];
   let library = '';
@@ -126,7 +128,7 @@ export async function readRecording(file: string, limits: ReadLimits = DEFAULT_R
           schemas.set(record.id, record.name);
           break;
         case 'Channel':
-          channels.set(record.id, { topic: record.topic, schemaId: record.schemaId });
+          channels.set(record.id, { topic: record.topic, schemaId: record.schemaId, cdr: record.messageEncoding === 'cdr' });
           break;
         case 'Attachment':
           if (record.name === CONFIG_ATTACHMENT) config = decoder.decode(record.data);
@@ -134,11 +136,13 @@ export async function readRecording(file: string, limits: ReadLimits = DEFAULT_R
         case 'Message': {
           const channel = channels.get(record.channelId);
           if (!channel || channel.topic === SYNC_TOPIC) break;
-          let value: Record<string, unknown>;
-          try {
-            value = JSON.parse(decoder.decode(record.data)) as Record<string, unknown>;
-          } catch {
-            break;
+          let value: Record<string, unknown> = {};
+          if (!channel.cdr) {
+            try {
+              value = JSON.parse(decoder.decode(record.data)) as Record<string, unknown>;
+            } catch {
+              break;
+            }
           }
           if (messages.length >= limits.messages)
             throw new RecordingLimitError(file, 'messages', `it holds more than the limit of ${limits.messages} messages`);
@@ -149,6 +153,7 @@ export async function readRecording(file: string, limits: ReadLimits = DEFAULT_R
             schemaName: schemas.get(channel.schemaId) ?? '',
             atMs: Number(record.logTime / 1_000_000n),
             value,
+            ...(channel.cdr ? { cdr: record.data } : {}),
             bytes: record.data.byteLength,
           });
           break;

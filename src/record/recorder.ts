@@ -140,17 +140,18 @@ export class Recorder {
       const schemaId =
         spec.schemaName === ''
           ? 0
-          : await writer.registerSchema({ name: spec.schemaName, encoding: 'jsonschema', data: Buffer.from(JSON.stringify(spec.schema)) });
-      id = await writer.registerChannel({ schemaId, topic: spec.topic, messageEncoding: spec.schemaName === '' ? '' : 'json', metadata: new Map() });
+          : spec.ros2msg !== undefined
+            ? await writer.registerSchema({ name: spec.schemaName, encoding: 'ros2msg', data: Buffer.from(spec.ros2msg) })
+            : await writer.registerSchema({ name: spec.schemaName, encoding: 'jsonschema', data: Buffer.from(JSON.stringify(spec.schema)) });
+      const messageEncoding = spec.schemaName === '' ? '' : spec.ros2msg !== undefined ? 'cdr' : 'json';
+      id = await writer.registerChannel({ schemaId, topic: spec.topic, messageEncoding, metadata: new Map() });
       this.channels.set(item.topic, id);
     }
     const seq = (this.sequence.get(id) ?? 0) + 1;
     this.sequence.set(id, seq);
     const time = BigInt(Math.round(item.atMs)) * 1_000_000n;
-    const data =
-      item.message instanceof Uint8Array
-        ? item.message
-        : Buffer.from(JSON.stringify(typeof item.message === 'function' ? (item.message as () => unknown)() : item.message));
+    const made = typeof item.message === 'function' ? (item.message as () => unknown)() : item.message;
+    const data = made instanceof Uint8Array ? made : Buffer.from(JSON.stringify(made));
     await writer.addMessage({ channelId: id, sequence: seq, logTime: time, publishTime: time, data });
     if (item.topic !== SYNC_TOPIC) {
       this.counters.messages++;

@@ -54,11 +54,18 @@ export class ObstacleView {
 
 /**
  * The share of its speed each straight heading may use now (1 free, 0 stopped), set by the obstacle
- * guard: a motion connector that can vary its speed (the simulated body) multiplies by it as it
- * goes. One per robot in a process, on the board of its bodies, under SPEED_LIMIT_KEY.
+ * guard: a motion connector that can vary its speed (the simulated body, a DDS body) multiplies by it
+ * as it goes. And the fastest a body may drive and turn, set by the safety governor from the limits of
+ * the mode that granted the running command (`max_linear_speed_mps`, `max_angular_speed_dps`): a DDS
+ * body caps every velocity it sends to them. One per robot in a process, on the board of its bodies,
+ * under SPEED_LIMIT_KEY.
  */
 export class SpeedLimit {
   readonly scales: Record<Heading, number> = { forward: 1, back: 1, left: 1, right: 1 };
+  /** m/s; Infinity: no cap beyond the connector's own. */
+  maxLinearMps = Number.POSITIVE_INFINITY;
+  /** Degrees per second; Infinity: no cap beyond the connector's own. */
+  maxAngularDps = Number.POSITIVE_INFINITY;
   scale(h: Heading): number {
     return this.scales[h];
   }

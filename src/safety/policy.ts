@@ -17,6 +17,9 @@ export interface ModePolicy {
   maxContinuousMs: number;
   restMs: number;
   deadmanMs: number;
+  /** The fastest a body may drive (m/s) and turn (deg/s) in the mode; null: no cap beyond the connector's own. */
+  maxLinearMps: number | null;
+  maxAngularDps: number | null;
   modelStallMs: number;
   stopOnServiceLoss: boolean;
   fence: Fence | null;
@@ -71,6 +74,8 @@ function modePolicy(global: Limits, mode: Limits): ModePolicy {
     maxContinuousMs: (pick('max_continuous_seconds') ?? DEFAULT_LIMITS.max_continuous_seconds) * 1000,
     restMs: (pick('rest_seconds') ?? DEFAULT_LIMITS.rest_seconds) * 1000,
     deadmanMs: (pick('deadman_seconds') ?? DEFAULT_LIMITS.deadman_seconds) * 1000,
+    maxLinearMps: pick('max_linear_speed_mps') ?? null,
+    maxAngularDps: pick('max_angular_speed_dps') ?? null,
     modelStallMs: (pick('model_stall_seconds') ?? DEFAULT_LIMITS.model_stall_seconds) * 1000,
     stopOnServiceLoss: pick('stop_on_service_loss') ?? DEFAULT_LIMITS.stop_on_service_loss,
     // `geofence: null` in a mode removes the global fence; absent inherits it.

@@ -1,7 +1,8 @@
-// Proves the DDS layer against real CycloneDDS peers on loopback (built with idlc + gcc): CDR bytes out and in, decoded ROS 2 and Unitree messages, matched counts.
+// Proves the DDS layer against real CycloneDDS peers on loopback (built with idlc + gcc): CDR bytes out and in, decoded ROS 2 and Unitree messages (the G1's BMS too), matched counts.
 import t from 'tap';
 import { firstValueFrom, filter, take, timeout, toArray } from 'rxjs';
 import { DdsParticipant } from '../../devices/dds/participant.js';
+import { ddsBodyOf } from '../../devices/dds/bodies.js';
 import { freshDomain, startPeer, useLoopback } from '../helpers/dds-peers.js';
 
 const domain = freshDomain();
@@ -95,6 +96,49 @@ t.test('a Go2: a sport API request is answered with its id; sportmodestate and l
   t.equal(low.bms_state.soc, 76);
   t.equal(low.bms_state.current, -1200);
   t.equal(Math.round(low.power_v * 10) / 10, 28.4, 'the last fields decode too: the layout is byte-exact');
+});
+
+t.test("a G1's battery: unitree_hg BmsState_ on rt/lf/bmsstate decodes byte-exact, and a unitree_g1 body reports its soc", async (t) => {
+  const peer = await startPeer('go2', domain);
+  t.teardown(() => peer.stop());
+  const p = DdsParticipant.open({});
+  t.teardown(() => p.close());
+  const bms = await firstValueFrom(
+    p
+      .subscribe<{ soc: number; soh: number; current: number; cell_vol: Uint16Array; cycle: number; reserve: Uint32Array }>(
+        'rt/lf/bmsstate',
+        'unitree_hg/msg/BmsState_',
+      )
+      .pipe(timeout(15_000)),
+  );
+  t.equal(bms.soc, 64);
+  t.equal(bms.soh, 98);
+  t.equal(bms.current, -3100);
+  t.equal(bms.cell_vol[39], 4012);
+  t.equal(bms.cycle, 17);
+  t.equal(bms.reserve[2], 777, 'the last field decodes too: the layout is byte-exact');
+
+  const body = ddsBodyOf({
+    robot: 'unitree_g1',
+    binding: 'unitree_dds',
+    domain_id: undefined,
+    network_interface: undefined,
+    lost_after_seconds: 1,
+    cmd_vel_topic: '/cmd_vel',
+    odom_topic: '/odom',
+    battery_topic: '/battery_state',
+    state_topic: 'rt/sportmodestate',
+    lowstate_topic: 'rt/lowstate',
+    bms_topic: 'rt/lf/bmsstate',
+  });
+  t.teardown(() => body.release());
+  const state = await firstValueFrom(
+    body.state$.pipe(
+      filter((s) => s.battery_percent === 64),
+      timeout(15_000),
+    ),
+  );
+  t.equal(state.robot, 'unitree_g1', 'the G1 body reads its battery from rt/lf/bmsstate');
 });
 
 t.test('matched counts fall to 0 when the peer goes and rise when it returns', async (t) => {

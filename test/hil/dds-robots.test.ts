@@ -77,6 +77,31 @@ t.test(
   },
 );
 
+t.test("the governor's velocity caps hold on the wire: a mode's max_linear_speed_mps and max_angular_speed_dps cap what the connector asks", async (t) => {
+  const base = await startPeer('ros2_base', domain);
+  t.teardown(() => base.stop());
+  const wd = workDir();
+  // The connector would drive at 0.3 m/s and turn at 30 deg/s; the safety block allows 0.1 m/s and 10 deg/s.
+  const agent = startAgent(
+    agentConfig(wd, { robot: 'turtlebot4', binding: 'ros2' }, { max_linear_speed_mps: 0.1, max_angular_speed_dps: 10 }),
+    wd.state,
+    [],
+    env,
+  );
+  t.teardown(() => void agent.child.kill('SIGKILL'));
+  await agent.waitFor((e) => e.type === 'stream' && e.kind === 'dds' && e.state === 'streaming', 30_000, 'the robot found');
+  await typeLines(wd.socket, ['walk forward']);
+  t.equal(await base.waitLine(/^cmd_vel 0\.[1-9]/, 30_000), 'cmd_vel 0.100 0.000 0.000', 'walk forward at the cap, 0.1 m/s');
+  const from = base.lines.length;
+  await typeLines(wd.socket, ['turn left']);
+  const turn = await base.waitLine(/^cmd_vel 0\.000 0\.000 0\.[1-9]/, 30_000, from);
+  t.equal(turn, 'cmd_vel 0.000 0.000 0.175', 'turn left at the cap, 10 deg/s (0.175 rad/s)');
+  t.notOk(
+    base.lines.some((l) => /^cmd_vel (0\.[2-9]|0\.1[1-9])/.test(l) || /0\.52\d$/.test(l)),
+    'nothing faster than the caps ever reached the base',
+  );
+});
+
 t.test('a Go2: walk forward is Move with +vx, the e-stop sends StopMove and refuses motion, the robot lost and back', async (t) => {
   let go2 = await startPeer('go2', domain);
   t.teardown(() => go2.stop());

@@ -31,8 +31,8 @@ interface RawConfig {
 }
 const raw = (name: string) => JSON5.parse(readFileSync(join(CONFIG, `${name}.json5`), 'utf8')) as RawConfig;
 
-t.test('the shipped configurations are the eight documented ones', async (t) => {
-  t.same(names, ['conversation', 'default', 'lidar_rover', 'local_llm', 'mcp_tools', 'ros2_base', 'serial_robot', 'unitree_go2']);
+t.test('the shipped configurations are the nine documented ones', async (t) => {
+  t.same(names, ['conversation', 'default', 'lidar_rover', 'local_llm', 'mcp_tools', 'ros2_base', 'ros2_topics', 'serial_robot', 'unitree_go2']);
 });
 
 t.test('cortexd check --all passes without warnings (conversation uses the embedded service until CORTEX_BASE_URL is set)', async (t) => {

@@ -50,6 +50,7 @@ t.test('the built-in registry pairs every descriptor with a loader that yields a
     'LocalVLMInput',
     'MqttInput',
     'PresenceInput',
+    'Ros2TopicInput',
     'SerialReader',
     'SpeechbASRInput',
     'SpeechlabASRInput',
@@ -64,6 +65,7 @@ t.test('the built-in registry pairs every descriptor with a loader that yields a
     face: ['console', 'mqtt', 'serial', 'websim'],
     remember_location: ['state_dir'],
     conversation: ['console', 'local_tts', 'speechlab_tts'],
+    ros2_publish: ['ros2_topic'],
   });
   for (const [name, load] of Object.entries(builtinPlugins.loaders.inputs)) t.type(await load(), 'function', `input ${name}`);
   for (const [name, load] of Object.entries(builtinPlugins.loaders.llms)) t.type(await load(), 'function', `llm ${name}`);
@@ -127,7 +129,7 @@ t.test('resolvePlugins loads exactly the plugins the default configuration uses'
   });
   t.throws(() => plugins.action('fly'), {
     code: 'plugin_unknown',
-    message: /unknown action type "fly"; known: conversation, face, move, remember_location, speak/,
+    message: /unknown action type "fly"; known: conversation, face, move, remember_location, ros2_publish, speak/,
   });
   t.throws(() => plugins.simulator('Gazebo'), { code: 'plugin_unknown', message: /unknown simulator type "Gazebo"; known: WebSim/ });
 });
@@ -150,9 +152,9 @@ t.test('unknown names are refused together, before anything loads', async (t) =>
   t.ok(err instanceof PluginError);
   t.equal((err as PluginError).code, 'plugin_unknown');
   t.same((err as Error).message.split('\n'), [
-    'unknown input type "Radar"; known: BatteryInput, BodyInput, GpsInput, LidarInput, LocalVLMInput, MqttInput, PresenceInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
+    'unknown input type "Radar"; known: BatteryInput, BodyInput, GpsInput, LidarInput, LocalVLMInput, MqttInput, PresenceInput, Ros2TopicInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
     'unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM',
-    'unknown action type "fly"; known: conversation, face, move, remember_location, speak',
+    'unknown action type "fly"; known: conversation, face, move, remember_location, ros2_publish, speak',
     'action move: unknown connector type "warp"; known: body, console, mqtt, serial',
   ]);
   t.same(loaded, [], 'no plugin code was loaded');

@@ -5,6 +5,7 @@ import type { BodyConnectorOptions } from '../../../src/plugins/schemas/body.js'
 import { ddsBodyOf } from '../../../devices/dds/bodies.js';
 import { deviceSessionInput } from '../../streams/device-session.js';
 import { renderValue } from './console.js';
+import { SPEED_LIMIT_KEY, SpeedLimit } from '../../../src/safety/obstacle-view.js';
 
 /** A command the robot cannot take now (it is lost) or does not know. */
 export class BodyCommandError extends CortexError {
@@ -28,15 +29,33 @@ export function motionOf(what: string, o: BodyConnectorOptions): { vx: number; v
 }
 
 /**
+ * The velocities sent now for motion `m`: the governor's caps of the granting mode (`max_linear_speed_mps`,
+ * `max_angular_speed_dps`) and the obstacle guard's share of the heading's speed (1 without a guard).
+ * Signs are kept; only magnitudes shrink.
+ */
+export function capped(m: { vx: number; vy: number; wz: number }, speed: SpeedLimit): { vx: number; vy: number; wz: number } {
+  const share = m.vx > 0 ? speed.scale('forward') : m.vx < 0 ? speed.scale('back') : 1;
+  const linear = Math.hypot(m.vx, m.vy) * share;
+  const k = linear > speed.maxLinearMps ? speed.maxLinearMps / linear : 1;
+  const maxW = (speed.maxAngularDps * Math.PI) / 180;
+  const wz = Math.sign(m.wz) * Math.min(Math.abs(m.wz), maxW);
+  return { vx: m.vx * share * k, vy: m.vy * share * k, wz };
+}
+
+/**
  * The connector. The robot's presence is a session of the one reconnect engine (the action actor's
  * child `device:dds`, its states on the bus as `stream` events of kind `dds`): lost, it is reported
  * ("lost the robot: ...") and commands are refused until it is back. A command repeats its velocity
- * at `command_hz` for its duration, then sends the stop; `halt` (the governor's dead-man, e-stop,
+ * at `command_hz` for its duration, each time capped by the governor's limits and the obstacle guard
+ * (`capped`: a mode's lower cap or a nearer wall applies from the next repeat on), then sends the stop; `halt` (the governor's dead-man, e-stop,
  * stopping) sends the stop at once; `stop` (shutdown) sends it and lets go of the body.
  */
 export function createDdsBodyConnector(o: BodyConnectorOptions, ctx: ActionContext): ActionConnector {
   const body = ddsBodyOf(o);
+  // A recording (--record) gets what this connector puts on the wire (cmd_vel, sport requests), stops included.
+  const untap = ctx.media?.dds ? body.participant.tap(ctx.media) : undefined;
   const say = (line: string) => ctx.write(`[${o.robot}] ${line}`);
+  const speed = ctx.bodies?.of(SPEED_LIMIT_KEY, () => new SpeedLimit()) ?? new SpeedLimit();
   let stillAfterHalt = false;
   let released = false;
   return {
@@ -57,13 +76,18 @@ export function createDdsBodyConnector(o: BodyConnectorOptions, ctx: ActionConte
         return;
       }
       body.label(what);
-      say(`${what}: vx ${m.vx.toFixed(2)} m/s, vy ${m.vy.toFixed(2)} m/s, yaw ${m.wz.toFixed(2)} rad/s for ${(m.ms / 1000).toFixed(1)} s`);
+      const first = capped(m, speed);
+      const capNote = first.vx !== m.vx || first.vy !== m.vy || first.wz !== m.wz ? ' (capped by safety)' : '';
+      say(
+        `${what}: vx ${first.vx.toFixed(2)} m/s, vy ${first.vy.toFixed(2)} m/s, yaw ${first.wz.toFixed(2)} rad/s for ${(m.ms / 1000).toFixed(1)} s${capNote}`,
+      );
       await new Promise<void>((resolve, reject) => {
         const started = Date.now();
         const tick = () => {
           if (Date.now() - started >= m.ms) return finish();
           try {
-            body.drive(m.vx, m.vy, m.wz);
+            const v = capped(m, speed);
+            body.drive(v.vx, v.vy, v.wz);
           } catch (err) {
             return finish(err as Error);
           }
@@ -101,6 +125,7 @@ export function createDdsBodyConnector(o: BodyConnectorOptions, ctx: ActionConte
       if (released) return;
       released = true;
       body.release();
+      untap?.();
     },
   };
 }

@@ -2,6 +2,9 @@
 /*
  * Source: github.com/unitreerobotics/unitree_sdk2 (commit 21d0a3b), the idlc-generated headers
  *   include/unitree/idl/go2/{SportModeState_,IMUState_,TimeSpec_,PathPoint_,LowState_,MotorState_,BmsState_}.hpp
+ *   include/unitree/idl/hg/BmsState_.hpp (the G1's battery: unitree_hg's LowState_ has no BMS; the
+ *     G1 publishes BmsState_ on rt/lf/bmsstate, as unitree_mujoco's G1 bridge and unitree_sdk2_python's
+ *     G1 examples subscribe to it; include/unitree/robot/g1/common/terminations.hpp reads its `soc`)
  *   include/unitree/robot/internal/internal_idl_decl/{Request_,RequestHeader_,RequestIdentity_,
  *     RequestLease_,RequestPolicy_,Response_,ResponseHeader_,ResponseStatus_}.hpp
  * Each C++ member `T name_` becomes the field `T name` here: std::array<T, N> is the fixed array
@@ -109,6 +112,20 @@ ${MOTOR_STATE}
 MSG: unitree_go/BmsState_
 ${BMS_STATE}`,
   'unitree_go/BmsState_': BMS_STATE,
+  // The G1's battery (include/unitree/idl/hg/BmsState_.hpp): soc in percent, current in mA, cell voltages in mV.
+  'unitree_hg/BmsState_': `uint8 version_high
+uint8 version_low
+uint8 fn
+uint16[40] cell_vol
+uint32[3] bmsvoltage
+int32 current
+uint8 soc
+uint8 soh
+int16[12] temperature
+uint16 cycle
+uint16 manufacturer_date
+uint32[5] bmsstate
+uint32[3] reserve`,
   'unitree_api/Request_': `unitree_api/RequestHeader_ header
 string parameter
 uint8[] binary

@@ -29,6 +29,10 @@ interface SportModeState {
 interface LowState {
   bms_state: { soc: number };
 }
+/** The G1's BMS (unitree_hg BmsState_): its LowState_ carries none. */
+interface HgBmsState {
+  soc: number;
+}
 
 /** Gestures by the words a model uses, per robot: [api id, JSON parameter]. */
 const GO2_GESTURES: Array<[RegExp, number]> = [
@@ -56,25 +60,33 @@ const fixed = (n: number) => Math.round(n * 1000) / 1000;
 export class UnitreeSport extends DdsBody {
   private readonly request: DdsWriter<Request>;
   private readonly sportState: DdsReader<SportModeState>;
-  private readonly lowState: DdsReader<LowState>;
+  /** The battery: a Go2's rt/lowstate (bms_state.soc), a G1's rt/lf/bmsstate (soc). */
+  private readonly batteryState: DdsReader<LowState> | DdsReader<HgBmsState>;
   private seq = 0;
 
   constructor(
     options: DdsBodyOptions,
     readonly model: UnitreeModel,
-    topics: { state: string; lowstate: string },
+    topics: { state: string; lowstate: string; bms: string },
   ) {
     super(options, topics.state);
     this.request = this.participant.writer<Request>('rt/api/sport/request', 'unitree_api/msg/Request_');
     this.sportState = this.participant.reader<SportModeState>(topics.state, 'unitree_go/msg/SportModeState_');
-    this.lowState = this.participant.reader<LowState>(topics.lowstate, 'unitree_go/msg/LowState_');
+    if (model === 'unitree_g1') {
+      const bms = this.participant.reader<HgBmsState>(topics.bms, 'unitree_hg/msg/BmsState_');
+      this.batteryState = bms;
+      this.follow(bms.messages$.subscribe((b) => this.battery(b.soc)));
+    } else {
+      const low = this.participant.reader<LowState>(topics.lowstate, 'unitree_go/msg/LowState_');
+      this.batteryState = low;
+      this.follow(low.messages$.subscribe((l) => this.battery(l.bms_state.soc)));
+    }
     this.follow(
       this.sportState.messages$.subscribe((s) => {
         this.seen();
         this.pose(s.position[0] ?? 0, s.position[1] ?? 0, ((s.imu_state.rpy[2] ?? 0) * 180) / Math.PI);
       }),
     );
-    this.follow(this.lowState.messages$.subscribe((l) => this.battery(l.bms_state.soc)));
   }
 
   /** Sends one sport API call. */
@@ -111,12 +123,12 @@ export class UnitreeSport extends DdsBody {
 
   protected closeTopics(): void {
     this.sportState.close();
-    this.lowState.close();
+    this.batteryState.close();
     this.request.close();
   }
 }
 
 /** The Unitree body of `robot` in this process. */
-export function unitreeSport(options: DdsBodyOptions, model: UnitreeModel, topics: { state: string; lowstate: string }): UnitreeSport {
+export function unitreeSport(options: DdsBodyOptions, model: UnitreeModel, topics: { state: string; lowstate: string; bms: string }): UnitreeSport {
   return sharedDdsBody(`unitree|${options.robot}|${options.domain ?? ''}|${options.networkInterface ?? ''}`, () => new UnitreeSport(options, model, topics));
 }

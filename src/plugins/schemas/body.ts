@@ -62,6 +62,8 @@ const BodyFields = {
   /** unitree_dds: the state topics (the G1 publishes its odometry as rt/odommodestate on recent firmware). */
   state_topic: z.string().min(1).default('rt/sportmodestate'),
   lowstate_topic: z.string().min(1).default('rt/lowstate'),
+  /** unitree_dds on a G1: its battery (unitree_hg BmsState_; the G1's LowState_ has none). */
+  bms_topic: z.string().min(1).default('rt/lf/bmsstate'),
   /** Battery of the simulated body at start, percent. */
   start_battery_percent: z.number().min(0).max(100).default(100),
   /** How fast the simulated battery drains, percent per minute (moving drains 2% per metre more). */
