@@ -154,7 +154,10 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // On a terminal the view shows what matters and the log's warnings among its lines (each kind once
   // in a while); logs below warnings would only repeat it. Elsewhere the log is JSON lines on stderr.
   const level = process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL;
-  const logger = createLogger(tty ? { level: level ?? 'warn', destination: view!.logDestination() } : {});
+  // A recording (--record, --foxglove) gets every log line too, once it has started.
+  let logTap: ((line: string) => void) | undefined;
+  const tee = (line: string) => logTap?.(line);
+  const logger = createLogger(tty ? { level: level ?? 'warn', destination: view!.logDestination(), tee } : { tee });
   setLogger(logger);
   const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
   for (const w of loaded.warnings) warnLine(w);
@@ -198,6 +201,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   };
   const eventLines = opts.events ? attachEventLines(bus) : undefined;
   const capture = opts.record || opts.foxglove !== undefined ? await startRunCapture(bus, loaded, opts) : undefined;
+  if (capture) logTap = (line) => capture.logLine(line);
   const inspectUrl = opts.inspect ? (typeof opts.inspect === 'string' ? opts.inspect : 'ws://localhost:8080') : undefined;
   if (inspectUrl) {
     if (await listening(inspectUrl)) errLine(`cortexd: --inspect: sending the statecharts to ${inspectUrl}`);
