@@ -38,6 +38,7 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
   for (const line of om1?.translations ?? []) print(`om1: ${line}`);
   for (const w of om1?.warnings ?? []) print(`cortexd: warning: ${w}`);
   for (const line of simulated ?? []) print(`simulate: ${line}`);
+  for (const line of loaded.notes ?? []) print(line);
   // OM1's use_tracer: the run is recorded (as --record does) under the state directory's traces/, unless --record names a file.
   if (tracer && !opts.record) {
     const [{ stateDir }, { join }, { mkdirSync }] = await Promise.all([import('../paths.js'), import('node:path'), import('node:fs')]);
