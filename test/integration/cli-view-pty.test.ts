@@ -56,7 +56,7 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   await run.waitFor(/not spoken: mode sleep has no speak action/, 20_000, mark);
   t.match(
     visible(run.screen().slice(mark)),
-    /model gen-4o-mini \d+ ms, \d+ CU: "I am a robot running cortexd\." \(not spoken: mode sleep has no speak action\)/,
+    /model gen-4o-mini \d+ ms, \d+ CU: "My name is Pip\." \(not spoken: mode sleep has no speak action\)/,
   );
 
   mark = run.screen().length;
