@@ -48,8 +48,9 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
     print(`cortexd: use_tracer: recording this run to ${opts.record}`);
   }
   if (opts.simulate) {
-    const { mockSerialPaths } = await import('../config/simulate.js');
-    const paths = mockSerialPaths(loaded.config as Parameters<typeof mockSerialPaths>[0]);
+    const { mockSerialPaths, simulatedControllerPaths } = await import('../config/simulate.js');
+    const users = loaded.config as Parameters<typeof mockSerialPaths>[0];
+    const paths = mockSerialPaths(users);
     if (paths.length > 0) {
       const { SerialPortMock } = await import('serialport');
       for (const path of paths) {
@@ -59,6 +60,9 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
           // made already (a second run in this process)
         }
       }
+      // The motor controller of the serial protocol, simulated: `OK` to each command, so moves and faces succeed.
+      const { simulateControllers } = await import('../../devices/serial-sim-controller.js');
+      simulateControllers(simulatedControllerPaths(users));
     }
   }
   return loaded;
