@@ -21,6 +21,8 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** Fields put on every line, for example `{ mode, tick }` through child loggers. */
   base?: Record<string, unknown>;
+  /** Also handed every line (JSON, redacted) after it is written: a recording's log channel. */
+  tee?: (line: string) => void;
 }
 
 /**
@@ -36,6 +38,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       (usePretty
         ? loadPretty()({ sync: true, destination: 2, colorize: color, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' })
         : pino.destination({ dest: 2, sync: true })),
+    options.tee,
   );
   const logger = pino(
     {
@@ -89,10 +92,14 @@ export function colorAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
  * an interpolated value) is still removed. Secret shapes never contain JSON quotes, so redacting
  * the serialised line cannot break it.
  */
-function redactingDestination(stream: DestinationStream): DestinationStream {
+function redactingDestination(stream: DestinationStream, tee?: (line: string) => void): DestinationStream {
   const target = stream as DestinationStream & { flush?: (cb?: (err?: Error) => void) => void; flushSync?: () => void; end?: () => void };
   return {
-    write: (line: string) => target.write(redact(line)),
+    write: (line: string) => {
+      const clean = redact(line);
+      target.write(clean);
+      tee?.(clean);
+    },
     ...(target.flush ? { flush: (cb?: (err?: Error) => void) => target.flush!(cb) } : {}),
     ...(target.flushSync ? { flushSync: () => target.flushSync!() } : {}),
     ...(target.end ? { end: () => target.end!() } : {}),

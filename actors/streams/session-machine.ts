@@ -105,6 +105,8 @@ export interface SessionStateEvent extends StreamCounters {
   reason?: string;
   /** backingOff: true when the breaker is open (too many connections died before they were healthy). */
   breaker?: boolean;
+  /** connecting: a reconnect after a close that ends a good session normally (the server's silence timeout): routine, not trouble. */
+  routine?: boolean;
   /** Connections opened since the stream started. */
   connections: number;
 }
@@ -115,6 +117,8 @@ interface Plan {
   kind: ReconnectKind;
   delayMs: number;
   attempt: number;
+  /** It follows a benign close (the session ended normally). */
+  routine: boolean;
 }
 
 /**
@@ -247,7 +251,11 @@ export const streamSessionMachine = setup({
       const { now = Date.now, random = Math.random } = servicesOf(self);
       const state = params.healthy ? connectionHealthy(context.reconnect) : context.reconnect;
       const plan = planReconnect(state, now(), context.policy, random);
-      return { reconnect: plan.state, plan: { kind: plan.kind, delayMs: plan.delayMs, attempt: plan.attempt }, reason: params.reason };
+      return {
+        reconnect: plan.state,
+        plan: { kind: plan.kind, delayMs: plan.delayMs, attempt: plan.attempt, routine: params.healthy === true },
+        reason: params.reason,
+      };
     }),
     markHealthy: assign(({ context }) => ({ reconnect: connectionHealthy(context.reconnect) })),
     emitStats: enqueueActions(({ context, self, enqueue }) => {
@@ -287,7 +295,12 @@ export const streamSessionMachine = setup({
             context,
             self,
             'connecting',
-            context.plan && context.reason ? { reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason } : {},
+            context.plan && context.reason
+              ? {
+                  reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason,
+                  ...(context.plan.kind === 'reconnect' && context.plan.routine ? { routine: true } : {}),
+                }
+              : {},
           ),
         ),
         'rememberCounters',

@@ -20,6 +20,7 @@ export function toStreamEvent(kind: StreamKind, input: string, event: Partial<Se
   }
   if (typeof event.reason === 'string') out.reason = event.reason;
   if (event.breaker === true) out.breaker = true;
+  if (event.routine === true) out.routine = true;
   return out;
 }
 

@@ -32,6 +32,7 @@ export async function checkOne(target: { name?: string; file?: string }, as: { o
     for (const line of om1?.translations ?? []) out(`om1: ${line}`);
     for (const w of om1?.warnings ?? []) warnLine(w);
     for (const line of simulated ?? []) out(`simulate: ${line}`);
+    for (const line of loaded.notes ?? []) out(line);
     for (const w of loaded.warnings) warnLine(w);
     const modes = Object.keys(loaded.config.modes).length;
     out(`ok: ${displayName(loaded.file)} (${modes} mode${modes === 1 ? '' : 's'}${loaded.legacy ? ', converted from single-mode' : ''})`);

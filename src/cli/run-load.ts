@@ -38,6 +38,7 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
   for (const line of om1?.translations ?? []) print(`om1: ${line}`);
   for (const w of om1?.warnings ?? []) print(`cortexd: warning: ${w}`);
   for (const line of simulated ?? []) print(`simulate: ${line}`);
+  for (const line of loaded.notes ?? []) print(line);
   // OM1's use_tracer: the run is recorded (as --record does) under the state directory's traces/, unless --record names a file.
   if (tracer && !opts.record) {
     const [{ stateDir }, { join }, { mkdirSync }] = await Promise.all([import('../paths.js'), import('node:path'), import('node:fs')]);
@@ -47,8 +48,9 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
     print(`cortexd: use_tracer: recording this run to ${opts.record}`);
   }
   if (opts.simulate) {
-    const { mockSerialPaths } = await import('../config/simulate.js');
-    const paths = mockSerialPaths(loaded.config as Parameters<typeof mockSerialPaths>[0]);
+    const { mockSerialPaths, simulatedControllerPaths } = await import('../config/simulate.js');
+    const users = loaded.config as Parameters<typeof mockSerialPaths>[0];
+    const paths = mockSerialPaths(users);
     if (paths.length > 0) {
       const { SerialPortMock } = await import('serialport');
       for (const path of paths) {
@@ -58,6 +60,9 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
           // made already (a second run in this process)
         }
       }
+      // The motor controller of the serial protocol, simulated: `OK` to each command, so moves and faces succeed.
+      const { simulateControllers } = await import('../../devices/serial-sim-controller.js');
+      simulateControllers(simulatedControllerPaths(users));
     }
   }
   return loaded;

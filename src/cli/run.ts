@@ -1,4 +1,5 @@
 // `cortexd run NAME`: loads a configuration, starts the process root (service, watchdog, signals, agent) until a signal or --for, and stops it gracefully.
+import { fstatSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { hooksDirFor } from '../paths.js';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -31,6 +32,8 @@ async function loadRunModules() {
     import('../fleet/reload.js'),
     import('../config/watch.js'),
   ]);
+  const { canPlaySound } = await import('../sound-output.js');
+  const { join } = await import('node:path');
   return {
     ...agent,
     ...plugins,
@@ -45,6 +48,8 @@ async function loadRunModules() {
     ...paths,
     ...reloadPolicy,
     ...watch,
+    canPlaySound,
+    join,
   };
 }
 
@@ -102,6 +107,21 @@ function listening(url: string): Promise<boolean> {
   });
 }
 
+/**
+ * True when stderr is systemd's journal stream (JOURNAL_STREAM names its device and inode, as
+ * systemd.exec(5) says to check): the service's output is the JSON log, which journalctl keeps.
+ */
+function toJournal(): boolean {
+  const stream = process.env.JOURNAL_STREAM;
+  if (!stream || process.stdout.isTTY) return false;
+  try {
+    const s = fstatSync(2);
+    return stream === `${s.dev}:${s.ino}`;
+  } catch {
+    return false;
+  }
+}
+
 /** Runs an agent to its end; resolves with the exit code. */
 export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
   const {
@@ -121,6 +141,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     resolvePlugins,
     setLogger,
     speechFacts,
+    replayFacts,
     stateDir,
     ConfigWatcher,
     fleetReloadRefusal,
@@ -128,14 +149,19 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     variableRefusal,
     destinationRefusal,
     readReloadPolicy,
+    canPlaySound,
+    join,
   } = await loadRunModules();
-  const viewOn = !opts.events;
-  const tty = viewOn && Boolean(process.stdout.isTTY);
+  // One form of output, never both: the view (a terminal, or its output redirected to a file or a pipe)
+  // with the log's warnings among its lines, or the JSON log (under systemd's journal, and with --events,
+  // whose stdout is JSON events). Logs below warnings would only repeat the view.
+  const viewOn = !opts.events && !toJournal();
   const view = viewOn ? new TerminalView() : undefined;
-  // On a terminal the view shows what matters and the log's warnings among its lines (each kind once
-  // in a while); logs below warnings would only repeat it. Elsewhere the log is JSON lines on stderr.
   const level = process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL;
-  const logger = createLogger(tty ? { level: level ?? 'warn', destination: view!.logDestination() } : {});
+  // A recording (--record, --foxglove) gets every log line too, once it has started.
+  let logTap: ((line: string) => void) | undefined;
+  const tee = (line: string) => logTap?.(line);
+  const logger = createLogger(view ? { level: level ?? 'warn', destination: view.logDestination(), tee } : { tee });
   setLogger(logger);
   const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
   for (const w of loaded.warnings) warnLine(w);
@@ -181,6 +207,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   };
   const eventLines = opts.events ? attachEventLines(bus) : undefined;
   const capture = opts.record || opts.foxglove !== undefined ? await startRunCapture(bus, loaded, opts) : undefined;
+  if (capture) logTap = (line) => capture.logLine(line);
   const inspectUrl = opts.inspect ? (typeof opts.inspect === 'string' ? opts.inspect : 'ws://localhost:8080') : undefined;
   if (inspectUrl) {
     if (await listening(inspectUrl)) errLine(`cortexd: --inspect: sending the statecharts to ${inspectUrl}`);
@@ -192,6 +219,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // @statelyai/inspect (80 ms of CPU to load) only when asked for.
   const inspector = inspectUrl ? (await import('../../actors/modes/inspect.js')).createModeInspector({ url: inspectUrl }) : undefined;
 
+  // Whether a player can play here: the start says where speech really goes (no sound card: files).
+  const soundCard = canPlaySound();
   // What the terminal view says of a configuration: mode names, where speech goes, the start mode.
   const configureView = (l: LoadedConfig, p: Plugins, first: boolean) => {
     const c = l.config;
@@ -199,7 +228,8 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     const typed = c.modes[startMode]?.agent_inputs.some((i) => p.descriptors.inputs.get(i.type)?.typedText === true) ?? false;
     view?.configure({
       displayNames: Object.fromEntries(Object.entries(c.modes).map(([k, m]) => [k, m.display_name])),
-      ...speechFacts(c),
+      ...speechFacts(c, { card: soundCard, fallbackDir: join(stateDir(), 'speech') }),
+      ...replayFacts(c),
       defaultMode: c.default_mode,
       ...(first && restoredMode !== undefined ? { restoredMode } : {}),
       freshCommand: `cortexd run ${opts.config ? `--config ${opts.config}` : l.configName} --fresh`,

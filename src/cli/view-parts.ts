@@ -100,6 +100,10 @@ export interface StartFacts {
   speech: string[];
   /** A command to hear the newest clip, when speech goes to files. */
   hearHint?: string;
+  /** Per mode, the inputs whose microphone is a replayed recording (input type -> the file's name): what they hear is said to be the recording. */
+  replayedMicrophones?: Record<string, Record<string, string>>;
+  /** The start already said that there is no sound card (speech goes to files): the speaker's fallback is not news. */
+  noSoundCard?: boolean;
   /** The default mode, and the mode memory restored instead of it (when it did). */
   defaultMode: string;
   restoredMode?: string;
@@ -115,11 +119,19 @@ function speakerOf(config: unknown): { binding?: string; dir?: string } {
   return speaker && typeof speaker === 'object' ? (speaker as { binding?: string; dir?: string }) : { binding: 'player' };
 }
 
-/** Where the speak actions of `config` send their audio, and which modes can speak. */
-export function speechFacts(config: Pick<AgentConfig, 'modes'>): Pick<StartFacts, 'speakingModes' | 'speech' | 'hearHint'> {
+/**
+ * Where the speak actions of `config` send their audio, and which modes can speak. `sound` is what the
+ * machine can do: without a sound card (`sound.card` false) a `player` speaker's speech goes to WAV
+ * files in `sound.fallbackDir` from its first sentence, and the start says that, not "the speaker".
+ */
+export function speechFacts(
+  config: Pick<AgentConfig, 'modes'>,
+  sound?: { card: boolean; fallbackDir: string },
+): Pick<StartFacts, 'speakingModes' | 'speech' | 'hearHint' | 'noSoundCard'> {
   const speakingModes: string[] = [];
   const speech = new Set<string>();
   let fileDir: string | undefined;
+  let noSoundCard = false;
   for (const [name, mode] of Object.entries(config.modes)) {
     const speak = mode.agent_actions.find((a) => a.llm_label === 'speak') ?? mode.agent_actions.find((a) => a.name === 'speak');
     if (!speak) continue;
@@ -133,8 +145,30 @@ export function speechFacts(config: Pick<AgentConfig, 'modes'>): Pick<StartFacts
       speech.add(`WAV files in ${speaker.dir}`);
       fileDir ??= speaker.dir;
     } else if (speaker.binding === 'null') speech.add('nowhere (speaker binding "null")');
-    else speech.add('the speaker (aplay, paplay or ffplay)');
+    else if (sound && !sound.card) {
+      noSoundCard = true;
+      speech.add(`WAV files in ${sound.fallbackDir} (no sound card here; a WebSim page plays it too)`);
+    } else speech.add('the speaker (aplay, paplay or ffplay)');
   }
   const quoted = fileDir && /^[\w./-]+$/.test(fileDir) ? fileDir : fileDir ? `'${fileDir.replace(/'/g, `'\\''`)}'` : undefined;
-  return { speakingModes, speech: [...speech], ...(quoted ? { hearHint: `aplay "$(ls -t ${quoted}/*.wav | head -1)"` } : {}) };
+  return {
+    speakingModes,
+    speech: [...speech],
+    ...(quoted ? { hearHint: `aplay "$(ls -t ${quoted}/*.wav | head -1)"` } : {}),
+    ...(noSoundCard ? { noSoundCard } : {}),
+  };
+}
+
+/** Per mode, the inputs whose microphone replays a recording (binding `replay`), with the recording's file name. */
+export function replayFacts(config: Pick<AgentConfig, 'modes'>): Pick<StartFacts, 'replayedMicrophones'> {
+  const replayed: Record<string, Record<string, string>> = {};
+  for (const [name, mode] of Object.entries(config.modes)) {
+    for (const input of mode.agent_inputs) {
+      const mic = (input.config as { microphone?: { binding?: unknown; file?: unknown } } | undefined)?.microphone;
+      if (mic?.binding !== 'replay') continue;
+      const file = typeof mic.file === 'string' ? (mic.file.split('/').pop() ?? mic.file) : 'a recording';
+      (replayed[name] ??= {})[input.type] = file;
+    }
+  }
+  return Object.keys(replayed).length ? { replayedMicrophones: replayed } : {};
 }

@@ -104,6 +104,8 @@ export class StreamSummary {
       case 'backingOff': {
         // The first connection attempts of a stream that never streamed are not trouble yet.
         if (e.state === 'connecting' && !t.streamed && t.failures === 0) return undefined;
+        // An idle socket the server closed normally (its silence timeout) and that reopens at once: routine, not news.
+        if (e.state === 'connecting' && e.routine === true) return undefined;
         if (e.state === 'connecting') t.reconnects += 1;
         else t.failures += 1;
         t.breaker = e.breaker === true;

@@ -8,7 +8,7 @@ import { Repeats, renderParts, shapeOf, type Part, type StartFacts, type Style }
 import { StreamSummary, type StreamLine } from './view-streams.js';
 import { oneLine } from '../device-output.js';
 
-export { speechFacts, type StartFacts } from './view-parts.js';
+export { replayFacts, speechFacts, type StartFacts } from './view-parts.js';
 
 export interface ViewOptions {
   /** Where lines go (default stdout). */
@@ -59,6 +59,10 @@ export class TerminalView {
   private readonly shownShape = new Map<string, string>();
   private sub: Subscription | undefined;
   private logBuffer = '';
+  /** The running mode (from the start and each switch): which microphones replay a recording now. */
+  private currentMode: string | undefined;
+  /** Modes whose replayed microphones were said already. */
+  private readonly replaySaid = new Set<string>();
   private readonly quietMs: number;
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -138,6 +142,8 @@ export class TerminalView {
     }
     // The safety governor's log lines repeat its `safety` events, which the view prints itself.
     if (entry.safety !== undefined) return;
+    // The speaker's switch to files when the start already said there is no sound card: not news.
+    if ((entry as { speaker_fallback?: unknown }).speaker_fallback === true && this.facts.noSoundCard) return;
     // A failure of an action, hook or input is also its bus event, which the view prints: one line, not two.
     const failure = entry.err !== undefined || entry.error !== undefined || / failed\b/.test(entry.msg ?? '');
     if (failure && (entry.action !== undefined || entry.hook !== undefined || entry.input !== undefined)) return;
@@ -186,6 +192,22 @@ export class TerminalView {
       this.line(e.at, { style: 'dim', text: `  speech goes to ${f.speech.join('; ')}${f.hearHint ? `; hear the newest: ${f.hearHint}` : ''}` });
     if (f.typed !== false) this.line(e.at, { style: 'dim', text: '  type a line and press Enter to talk to it; Ctrl-C stops' });
     else this.line(e.at, { style: 'dim', text: '  Ctrl-C stops' });
+    this.entered(e.mode, e.at);
+  }
+
+  /** A mode started: its replayed microphones are said once per run, so what they "hear" is not taken for a person. */
+  private entered(mode: string, at: number): void {
+    this.currentMode = mode;
+    const replayed = this.facts.replayedMicrophones?.[mode];
+    if (!replayed || this.replaySaid.has(mode)) return;
+    this.replaySaid.add(mode);
+    for (const [input, file] of Object.entries(replayed))
+      this.line(at, { style: 'yellow', text: `  ${input} hears a recording (${file}, replayed), not a microphone: what it "hears" is that file` });
+  }
+
+  /** The recording an input of the running mode replays, if it does. */
+  private replayedBy(input: string): string | undefined {
+    return this.currentMode === undefined ? undefined : this.facts.replayedMicrophones?.[this.currentMode]?.[input];
   }
 
   render(e: AgentEvent): void {
@@ -219,7 +241,8 @@ export class TerminalView {
       case 'mode.changed': {
         // A reason that already starts with its trigger (`manual: from WebSim`) is not prefixed twice.
         const why = e.reason === e.trigger || e.reason.startsWith(`${e.trigger}:`) ? e.reason : `${e.trigger}: ${e.reason}`;
-        return this.line(e.at, { style: 'magenta', text: `mode ${this.mode(e.from)} -> ${this.mode(e.to)} (${why})` });
+        this.line(e.at, { style: 'magenta', text: `mode ${this.mode(e.from)} -> ${this.mode(e.to)} (${why})` });
+        return this.entered(e.to, e.at);
       }
       case 'mode.refused':
         return this.line(e.at, { style: 'yellow', text: `switch to ${e.requested} refused: ${e.reason}` });
@@ -273,7 +296,12 @@ export class TerminalView {
   private input(e: Extract<AgentEvent, { type: 'input' }>): void {
     if (e.final) {
       this.shownShape.delete(e.input);
-      return this.line(e.at, { style: 'green', text: `heard (${e.input}):` }, ` ${e.text}`);
+      const recording = this.replayedBy(e.input);
+      return this.line(
+        e.at,
+        { style: 'green', text: recording ? `heard (${e.input}, from the recording ${recording}):` : `heard (${e.input}):` },
+        ` ${e.text}`,
+      );
     }
     // Partial transcripts are not what was heard; the final follows.
     if (this.asrInputs.has(e.input)) return;
@@ -327,6 +355,8 @@ export class TerminalView {
   private hook(e: Extract<AgentEvent, { type: 'hook' }>): void {
     const what = `${e.hook_type} ${e.handler_type} hook of ${e.mode}`;
     if (e.cancelled) return this.line(e.at, { style: 'dim', text: `${what} cancelled${e.error ? `: ${e.error.replace(/^cancelled: /, '')}` : ''}` });
+    // A spoken message cut off by someone speaking over it (barge-in) did what it should: "(speech interrupted)" said so.
+    if (!e.ok && e.handler_type.startsWith('message') && /^speak: interrupted$/.test(e.error ?? '')) return;
     if (!e.ok) return this.once(`hook:${what}:${shapeOf(e.error ?? '')}`, e.at, [{ style: 'yellow', text: `${what} failed: ${oneLine(e.error ?? '', 240)}` }]);
     if (e.handler_type.startsWith('message') && !this.canSpeak(e.mode)) {
       this.line(e.at, { style: 'yellow', text: `not spoken (mode ${e.mode} has no speak action): ${e.hook_type} ${e.handler_type}` });

@@ -23,7 +23,9 @@ import { checkVersion } from './version.js';
 import { crossCheck, hookModuleWarnings } from './cross-check.js';
 import { openCvWarnings } from './opencv-users.js';
 import { ddsWarnings } from './dds-users.js';
-import { ADDRESS_KEYS, EMBEDDED, readAddresses, type AddressSettings } from '../cloud/addresses.js';
+import { ADDRESS_KEYS, type AddressKey, EMBEDDED, readAddresses, type AddressSettings } from '../cloud/addresses.js';
+import { deviceNeeds } from './device-needs.js';
+import { applyModelEndpoint, isEndpointProblem, MODEL_ENDPOINT_ENV, modelEndpoint } from './model-endpoint.js';
 import { readFleet } from './fleet.js';
 
 export interface LoadTarget {
@@ -241,6 +243,17 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     variables.push({ path: 'api_key', names: ['OM_API_KEY'] });
   }
 
+  // CORTEX_LLM_BASE_URL: the hosted models go to an OpenAI-compatible server instead (docs/models.md).
+  const endpoint = modelEndpoint(env);
+  const notes: string[] = [];
+  if (isEndpointProblem(endpoint)) fail(endpoint.path, endpoint.message, 'env');
+  else if (endpoint) {
+    if (endpoint.apiKey) concealer.add(endpoint.apiKey, [endpoint.keyFrom ?? MODEL_ENDPOINT_ENV.key]);
+    notes.push(...applyModelEndpoint(data, endpoint).map((line) => `model: ${line}`));
+    if (notes.length === 0)
+      notes.push(`model: ${MODEL_ENDPOINT_ENV.base} is set, but this configuration has no CloudLLM to send there (a LocalLLM keeps its own base_url)`);
+  }
+
   // Schema. A field left out for an unset variable is an error naming the variable(s) when the
   // schema (or a plugin's schema, below) requires it, else a warning once all checks have run.
   // jitless: a configuration is parsed once, so zod's compiled fast path (a new Function per object
@@ -352,7 +365,11 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   if (issues.length > 0 || !addresses) throw new ConfigError(issues, warnings);
 
   const apiKey = config.api_key || envKey || '';
-  const allEmbedded = ADDRESS_KEYS.every((k) => addresses[k] === EMBEDDED);
+  // The key is judged only where it goes to the hosted API: an address a plugin of this configuration
+  // calls that is not the embedded service. A key for an OpenAI-compatible server (CORTEX_LLM_BASE_URL,
+  // a LocalLLM) may have any shape.
+  const hostedUse = options.plugins === false ? ADDRESS_KEYS : (deviceNeeds(config).services ?? []).map((s) => s.address as AddressKey);
+  const allEmbedded = hostedUse.every((k) => addresses[k] === EMBEDDED);
   if (!allEmbedded && !/^key_(live|test)_/.test(apiKey)) {
     warn(
       'api_key',
@@ -374,5 +391,6 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     sha256: createHash('sha256').update(text).digest('hex'),
     variables,
     warnings,
+    ...(notes.length ? { notes } : {}),
   };
 }

@@ -281,4 +281,6 @@ export interface LoadedConfig {
   /** Where the file reads the environment: each `${VAR}` substituted, by path (built-ins CONFIG_DIR/STATE_DIR left out). */
   variables?: { path: string; names: string[] }[];
   warnings: string[];
+  /** What the environment changed that a person should know, one line each (an OpenAI-compatible model endpoint). */
+  notes?: string[];
 }

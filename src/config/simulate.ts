@@ -10,6 +10,11 @@ export interface Simulation {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The simulated battery: a power_supply tree in sysfs's shape (BAT0, 87%, discharging, 12.3 V). */
+export function simulatedPowerSupply(): string {
+  return join(projectRoot(), 'config', 'media', 'power_supply');
+}
+
 /** The speech the simulated microphone replays (a person saying "turn left", looped). */
 export function simulatedSpeechFile(): string {
   return join(projectRoot(), 'config', 'media', 'turn_left.wav');
@@ -72,6 +77,10 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
       } else if (type === 'BatteryInput' && c.binding === 'serial') {
         c.serial_binding = 'mock';
         at(path, `BatteryInput serial port ${String(c.serial_port)} -> a mock port`);
+      } else if (type === 'BatteryInput') {
+        at(path, `BatteryInput ${String(c.path ?? '/sys/class/power_supply')} -> a simulated battery (config/media/power_supply: 87%, discharging)`);
+        c.path = simulatedPowerSupply();
+        delete c.device;
       } else if (type === 'BodyInput') {
         at(path, `BodyInput binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
         c.binding = 'sim';
@@ -90,7 +99,7 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
         at(path, `${connector} speaker -> the null sink (played in real time, not heard)`);
       } else if (connector === 'serial') {
         c.binding = 'mock';
-        at(path, `serial ${String(c.path)} -> a mock port`);
+        at(path, `serial ${String(c.path)} -> a mock port with a simulated controller (answers OK)`);
       } else if (connector === 'body') {
         at(path, `body binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
         c.binding = 'sim';
@@ -121,13 +130,18 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
     at('lidar', `LaserScan on ${String(topic ?? '/scan')} over ROS 2 -> the simulated lidar of the simulated body, in a simulated room`);
     config.lidar = { ...lookFrom, ...geometry, source: 'sim' };
   }
+  if (isObject(config.safety) && isObject(config.safety.estop_serial) && config.safety.estop_serial.binding !== 'mock') {
+    at('safety.estop_serial', `e-stop line on ${String(config.safety.estop_serial.path)} -> a mock port (no button: latch it with cortexd estop or WebSim)`);
+    config.safety.estop_serial.binding = 'mock';
+  }
   config.service = { base_url: 'embedded', ws_base_url: 'embedded', asr_ws_url: 'embedded', vlm_ws_url: 'embedded' };
   at('service', 'every address -> embedded (the local service in this process; CORTEX_* addresses are not read)');
   return { config, lines };
 }
 
-/** The serial paths a simulated configuration opens with the mock binding (each needs a mock port made before start). */
-export function mockSerialPaths(config: {
+/** The parts of a loaded configuration that name serial ports. */
+interface SerialUsers {
+  safety?: { estop_serial?: { binding: string; path: string } | undefined } | undefined;
   modes: Record<
     string,
     {
@@ -136,8 +150,12 @@ export function mockSerialPaths(config: {
       agent_actions: Array<{ connector: string; config: Record<string, unknown> }>;
     }
   >;
-}): string[] {
-  const paths = new Set<string>();
+}
+
+/** The serial paths a simulated configuration opens with the mock binding (each needs a mock port made before start). */
+export function mockSerialPaths(config: SerialUsers): string[] {
+  const paths = new Set<string>(simulatedControllerPaths(config));
+  if (config.safety?.estop_serial?.binding === 'mock') paths.add(config.safety.estop_serial.path);
   for (const m of Object.values(config.modes)) {
     for (const i of [...m.agent_inputs, ...(m.backgrounds ?? [])])
       if (i.config.binding === 'mock' && (i.type === 'SerialReader' || i.type === 'GpsInput'))
@@ -145,5 +163,13 @@ export function mockSerialPaths(config: {
       else if (i.type === 'BatteryInput' && i.config.serial_binding === 'mock' && typeof i.config.serial_port === 'string') paths.add(i.config.serial_port);
     for (const a of m.agent_actions) if (a.connector === 'serial' && a.config.binding === 'mock' && typeof a.config.path === 'string') paths.add(a.config.path);
   }
+  return [...paths];
+}
+
+/** The mock ports of `serial` connectors (`move`, `face`): a simulated controller answers their commands. */
+export function simulatedControllerPaths(config: SerialUsers): string[] {
+  const paths = new Set<string>();
+  for (const m of Object.values(config.modes))
+    for (const a of m.agent_actions) if (a.connector === 'serial' && a.config.binding === 'mock' && typeof a.config.path === 'string') paths.add(a.config.path);
   return [...paths];
 }

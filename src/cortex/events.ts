@@ -208,6 +208,8 @@ export interface StreamEvent {
   reason?: string;
   /** backingOff: the quick-failure breaker is open. */
   breaker?: boolean;
+  /** connecting: the reconnect that follows a session the server ended normally (its silence timeout); not trouble. */
+  routine?: boolean;
   /** Connections opened since the stream started. */
   connections?: number;
   /** ASR: audio bytes handed to sockets. */

@@ -13,7 +13,10 @@ import {
   eventChannel,
   eventMessage,
   frameMessage,
+  LOG_LEVEL,
   lidarChannel,
+  logChannel,
+  logMessage,
   microphoneChannel,
 } from './channels.js';
 import { FoxgloveLive } from './foxglove.js';
@@ -41,6 +44,8 @@ export interface Capture {
   /** Handed to the agent: inputs give it the frames they send and the audio they hear. */
   readonly media: MediaTap;
   readonly foxgloveUrl: string | undefined;
+  /** One line of the process log (pino JSON): recorded on `/log` as `foxglove.Log`. */
+  logLine(line: string): void;
   close(): Promise<RecorderStats | undefined>;
 }
 
@@ -128,13 +133,47 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
     },
   };
 
+  const logSpec = logChannel();
   return {
     media,
     foxgloveUrl: live?.url,
+    logLine(line) {
+      const entry = parseLogLine(line);
+      if (entry) emit(logSpec, () => logMessage(entry.level, entry.message, entry.name, entry.atMs), entry.atMs, false);
+    },
     async close() {
       sub.unsubscribe();
       await live?.close();
       return recorder?.close();
     },
+  };
+}
+
+/** pino's numeric levels as foxglove.LogLevel. */
+function foxgloveLevel(pinoLevel: number): number {
+  if (pinoLevel >= 60) return LOG_LEVEL.fatal;
+  if (pinoLevel >= 50) return LOG_LEVEL.error;
+  if (pinoLevel >= 40) return LOG_LEVEL.warning;
+  if (pinoLevel >= 30) return LOG_LEVEL.info;
+  return LOG_LEVEL.debug;
+}
+
+/** A pino JSON line as a log message: its level, text (with the error it carries), who said it and when; undefined for what is not one. */
+export function parseLogLine(line: string): { level: number; message: string; name: string; atMs: number } | undefined {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (!entry || typeof entry !== 'object' || typeof entry.msg !== 'string') return undefined;
+  const error = typeof entry.error === 'string' ? entry.error : (entry.err as { message?: unknown } | undefined)?.message;
+  const message = typeof error === 'string' && error && !entry.msg.includes(error) ? `${entry.msg}: ${error}` : entry.msg;
+  const who = ['mode', 'input', 'action', 'actor', 'simulator', 'hook'].map((k) => entry[k]).filter((v): v is string => typeof v === 'string');
+  return {
+    level: foxgloveLevel(typeof entry.level === 'number' ? entry.level : 30),
+    message,
+    name: who.length ? `cortexd/${who.join('/')}` : 'cortexd',
+    atMs: typeof entry.time === 'number' ? entry.time : Date.now(),
   };
 }

@@ -1,6 +1,6 @@
 // The channels of a recording and of the live Foxglove socket: topic names, schemas (JSON Schema; ros2msg for DDS samples), and how a bus event or a media sample becomes a message.
 import type { AgentEvent } from '../cortex/events.js';
-import { redactDeep } from '../redact.js';
+import { redact, redactDeep } from '../redact.js';
 
 /**
  * One channel: a topic, its message encoding and its schema. JSON messages with a JSON Schema (so
@@ -100,19 +100,25 @@ export function lidarChannel(): ChannelSpec {
   };
 }
 
+/**
+ * Microphone audio as Foxglove's `foxglove.RawAudio` (interleaved little-endian 16-bit PCM, format
+ * `pcm-s16`), so Foxglove plays it. Recordings made before this schema hold `cortexd.RawAudio`
+ * (format `pcm_s16le`, the same fields): the reader takes either, as it takes any schema.
+ */
 export function microphoneChannel(input: string): ChannelSpec {
   return {
     topic: `${MICROPHONE_PREFIX}${input}`,
-    schemaName: 'cortexd.RawAudio',
+    schemaName: 'foxglove.RawAudio',
     schema: {
-      title: 'cortexd.RawAudio',
+      title: 'foxglove.RawAudio',
+      description: 'A single block of an audio bitstream',
       type: 'object',
       properties: {
-        timestamp: timeSchema,
-        format: { type: 'string', description: 'pcm_s16le' },
-        sample_rate: { type: 'integer' },
-        number_of_channels: { type: 'integer' },
-        data: { type: 'string', contentEncoding: 'base64' },
+        timestamp: { ...timeSchema, description: 'Timestamp of the start of the audio block' },
+        data: { type: 'string', contentEncoding: 'base64', description: 'Audio data. The samples in the data must be interleaved and little-endian' },
+        format: { type: 'string', description: "Audio format. Only 'pcm-s16' is currently supported" },
+        sample_rate: { type: 'integer', minimum: 0, description: 'Sample rate in Hz' },
+        number_of_channels: { type: 'integer', minimum: 0, description: 'Number of channels in the audio block' },
       },
     },
   };
@@ -132,6 +138,53 @@ export function ddsChannel(ddsTopic: string, rosType: string, definition: string
   return { topic: ddsChannelTopic(ddsTopic), schemaName: rosType, schema: {}, ros2msg: definition };
 }
 
+/** The run's log lines (warnings and errors of the process log, and the bus's `error` events) as Foxglove's `foxglove.Log`. */
+export const LOG_TOPIC = '/log';
+
+export const LOG_LEVEL = { unknown: 0, debug: 1, info: 2, warning: 3, error: 4, fatal: 5 } as const;
+
+export function logChannel(): ChannelSpec {
+  return {
+    topic: LOG_TOPIC,
+    schemaName: 'foxglove.Log',
+    schema: {
+      title: 'foxglove.Log',
+      description: 'A log message',
+      type: 'object',
+      properties: {
+        timestamp: { ...timeSchema, description: 'Timestamp of the log message' },
+        level: {
+          title: 'foxglove.LogLevel',
+          description: 'Log level',
+          oneOf: Object.entries(LOG_LEVEL).map(([title, value]) => ({ title: title.toUpperCase(), const: value })),
+        },
+        message: { type: 'string', description: 'Log message' },
+        name: { type: 'string', description: 'Process or node name' },
+        file: { type: 'string', description: 'Filename' },
+        line: { type: 'integer', minimum: 0, description: 'Line number in the file' },
+      },
+    },
+  };
+}
+
+/**
+ * The channel of the recorder's chunk-closing padding (see recorder.ts), with a schema like every
+ * channel: each message is an empty JSON object followed by spaces (JSON allows the whitespace, lz4
+ * makes it ~100 bytes). Recordings made before it hold zeros on a channel without a schema; readers skip both.
+ */
+export function syncChannel(): ChannelSpec {
+  return {
+    topic: SYNC_TOPIC,
+    schemaName: 'cortexd.Sync',
+    schema: {
+      title: 'cortexd.Sync',
+      description: 'Padding that closes the open chunk every second (an empty object and whitespace); readers skip it.',
+      type: 'object',
+      properties: {},
+    },
+  };
+}
+
 export const timeOf = (atMs: number) => ({ sec: Math.floor(atMs / 1000), nsec: Math.round((atMs % 1000) * 1e6) });
 
 /** A bus event as recorded: secrets redacted like the logs (prompts and answers may quote a key). */
@@ -144,5 +197,18 @@ export function frameMessage(input: string, jpeg: Buffer, atMs: number): Record<
 }
 
 export function audioMessage(pcm: Buffer, rate: number, atMs: number): Record<string, unknown> {
-  return { timestamp: timeOf(atMs), format: 'pcm_s16le', sample_rate: rate, number_of_channels: 1, data: pcm.toString('base64') };
+  return { timestamp: timeOf(atMs), data: pcm.toString('base64'), format: 'pcm-s16', sample_rate: rate, number_of_channels: 1 };
+}
+
+/** The padding message of the sync channel: `{}` and spaces, `bytes` long. */
+export function syncMessage(bytes: number): Uint8Array {
+  const pad = new Uint8Array(bytes).fill(0x20);
+  pad[0] = 0x7b; // {
+  pad[1] = 0x7d; // }
+  return pad;
+}
+
+/** One log line as `foxglove.Log`: `name` is who said it (the mode, input or action of the line, else `cortexd`). */
+export function logMessage(level: number, message: string, name: string, atMs: number): Record<string, unknown> {
+  return { timestamp: timeOf(atMs), level, message: redact(message), name, file: '', line: 0 };
 }

@@ -3,7 +3,7 @@ import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { McapWriter } from '@mcap/core';
 import { FileHandleWritable } from '@mcap/nodejs';
 import { describeError } from '../errors.js';
-import { type ChannelSpec, SYNC_TOPIC } from './channels.js';
+import { type ChannelSpec, SYNC_TOPIC, syncChannel, syncMessage } from './channels.js';
 import { compressChunk } from './compression.js';
 
 export interface RecorderOptions {
@@ -32,6 +32,7 @@ export interface RecorderStats {
 
 /** Chunks close at this size; a sync message pads the open chunk past it to close it on time (zeros cost ~100 bytes in lz4). */
 const CHUNK_BYTES = 64 * 1024;
+const SYNC_SPEC = syncChannel();
 
 interface Pending {
   topic: string;
@@ -167,7 +168,7 @@ export class Recorder {
     if (!this.dirty || this.closed || this.failed) return;
     this.dirty = false;
     const now = this.options.now?.() ?? Date.now();
-    this.queue.push({ topic: SYNC_TOPIC, spec: undefined, message: new Uint8Array(CHUNK_BYTES + 1), atMs: now, media: false });
+    this.queue.push({ topic: SYNC_TOPIC, spec: SYNC_SPEC, message: syncMessage(CHUNK_BYTES + 1), atMs: now, media: false });
     this.kick();
   }
 

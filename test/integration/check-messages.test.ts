@@ -32,8 +32,8 @@ const SLIPS: Slip[] = [
   },
   {
     what: "a misspelt mode key (QUICKSTART's first edit)",
-    from: 'system_prompt_base: "You are Pip, a small',
-    to: 'system_prompt_bse: "You are Pip, a small',
+    from: 'system_prompt_base: "Your name is Pip. You are a small',
+    to: 'system_prompt_bse: "Your name is Pip. You are a small',
     fix: /modes\.idle\.system_prompt_bse: unknown field; did you mean "system_prompt_base"\? \(rename it: system_prompt_base is required and missing/,
   },
   {

@@ -1,4 +1,4 @@
-// `cortexd run default` on a real pseudo-terminal: colours as escape sequences, NO_COLOR, what the robot says, the start lines, the restored mode, Ctrl-D.
+// `cortexd run default` on a real pseudo-terminal: colours as escape sequences, NO_COLOR, what the robot says, the start lines, the restored mode, Ctrl-D, a replayed microphone said as one.
 import { requireBuild, requireCommands } from '../helpers/requires.js';
 import t from 'tap';
 import { readFileSync } from 'node:fs';
@@ -54,10 +54,7 @@ t.test('a first run: colours reach the terminal, the start lines say where speec
   mark = run.screen().length;
   run.type('what is your name\r');
   await run.waitFor(/not spoken: mode sleep has no speak action/, 20_000, mark);
-  t.match(
-    visible(run.screen().slice(mark)),
-    /model gen-4o-mini \d+ ms, \d+ CU: "I am a robot running cortexd\." \(not spoken: mode sleep has no speak action\)/,
-  );
+  t.match(visible(run.screen().slice(mark)), /model gen-4o-mini \d+ ms, \d+ CU: "My name is Pip\." \(not spoken: mode sleep has no speak action\)/);
 
   mark = run.screen().length;
   t.equal(await stop(run), 0);
@@ -113,4 +110,19 @@ t.test('NO_COLOR=1: no colour code at all, warnings included; Ctrl-D is said onc
   const screen = run.screen();
   t.notOk(screen.includes(ESC), 'not one escape sequence under NO_COLOR=1');
   t.equal(visible(screen).match(/typed input ended/g)?.length, 1, 'Ctrl-D is said once');
+});
+
+t.test('a replayed microphone says so on screen: at the start of its mode, and on what it hears', async (t) => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const state = mkdtempSync(join(tmpdir(), 'cortexd-replayed-'));
+  t.teardown(() => rmSync(state, { recursive: true, force: true }));
+  // --simulate replays a recording into the voice template's microphone ("turn left", looped).
+  const run = runInPty(['run', 'conversation', '--simulate', '--fresh', '--websim-port', '0'], { CORTEX_STATE_DIR: state, NO_COLOR: '1' });
+  t.teardown(() => void run.child.kill('SIGKILL'));
+  await run.waitFor(/heard \(SpeechlabASRInput, from the recording turn_left\.wav\): turn left/, 60_000);
+  const screen = visible(run.screen());
+  t.match(screen, /SpeechlabASRInput hears a recording \(turn_left\.wav, replayed\), not a microphone/, 'the start of the mode says it');
+  t.notMatch(screen, /heard \(SpeechlabASRInput\):/, 'nothing it hears looks like a person');
+  t.equal(await stop(run), 0);
 });

@@ -1,4 +1,4 @@
-// On a machine with no sound card, under a real terminal: each failure is one line in our words (no literal \n, no ALSA dump, no recorder advice), the fallback to WAV files is announced once, and --verbose shows the device's own output.
+// On a machine with no sound card, under a real terminal: the start says speech goes to WAV files (never "the speaker" then "no sound card"), each failure is one line in our words (no literal \n, no ALSA dump, no recorder advice), and --verbose shows the device's own output.
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -42,7 +42,10 @@ t.test('no sound card, plain and --verbose (both runs at once)', { skip }, async
   t.test('plain: one readable line per failure, the fallback said once, speech in WAV files', async (t) => {
     const { screen, files } = plain;
     const lines = screen.split('\n').filter((l) => l.trim());
-    t.equal(lines.filter((l) => /no sound card: speech saved to .*speech instead$/.test(l)).length, 1, 'the fallback is announced once');
+    // One true thing about sound, at the start: speech goes to files, because there is no sound card.
+    t.equal(lines.filter((l) => /no sound card/.test(l)).length, 1, 'no sound card is said once');
+    t.match(screen, /speech goes to WAV files in .*speech \(no sound card here; a WebSim page plays it too\)/, 'and said at the start');
+    t.notMatch(screen, /speech goes to the speaker/, 'the start never promises a speaker');
     t.notMatch(screen, /\\n/, 'no literal \\n');
     t.notMatch(screen, /ALSA lib|audio open error/, 'no device dump');
     t.notMatch(screen, /DEBUG=record|Enable debugging/, "no recorder library's advice");

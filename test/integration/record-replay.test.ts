@@ -5,10 +5,10 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { McapIndexedReader } from '@mcap/core';
-import { FileHandleReadable } from '@mcap/nodejs';
+import { McapIndexedReader, McapWriter } from '@mcap/core';
+import { FileHandleReadable, FileHandleWritable } from '@mcap/nodejs';
 import foxglove from '@foxglove/ws-protocol';
-import { decompressHandlers } from '../../src/record/compression.js';
+import { compressChunk, decompressHandlers } from '../../src/record/compression.js';
 import WebSocket from 'ws';
 import { readRecording } from '../../src/record/reader.js';
 import { MAIN, startAgent, typeLines, workDir } from '../helpers/agent-process.js';
@@ -81,7 +81,8 @@ t.test('a recorded run reads back, replays to the same decisions, and a changed 
   const config = w.file('recorded.json5');
   writeFileSync(config, configText(w.socket, wav));
   const file = w.file('run.mcap');
-  const agent = startAgent(config, w.state, ['--record', file, '--for', '90s']);
+  // Info lines too, so the log channel has the run's first lines (the e-stop socket's address).
+  const agent = startAgent(config, w.state, ['--record', file, '--for', '90s'], { CORTEX_LOG_LEVEL: 'info' });
   t.teardown(() => void agent.child.kill('SIGKILL'));
   await agent.waitFor((e) => e.type === 'tick', 30_000, 'the first tick');
   await agent.waitFor((e) => e.type === 'context' && e.source === 'input.LocalVLMInput', 30_000, 'the camera analysed');
@@ -109,9 +110,13 @@ t.test('a recorded run reads back, replays to the same decisions, and a changed 
   const topicOf = new Map([...reader.channelsById].map(([id, c]) => [id, c.topic]));
   let last = 0n;
   let ordered = true;
+  const firstValue = new Map<string, Record<string, unknown>>();
+  const logValues: Array<Record<string, unknown>> = [];
   for await (const m of reader.readMessages()) {
     const topic = topicOf.get(m.channelId)!;
     byTopic.set(topic, (byTopic.get(topic) ?? 0) + 1);
+    if (!firstValue.has(topic)) firstValue.set(topic, JSON.parse(Buffer.from(m.data).toString('utf8')) as Record<string, unknown>);
+    if (topic === '/log') logValues.push(JSON.parse(Buffer.from(m.data).toString('utf8')) as Record<string, unknown>);
     if (m.logTime < last) ordered = false;
     last = m.logTime;
   }
@@ -122,7 +127,31 @@ t.test('a recorded run reads back, replays to the same decisions, and a changed 
     return ch ? reader.schemasById.get(ch.schemaId)?.name : undefined;
   };
   t.equal(schemaOf('/camera/LocalVLMInput'), 'foxglove.CompressedImage', 'camera frames as foxglove.CompressedImage');
-  t.equal(schemaOf('/microphone/SpeechlabASRInput'), 'cortexd.RawAudio', 'microphone audio as raw PCM');
+  t.equal(schemaOf('/microphone/SpeechlabASRInput'), 'foxglove.RawAudio', 'microphone audio as foxglove.RawAudio (Foxglove plays it)');
+  t.equal(schemaOf('/log'), 'foxglove.Log', 'the log lines as foxglove.Log');
+  t.equal(schemaOf('/cortexd/sync'), 'cortexd.Sync', 'the chunk-closing channel has a schema too');
+  const schemaless = [...reader.channelsById.values()].filter((c) => c.schemaId === 0 || !reader.schemasById.has(c.schemaId)).map((c) => c.topic);
+  t.same(schemaless, [], 'every channel has a schema');
+  t.ok(
+    [...reader.channelsById.values()].every((c) => c.messageEncoding === 'json' && reader.schemasById.get(c.schemaId)?.encoding === 'jsonschema'),
+    'every channel is JSON with a JSON Schema',
+  );
+  const audio = firstValue.get('/microphone/SpeechlabASRInput')!;
+  t.match(
+    audio,
+    { format: 'pcm-s16', sample_rate: 16000, number_of_channels: 1, timestamp: { sec: Number, nsec: Number } },
+    'audio fields as Foxglove names them',
+  );
+  t.ok(Buffer.from(String(audio.data), 'base64').length > 0, 'audio data in base64');
+  t.ok(logValues.length > 0, `the run's log lines are recorded (${logValues.length})`);
+  t.ok(
+    logValues.every((v) => [0, 1, 2, 3, 4, 5].includes(v.level as number) && typeof v.message === 'string' && /^cortexd/.test(String(v.name))),
+    'each as foxglove.Log: a LogLevel, a message, who said it',
+  );
+  t.ok(
+    logValues.some((v) => v.level === 2),
+    'info lines as INFO (2)',
+  );
   t.ok((byTopic.get('/camera/LocalVLMInput') ?? 0) > 0 && (byTopic.get('/microphone/SpeechlabASRInput') ?? 0) > 0, 'frames and audio are recorded');
   const count = (type: string) => agent.events.filter((e) => e.type === type).length;
   for (const type of ['mode.changed', 'prompt', 'model.answer', 'action'])
@@ -159,7 +188,57 @@ t.test('a recorded run reads back, replays to the same decisions, and a changed 
   t.equal(summary.code, 0);
   t.match(summary.out, /modes: idle -> chat -> idle/);
   t.match(summary.out, /\/camera\/LocalVLMInput\s+\d+ messages/);
+  t.match(summary.out, /foxglove\.RawAudio/);
+
+  // A recording as cortexd wrote them before Foxglove's schemas: `cortexd.RawAudio` (format pcm_s16le),
+  // no log channel, zeros on a sync channel without a schema. Replay still reads it.
+  const old = w.file('before-foxglove-schemas.mcap');
+  await writeOldFormat(file, old);
+  const oldSummary = await cli(['replay', old, '--summary']);
+  t.equal(oldSummary.code, 0, oldSummary.err);
+  t.match(oldSummary.out, /cortexd\.RawAudio/, 'the old audio schema is read');
+  t.match(oldSummary.out, /modes: idle -> chat -> idle/);
+  const oldReplay = await cli(['replay', old]);
+  t.equal(oldReplay.code, 0, `an old recording replays to the same decisions: ${oldReplay.out}${oldReplay.err}`);
+  t.match(oldReplay.out, /same decisions/);
 });
+
+/** Rewrites `from` as cortexd wrote recordings before Foxglove's schemas (see the test above). */
+async function writeOldFormat(from: string, to: string): Promise<void> {
+  const input = await open(from, 'r');
+  const reader = await McapIndexedReader.Initialize({ readable: new FileHandleReadable(input), decompressHandlers });
+  const output = await open(to, 'w');
+  const writer = new McapWriter({ writable: new FileHandleWritable(output), chunkSize: 64 * 1024, compressChunk });
+  await writer.start({ profile: '', library: 'cortexd' });
+  for await (const a of reader.readAttachments()) await writer.addAttachment(a);
+  const ids = new Map<number, number>();
+  for (const [id, c] of reader.channelsById) {
+    if (c.topic === '/log') continue;
+    const schema = reader.schemasById.get(c.schemaId)!;
+    if (c.topic === '/cortexd/sync') {
+      ids.set(id, await writer.registerChannel({ schemaId: 0, topic: c.topic, messageEncoding: '', metadata: new Map() }));
+      continue;
+    }
+    const old = schema.name === 'foxglove.RawAudio' ? 'cortexd.RawAudio' : schema.name;
+    const schemaId = await writer.registerSchema({ name: old, encoding: schema.encoding, data: schema.data });
+    ids.set(id, await writer.registerChannel({ schemaId, topic: c.topic, messageEncoding: c.messageEncoding, metadata: new Map() }));
+  }
+  for await (const m of reader.readMessages()) {
+    const channelId = ids.get(m.channelId);
+    if (channelId === undefined) continue;
+    const topic = reader.channelsById.get(m.channelId)!.topic;
+    let data: Uint8Array = m.data;
+    if (topic === '/cortexd/sync') data = new Uint8Array(m.data.byteLength);
+    else if (topic.startsWith('/microphone/')) {
+      const v = JSON.parse(Buffer.from(m.data).toString('utf8')) as Record<string, unknown>;
+      data = Buffer.from(JSON.stringify({ ...v, format: 'pcm_s16le' }));
+    }
+    await writer.addMessage({ ...m, channelId, data });
+  }
+  await writer.end();
+  await output.close();
+  await input.close();
+}
 
 t.test('kill -9 mid-run leaves a recording that reads up to its last second', async (t) => {
   const w = workDir();

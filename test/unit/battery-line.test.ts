@@ -78,13 +78,14 @@ t.test('the serial binding on a mock port: readings publish the sysfs context ke
   await input.stop();
 });
 
-t.test('--simulate puts a serial battery board on a mock port and makes that port', async (t) => {
+t.test('--simulate puts a serial battery board on a mock port and makes that port, and a sysfs battery on the simulated one', async (t) => {
   const bg = { type: 'BatteryInput', config: { binding: 'serial', serial_port: '/dev/ttyBAT' } };
   const sysfs = { type: 'BatteryInput', config: {} };
   const sim = simulateConfig({ modes: { m: { agent_inputs: [sysfs], backgrounds: [bg], agent_actions: [] } } });
   t.match(sim.lines.join('\n'), /modes\.m\.backgrounds\[0\]: BatteryInput serial port \/dev\/ttyBAT -> a mock port/);
   const modes = sim.config.modes as Parameters<typeof mockSerialPaths>[0]['modes'];
   t.equal(modes.m!.backgrounds![0]!.config.serial_binding, 'mock');
-  t.same(modes.m!.agent_inputs[0]!.config, {}, 'the sysfs binding is left alone');
+  t.match(modes.m!.agent_inputs[0]!.config, { path: /config\/media\/power_supply$/ }, 'the sysfs binding reads the simulated battery');
+  t.match(sim.lines.join('\n'), /modes\.m\.agent_inputs\[0\]: BatteryInput \/sys\/class\/power_supply -> a simulated battery/);
   t.same(mockSerialPaths({ modes }), ['/dev/ttyBAT']);
 });

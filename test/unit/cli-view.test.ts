@@ -1,6 +1,6 @@
 // The terminal view's lines: escaping before colour, repeated warnings held back, socket storms summarised, answers not spoken, cancelled hooks, partials hidden.
 import t from 'tap';
-import { TerminalView, speechFacts } from '../../src/cli/view.js';
+import { TerminalView, replayFacts, speechFacts } from '../../src/cli/view.js';
 import type { AgentEvent, StreamEvent } from '../../src/cortex/events.js';
 import { loadConfig } from '../../src/config/load.js';
 
@@ -239,4 +239,56 @@ t.test("a safety stop is one line: the governor's log line is not printed beside
   t.equal(text().length, 1, 'the next dead-man stop a few seconds later is held back');
   v.render({ type: 'safety', at: 8000, kind: 'estop', source: 'websim', reason: 'button' });
   t.match(text()[1], /^EMERGENCY STOP by websim: button/, 'an e-stop is always shown');
+});
+
+t.test('no sound card: the start says speech goes to files, and the fallback later is not said again', async (t) => {
+  const loaded = await loadConfig({ name: 'conversation' }, { env: {} });
+  const facts = speechFacts(loaded.config, { card: false, fallbackDir: '/var/lib/cortexd/speech' });
+  t.equal(facts.noSoundCard, true);
+  const { v, text } = view(false, { ...facts, defaultMode: 'conversation', typed: false });
+  v.render({ type: 'agent.started', at: 0, config: 'conversation', mode: 'conversation' });
+  v.logDestination().write(
+    `${JSON.stringify({ level: 40, time: 1, speaker_fallback: true, msg: 'no sound card: speech saved to /var/lib/cortexd/speech instead' })}\n`,
+  );
+  const all = text().join('\n');
+  t.match(all, /speech goes to WAV files in \/var\/lib\/cortexd\/speech \(no sound card here; a WebSim page plays it too\)/);
+  t.notMatch(all, /the speaker/, 'never "the speaker"');
+  t.notMatch(all, /no sound card: speech saved/, 'the fallback is not news: the start said it');
+
+  // With a sound card the start says the speaker; a fallback then (a card the user may not open) is said.
+  const withCard = view(false, { ...speechFacts(loaded.config, { card: true, fallbackDir: '/x' }), defaultMode: 'conversation', typed: false });
+  withCard.v.render({ type: 'agent.started', at: 0, config: 'conversation', mode: 'conversation' });
+  withCard.v.logDestination().write(`${JSON.stringify({ level: 40, time: 1, speaker_fallback: true, msg: 'no sound card: speech saved to /x instead' })}\n`);
+  t.match(withCard.text().join('\n'), /speech goes to the speaker[\s\S]*warning: no sound card: speech saved to \/x instead/);
+});
+
+t.test('a replayed microphone says so at the start of its mode and on each thing it hears', async (t) => {
+  const { simulateConfig } = await import('../../src/config/simulate.js');
+  const loaded = await loadConfig({ name: 'default' });
+  const facts = replayFacts(loaded.config);
+  t.same(Object.keys(facts.replayedMicrophones ?? {}), ['explore'], 'the default companion replays a recording in explore');
+  const { v, text } = view(false, { ...facts, defaultMode: 'idle' });
+  v.render({ type: 'agent.started', at: 0, config: 'default', mode: 'idle' });
+  v.render({ type: 'mode.changed', at: 1, from: 'idle', to: 'explore', trigger: 'input_triggered', reason: 'keyword "explore"' });
+  v.render({ type: 'input', at: 2, mode: 'explore', input: 'SpeechlabASRInput', text: 'turn left', final: true });
+  v.render({ type: 'mode.changed', at: 3, from: 'explore', to: 'idle', trigger: 'timeout', reason: 'timeout' });
+  v.render({ type: 'mode.changed', at: 4, from: 'idle', to: 'explore', trigger: 'input_triggered', reason: 'keyword "explore"' });
+  const lines = text();
+  t.equal(lines.filter((l) => /SpeechlabASRInput hears a recording \(turn_left\.wav, replayed\), not a microphone/.test(l)).length, 1, 'said once per run');
+  t.ok(lines.includes('heard (SpeechlabASRInput, from the recording turn_left.wav): turn left'));
+  // --simulate replays every microphone: the same lines.
+  t.ok(replayFacts({ modes: (simulateConfig(JSON.parse(JSON.stringify(loaded.config))).config as typeof loaded.config).modes }).replayedMicrophones?.explore);
+});
+
+t.test('an idle socket the server closes normally and that reopens at once is not news; a real drop is', async (t) => {
+  const { v, text } = view(false);
+  const s = (e: Partial<StreamEvent>) => v.render({ type: 'stream', at: 0, kind: 'asr', input: 'SpeechlabASRInput', state: 'streaming', ...e } as StreamEvent);
+  s({ at: 0 });
+  for (let i = 1; i <= 5; i++) {
+    s({ at: i * 60_000, state: 'connecting', reason: 'reconnecting at once: socket closed (1000 silence timeout)', routine: true, attempt: 1 });
+    s({ at: i * 60_000 + 50 });
+  }
+  t.same(text(), ['speech recognition socket (SpeechlabASRInput) connected'], 'five idle minutes: nothing after the first connection');
+  s({ at: 400_000, state: 'connecting', reason: 'reconnecting at once: socket closed (1006)', attempt: 1 });
+  t.match(text().at(-1), /reconnecting: socket closed \(1006\)/, 'an abnormal close is said');
 });

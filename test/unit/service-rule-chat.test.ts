@@ -108,3 +108,28 @@ t.test('no tools, or tool_choice none: text replies', async (t) => {
 t.test('deterministic: the same request gives the same answer', async (t) => {
   t.same(ask('Voice: hello', [speak, face]), ask('Voice: hello', [speak, face]));
 });
+
+t.test("the robot's name: 'Your name is X' in the system prompt is what it answers to 'what is your name'", async (t) => {
+  const named = (system: string) =>
+    calls(
+      ruleAnswer({
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: 'Voice: what is your name' },
+        ],
+        tools: [speak],
+      }),
+    );
+  t.same(named('Your name is Robo. You are a small friendly companion robot.'), [['speak', { sentence: 'My name is Robo.' }]]);
+  t.same(
+    named('You are a smart, curious, and friendly dog. Your name is Spot. When you hear something, react.'),
+    [['speak', { sentence: 'My name is Spot.' }]],
+    "OM1's idiom",
+  );
+  t.same(named('You are a robot.'), [['speak', { sentence: 'I am a robot running cortexd.' }]], 'no name given: the plain answer');
+  t.same(
+    calls(ruleAnswer({ messages: [{ role: 'user', content: 'Your name is Eve.\nVoice: what is your name' }], tools: [speak] })),
+    [['speak', { sentence: 'I am a robot running cortexd.' }]],
+    'only the system prompt names the robot, not what someone says',
+  );
+});

@@ -123,6 +123,14 @@ t.test('a silence-timeout close (1000) reconnects at once even right after openi
   await tick();
   t.equal(links.length, 2);
   t.notOk(states().some((e) => e.state === 'backingOff'));
+  t.match(
+    states()
+      .filter((e) => e.state === 'connecting')
+      .at(-1),
+    { routine: true, reason: 'reconnecting at once: socket closed (1000 silence timeout)' },
+    'the reconnect is marked routine (the view does not show it)',
+  );
+  t.notOk(states()[0]!.routine, 'the first connection is not');
   stream.stop();
 });
 

@@ -152,7 +152,8 @@ function speakingConnector<S extends z.ZodType<{ speaker: SpeakerConfig }>>(
       withFileFallback(createSpeaker(options.speaker), {
         dir: join(ctx.stateDir, 'speech'),
         onFallback: (line, detail) => {
-          ctx.logger.warn(line);
+          // Marked, so the view leaves it out when its start line already said there is no sound card.
+          ctx.logger.warn({ speaker_fallback: true }, line);
           if (detail) ctx.logger.debug({ device_output: detail }, 'speaker output');
         },
       }),

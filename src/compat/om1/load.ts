@@ -107,6 +107,8 @@ export async function loadAs(target: { name?: string; file?: string }, options: 
     const { configEnvironment } = await import('../../config/env.js');
     const base = { ...(env ?? configEnvironment()) };
     for (const k of ADDRESS_KEYS) delete base[ADDRESS_ENV[k]];
+    // And the embedded model: an OpenAI-compatible endpoint (CORTEX_LLM_BASE_URL) is not called either.
+    delete base.CORTEX_LLM_BASE_URL;
     env = base;
   }
   try {

@@ -180,6 +180,22 @@ function trailingToolResults(messages: ChatCompletionRequest['messages']): strin
   return out;
 }
 
+/** The answer to "what is your name" when the system prompt names the robot. */
+export const NAME_REPLY = 'My name is {name}.';
+
+/**
+ * The robot's name as its system prompt gives it (`Your name is Pip.`, OM1's idiom too), or undefined.
+ * The first system message that says so wins; the name is one word (letters, digits, `_`, `-`) of at most 40 characters.
+ */
+export function nameInPrompt(messages: ChatCompletionRequest['messages']): string | undefined {
+  for (const m of messages as Array<{ role: string; content?: unknown }>) {
+    if (m.role !== 'system' || typeof m.content !== 'string') continue;
+    const hit = /\byour name is ([\p{L}\p{N}][\p{L}\p{N}_-]{0,39})/iu.exec(m.content);
+    if (hit) return hit[1];
+  }
+  return undefined;
+}
+
 export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools' | 'tool_choice'>): RuleAnswer {
   const tools = req.tool_choice === 'none' ? [] : (req.tools ?? []);
   // After tool results the request is answered, not repeated: the results are spoken (or returned as text).
@@ -231,7 +247,8 @@ export function ruleAnswer(req: Pick<ChatCompletionRequest, 'messages' | 'tools'
   if (calls.length === 0 && !spoken) {
     const r = SPEAK_RULES.find((x) => x.pattern.test(lower));
     rules.push(r ? `speak:${r.name}` : 'speak:echo');
-    spoken = r ? r.reply : ECHO_REPLY.replace('{text}', heard);
+    const named = r?.name === 'name' ? nameInPrompt(req.messages) : undefined;
+    spoken = named ? NAME_REPLY.replace('{name}', named) : r ? r.reply : ECHO_REPLY.replace('{text}', heard);
     face = r?.face;
   }
 
