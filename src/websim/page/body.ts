@@ -1,17 +1,12 @@
 // The body panel: the robot's pose, heading and path from BodyInput's context values, drawn as SVG with DOM calls (no markup from data).
+import { svgEl } from './svg.js';
 import type { BodyView, SimState } from './state.js';
 
-const NS = 'http://www.w3.org/2000/svg';
 /** Drawing size in px; the view fits the path with at least this many metres around the robot. */
 const SIZE = 240;
 const MIN_SPAN_M = 4;
 
-function el(tag: string, attrs: Record<string, string>, parent: Element): SVGElement {
-  const e = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  parent.appendChild(e);
-  return e;
-}
+const el = (tag: string, attrs: Record<string, string>, parent: Element): SVGElement => svgEl(tag, attrs, parent);
 
 /** Metres to drawing coordinates: x to the right, y up (the page's y grows down), one scale for both. */
 export function viewOf(body: BodyView): { scale: number; cx: number; cy: number } {

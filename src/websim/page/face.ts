@@ -1,6 +1,5 @@
 // The avatar panel: a simple SVG face per emotion of the `face` action, drawn with DOM calls (no markup from data).
-
-const NS = 'http://www.w3.org/2000/svg';
+import { svgEl } from './svg.js';
 
 interface FaceShape {
   /** Face fill colour. */
@@ -49,11 +48,7 @@ export const FACES: Record<string, FaceShape> = {
   curious: { skin: '#fde68a', mouth: 'M75 135 Q100 148 125 132', eye: [9, 11], brows: ['M55 62 L85 62', 'M115 52 Q130 44 145 54'] },
 };
 
-function el(tag: string, attrs: Record<string, string>): SVGElement {
-  const node = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
+const el = (tag: string, attrs: Record<string, string>): SVGElement => svgEl(tag, attrs);
 
 /** Replaces the content of `container` with the face for `emotion` (null: no face command yet). */
 export function drawFace(container: HTMLElement, emotion: string | null): void {

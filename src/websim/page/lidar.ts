@@ -1,17 +1,12 @@
 // The lidar panel: the newest scan around the robot (robot at the centre, forward up), OM1's free paths and the obstacle guard's distances, drawn as SVG with DOM calls (no markup from data).
+import { svgEl } from './svg.js';
 import type { LidarView } from './state.js';
 
-const NS = 'http://www.w3.org/2000/svg';
 /** Drawing size in px; the view spans SPAN_M metres across. */
 const SIZE = 300;
 const SPAN_M = 5;
 
-function el(tag: string, attrs: Record<string, string>, parent: Element): SVGElement {
-  const e = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  parent.appendChild(e);
-  return e;
-}
+const el = (tag: string, attrs: Record<string, string>, parent: Element): SVGElement => svgEl(tag, attrs, parent);
 
 /** Draws `scan` into `into` (hidden without a lidar): returns as dots, paths as green (free) or red (blocked) corridors, the guard's stop and slow circles. */
 export function renderLidar(section: HTMLElement, into: HTMLElement, facts: HTMLElement, scan: LidarView | null): void {

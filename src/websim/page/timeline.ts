@@ -1,8 +1,8 @@
 // The timeline panel: model calls and actions of the last minute as bars on a time axis, and the list of model calls with latency and CU.
+import { svgEl } from './svg.js';
 import { actionText, h } from './panels.js';
 import type { SimState } from './state.js';
 
-const NS = 'http://www.w3.org/2000/svg';
 /** The time the axis shows, ending now. */
 export const WINDOW_MS = 60_000;
 const LEFT = 92;
@@ -11,12 +11,7 @@ const TOP = 18;
 /** Rows of actions drawn at most (the newest labels). */
 const MAX_ROWS = 6;
 
-function el(tag: string, attrs: Record<string, string | number>, text?: string): SVGElement {
-  const e = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+const el = (tag: string, attrs: Record<string, string | number>, text?: string): SVGElement => svgEl(tag, attrs, undefined, text);
 
 const seconds = (ms: number) => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
 
