@@ -1,4 +1,4 @@
-// The agent: the one root actor. It owns the mode machine (whose modes own inputs, streams, loop, actions, tool servers and hooks), the simulators, and a bounded shutdown.
+// The agent, the one root actor: it owns the mode machine (modes own inputs, streams, loop, actions, tool servers, hooks), the simulators and shutdown.
 import {
   assign,
   createActor,
@@ -221,7 +221,7 @@ export class Agent implements AgentControl {
         closeBudgetMs: options.closeBudgetMs ?? 5_000,
         simulators: this.simulatorLogics(),
         safety: { logic: governorMachine, input: this.safety.input },
-        // --- fleet channel (issue 18): the child `fleet` of the root, in `up` beside the simulators.
+        // --- fleet channel: the child `fleet` of the root, in `up` beside the simulators.
         fleet: loaded.fleet
           ? [
               {
@@ -399,7 +399,7 @@ export class Agent implements AgentControl {
     this.ref('modes')?.send({ type: 'context.update', values });
   }
 
-  // ---- Motion safety (issue 17): the governor `safety` is a child of the root, see actors/safety/. ----
+  // ---- Motion safety: the governor `safety` is a child of the root, see actors/safety/. ----
 
   /** Latches the emergency stop: running motion is interrupted, the stop command sent, later motion refused until `release`. */
   estop(reason: string, source: string): void {
@@ -476,7 +476,7 @@ export class Agent implements AgentControl {
       logic: fromCallback(() => {
         const report = (message: string) => this.bus.emit({ type: 'error', at: Date.now(), source: `simulator.${type}`, message });
         // The simulator listens to the bus from now on and does its start-up work (WebSim: graph, server,
-        // listen) after the first tick, so the first tick does not wait for it (issue 29); a start-up whose
+        // listen) after the first tick, so the first tick does not wait for it; a start-up whose
         // hooks take longer than SIMULATOR_START_WAIT_MS gets its simulators then. This actor owns the wait.
         let go: () => void = () => {};
         const startAfter = new Promise<void>((resolve) => (go = resolve));

@@ -1,4 +1,4 @@
-// The simulated motor controller of `--simulate`: on serialport's mock ports of the `serial` connectors it answers each command line as a real board does (`OK`).
+// The simulated motor controller of `--simulate`: on the mock ports of `serial` connectors it answers each command line as a real board does (`OK`).
 import { SerialPortMock } from 'serialport';
 
 /** What a board of the serial line protocol (README, "Serial line protocol") acknowledges; `STOP` is never answered. */

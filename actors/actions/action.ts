@@ -309,7 +309,7 @@ function releasedAfter(session: SessionInput, halting: () => Promise<void> | und
  * command is refused. `safety.halt` from the governor interrupts what runs, drops the queue and calls
  * the connector's `halt()`; stopping the actor halts the connector before closing it.
  *
- * The context is data (issue 29): the services come through the input, and the logic keeps each of
+ * The context is data: the services come through the input, and the logic keeps each of
  * its actors' connector and commands by actor, so a mode makes one logic for its actions.
  */
 export function actionLogic() {

@@ -1,4 +1,4 @@
-// One input of a mode as an XState actor (`input:<type>`): runs its plugin's listen, its session actors as children `stream:<kind>` and `device:<name>`, and restarts an input without one with the backoff when it fails.
+// One input of a mode as an XState actor (`input:<type>`): its plugin's listen, its session actors as children, and restarts with the backoff.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus, StreamKind } from '../../src/cortex/events.js';

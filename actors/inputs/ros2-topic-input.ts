@@ -1,4 +1,4 @@
-// Ros2TopicInput: any ROS 2 topic over DDS (a configured topic and message type) as prompt lines, rendered by a template or compactly, rate-limited and bounded.
+// Ros2TopicInput: a configured ROS 2 topic and type over DDS as prompt lines, by a template or compactly, rate-limited and bounded.
 import { type Observable, asyncScheduler, defer, finalize, map, throttleTime, type SchedulerLike } from 'rxjs';
 import type { InputContext, InputFactory, InputMessage } from '../../src/cortex/input.js';
 import { Ros2TopicInputSchema, type Ros2TopicInputConfig } from '../../src/plugins/schemas/ros2.js';

@@ -1,4 +1,4 @@
-// The plugins of a replay: each input becomes a feed of its recorded messages, each connector a sink that only reports, and (with --model recorded) the model serves the recorded answers.
+// The plugins of a replay: inputs feed their recorded messages, connectors only report, and `--model recorded` serves the recorded answers.
 import { Observable, type Subscriber } from 'rxjs';
 import type { ActionConnector } from '../../src/cortex/action.js';
 import type { InputMessage } from '../../src/cortex/input.js';

@@ -1,4 +1,4 @@
-// Replays a recording through an agent on a simulated clock: the recorded inputs, context values and manual switches at their times, and compares the decisions.
+// Replays a recording through an agent on a simulated clock (inputs, context values, manual switches at their times) and compares the decisions.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

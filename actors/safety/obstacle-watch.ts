@@ -1,4 +1,4 @@
-// The governor's lidar child: holds the robot's lidar with a session of the one reconnect engine, feeds the obstacle guard each scan's clearance and each change of what is blocked, and keeps the newest scan for previews and recordings.
+// The governor's lidar child: holds the lidar in its session actor, feeds the obstacle guard each scan's clearance, keeps the newest scan for previews.
 import type { Logger } from 'pino';
 import type { Subscription } from 'rxjs';
 import { fromCallback, type EventObject } from 'xstate';

@@ -1,4 +1,4 @@
-// The one reconnect engine of every connection (ASR/VLM sockets, MQTT, MCP): connecting, streaming, backingOff, failed, stopped; timeouts, keepalive, the reconnect policy of src/backoff.ts, fatal answers.
+// The one reconnect engine of every connection and device: connecting, streaming, backingOff, failed, stopped, with src/backoff.ts's policy.
 import { assign, emit, enqueueActions, fromCallback, fromPromise, sendTo, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import {
   INITIAL_RECONNECT,
@@ -122,7 +122,7 @@ interface Plan {
 }
 
 /**
- * Data only (issue 29: `--inspect` shows it as it is). The connector, the hooks and the clock are the
+ * Data only (`--inspect` shows it as it is). The connector, the hooks and the clock are the
  * actor's `input` (`servicesOf(self)`); the open link lives in the `session` child that owns it.
  */
 interface Ctx {

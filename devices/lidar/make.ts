@@ -1,4 +1,4 @@
-// The lidar of a configuration's `lidar` block: its source (RPLidar on serial, LaserScan over ROS 2, the simulated body's), one per process and key, shared by the governor and the inputs.
+// The lidar of a configuration's `lidar` block (RPLidar on serial, LaserScan over ROS 2, or simulated): one per process and key, shared by its users.
 import type { Logger } from 'pino';
 import type { BodyBoard } from '../../src/cortex/bodies.js';
 import type { LidarConfig } from '../../src/config/lidar.js';

@@ -1,4 +1,4 @@
-// A lidar as the runtime sees it: a device the one reconnect engine opens, a hot stream of scans, and notices for the bus; every source (serial, simulated, ROS 2) is one of these.
+// A lidar as the runtime sees it: a device its session actor opens, a hot stream of scans, and notices for the bus; every source is one of these.
 import type { Observable } from 'rxjs';
 import type { Scan } from '../../src/lidar/scan.js';
 import type { OpenableDevice } from '../device-link.js';

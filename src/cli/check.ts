@@ -53,7 +53,7 @@ export function register(program: Command): void {
     .option('--simulate', 'check it as `cortexd run --simulate` runs it: simulated devices, the embedded service')
     .action(async (name: string | undefined, opts: { all?: boolean; config?: string; om1?: string | boolean; simulate?: boolean }) => {
       // Each schema parses a handful of values here, so zod's compiled fast path (new Function per
-      // object schema) costs more than it saves: about 7 ms of check's start (issue 29). Same results.
+      // object schema) costs more than it saves: about 7 ms of check's start. Same results.
       (await import('zod')).config({ jitless: true });
       const as = { om1: opts.om1 !== undefined, simulate: opts.simulate === true };
       if (typeof opts.om1 === 'string') opts.config = opts.om1;

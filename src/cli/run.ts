@@ -176,7 +176,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
 
   const notifier = new Notifier({ onError: (m) => logger.warn(m) });
   // Metrics are read only through their endpoint: without CORTEX_METRICS_PORT, prom-client (with
-  // @opentelemetry/api, about 85 modules) is not loaded and nothing records them (issue 29, first tick).
+  // @opentelemetry/api, about 85 modules) is not loaded and nothing records them (the first tick stays short).
   const metricsCode = process.env.CORTEX_METRICS_PORT?.trim()
     ? { ...(await import('../metrics/prometheus.js')), ...(await import('../metrics/feed.js')) }
     : undefined;
@@ -280,7 +280,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     ...(inspector ? { inspect: inspector.inspect } : {}),
   });
 
-  // --- fleet reload (issue 18): a pushed configuration is checked like `cortexd check` (same loader, same
+  // --- fleet reload: a pushed configuration is checked like `cortexd check` (same loader, same
   // file path, so ${CONFIG_DIR} is the same); invalid, the robot keeps the running one and the reply
   // carries the check's lines; valid, the running agent stops (its shutdown hooks run) and a new one
   // starts with it in this process. Nothing is written to disk: the next start reads the file again.

@@ -1,4 +1,4 @@
-// How the terminal view reports ASR/VLM sockets, broker connections and devices (a microphone's recorder, a camera, a serial port): the first connection, failures, and reconnect storms as one summary line per 30 s.
+// How the terminal view reports sockets, brokers and devices: the first connection, failures, and reconnect storms as one summary line per 30 s.
 import type { StreamEvent } from '../cortex/events.js';
 
 /** At most one line per stream in this time, failures excepted. */

@@ -1,4 +1,4 @@
-// The `lidar` block of a configuration: the robot's one 2D lidar (an RPLidar on a serial port, a ROS 2 LaserScan topic over DDS, or the simulated body's), and how it sits on the robot (OM1's options).
+// The `lidar` block of a configuration: the robot's one 2D lidar (RPLidar, ROS 2 LaserScan or simulated) and how it sits on the robot (OM1's options).
 import { z } from 'zod';
 import { ROBOTS } from '../plugins/schemas/body.js';
 

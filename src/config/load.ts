@@ -257,7 +257,7 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
   // Schema. A field left out for an unset variable is an error naming the variable(s) when the
   // schema (or a plugin's schema, below) requires it, else a warning once all checks have run.
   // jitless: a configuration is parsed once, so zod's compiled fast path (a new Function per object
-  // schema) costs more than it saves (issue 29: `run`'s first tick, `check`). Same results.
+  // schema) costs more than it saves (`run`'s first tick, `check`). Same results.
   const parsed = AgentConfig.safeParse(data, { reportInput: true, jitless: true });
   const unresolvedAt = new Map<string, string[]>();
   for (const u of sub.unresolved) {

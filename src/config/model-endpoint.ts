@@ -1,4 +1,4 @@
-// CORTEX_LLM_BASE_URL: the configuration's hosted models (CloudLLM) sent to an OpenAI-compatible server instead, `<base>/chat/completions`, with the key of any shape.
+// CORTEX_LLM_BASE_URL: the configuration's CloudLLMs sent to an OpenAI-compatible server (`<base>/chat/completions`) with a key of any shape.
 
 /** The variables of an OpenAI-compatible model endpoint (docs/models.md). */
 export const MODEL_ENDPOINT_ENV = {

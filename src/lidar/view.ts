@@ -1,4 +1,4 @@
-// What a person sees of the lidar: the newest scan kept for on-request previews (WebSim's lidar panel), its robot-frame points and free paths, and the scan as Foxglove's LaserScan.
+// What a person sees of the lidar: the newest scan for previews (WebSim's panel), its robot-frame points and free paths, and Foxglove's LaserScan.
 import { PATH_ANGLES, freePaths } from './paths.js';
 import { robotPoints, type LidarGeometry, type Scan } from './scan.js';
 

@@ -1,4 +1,4 @@
-// What `--record` and `--foxglove` attach to a run: bus events, camera frames (thinned), microphone audio, lidar scans and DDS samples, to MCAP and a live socket.
+// What `--record` and `--foxglove` attach to a run: bus events, camera frames, microphone audio, lidar scans and DDS samples.
 import type { Subscription } from 'rxjs';
 import type { AgentBus } from '../cortex/events.js';
 import type { MediaTap } from '../cortex/input.js';

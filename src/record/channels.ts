@@ -1,4 +1,4 @@
-// The channels of a recording and of the live Foxglove socket: topic names, schemas (JSON Schema; ros2msg for DDS samples), and how a bus event or a media sample becomes a message.
+// The channels of a recording and of the live Foxglove socket: topics, schemas (JSON Schema; ros2msg for DDS), and how samples become messages.
 import type { AgentEvent } from '../cortex/events.js';
 import { redact, redactDeep } from '../redact.js';
 

@@ -1,4 +1,4 @@
-// Reads a recording back in time order, including one cut short by a kill -9 (every whole chunk before the cut), within bounds of memory and time, and summarises it.
+// Reads a recording back in time order, one cut short by a kill -9 too (every whole chunk before the cut), within bounds, and summarises it.
 import { open } from 'node:fs/promises';
 import { McapStreamReader } from '@mcap/core';
 import { CortexError } from '../errors.js';

@@ -1,4 +1,4 @@
-// The `body` connector on a real robot over DDS (unitree_dds, ros2): each move command as velocities on the wire for its duration, a stop on every halt and at the end.
+// The `body` connector on a real robot over DDS (unitree_dds, ros2): each move as velocities on the wire, a stop on every halt and at the end.
 import { CortexError } from '../../../src/errors.js';
 import type { ActionConnector, ActionContext } from '../../../src/cortex/action.js';
 import type { BodyConnectorOptions } from '../../../src/plugins/schemas/body.js';

@@ -1,4 +1,4 @@
-// The `ros2_topic` connector of ros2_publish: one message of the configured ROS 2 type on the configured topic per command, its fields from the model's validated arguments and `fixed`.
+// The `ros2_topic` connector of ros2_publish: one message of the configured type on the configured topic per command, from validated arguments and `fixed`.
 import { type BehaviorSubject, filter, take, timeout } from 'rxjs';
 import { CortexError, describeError } from '../../../src/errors.js';
 import type { ActionConnector, ActionContext } from '../../../src/cortex/action.js';

@@ -1,4 +1,4 @@
-// The speak connectors that make sound: speechlab_tts and speechb_tts (hosted service), local_tts (espeak-ng); sentences synthesised ahead, played in order by the speaker device.
+// The speak connectors that make sound (speechlab_tts, speechb_tts, local_tts): sentences synthesised ahead, played in order by the speaker.
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import { CortexError, describeError } from '../../../src/errors.js';

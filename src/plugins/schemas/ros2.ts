@@ -1,4 +1,4 @@
-// The config blocks of any ROS 2 topic as an input (Ros2TopicInput) and as an action (ros2_publish over the `ros2_topic` connector), and the model's arguments an entry declares: data only.
+// The config blocks of a ROS 2 topic as an input (Ros2TopicInput) and as an action (ros2_publish), with the arguments an entry declares: data only.
 import { z } from 'zod';
 import { CommonInputFields } from './inputs.js';
 

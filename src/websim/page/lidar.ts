@@ -1,4 +1,4 @@
-// The lidar panel: the newest scan around the robot (robot at the centre, forward up), OM1's free paths and the obstacle guard's distances, drawn as SVG with DOM calls (no markup from data).
+// The lidar panel: the newest scan around the robot (forward up), OM1's free paths and the guard's distances, drawn as SVG with DOM calls.
 import { svgEl } from './svg.js';
 import type { LidarView } from './state.js';
 
