@@ -2,6 +2,7 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { createRequire } from 'node:module';
 import type PinoPretty from 'pino-pretty';
+import { CortexError } from './errors.js';
 import { redact, redactDeep } from './redact.js';
 
 export type { Logger } from 'pino';
@@ -25,12 +26,29 @@ export interface LoggerOptions {
   tee?: (line: string) => void;
 }
 
+/** pino's levels, the values CORTEX_LOG_LEVEL and LOG_LEVEL may take. */
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/**
+ * The log level the environment asks for: CORTEX_LOG_LEVEL, else LOG_LEVEL; an empty or blank value
+ * counts as unset. Anything else than a pino level is refused with the variable's name and the levels.
+ */
+export function envLogLevel(): string | undefined {
+  for (const name of ['CORTEX_LOG_LEVEL', 'LOG_LEVEL']) {
+    const value = process.env[name]?.trim().toLowerCase();
+    if (!value) continue;
+    if (!LEVELS.includes(value)) throw new CortexError('log_level', `${name}="${process.env[name]}" is not a log level: use one of ${LEVELS.join(', ')}`);
+    return value;
+  }
+  return undefined;
+}
+
 /**
  * Builds a logger whose every message, bound field and error passes through `redact`.
  * Redaction happens in pino's `logMethod` hook and `formatters.log`, so child loggers inherit it.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'info';
+  const level = options.level ?? envLogLevel() ?? 'info';
   const usePretty = options.pretty ?? Boolean(process.stderr.isTTY);
   const color = options.color ?? colorAllowed();
   const destination = redactingDestination(

@@ -69,7 +69,7 @@ export async function runReplay(file: string, opts: ReplayCliOptions): Promise<n
     return EXIT.ok;
   }
 
-  const [{ loadConfig }, { builtinPlugins }, { replayRecording }, { createLogger }, { formatDiff }] = await Promise.all([
+  const [{ loadConfig }, { builtinPlugins }, { replayRecording }, { createLogger, envLogLevel }, { formatDiff }] = await Promise.all([
     import('../config/load.js'),
     import('../../actors/plugins.js'),
     import('../../actors/replay/replay.js'),
@@ -93,7 +93,7 @@ export async function runReplay(file: string, opts: ReplayCliOptions): Promise<n
     throw err;
   }
   for (const d of dropped) errLine(`replay: not run (a recorded configuration is data): ${d}`);
-  const logger = createLogger({ level: process.env.CORTEX_LOG_LEVEL ?? 'silent' });
+  const logger = createLogger({ level: envLogLevel() ?? 'silent' });
   let service: { cloud: import('../cloud/client.js').CloudClient; close(): Promise<void> } | undefined;
   if (opts.model === 'live') {
     const { connectService } = await import('../cortex/embedded.js');

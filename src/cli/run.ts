@@ -134,6 +134,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
     builtinPlugins,
     connectService,
     createLogger,
+    envLogLevel,
     createProcess,
     fileModeMemory,
     loadConfig,
@@ -157,7 +158,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // whose stdout is JSON events). Logs below warnings would only repeat the view.
   const viewOn = !opts.events && !toJournal();
   const view = viewOn ? new TerminalView() : undefined;
-  const level = process.env.CORTEX_LOG_LEVEL ?? process.env.LOG_LEVEL;
+  const level = envLogLevel();
   // A recording (--record, --foxglove) gets every log line too, once it has started.
   let logTap: ((line: string) => void) | undefined;
   const tee = (line: string) => logTap?.(line);
