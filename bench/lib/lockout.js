@@ -103,7 +103,7 @@ export async function lockoutBench({ quick }) {
   const { startService } = await import(dist('src/service/index.js'));
   const { WebSim } = await import(dist('src/websim/server.js'));
   const { resolveWebSimOptions } = await import(dist('src/websim/options.js'));
-  const { Metrics, MetricsServer } = await import(dist('src/metrics.js'));
+  const { Metrics, MetricsServer } = await import(dist('src/metrics/prometheus.js'));
   const { AgentBus } = await import(dist('src/cortex/events.js'));
   const { loadConfig } = await import(dist('src/config/load.js'));
   const { default: WebSocket } = await import('ws');
