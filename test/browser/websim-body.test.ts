@@ -1,11 +1,12 @@
 // WebSim's body panel in Chromium against a real agent: typed moves drive the simulated body, the panel draws its path and heading from BodyInput's values.
 import { requireBuild, requireFile } from '../helpers/requires.js';
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { startAgent, workDir } from '../helpers/agent-process.js';
+import { openWebSimPage } from '../helpers/websim-page.js';
 
 t.setTimeout(300_000);
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -58,20 +59,7 @@ t.test('typed moves walk the simulated body; the panel shows its path, pose and 
 
   browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
   const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      // The token WebSim generated in the state directory, given in the fragment as the terminal prints it.
-      const tokenFile = join(w.state, 'websim-token');
-      if (!existsSync(tokenFile)) throw new Error('no WebSim token yet');
-      await page.goto(`http://127.0.0.1:${port}/#token=${readFileSync(tokenFile, 'utf8').trim()}`);
-      await page.locator('#status[data-state="open"]').waitFor({ timeout: 10_000 });
-      break;
-    } catch (err) {
-      if (Date.now() > deadline || agent.exitedAt() !== undefined) throw new Error(`WebSim not reached: ${String(err)}; stderr: ${agent.stderr().slice(-600)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  }
+  await openWebSimPage(page, port, w.state, agent);
   // The background publishes the pose at start: the panel shows the body at the origin.
   await page.locator('#body-panel:not([hidden])').waitFor({ timeout: 30_000 });
   const facts = page.locator('#body-facts');

@@ -1,11 +1,12 @@
 // WebSim in Chromium when a robot over DDS goes and comes back: its stream says "lost the robot" with the reason, then streams again (a real CycloneDDS ROS 2 base on loopback, killed and restarted).
 import { requireBuild, requireFile } from '../helpers/requires.js';
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { startAgent, workDir } from '../helpers/agent-process.js';
+import { openWebSimPage } from '../helpers/websim-page.js';
 import { LOOPBACK_URI, freshDomain, startPeer } from '../helpers/dds-peers.js';
 
 t.setTimeout(300_000);
@@ -65,19 +66,7 @@ t.test('a ROS 2 base killed: the page shows the robot lost with why; restarted: 
 
   browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
   const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const tokenFile = join(w.state, 'websim-token');
-      if (!existsSync(tokenFile)) throw new Error('no WebSim token yet');
-      await page.goto(`http://127.0.0.1:${port}/#token=${readFileSync(tokenFile, 'utf8').trim()}`);
-      await page.locator('#status[data-state="open"]').waitFor({ timeout: 10_000 });
-      break;
-    } catch (err) {
-      if (Date.now() > deadline || agent.exitedAt() !== undefined) throw new Error(`WebSim not reached: ${String(err)}; stderr: ${agent.stderr().slice(-600)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  }
+  await openWebSimPage(page, port, w.state, agent);
   const stream = page.locator('[data-stream^="dds:"]');
   await stream.and(page.locator('[data-state="streaming"]')).waitFor({ timeout: 60_000 });
   t.match(await stream.innerText(), /^DDS · /, 'the robot is a stream of kind dds on the page');

@@ -1,11 +1,12 @@
 // WebSim's lidar panel in Chromium against a real agent: the simulated lidar's returns around the robot, OM1's free paths (blocked toward the wall, free away from it) and the guard's circles; a typed turn turns the drawing.
 import { requireBuild, requireFile } from '../helpers/requires.js';
 import t from 'tap';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { startAgent, workDir } from '../helpers/agent-process.js';
+import { openWebSimPage } from '../helpers/websim-page.js';
 
 t.setTimeout(300_000);
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -63,19 +64,7 @@ t.test('the lidar panel draws the returns, the free paths and the guard; turning
 
   browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
   const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const tokenFile = join(w.state, 'websim-token');
-      if (!existsSync(tokenFile)) throw new Error('no WebSim token yet');
-      await page.goto(`http://127.0.0.1:${port}/#token=${readFileSync(tokenFile, 'utf8').trim()}`);
-      await page.locator('#status[data-state="open"]').waitFor({ timeout: 10_000 });
-      break;
-    } catch (err) {
-      if (Date.now() > deadline || agent.exitedAt() !== undefined) throw new Error(`WebSim not reached: ${String(err)}; stderr: ${agent.stderr().slice(-600)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  }
+  await openWebSimPage(page, port, w.state, agent);
   await page.locator('#lidar-panel:not([hidden])').waitFor({ timeout: 30_000 });
   const view = page.locator('#lidar-view svg');
   const dots = await view.locator('g.lidar-points circle').count();
