@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { SimulatedClock } from 'xstate';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
 import { type AgentEvent, AgentBus } from '../../src/cortex/events.js';
@@ -13,6 +12,7 @@ import type { Recording } from '../../src/record/reader.js';
 import { resolvePlugins } from '../../src/cortex/plugins-resolve.js';
 import type { PluginRegistry } from '../../src/cortex/plugins.js';
 import { Agent } from '../agent.js';
+import { ReplayClock } from './replay-clock.js';
 import { RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './plugins.js';
 
 export interface ReplayOptions {
@@ -24,7 +24,7 @@ export interface ReplayOptions {
   model: 'recorded' | 'live';
   cloud?: CloudClient;
   logger: Logger;
-  /** Largest step of the simulated clock, ms (default 100: timers due within one step fire in order at its end). */
+  /** Largest step of the simulated clock between two due timers, ms (default 100): the agent's I/O settles after each step. */
   stepMs?: number;
   /** Simulated time after the last recorded event when the recording has no stop (a killed run), ms (default 3000). */
   tailMs?: number;
@@ -95,7 +95,7 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
   const start = events.find((e) => e.type === 'agent.started')?.at ?? events[0]?.at ?? 0;
   const end = events.at(-1)?.at ?? start;
   const feeds = new ReplayFeeds();
-  const clock = new SimulatedClock();
+  const clock = new ReplayClock();
   const bus = new AgentBus();
   const loaded = replayConfig(options.loaded);
   let agent: Agent | undefined;
@@ -128,12 +128,7 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
     const running = agent;
     running.start();
     const stepMs = options.stepMs ?? 100;
-    const advanceTo = async (t: number) => {
-      while (clock.now() < t) {
-        clock.increment(Math.min(stepMs, t - clock.now()));
-        await settle();
-      }
-    };
+    const advanceTo = (t: number) => clock.advanceTo(t, stepMs, settle);
     // A mode's inputs listen once its entry is done, which may wait on real work (hooks, the model's
     // client): the simulated clock does not move on while the agent is getting ready (bounded in real time).
     const whenReady = async () => {
@@ -167,8 +162,7 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
     let finished = false;
     void running.done.then(() => (finished = true));
     for (let i = 0; i < 2000 && !finished; i++) {
-      clock.increment(stepMs);
-      await settle();
+      await clock.advanceTo(clock.now() + stepMs, stepMs, settle);
     }
   } finally {
     sub.unsubscribe();
