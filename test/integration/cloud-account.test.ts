@@ -106,7 +106,7 @@ t.test('cortexd keys create shows the secret once; list never shows it; delete',
   const env = { CORTEX_JWT: jwt, CORTEX_BASE_URL: svc.url };
   const created = await cli(['keys', 'create'], env);
   t.equal(created.code, 0);
-  const secret = /api_key: (key_\w+)/.exec(created.out)?.[1];
+  const secret = /api_key: (key_[\w-]+)/.exec(created.out)?.[1];
   t.ok(secret, 'secret printed');
   t.match(created.err, /only time the secret is shown/);
   const id = /│ ([0-9a-zA-Z_-]{6,}) +│ api-key-/.exec(created.out)?.[1];
