@@ -177,7 +177,7 @@ export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { p
       const detector = detectorOf(options, () => closed);
       const out = batcher(shape.chunkBytes, stats, (b) => subscriber.next(b));
       const gate = gateFrames(shape, options, stats, out, () => subscriber.next(Buffer.alloc(0)));
-      let rest = Buffer.alloc(0);
+      let rest: Buffer = Buffer.alloc(0);
       const sub = source.subscribe({
         next(chunk) {
           const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
