@@ -301,11 +301,11 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const capture = opts.record || opts.foxglove !== undefined ? await startRunCapture(bus, loaded, opts) : undefined;
   if (capture) tapLog((line) => capture.logLine(line));
   const inspector = await startInspector(opts);
-  const proc = await startSupervisor(m, opts, {
-    ...{ loaded, plugins, bus, logger, view, capture, trust, memory, inspector },
-    metricsServer: metrics?.server,
-    reload: (text, origin, how) => reload(text, origin, how),
-  });
+  const metricsServer = metrics?.server;
+  // A fleet command's reload goes to the reloader, made once the supervisor it hands configurations to exists.
+  const fleetReload: Reload = (text, origin, how) => reload(text, origin, how);
+  const parts = { loaded, plugins, bus, logger, view, capture, trust, memory, metricsServer, inspector, reload: fleetReload };
+  const proc = await startSupervisor(m, opts, parts);
   const reload = configReloader({ proc, policy, own: loaded, logger, loadConfig: m.loadConfig, resolvePlugins, refusals: m });
 
   view?.attach(bus);
