@@ -164,58 +164,101 @@ function setExit(code: number): void {
   process.exitCode = code;
 }
 
-export function register(program: Command): void {
-  const fleet = program.command('fleet').description('robots on the MQTT broker in $CORTEX_MQTT_URL: list, watch, and send them commands');
+type WatchOpts = Common & { metrics?: boolean; count?: string; for?: string };
 
-  common(fleet.command('ls').description('robots the broker knows: online, mode, health, last seen')).action(async (opts: Common) =>
-    setExit(
-      await withOperator(opts, async (op) => {
-        await printList(await op.list(), Boolean(opts.json));
-        return EXIT.ok;
-      }),
-    ),
-  );
+/** `fleet watch`: prints each message as it arrives (one robot's, or all) until --count messages, --for, a signal or a lost broker. */
+async function watchMessages(op: FleetOperator, robot: string | undefined, opts: WatchOpts): Promise<number> {
+  const { checkRobotId } = await import('../fleet/operator.js');
+  if (robot) checkRobotId(robot);
+  const limit = opts.count !== undefined ? Number(opts.count) : Infinity;
+  if (!(limit > 0)) throw new CortexError('fleet_usage', `--count must be a positive number, got ${JSON.stringify(opts.count)}`);
+  let seen = 0;
+  await new Promise<void>((resolve) => {
+    const timer = opts.for ? setTimeout(resolve, parseDuration(opts.for)) : undefined;
+    const onSignal = () => resolve();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    op.onMessage((m) => {
+      if (robot && m.robot !== robot) return;
+      out(
+        opts.json
+          ? JSON.stringify({ robot: m.robot, kind: m.kind, message: m.payload })
+          : printable(watchLine(printable(m.robot, 64), m.kind, m.payload), 4000),
+      );
+      if (++seen >= limit) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void op.watch(robot, Boolean(opts.metrics)).catch((err) => {
+      reportError(err);
+      resolve();
+    });
+  });
+  return EXIT.ok;
+}
 
-  common(fleet.command('watch').description('print status, state, events and replies as they arrive (all robots, or ROBOT)'))
-    .argument('[robot]', 'one robot id')
-    .option('--metrics', 'also print metrics messages')
-    .option('--count <n>', 'stop after N messages')
-    .option('--for <duration>', 'stop after this long')
-    .action(async (robot: string | undefined, opts: Common & { metrics?: boolean; count?: string; for?: string }) =>
-      setExit(
-        await withOperator(opts, async (op) => {
-          const { checkRobotId } = await import('../fleet/operator.js');
-          if (robot) checkRobotId(robot);
-          const limit = opts.count !== undefined ? Number(opts.count) : Infinity;
-          if (!(limit > 0)) throw new CortexError('fleet_usage', `--count must be a positive number, got ${JSON.stringify(opts.count)}`);
-          let seen = 0;
-          await new Promise<void>((resolve) => {
-            const timer = opts.for ? setTimeout(resolve, parseDuration(opts.for)) : undefined;
-            const onSignal = () => resolve();
-            process.once('SIGINT', onSignal);
-            process.once('SIGTERM', onSignal);
-            op.onMessage((m) => {
-              if (robot && m.robot !== robot) return;
-              out(
-                opts.json
-                  ? JSON.stringify({ robot: m.robot, kind: m.kind, message: m.payload })
-                  : printable(watchLine(printable(m.robot, 64), m.kind, m.payload), 4000),
-              );
-              if (++seen >= limit) {
-                clearTimeout(timer);
-                resolve();
-              }
-            });
-            void op.watch(robot, Boolean(opts.metrics)).catch((err) => {
-              reportError(err);
-              resolve();
-            });
-          });
-          return EXIT.ok;
-        }),
-      ),
-    );
+/** `fleet context`'s KEY=VALUE pairs, typed (numbers, true, false, null), or the first pair that is not one. */
+function contextValues(pairs: string[]): { values: Record<string, string | number | boolean | null> } | { bad: string } {
+  const values: Record<string, string | number | boolean | null> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) return { bad: pair };
+    const v = pair.slice(eq + 1);
+    values[pair.slice(0, eq)] =
+      v === 'true' ? true : v === 'false' ? false : v === 'null' ? null : v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+  }
+  return { values };
+}
 
+/** `fleet reload`: sends the file (at most MAX_RELOAD_BYTES) and, once accepted, waits for the robot to report running it. */
+async function sendReload(robot: string, file: string, opts: SendOpts): Promise<number> {
+  let text: Buffer;
+  try {
+    text = readFileSync(file);
+  } catch (err) {
+    errLine(`cortexd: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    return EXIT.invalid;
+  }
+  const { MAX_RELOAD_BYTES } = await import('../fleet/protocol.js');
+  if (text.length > MAX_RELOAD_BYTES) {
+    errLine(`cortexd: ${file} is ${text.length} bytes; a pushed configuration is at most ${MAX_RELOAD_BYTES} bytes`);
+    return EXIT.invalid;
+  }
+  const { sha256Hex } = await import('../fleet/operator.js');
+  const sha = sha256Hex(text);
+  return sendCommand(robot, { command: 'reload', config: text.toString('utf8') }, opts, async (op) => {
+    const running = await op.waitForConfig(robot, sha, parseDuration(opts.timeout ?? '10s') * 3);
+    if (!opts.json)
+      (running ? out : errLine)(
+        running ? `${robot} runs the new configuration (sha256 ${sha.slice(0, 12)}...)` : `${robot} has not reported the new configuration yet`,
+      );
+  });
+}
+
+/** `fleet keygen`: writes a new operator's private key (0600, never over an existing file or through a link) and prints its public key. */
+async function writeOperatorKey(file: string): Promise<number> {
+  const { generateOperatorKey } = await import('../fleet/identity.js');
+  const { openSync, writeSync, closeSync, constants } = await import('node:fs');
+  const key = generateOperatorKey();
+  let fd: number;
+  try {
+    // O_EXCL|O_NOFOLLOW: an existing file or a link is never written through.
+    fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    errLine(`cortexd: cannot create ${file}: ${code === 'EEXIST' ? 'it exists (a key is never overwritten)' : (code ?? String(err))}`);
+    return EXIT.invalid;
+  }
+  writeSync(fd, key.privatePem);
+  closeSync(fd);
+  errLine(`cortexd: wrote the operator's private key to ${file} (0600); keep it on the operator's machine only`);
+  out(key.publicKey);
+  return EXIT.ok;
+}
+
+/** The commands that send one command to a robot and print its reply. */
+function registerSends(fleet: Command): void {
   const sendOptions = (cmd: Command): Command =>
     common(cmd).option('--ttl <duration>', 'the command expires this long after it is sent (the robot refuses it later)', '60s');
 
@@ -233,18 +276,12 @@ export function register(program: Command): void {
     .argument('<robot>')
     .argument('<pairs...>')
     .action(async (robot: string, pairs: string[], opts: SendOpts) => {
-      const values: Record<string, string | number | boolean | null> = {};
-      for (const pair of pairs) {
-        const eq = pair.indexOf('=');
-        if (eq <= 0) {
-          errLine(`cortexd: not KEY=VALUE: ${JSON.stringify(pair)}`);
-          return setExit(EXIT.invalid);
-        }
-        const v = pair.slice(eq + 1);
-        values[pair.slice(0, eq)] =
-          v === 'true' ? true : v === 'false' ? false : v === 'null' ? null : v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v;
+      const parsed = contextValues(pairs);
+      if ('bad' in parsed) {
+        errLine(`cortexd: not KEY=VALUE: ${JSON.stringify(parsed.bad)}`);
+        return setExit(EXIT.invalid);
       }
-      setExit(await sendCommand(robot, { command: 'context', values }, opts));
+      setExit(await sendCommand(robot, { command: 'context', values: parsed.values }, opts));
     });
 
   sendOptions(fleet.command('estop').description('latch the emergency stop of ROBOT'))
@@ -264,52 +301,36 @@ export function register(program: Command): void {
   sendOptions(fleet.command('reload').description('send FILE to ROBOT as its configuration: checked there first; the old one keeps running when invalid'))
     .argument('<robot>')
     .argument('<file>')
-    .action(async (robot: string, file: string, opts: SendOpts) => {
-      let text: Buffer;
-      try {
-        text = readFileSync(file);
-      } catch (err) {
-        errLine(`cortexd: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-        return setExit(EXIT.invalid);
-      }
-      const { MAX_RELOAD_BYTES } = await import('../fleet/protocol.js');
-      if (text.length > MAX_RELOAD_BYTES) {
-        errLine(`cortexd: ${file} is ${text.length} bytes; a pushed configuration is at most ${MAX_RELOAD_BYTES} bytes`);
-        return setExit(EXIT.invalid);
-      }
-      const { sha256Hex } = await import('../fleet/operator.js');
-      const sha = sha256Hex(text);
-      setExit(
-        await sendCommand(robot, { command: 'reload', config: text.toString('utf8') }, opts, async (op) => {
-          const running = await op.waitForConfig(robot, sha, parseDuration(opts.timeout ?? '10s') * 3);
-          if (!opts.json)
-            (running ? out : errLine)(
-              running ? `${robot} runs the new configuration (sha256 ${sha.slice(0, 12)}...)` : `${robot} has not reported the new configuration yet`,
-            );
-        }),
-      );
-    });
+    .action(async (robot: string, file: string, opts: SendOpts) => setExit(await sendReload(robot, file, opts)));
+}
+
+export function register(program: Command): void {
+  const fleet = program.command('fleet').description('robots on the MQTT broker in $CORTEX_MQTT_URL: list, watch, and send them commands');
+
+  common(fleet.command('ls').description('robots the broker knows: online, mode, health, last seen')).action(async (opts: Common) =>
+    setExit(
+      await withOperator(opts, async (op) => {
+        await printList(await op.list(), Boolean(opts.json));
+        return EXIT.ok;
+      }),
+    ),
+  );
+
+  common(fleet.command('watch').description('print status, state, events and replies as they arrive (all robots, or ROBOT)'))
+    .argument('[robot]', 'one robot id')
+    .option('--metrics', 'also print metrics messages')
+    .option('--count <n>', 'stop after N messages')
+    .option('--for <duration>', 'stop after this long')
+    .action(async (robot: string | undefined, opts: WatchOpts) => setExit(await withOperator(opts, (op) => watchMessages(op, robot, opts))));
+
+  registerSends(fleet);
 
   fleet
     .command('keygen')
     .description("make an operator's signing key: writes the private key (mode 0600) and prints the public key to list in each robot's fleet.operator_keys")
     .requiredOption('--out <file>', 'where the private key goes (never overwritten); point CORTEX_FLEET_OPERATOR_KEY at it to sign every command')
     .action(async (opts: { out: string }) => {
-      const { generateOperatorKey } = await import('../fleet/identity.js');
-      const { openSync, writeSync, closeSync, constants } = await import('node:fs');
-      const key = generateOperatorKey();
-      let fd: number;
-      try {
-        // O_EXCL|O_NOFOLLOW: an existing file or a link is never written through.
-        fd = openSync(opts.out, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        errLine(`cortexd: cannot create ${opts.out}: ${code === 'EEXIST' ? 'it exists (a key is never overwritten)' : (code ?? String(err))}`);
-        return setExit(EXIT.invalid);
-      }
-      writeSync(fd, key.privatePem);
-      closeSync(fd);
-      errLine(`cortexd: wrote the operator's private key to ${opts.out} (0600); keep it on the operator's machine only`);
-      out(key.publicKey);
+      const code = await writeOperatorKey(opts.out);
+      if (code !== EXIT.ok) setExit(code);
     });
 }

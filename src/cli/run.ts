@@ -4,14 +4,18 @@ import { createConnection } from 'node:net';
 import { hooksDirFor } from '../paths.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { LoadedConfig } from '../config/schema.js';
-import type { Sender } from '../fleet/trust.js';
-import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
-import type { CommandResult } from '../fleet/execute.js';
+import type { AgentBus } from '../cortex/events.js';
+import type { FleetTrust } from '../fleet/trust.js';
+import { CortexError } from '../errors.js';
+import type { Logger } from '../log.js';
 import type { ModeMemoryStore } from '../modes/memory.js';
 import type { Plugins } from '../cortex/plugins.js';
-import { EXIT, errLine, oneLine, warnLine } from './output.js';
+import type { ProcessDeps, ProcessHandle, ProcessOutcome } from '../../actors/process.js';
+import { EXIT, errLine, warnLine } from './output.js';
 import { startRunCapture } from './run-capture.js';
 import type { RunOptions } from './run-options.js';
+import { configReloader, watchConfigFile, type Reload } from './run-reload.js';
+import type { TerminalView } from './view.js';
 
 export type { RunOptions };
 
@@ -50,24 +54,6 @@ async function loadRunModules() {
     ...watch,
     canPlaySound,
     join,
-  };
-}
-
-/**
- * A pushed configuration that loosens any safety limit of the running one (a longer dead-man, a
- * faster rate, a fence removed, the e-stop socket off) needs a sender known to be the operator
- * (src/fleet/trust.ts): a signed fleet command, or a broker with credentials on a robot with no
- * operator key. A file another user can write (--watch) never has one.
- */
-async function relaxationRefusal(running: LoadedConfig, next: LoadedConfig, sender: Sender): Promise<CommandResult | undefined> {
-  if (sender !== 'anyone') return undefined;
-  const { safetyRelaxations } = await import('../safety/relaxes.js');
-  const loosened = safetyRelaxations(running.config, next.config);
-  if (loosened.length === 0) return undefined;
-  return {
-    ok: false,
-    reason: `the new configuration relaxes safety (${loosened.length} limit${loosened.length === 1 ? '' : 's'}), which needs the operator's identity: a command signed with a key of fleet.operator_keys (or, on a robot with no operator key, a broker that requires credentials); ${running.configName} keeps running`,
-    lines: loosened,
   };
 }
 
@@ -122,79 +108,69 @@ function toJournal(): boolean {
   }
 }
 
-/** Runs an agent to its end; resolves with the exit code. */
-export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
-  const {
-    Agent,
-    AgentBus,
-    Notifier,
-    TerminalView,
-    attachEventLines,
-    bounded,
-    builtinPlugins,
-    connectService,
-    createLogger,
-    envLogLevel,
-    createProcess,
-    fileModeMemory,
-    loadConfig,
-    modeMemoryPath,
-    resolvePlugins,
-    setLogger,
-    speechFacts,
-    replayFacts,
-    stateDir,
-    ConfigWatcher,
-    fleetReloadRefusal,
-    programRefusal,
-    variableRefusal,
-    destinationRefusal,
-    readReloadPolicy,
-    canPlaySound,
-    join,
-  } = await loadRunModules();
-  // One form of output, never both: the view (a terminal, or its output redirected to a file or a pipe)
-  // with the log's warnings among its lines, or the JSON log (under systemd's journal, and with --events,
-  // whose stdout is JSON events). Logs below warnings would only repeat the view.
-  const viewOn = !opts.events && !toJournal();
-  const view = viewOn ? new TerminalView() : undefined;
-  const level = envLogLevel();
-  // A recording (--record, --foxglove) gets every log line too, once it has started.
+type RunModules = Awaited<ReturnType<typeof loadRunModules>>;
+
+/**
+ * One form of output, never both: the view (a terminal, or its output redirected to a file or a pipe)
+ * with the log's warnings among its lines, or the JSON log (under systemd's journal, and with --events,
+ * whose stdout is JSON events). Logs below warnings would only repeat the view. A recording (--record,
+ * --foxglove) gets every log line too, once it has started (`tapLog`).
+ */
+function startOutput(m: RunModules, opts: RunOptions) {
+  const view = !opts.events && !toJournal() ? new m.TerminalView() : undefined;
+  const level = m.envLogLevel();
   let logTap: ((line: string) => void) | undefined;
   const tee = (line: string) => logTap?.(line);
-  const logger = createLogger(view ? { level: level ?? 'warn', destination: view.logDestination(), tee } : { tee });
-  setLogger(logger);
-  const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
-  for (const w of loaded.warnings) warnLine(w);
-  // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
-  const policy = readReloadPolicy(loaded.config);
-  // The configuration from the robot's own files (this one, or a trusted --watch save): where its secrets may go.
-  let own: LoadedConfig = loaded;
-  // Whom the fleet channel believes (operator keys, an open broker accepted or not): this file's, for the life of the process.
-  const trust = loaded.fleet ? (await import('../fleet/trust.js')).trustOf(loaded.fleet) : undefined;
-  // The code of exactly the plugins this configuration uses, loaded before anything starts.
-  const plugins = await resolvePlugins(builtinPlugins, loaded.config);
+  const logger = m.createLogger(view ? { level: level ?? 'warn', destination: view.logDestination(), tee } : { tee });
+  m.setLogger(logger);
+  const tapLog = (tap: (line: string) => void) => {
+    logTap = tap;
+  };
+  return { view, logger, tapLog };
+}
 
-  const notifier = new Notifier({ onError: (m) => logger.warn(m) });
-  // Metrics are read only through their endpoint: without CORTEX_METRICS_PORT, prom-client (with
-  // @opentelemetry/api, about 85 modules) is not loaded and nothing records them (the first tick stays short).
-  const metricsCode = process.env.CORTEX_METRICS_PORT?.trim()
-    ? { ...(await import('../metrics/prometheus.js')), ...(await import('../metrics/feed.js')) }
-    : undefined;
-  const metricsOptions = metricsCode?.metricsOptionsFromEnv();
-  const metrics = metricsCode && metricsOptions ? new metricsCode.Metrics() : undefined;
-  const metricsServer = metricsCode && metrics && metricsOptions ? new metricsCode.MetricsServer(metrics, metricsOptions) : undefined;
-  if (metricsServer) {
-    const at = await metricsServer.start();
-    logger.info(`metrics on ${at.url}`);
-  }
+/**
+ * The metrics endpoint, started. Metrics are read only through it: without CORTEX_METRICS_PORT, prom-client
+ * (with @opentelemetry/api, about 85 modules) is not loaded and nothing records them (the first tick stays short).
+ */
+async function startMetrics(logger: Logger) {
+  if (!process.env.CORTEX_METRICS_PORT?.trim()) return undefined;
+  const code = { ...(await import('../metrics/prometheus.js')), ...(await import('../metrics/feed.js')) };
+  const options = code.metricsOptionsFromEnv();
+  if (!options) return undefined;
+  const metrics = new code.Metrics();
+  const server = new code.MetricsServer(metrics, options);
+  const at = await server.start();
+  logger.info(`metrics on ${at.url}`);
+  /** Records the bus's events; a mode's hertz and model are asked of the running generation. */
+  const feed = (bus: AgentBus, proc: ProcessHandle) =>
+    code.feedMetrics(bus, metrics, {
+      hertzOf: (mode) => proc.config().modes[mode]?.hertz ?? 1,
+      modelOf: (mode) => proc.config().modes[mode]?.cortex_llm.type,
+    });
+  return { server, feed };
+}
 
-  const bus = new AgentBus();
-  // Mode memory, read through this store so the view can say that the start mode was restored; --fresh
-  // ignores it at start (a configuration the fleet reloads starts where its memory says).
+/** --inspect: the statecharts go to the Stately inspector (@statelyai/inspect, 80 ms of CPU to load, only when asked for). */
+async function startInspector(opts: RunOptions) {
+  if (!opts.inspect) return undefined;
+  const url = typeof opts.inspect === 'string' ? opts.inspect : 'ws://localhost:8080';
+  if (await listening(url)) errLine(`cortexd: --inspect: sending the statecharts to ${url}`);
+  else
+    errLine(
+      `cortexd: --inspect: nothing listens at ${url} yet; the statecharts are sent once something does (retried every 5 s; see docs/running.md, "Inspecting a run")`,
+    );
+  return (await import('../../actors/modes/inspect.js')).createModeInspector({ url });
+}
+
+/**
+ * Mode memory, read through this store so the view can say that the start mode was restored; --fresh
+ * ignores it at start (a configuration the fleet reloads starts where its memory says).
+ */
+function modeMemories(m: RunModules, opts: RunOptions, logger: Logger) {
   let restoredMode: string | undefined;
-  const memoryOf = (l: LoadedConfig, first: boolean): ModeMemoryStore | false => {
-    const file = l.config.mode_memory_enabled ? fileModeMemory(modeMemoryPath(l.configName, stateDir()), (m) => logger.warn(m)) : undefined;
+  const of = (l: LoadedConfig, first: boolean): ModeMemoryStore | false => {
+    const file = l.config.mode_memory_enabled ? m.fileModeMemory(m.modeMemoryPath(l.configName, m.stateDir()), (w) => logger.warn(w)) : undefined;
     if (!file) return false;
     return {
       load: () => {
@@ -203,61 +179,74 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
         if (first) restoredMode = read.memory?.current;
         return read;
       },
-      save: (m) => file.save(m),
+      save: (memory) => file.save(memory),
     };
   };
-  const eventLines = opts.events ? attachEventLines(bus) : undefined;
-  const capture = opts.record || opts.foxglove !== undefined ? await startRunCapture(bus, loaded, opts) : undefined;
-  if (capture) logTap = (line) => capture.logLine(line);
-  const inspectUrl = opts.inspect ? (typeof opts.inspect === 'string' ? opts.inspect : 'ws://localhost:8080') : undefined;
-  if (inspectUrl) {
-    if (await listening(inspectUrl)) errLine(`cortexd: --inspect: sending the statecharts to ${inspectUrl}`);
-    else
-      errLine(
-        `cortexd: --inspect: nothing listens at ${inspectUrl} yet; the statecharts are sent once something does (retried every 5 s; see docs/running.md, "Inspecting a run")`,
-      );
-  }
-  // @statelyai/inspect (80 ms of CPU to load) only when asked for.
-  const inspector = inspectUrl ? (await import('../../actors/modes/inspect.js')).createModeInspector({ url: inspectUrl }) : undefined;
+  return { of, restored: () => restoredMode };
+}
 
+/** What the terminal view says of a configuration: mode names, where speech goes, the start mode. */
+function viewConfigurer(m: RunModules, view: TerminalView | undefined, opts: RunOptions, restored: () => string | undefined) {
   // Whether a player can play here: the start says where speech really goes (no sound card: files).
-  const soundCard = canPlaySound();
-  // What the terminal view says of a configuration: mode names, where speech goes, the start mode.
-  const configureView = (l: LoadedConfig, p: Plugins, first: boolean) => {
+  const soundCard = m.canPlaySound();
+  return (l: LoadedConfig, p: Plugins, first: boolean) => {
     const c = l.config;
-    const startMode = first && restoredMode !== undefined && Object.hasOwn(c.modes, restoredMode) ? restoredMode : c.default_mode;
+    const restoredMode = first ? restored() : undefined;
+    const startMode = restoredMode !== undefined && Object.hasOwn(c.modes, restoredMode) ? restoredMode : c.default_mode;
     const typed = c.modes[startMode]?.agent_inputs.some((i) => p.descriptors.inputs.get(i.type)?.typedText === true) ?? false;
     view?.configure({
-      displayNames: Object.fromEntries(Object.entries(c.modes).map(([k, m]) => [k, m.display_name])),
-      ...speechFacts(c, { card: soundCard, fallbackDir: join(stateDir(), 'speech') }),
-      ...replayFacts(c),
+      displayNames: Object.fromEntries(Object.entries(c.modes).map(([k, mode]) => [k, mode.display_name])),
+      ...m.speechFacts(c, { card: soundCard, fallbackDir: m.join(m.stateDir(), 'speech') }),
+      ...m.replayFacts(c),
       defaultMode: c.default_mode,
-      ...(first && restoredMode !== undefined ? { restoredMode } : {}),
+      ...(restoredMode !== undefined ? { restoredMode } : {}),
       freshCommand: `cortexd run ${opts.config ? `--config ${opts.config}` : l.configName} --fresh`,
       typed,
     });
   };
+}
 
+/** What the supervisor is given of the run: the first configuration and everything its agents share. */
+interface SupervisorParts {
+  loaded: LoadedConfig;
+  plugins: Plugins;
+  bus: AgentBus;
+  logger: Logger;
+  view: TerminalView | undefined;
+  capture: Awaited<ReturnType<typeof startRunCapture>> | undefined;
+  trust: FleetTrust | undefined;
+  memory: ReturnType<typeof modeMemories>;
+  metricsServer: { stop(): Promise<unknown> } | undefined;
+  inspector: { inspect: NonNullable<ProcessDeps['inspect']> } | undefined;
+  /** A fleet command's reload, defined once the supervisor exists. */
+  reload: Reload;
+}
+
+/**
+ * The supervisor: the process root (actors/process.ts) with signals, sd_notify and the watchdog, the
+ * service, and the agent subtree, which a reload replaces under the same root.
+ */
+async function startSupervisor(m: RunModules, opts: RunOptions, parts: SupervisorParts): Promise<ProcessHandle> {
+  const { loaded, plugins, bus, logger, view, capture, trust, memory, metricsServer, inspector, reload } = parts;
+  const notifier = new m.Notifier({ onError: (w) => logger.warn(w) });
+  const configureView = viewConfigurer(m, view, opts, memory.restored);
   // The robot's bodies outlive the agents of this process: a reload keeps the simulated body's pose.
   const bodies = new (await import('../cortex/bodies.js')).BodyBoard();
-
-  // The process root (actors/process.ts): signals, sd_notify and the watchdog, the service, and the agent
-  // subtree, which a reload replaces under the same root.
-  const proc = createProcess({
+  return m.createProcess({
     first: { loaded, plugins, origin: 'start' },
     bus,
     logger,
     notifier,
-    connectService: (l) => connectService(l, { logger }),
+    connectService: (l) => m.connectService(l, { logger }),
     makeAgent: (g, cloud, first) =>
-      new Agent({
+      new m.Agent({
         bodies,
         loaded: g.loaded,
         plugins: g.plugins,
         cloud,
         bus,
         logger,
-        memory: memoryOf(g.loaded, first),
+        memory: memory.of(g.loaded, first),
         write: view ? (line) => view.consoleLine(line) : () => {},
         ...(capture ? { media: capture.media } : {}),
         fleet: { reload: (text, origin, sender) => reload(text, origin, { fleet: true, pushed: true, sender }), ...(trust ? { trust } : {}) },
@@ -275,110 +264,62 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
       process.exit(130);
     },
     closeRest: async () => {
-      if (metricsServer) await bounded('metrics', metricsServer.stop(), 1000, logger);
-      if (capture) await bounded('recording', capture.close(), 5000, logger);
+      if (metricsServer) await m.bounded('metrics', metricsServer.stop(), 1000, logger);
+      if (capture) await m.bounded('recording', capture.close(), 5000, logger);
     },
     ...(inspector ? { inspect: inspector.inspect } : {}),
   });
+}
 
-  // --- fleet reload: a pushed configuration is checked like `cortexd check` (same loader, same
-  // file path, so ${CONFIG_DIR} is the same); invalid, the robot keeps the running one and the reply
-  // carries the check's lines; valid, the running agent stops (its shutdown hooks run) and a new one
-  // starts with it in this process. Nothing is written to disk: the next start reads the file again.
-  // A pushed configuration (the fleet's, or a watched file another user can write) starts no program the
-  // robot's allowlist does not name (src/fleet/reload.ts); fleet reload can be turned off locally.
-  const reload = async (text: string, origin: string, how: { fleet: boolean; pushed: boolean; sender?: Sender }): Promise<CommandResult> => {
-    const stopping = proc.busy();
-    if (stopping === 'the agent is stopping') return { ok: false, reason: stopping };
-    const off = how.fleet ? fleetReloadRefusal(policy) : undefined;
-    if (off) return off;
-    if (stopping) return { ok: false, reason: stopping };
-    const running = proc.running().loaded;
-    let next: LoadedConfig;
-    try {
-      next = await loadConfig({ file: running.file, text });
-    } catch (err) {
-      if (!(err instanceof ConfigError))
-        return { ok: false, reason: `the new configuration was not loaded: ${describeError(err)}; ${running.configName} keeps running` };
-      const n = err.issues.length;
-      return {
-        ok: false,
-        reason: `the new configuration is invalid (${n} problem${n === 1 ? '' : 's'}); ${running.configName} keeps running`,
-        lines: err.issues.map((i) => oneLine(formatIssue(i))),
-      };
-    }
-    const refusal = how.pushed
-      ? (programRefusal(next.config, policy, running.configName) ??
-        variableRefusal(next, running) ??
-        destinationRefusal(next, own, running.configName) ??
-        (await relaxationRefusal(running, next, how.sender ?? 'anyone')))
-      : undefined;
-    if (refusal) return refusal;
-    let nextPlugins: Plugins;
-    try {
-      nextPlugins = await resolvePlugins(builtinPlugins, next.config);
-    } catch (err) {
-      return { ok: false, reason: `the new configuration's plugins did not load: ${describeError(err)}; ${running.configName} keeps running` };
-    }
-    const busy = proc.busy();
-    if (busy) return { ok: false, reason: busy };
-    for (const w of next.warnings) logger.warn(w);
-    if (!how.pushed) own = next;
-    proc.accept({ loaded: next, plugins: nextPlugins, origin });
-    return {
-      ok: true,
-      reason: `valid; restarting the agent with it (sha256 ${next.sha256 ?? '?'})`,
-      ...(next.warnings.length > 0 ? { lines: next.warnings.map(oneLine) } : {}),
-    };
-  };
-  // --watch: each saved version goes through the same check-then-replace; the file's owner and mode decide whether it is pushed.
-  const watchFile = (file: string, sha256: string | undefined) => {
-    const w = new ConfigWatcher(
-      file,
-      {
-        onError: (m) => logger.warn(m),
-        onVersion: (v) => {
-          const origin = `--watch ${file}${v.trusted ? '' : ` (${v.why}: treated as pushed)`}`;
-          void reload(v.text, origin, { fleet: false, pushed: !v.trusted }).then((r) => {
-            const lines = r.lines?.length ? `: ${r.lines.join('; ')}` : '';
-            if (r.ok) logger.info(`${origin}: ${r.reason ?? 'reloading'}`);
-            else {
-              logger.warn(`${origin}: reload refused: ${r.reason ?? 'refused'}${lines}`);
-              bus.emit({ type: 'error', at: Date.now(), source: 'reload', message: `${origin}: reload refused: ${r.reason ?? 'refused'}${lines}` });
-            }
-          });
-        },
-      },
-      sha256,
-    );
-    w.start();
-    return w;
-  };
-  // --- end fleet reload
-
-  view?.attach(bus);
-  const metricsSub = metrics
-    ? metricsCode?.feedMetrics(bus, metrics, {
-        hertzOf: (mode) => proc.config().modes[mode]?.hertz ?? 1,
-        modelOf: (mode) => proc.config().modes[mode]?.cortex_llm.type,
-      })
-    : undefined;
-
-  const watcher = opts.watch ? watchFile(loaded.file, loaded.sha256) : undefined;
-  proc.start();
-  const outcome = await proc.done;
-  watcher?.close();
-  metricsSub?.unsubscribe();
-  if (inspector) inspector.stop();
-  view?.detach();
-  eventLines?.unsubscribe();
-  bus.complete();
+/** The exit code of a finished run; a service that could not start at all is a start-up error. */
+function exitCodeOf(outcome: ProcessOutcome): number {
   if (outcome.serviceAtStart) throw new CortexError('service', outcome.reason ?? 'cannot start the service');
   if (outcome.code !== 0) {
     errLine(`cortexd: ${outcome.reason ?? 'the agent failed'}`);
     return EXIT.failure;
   }
   return EXIT.ok;
+}
+
+/** Runs an agent to its end; resolves with the exit code. */
+export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
+  const m = await loadRunModules();
+  const { view, logger, tapLog } = startOutput(m, opts);
+  const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
+  for (const w of loaded.warnings) warnLine(w);
+  // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
+  const policy = m.readReloadPolicy(loaded.config);
+  // Whom the fleet channel believes (operator keys, an open broker accepted or not): this file's, for the life of the process.
+  const trust = loaded.fleet ? (await import('../fleet/trust.js')).trustOf(loaded.fleet) : undefined;
+  // The code of exactly the plugins this configuration uses, loaded before anything starts.
+  const resolvePlugins = (config: LoadedConfig['config']) => m.resolvePlugins(m.builtinPlugins, config);
+  const plugins = await resolvePlugins(loaded.config);
+  const metrics = await startMetrics(logger);
+  const bus = new m.AgentBus();
+  const memory = modeMemories(m, opts, logger);
+  const eventLines = opts.events ? m.attachEventLines(bus) : undefined;
+  const capture = opts.record || opts.foxglove !== undefined ? await startRunCapture(bus, loaded, opts) : undefined;
+  if (capture) tapLog((line) => capture.logLine(line));
+  const inspector = await startInspector(opts);
+  const metricsServer = metrics?.server;
+  // A fleet command's reload goes to the reloader, made once the supervisor it hands configurations to exists.
+  const fleetReload: Reload = (text, origin, how) => reload(text, origin, how);
+  const parts = { loaded, plugins, bus, logger, view, capture, trust, memory, metricsServer, inspector, reload: fleetReload };
+  const proc = await startSupervisor(m, opts, parts);
+  const reload = configReloader({ proc, policy, own: loaded, logger, loadConfig: m.loadConfig, resolvePlugins, refusals: m });
+
+  view?.attach(bus);
+  const metricsSub = metrics?.feed(bus, proc);
+  const watcher = opts.watch ? watchConfigFile(m.ConfigWatcher, loaded.file, loaded.sha256, reload, { logger, bus }) : undefined;
+  proc.start();
+  const outcome = await proc.done;
+  watcher?.close();
+  metricsSub?.unsubscribe();
+  inspector?.stop();
+  view?.detach();
+  eventLines?.unsubscribe();
+  bus.complete();
+  return exitCodeOf(outcome);
 }
 
 export function register(program: Command): void {

@@ -9,7 +9,8 @@ import { configEnvironment, envFilePath, formatPath, substituteAll } from './env
 import { unreachableAddresses } from './address-check.js';
 import { missingServerFiles, resolveServerDirs } from './paths-check.js';
 import { didYouMean } from '../plugins/suggest.js';
-import { type UnknownField, unknownFields, zodIssueMessages } from './issues.js';
+import { unknownFields, zodIssueMessages } from './issues.js';
+import { LoadReport, type UnsetFields, unknownFieldReporter, unsetFields } from './load-report.js';
 import { locator } from './locate.js';
 import { convertLegacy, isLegacy, legacyFilePath } from './legacy.js';
 import { Concealer } from './conceal.js';
@@ -18,6 +19,8 @@ import { parseConfigText } from './parse-text.js';
 import { allowedVariables, variableProblems } from './variable-policy.js';
 import { readRegularFile, UnreadableFile } from './read-file.js';
 import { AgentConfig, type LoadedConfig, type LlmConfig, type ModeConfig } from './schema.js';
+
+type UnknownReporter = ReturnType<typeof unknownFieldReporter>;
 import { checkUrid } from './urid.js';
 import { checkVersion } from './version.js';
 import { crossCheck, hookModuleWarnings } from './cross-check.js';
@@ -114,12 +117,6 @@ function unknownNameMessage(name: string): string {
   return `no configuration named ${JSON.stringify(name)}; looked in ${configSearchPath().map(dir).join(', ')}${own}; ${known} (or pass --config PATH; cortexd init ${name} makes one in ${dir(configDir())})`;
 }
 
-/** The last segment of a formatted path: `hertz` of `modes.a.hertz`, `["a.b"]` of `x["a.b"]`. */
-function lastSegment(path: string): string {
-  const m = /(\[[^\]]*\]|[A-Za-z_$][A-Za-z0-9_$]*)$/.exec(path);
-  return m ? m[1]! : path;
-}
-
 /** The file name as printed in problems: relative to the working directory when inside it. */
 export function displayName(file: string): string {
   const rel = relative(process.cwd(), file);
@@ -153,87 +150,61 @@ export async function loadConfig(target: LoadTarget, options: LoadOptions = {}):
 /** Names of the built-in variables: paths of this machine, not secrets, so messages may show them. */
 const BUILT_IN_VARIABLES = new Set(['CONFIG_DIR', 'STATE_DIR']);
 
-async function loadUnconcealed(target: LoadTarget, options: LoadOptions, concealer: Concealer): Promise<LoadedConfig> {
-  const { file, configName } = resolveTarget(target);
-  const shown = displayName(file);
-  const issues: ConfigIssue[] = [];
-  const warnings: string[] = [];
-  // Paths are reported as the user wrote the file: for a legacy file, `modes.<name>.hertz` is `hertz`.
-  let filePath = (p: string) => p;
-  // Each problem and warning carries its line and column once the file has parsed.
-  let places: ReturnType<typeof locator> | undefined;
-  const fail = (path: Array<PropertyKey> | string, message: string, kind: ConfigIssue['kind'] = 'format') => {
-    const p = filePath(typeof path === 'string' ? path : formatPath(path));
-    issues.push({ file: shown, path: p, message, kind, ...places?.at(p) });
-  };
-  const warn = (path: Array<PropertyKey> | string, message: string) => {
-    const p = filePath(typeof path === 'string' ? path : formatPath(path));
-    const place = places?.at(p);
-    const where = place ? `${shown}:${place.line}:${place.column}` : shown;
-    warnings.push(p ? `${where}: ${p}: ${message}` : `${where}: ${message}`);
-  };
-
-  // Read: a regular file only (after symlinks), at most MAX_CONFIG_BYTES actually read, a FIFO refused at once.
-  let text: string;
+/** The file's text: a regular file only (after symlinks), at most MAX_CONFIG_BYTES actually read, a FIFO refused at once; or the pushed text. */
+function readConfigText(target: LoadTarget, file: string, configName: string, shown: string): string {
   if (target.text !== undefined) {
     if (Buffer.byteLength(target.text) > MAX_CONFIG_BYTES)
       throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: `larger than ${MAX_CONFIG_BYTES} bytes` }]);
-    text = target.text;
-  } else {
-    try {
-      text = readRegularFile(file, MAX_CONFIG_BYTES);
-    } catch (err) {
-      if (!(err instanceof UnreadableFile)) throw err;
-      // A name (not a path given where a name goes) that names no file: the names there are.
-      if (err.code === 'ENOENT' && !target.file && file === join(configDir(), `${configName}.json5`))
-        throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: unknownNameMessage(configName) }]);
-      throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
-    }
+    return target.text;
   }
+  try {
+    return readRegularFile(file, MAX_CONFIG_BYTES);
+  } catch (err) {
+    if (!(err instanceof UnreadableFile)) throw err;
+    // A name (not a path given where a name goes) that names no file: the names there are.
+    if (err.code === 'ENOENT' && !target.file && file === join(configDir(), `${configName}.json5`))
+      throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: unknownNameMessage(configName) }]);
+    throw new ConfigError([{ file: shown, path: '', kind: 'parse', message: err.message }]);
+  }
+}
 
-  // Parse (syntax with a hint in plain words, an object at the top, no key that reaches a prototype).
-  const raw = parseConfigText(text, shown);
-  places = locator(text);
-  let data = raw as Record<string, unknown>;
-
-  // Version.
+/** The version: a problem (which ends the load at once when nothing after it could be trusted) or a warning. */
+function checkVersionOf(data: Record<string, unknown>, report: LoadReport): void {
   const version = checkVersion(data.version);
   if (!version.ok) {
-    fail('version', version.message, 'version');
-    if (!version.continue) throw new ConfigError(issues, warnings);
+    report.fail('version', version.message, 'version');
+    if (!version.continue) throw report.error();
   } else if (version.warning) {
-    warn('version', version.warning);
+    report.warn('version', version.warning);
   }
+}
 
-  // Which variables the file may read, and where (before substitution: an unset one counts too).
-  for (const p of variableProblems(raw, allowedVariables(raw))) fail(p.path, p.message, 'env');
+/** Where the configuration reads variables: each field's path and the names it read (a pushed file is checked against them). */
+type VariableUses = NonNullable<LoadedConfig['variables']>;
 
-  // Substitution.
-  const env = options.env ?? configEnvironment();
-  // Built-in variables, so a configuration can name files beside itself or in the state directory
-  // whatever the working directory (systemd starts services in /); the environment may override them.
-  const sub = substituteAll(data, { CONFIG_DIR: dirname(file), STATE_DIR: stateDir(), ...env });
-  for (const p of sub.problems) fail(p.path, p.message, 'env');
-  const variables: { path: string; names: string[] }[] = [];
+/**
+ * Substitutes the variables. Built-in variables let a configuration name files beside itself or in the
+ * state directory whatever the working directory (systemd starts services in /); the environment may
+ * override them. Values that came from variables (not built-in paths) are concealed in every message.
+ */
+function substitute(raw: unknown, file: string, env: Record<string, string | undefined>, report: LoadReport, concealer: Concealer) {
+  const sub = substituteAll(raw, { CONFIG_DIR: dirname(file), STATE_DIR: stateDir(), ...env });
+  for (const p of sub.problems) report.fail(p.path, p.message, 'env');
+  const variables: VariableUses = [];
   for (const s of sub.substituted) {
     const secretive = s.variables.filter((v) => !BUILT_IN_VARIABLES.has(v) || env[v] !== undefined);
     if (secretive.length > 0) concealer.add(s.value, secretive);
     const names = s.variables.filter((v) => !BUILT_IN_VARIABLES.has(v));
     if (names.length > 0) variables.push({ path: formatPath(s.path), names });
   }
-  data = (sub.value ?? {}) as Record<string, unknown>;
+  return { data: (sub.value ?? {}) as Record<string, unknown>, variables, unresolved: sub.unresolved };
+}
 
-  // Legacy conversion, decided on the file as written (a `modes` emptied by substitution is still multi-mode).
-  const legacy = isLegacy(raw as Record<string, unknown>);
-  if (legacy) {
-    data = convertLegacy(data, configName);
-    const modeName = String(data.default_mode);
-    filePath = (p) => legacyFilePath(p, modeName);
-  }
-  // `name` defaults to the config name in both forms (a legacy mode is already named after it).
-  if (data.name === undefined) data.name = configName;
-
-  // The API key may come from OM_API_KEY instead of the file.
+/**
+ * The API key and URID of the environment: concealed in messages; the key goes into a file that has
+ * none. Returns the environment's key.
+ */
+function applyEnvironmentKeys(data: Record<string, unknown>, env: Record<string, string | undefined>, concealer: Concealer, variables: VariableUses) {
   const envKey = env.OM_API_KEY;
   if (envKey) concealer.add(envKey, ['OM_API_KEY']);
   if (typeof env.URID === 'string' && env.URID) concealer.add(env.URID, ['URID']);
@@ -242,143 +213,147 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     // Read from the environment as surely as `${OM_API_KEY}` would be: a pushed file is checked against it.
     variables.push({ path: 'api_key', names: ['OM_API_KEY'] });
   }
+  return envKey;
+}
 
-  // CORTEX_LLM_BASE_URL: the hosted models go to an OpenAI-compatible server instead (docs/models.md).
+/** CORTEX_LLM_BASE_URL: the hosted models go to an OpenAI-compatible server instead (docs/models.md); returns the notes that say so. */
+function applyEndpoint(data: Record<string, unknown>, env: Record<string, string | undefined>, concealer: Concealer, report: LoadReport): string[] {
   const endpoint = modelEndpoint(env);
   const notes: string[] = [];
-  if (isEndpointProblem(endpoint)) fail(endpoint.path, endpoint.message, 'env');
+  if (isEndpointProblem(endpoint)) report.fail(endpoint.path, endpoint.message, 'env');
   else if (endpoint) {
     if (endpoint.apiKey) concealer.add(endpoint.apiKey, [endpoint.keyFrom ?? MODEL_ENDPOINT_ENV.key]);
     notes.push(...applyModelEndpoint(data, endpoint).map((line) => `model: ${line}`));
     if (notes.length === 0)
       notes.push(`model: ${MODEL_ENDPOINT_ENV.base} is set, but this configuration has no CloudLLM to send there (a LocalLLM keeps its own base_url)`);
   }
+  return notes;
+}
 
-  // Schema. A field left out for an unset variable is an error naming the variable(s) when the
-  // schema (or a plugin's schema, below) requires it, else a warning once all checks have run.
-  // jitless: a configuration is parsed once, so zod's compiled fast path (a new Function per object
-  // schema) costs more than it saves (`run`'s first tick, `check`). Same results.
-  const parsed = AgentConfig.safeParse(data, { reportInput: true, jitless: true });
-  const unresolvedAt = new Map<string, string[]>();
-  for (const u of sub.unresolved) {
-    const p = formatPath(u.path);
-    unresolvedAt.set(p, [...(unresolvedAt.get(p) ?? []), u.variable]);
-  }
-  const requiredMissing = new Set<string>();
-  const failOrUnset = (path: Array<PropertyKey>, message: string, kind: ConfigIssue['kind']) => {
-    const p = filePath(formatPath(path));
-    const variables = unresolvedAt.get(p);
-    if (variables) {
-      if (requiredMissing.has(p)) return;
-      requiredMissing.add(p);
-      const names = variables.join(', ');
-      const example = variables[0]!;
-      fail(
-        p,
-        `environment variable${variables.length > 1 ? 's' : ''} ${names} ${variables.length > 1 ? 'are' : 'is'} not set and ${variables.length > 1 ? 'have' : 'has'} no default: set ${variables.length > 1 ? 'them' : 'it'} in ${displayName(envFilePath())} or the environment, or write \${${example}:-default}`,
-        'env',
-      );
-    } else if (p === 'api_key' && message.startsWith('missing')) {
-      fail(p, 'missing: set api_key in the file or the OM_API_KEY environment variable', 'format');
-    } else {
-      fail(p, message, kind);
-    }
-  };
-  const warnUnset = () => {
-    for (const [p, variables] of unresolvedAt) {
-      if (!requiredMissing.has(p))
-        warn(p, `environment variable${variables.length > 1 ? 's' : ''} ${variables.join(', ')} not set and no default; this optional field is left out`);
-    }
-    unresolvedAt.clear();
-  };
-  if (!parsed.success) {
-    for (const { path, message } of zodIssueMessages(parsed.error)) failOrUnset(path, message, 'format');
-  }
-  // Nothing is silently ignored: a field this runtime does not carry out is a problem, not a warning.
-  const unknown = (u: UnknownField, message: string) => {
-    const at = filePath(u.path);
-    // A misspelt field: the likely one named, and its "missing" problem (when required) folded into this one.
-    if (u.suggestion) {
-      const parent = at.slice(0, at.length - lastSegment(at).length).replace(/\.$/, '');
-      const meant = parent ? `${parent}.${u.suggestion}` : u.suggestion;
-      const missing = issues.findIndex((i) => i.path === meant && i.message.startsWith('missing'));
-      if (missing >= 0) issues.splice(missing, 1);
-      message = `unknown field; did you mean ${JSON.stringify(u.suggestion)}? (rename it${missing >= 0 ? `: ${u.suggestion} is required and missing` : ''}; \`cortexd schema\` lists the fields)`;
-    }
-    (options.unknownFields === 'warn' ? warn : fail)(at, message);
-  };
-  for (const u of unknownFields(AgentConfig as z.ZodType, data)) unknown(u, UNKNOWN_FIELD);
-
-  // URID from the file or the URID variable.
-  // A URID in the file that is not a string is already reported by the schema.
+/** The URID from the file or the URID variable (one in the file that is not a string is already reported by the schema). */
+function checkUridOf(data: Record<string, unknown>, env: Record<string, string | undefined>, report: LoadReport, variables: VariableUses) {
   const uridCheck = data.URID !== undefined && typeof data.URID !== 'string' ? ({ ok: true, urid: undefined } as const) : checkUrid(data.URID ?? env.URID);
-  if (!uridCheck.ok) fail(data.URID !== undefined ? 'URID' : 'URID (from the URID variable)', uridCheck.message);
+  if (!uridCheck.ok) report.fail(data.URID !== undefined ? 'URID' : 'URID (from the URID variable)', uridCheck.message);
   if (data.URID === undefined && uridCheck.ok && uridCheck.urid) variables.push({ path: 'URID', names: ['URID'] });
+  return uridCheck.ok ? uridCheck.urid : undefined;
+}
 
-  if (!parsed.success) {
-    warnUnset();
-    throw new ConfigError(issues, warnings);
-  }
-  // Relative paths of stdio tool servers mean the configuration's directory, whatever the working directory.
-  const config = resolveServerDirs(parsed.data, dirname(file));
-  for (const p of missingServerFiles(config)) fail(p.path, p.message, 'reference');
-
-  // Modes without a model take the global one; a mode's own model replaces it whole.
+/** Modes without a model take the global one; a mode's own model replaces it whole. */
+function modesWithModels(config: AgentConfig, report: LoadReport) {
   const modes: Record<string, ModeConfig & { cortex_llm: LlmConfig }> = {};
   for (const [name, mode] of Object.entries(config.modes)) {
     const llm = mode.cortex_llm ?? config.cortex_llm;
     if (!llm) {
-      fail(['modes', name, 'cortex_llm'], 'missing, and there is no global cortex_llm to use instead');
+      report.fail(['modes', name, 'cortex_llm'], 'missing, and there is no global cortex_llm to use instead');
       continue;
     }
     modes[name] = { ...mode, cortex_llm: llm };
   }
+  return modes;
+}
 
-  for (const problem of crossCheck(config)) fail(problem.path, problem.message, 'reference');
-  for (const w of hookModuleWarnings(config, hooksDirFor(file))) warn(w.path, w.message);
-  for (const w of openCvWarnings(config)) warn(w.path, w.message);
-  for (const w of ddsWarnings(config)) warn(w.path, w.message);
+/** What the schema cannot see: references between parts, hook modules, optional native parts, and each plugin's own schema. */
+function crossChecks(config: AgentConfig, file: string, options: LoadOptions, report: LoadReport, unset: UnsetFields, unknown: UnknownReporter): void {
+  for (const problem of crossCheck(config)) report.fail(problem.path, problem.message, 'reference');
+  for (const w of hookModuleWarnings(config, hooksDirFor(file))) report.warn(w.path, w.message);
+  for (const w of openCvWarnings(config)) report.warn(w.path, w.message);
+  for (const w of ddsWarnings(config)) report.warn(w.path, w.message);
   if (options.plugins !== false) {
     const plugins = checkPlugins(config);
-    for (const p of plugins.problems) failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
+    for (const p of plugins.problems) unset.failOrUnset(p.path, p.message, p.unknownType ? 'unknown_type' : 'format');
     for (const p of plugins.unknownFields) unknown(p, UNKNOWN_PLUGIN_FIELD);
   }
-  warnUnset();
-  // Hosted addresses: the file's `service` block under the CORTEX_* variables; `embedded` is the local service.
+}
+
+/** Hosted addresses: the file's `service` block under the CORTEX_* variables (`embedded` is the local service), each one a plugin calls checked. */
+function addressesOf(config: AgentConfig, env: Record<string, string | undefined>, options: LoadOptions, report: LoadReport): AddressSettings | undefined {
   let addresses: AddressSettings | undefined;
   try {
-    addresses = readAddresses(config.service, env, shown);
+    addresses = readAddresses(config.service, env, report.shown);
   } catch (err) {
-    if (err instanceof ConfigError) for (const i of err.issues) fail(i.path, i.message);
+    if (err instanceof ConfigError) for (const i of err.issues) report.fail(i.path, i.message);
     else throw err;
   }
   if (addresses && options.plugins !== false) {
     for (const p of unreachableAddresses(config, addresses, displayName(envFilePath()))) {
-      if (p.placeholder) warn(p.path, `no address configured: the placeholder ${p.message}`);
-      else fail(p.path, p.message, 'reference');
+      if (p.placeholder) report.warn(p.path, `no address configured: the placeholder ${p.message}`);
+      else report.fail(p.path, p.message, 'reference');
     }
   }
-  // The fleet channel: the `fleet` block under the CORTEX_MQTT_* variables (off unless a broker is named).
-  const fleet = readFleet(config.fleet, env, { urid: uridCheck.ok ? uridCheck.urid : undefined, configFile: file });
-  for (const p of fleet.problems) fail(p.path, p.message);
-  for (const w of fleet.warnings) warn(w.path, w.message);
-  if (issues.length > 0 || !addresses) throw new ConfigError(issues, warnings);
+  return addresses;
+}
 
-  const apiKey = config.api_key || envKey || '';
-  // The key is judged only where it goes to the hosted API: an address a plugin of this configuration
-  // calls that is not the embedded service. A key for an OpenAI-compatible server (CORTEX_LLM_BASE_URL,
-  // a LocalLLM) may have any shape.
+/**
+ * The key is judged only where it goes to the hosted API: an address a plugin of this configuration
+ * calls that is not the embedded service. A key for an OpenAI-compatible server (CORTEX_LLM_BASE_URL,
+ * a LocalLLM) may have any shape.
+ */
+function warnApiKey(config: AgentConfig, addresses: AddressSettings, apiKey: string, options: LoadOptions, report: LoadReport): void {
   const hostedUse = options.plugins === false ? ADDRESS_KEYS : (deviceNeeds(config).services ?? []).map((s) => s.address as AddressKey);
   const allEmbedded = hostedUse.every((k) => addresses[k] === EMBEDDED);
   if (!allEmbedded && !/^key_(live|test)_/.test(apiKey)) {
-    warn(
+    report.warn(
       'api_key',
       apiKey === ''
         ? 'no API key: calls to the hosted service will fail with 401'
         : `placeholder API key ${apiKey === 'openmind_free' ? '"openmind_free"' : '(no key_live_/key_test_ prefix)'}: calls to the hosted service will fail; set OM_API_KEY`,
     );
   }
+}
 
+async function loadUnconcealed(target: LoadTarget, options: LoadOptions, concealer: Concealer): Promise<LoadedConfig> {
+  const { file, configName } = resolveTarget(target);
+  const report = new LoadReport(displayName(file));
+  const text = readConfigText(target, file, configName, report.shown);
+  // Parse (syntax with a hint in plain words, an object at the top, no key that reaches a prototype).
+  const raw = parseConfigText(text, report.shown) as Record<string, unknown>;
+  report.places = locator(text);
+  checkVersionOf(raw, report);
+  // Which variables the file may read, and where (before substitution: an unset one counts too).
+  for (const p of variableProblems(raw, allowedVariables(raw))) report.fail(p.path, p.message, 'env');
+  const env = options.env ?? configEnvironment();
+  const sub = substitute(raw, file, env, report, concealer);
+  let data = sub.data;
+  const { variables } = sub;
+  // Legacy conversion, decided on the file as written (a `modes` emptied by substitution is still multi-mode).
+  const legacy = isLegacy(raw);
+  if (legacy) {
+    data = convertLegacy(data, configName);
+    const modeName = String(data.default_mode);
+    report.filePath = (p) => legacyFilePath(p, modeName);
+  }
+  // `name` defaults to the config name in both forms (a legacy mode is already named after it).
+  if (data.name === undefined) data.name = configName;
+  const envKey = applyEnvironmentKeys(data, env, concealer, variables);
+  const notes = applyEndpoint(data, env, concealer, report);
+
+  // Schema. jitless: a configuration is parsed once, so zod's compiled fast path (a new Function per object
+  // schema) costs more than it saves (`run`'s first tick, `check`). Same results.
+  const parsed = AgentConfig.safeParse(data, { reportInput: true, jitless: true });
+  const unset = unsetFields(report, sub.unresolved, displayName(envFilePath()));
+  if (!parsed.success) for (const { path, message } of zodIssueMessages(parsed.error)) unset.failOrUnset(path, message, 'format');
+  const unknown = unknownFieldReporter(report, options.unknownFields);
+  for (const u of unknownFields(AgentConfig as z.ZodType, data)) unknown(u, UNKNOWN_FIELD);
+  const urid = checkUridOf(data, env, report, variables);
+  if (!parsed.success) {
+    unset.warnUnset();
+    throw report.error();
+  }
+  // Relative paths of stdio tool servers mean the configuration's directory, whatever the working directory.
+  const config = resolveServerDirs(parsed.data, dirname(file));
+  for (const p of missingServerFiles(config)) report.fail(p.path, p.message, 'reference');
+  const modes = modesWithModels(config, report);
+  crossChecks(config, file, options, report, unset, unknown);
+  unset.warnUnset();
+  const addresses = addressesOf(config, env, options, report);
+  // The fleet channel: the `fleet` block under the CORTEX_MQTT_* variables (off unless a broker is named).
+  const fleet = readFleet(config.fleet, env, { urid, configFile: file });
+  for (const p of fleet.problems) report.fail(p.path, p.message);
+  for (const w of fleet.warnings) report.warn(w.path, w.message);
+  if (report.issues.length > 0 || !addresses) throw report.error();
+
+  const apiKey = config.api_key || envKey || '';
+  warnApiKey(config, addresses, apiKey, options, report);
   return {
     file,
     configName,
@@ -386,11 +361,11 @@ async function loadUnconcealed(target: LoadTarget, options: LoadOptions, conceal
     config: { ...config, modes },
     apiKey,
     addresses,
-    ...(uridCheck.ok && uridCheck.urid ? { urid: uridCheck.urid } : {}),
+    ...(urid ? { urid } : {}),
     ...(fleet.settings ? { fleet: fleet.settings } : {}),
     sha256: createHash('sha256').update(text).digest('hex'),
     variables,
-    warnings,
+    warnings: report.warnings,
     ...(notes.length ? { notes } : {}),
   };
 }

@@ -169,108 +169,173 @@ export interface VoiceGateStats {
  * is loaded the gate is deterministic: the same bytes in any chunking pass the same bytes.
  */
 export function voiceGate(options: VoiceGateOptions, stats: VoiceGateStats = { passedBytes: 0, gatedBytes: 0, onsets: 0 }): OperatorFunction<Buffer, Buffer> {
-  const frameMs = 20;
-  const frameBytes = Math.round((options.rate * frameMs) / 1000) * 2;
-  const bytesPerMs = (options.rate * 2) / 1000;
-  const onsetFrames = Math.max(1, Math.ceil((options.onsetMs ?? 60) / frameMs));
-  const preRollFrames = Math.ceil((options.preRollMs ?? 300) / frameMs);
-  const hangoverFrames = Math.ceil((options.hangoverMs ?? DEFAULT_HANGOVER_MS) / frameMs);
-  const chunkBytes = Math.max(frameBytes, Math.round(((options.chunkMs ?? 100) * bytesPerMs) / frameBytes) * frameBytes);
+  const shape = gateShape(options);
   const now = options.now ?? Date.now;
   return (source) =>
     new Observable<Buffer>((subscriber) => {
-      let detector: VoiceDetector | undefined;
-      let unavailable = false;
       let closed = false;
-      const unavailableNow = (err: unknown) => {
-        unavailable = true;
-        options.onUnavailable?.(err);
-      };
-      try {
-        const made = options.detector();
-        if (made instanceof Promise) made.then((d) => (closed ? d.close() : (detector = d)), unavailableNow);
-        else detector = made;
-      } catch (err) {
-        unavailableNow(err);
-      }
-      let rest = Buffer.alloc(0);
-      let open = false;
-      let speechRun = 0;
-      let silentFrames = 0;
-      const preRoll: Buffer[] = [];
-      let batch: Buffer[] = [];
-      let batchBytes = 0;
-      const flush = () => {
-        if (!batchBytes) return;
-        const out = Buffer.concat(batch, batchBytes);
-        batch = [];
-        batchBytes = 0;
-        stats.passedBytes += out.length;
-        subscriber.next(out);
-      };
-      const pass = (frame: Buffer) => {
-        batch.push(frame);
-        batchBytes += frame.length;
-        if (batchBytes >= chunkBytes) flush();
-      };
+      const detector = detectorOf(options, () => closed);
+      const out = batcher(shape.chunkBytes, stats, (b) => subscriber.next(b));
+      const gate = gateFrames(shape, options, stats, out, () => subscriber.next(Buffer.alloc(0)));
+      let rest: Buffer = Buffer.alloc(0);
       const sub = source.subscribe({
         next(chunk) {
-          const arrived = now();
           const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
-          let offset = 0;
-          while (buf.length - offset >= frameBytes) {
-            const frame = Buffer.from(buf.subarray(offset, offset + frameBytes));
-            offset += frameBytes;
-            // When this frame's last sample was captured: the buffer arrived after its last byte.
-            const frameEnd = arrived - (buf.length - offset) / bytesPerMs;
-            if (!detector) {
-              // No detector yet (loading) or none at all: everything passes.
-              if (!unavailable) open = true;
-              pass(frame);
-              continue;
-            }
-            const samples = new Int16Array(frame.buffer, frame.byteOffset, frame.length / 2);
-            const speech = detector.isSpeech(samples);
-            if (speech) options.onSpeech?.(frameEnd);
-            if (open) {
-              pass(frame);
-              silentFrames = speech ? 0 : silentFrames + 1;
-              if (silentFrames >= hangoverFrames) {
-                open = false;
-                speechRun = 0;
-                flush();
-                // End of the utterance: the recogniser is told at once, not after its endpointing's real time.
-                stats.ends = (stats.ends ?? 0) + 1;
-                subscriber.next(Buffer.alloc(0));
-                options.onEnd?.(frameEnd);
-              }
-              continue;
-            }
-            preRoll.push(frame);
-            speechRun = speech ? speechRun + 1 : 0;
-            if (speechRun >= onsetFrames) {
-              open = true;
-              silentFrames = 0;
-              stats.onsets += 1;
-              options.onOnset?.(frameEnd - onsetFrames * frameMs);
-              for (const f of preRoll.splice(0)) pass(f);
-              continue;
-            }
-            if (preRoll.length > preRollFrames + onsetFrames) stats.gatedBytes += preRoll.shift()!.length;
-          }
-          rest = Buffer.from(buf.subarray(offset));
-          if (!detector) flush();
+          rest = eachFrame(buf, shape, now(), (frame, frameEnd) => {
+            const d = detector.current();
+            // No detector yet (loading) or none at all: everything passes.
+            if (!d) gate.undetected(frame, detector.unavailable());
+            else gate.classified(frame, d.isSpeech(new Int16Array(frame.buffer, frame.byteOffset, frame.length / 2)), frameEnd);
+          });
+          if (!detector.current()) out.flush();
         },
         error: (err) => subscriber.error(err),
         complete: () => {
-          flush();
+          out.flush();
           subscriber.complete();
         },
       });
       return () => {
         closed = true;
         sub.unsubscribe();
-        detector?.close();
+        detector.current()?.close();
       };
     });
+}
+
+/** The gate's options in frames and bytes: 20 ms frames of s16le at `rate`. */
+interface GateShape {
+  frameMs: number;
+  frameBytes: number;
+  bytesPerMs: number;
+  onsetFrames: number;
+  preRollFrames: number;
+  hangoverFrames: number;
+  /** Largest output buffer: `chunkMs` rounded to whole frames, at least one. */
+  chunkBytes: number;
+}
+
+function gateShape(options: VoiceGateOptions): GateShape {
+  const frameMs = 20;
+  const frameBytes = Math.round((options.rate * frameMs) / 1000) * 2;
+  const bytesPerMs = (options.rate * 2) / 1000;
+  return {
+    frameMs,
+    frameBytes,
+    bytesPerMs,
+    onsetFrames: Math.max(1, Math.ceil((options.onsetMs ?? 60) / frameMs)),
+    preRollFrames: Math.ceil((options.preRollMs ?? 300) / frameMs),
+    hangoverFrames: Math.ceil((options.hangoverMs ?? DEFAULT_HANGOVER_MS) / frameMs),
+    chunkBytes: Math.max(frameBytes, Math.round(((options.chunkMs ?? 100) * bytesPerMs) / frameBytes) * frameBytes),
+  };
+}
+
+/**
+ * Calls `fn` with each whole frame of `buf` (a copy) and when its last sample was captured (the buffer
+ * arrived at `arrived`, after its last byte); returns the bytes left over for the next chunk.
+ */
+function eachFrame(buf: Buffer, shape: GateShape, arrived: number, fn: (frame: Buffer, frameEnd: number) => void): Buffer {
+  let offset = 0;
+  while (buf.length - offset >= shape.frameBytes) {
+    const frame = Buffer.from(buf.subarray(offset, offset + shape.frameBytes));
+    offset += shape.frameBytes;
+    fn(frame, arrived - (buf.length - offset) / shape.bytesPerMs);
+  }
+  return Buffer.from(buf.subarray(offset));
+}
+
+/**
+ * The detector of one subscription: made at once, or when its promise settles (closed at once if the
+ * subscription ended first). One that fails to load is unavailable: the gate stays open.
+ */
+function detectorOf(options: VoiceGateOptions, ended: () => boolean): { current(): VoiceDetector | undefined; unavailable(): boolean } {
+  let detector: VoiceDetector | undefined;
+  let unavailable = false;
+  const unavailableNow = (err: unknown) => {
+    unavailable = true;
+    options.onUnavailable?.(err);
+  };
+  try {
+    const made = options.detector();
+    if (made instanceof Promise) made.then((d) => (ended() ? d.close() : (detector = d)), unavailableNow);
+    else detector = made;
+  } catch (err) {
+    unavailableNow(err);
+  }
+  return { current: () => detector, unavailable: () => unavailable };
+}
+
+/** Passed frames gathered into buffers of at most `chunkBytes`, sent when full or flushed (counted in `stats.passedBytes`). */
+interface Batcher {
+  pass(frame: Buffer): void;
+  flush(): void;
+}
+
+function batcher(chunkBytes: number, stats: VoiceGateStats, send: (out: Buffer) => void): Batcher {
+  let batch: Buffer[] = [];
+  let batchBytes = 0;
+  const flush = () => {
+    if (!batchBytes) return;
+    const out = Buffer.concat(batch, batchBytes);
+    batch = [];
+    batchBytes = 0;
+    stats.passedBytes += out.length;
+    send(out);
+  };
+  return {
+    flush,
+    pass(frame) {
+      batch.push(frame);
+      batchBytes += frame.length;
+      if (batchBytes >= chunkBytes) flush();
+    },
+  };
+}
+
+/**
+ * The gate over frames. Closed, it keeps the pre-roll and counts consecutive speech frames until the
+ * onset opens it (the pre-roll passes first); open, it passes every frame and counts silent ones until
+ * the hang-over closes it: the batch is flushed and `sendEnd` marks the end of the utterance.
+ */
+function gateFrames(shape: GateShape, options: VoiceGateOptions, stats: VoiceGateStats, out: Batcher, sendEnd: () => void) {
+  let open = false;
+  let speechRun = 0;
+  let silentFrames = 0;
+  const preRoll: Buffer[] = [];
+  const whileOpen = (frame: Buffer, speech: boolean, frameEnd: number) => {
+    out.pass(frame);
+    silentFrames = speech ? 0 : silentFrames + 1;
+    if (silentFrames < shape.hangoverFrames) return;
+    open = false;
+    speechRun = 0;
+    out.flush();
+    // End of the utterance: the recogniser is told at once, not after its endpointing's real time.
+    stats.ends = (stats.ends ?? 0) + 1;
+    sendEnd();
+    options.onEnd?.(frameEnd);
+  };
+  const whileClosed = (frame: Buffer, speech: boolean, frameEnd: number) => {
+    preRoll.push(frame);
+    speechRun = speech ? speechRun + 1 : 0;
+    if (speechRun >= shape.onsetFrames) {
+      open = true;
+      silentFrames = 0;
+      stats.onsets += 1;
+      options.onOnset?.(frameEnd - shape.onsetFrames * shape.frameMs);
+      for (const f of preRoll.splice(0)) out.pass(f);
+      return;
+    }
+    if (preRoll.length > shape.preRollFrames + shape.onsetFrames) stats.gatedBytes += preRoll.shift()!.length;
+  };
+  return {
+    /** A frame with no detector to classify it (loading, or unavailable): it passes, and opens the gate unless the detector failed. */
+    undetected(frame: Buffer, unavailable: boolean) {
+      if (!unavailable) open = true;
+      out.pass(frame);
+    },
+    classified(frame: Buffer, speech: boolean, frameEnd: number) {
+      if (speech) options.onSpeech?.(frameEnd);
+      (open ? whileOpen : whileClosed)(frame, speech, frameEnd);
+    },
+  };
 }

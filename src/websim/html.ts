@@ -17,13 +17,8 @@ export const CSP = [
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/**
- * The document; `title` is the configuration name (escaped). Panels are independent sections, each
- * filled by one page module; two places are kept for features that other work adds: `#safety-slot`
- * in the header (an emergency stop and its state) and the hidden `#turn-panel` (the last turn's
- * latency by stage), which its module unhides.
- */
-export function pageHtml(title: string): string {
+/** The document's head: its title (the configuration name, escaped), the stylesheet and the page's module; then the body opens. */
+function documentHead(title: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -33,8 +28,12 @@ export function pageHtml(title: string): string {
 <link rel="stylesheet" href="/style.css">
 <script type="module" src="/static/app.js"></script>
 </head>
-<body>
-<header>
+<body>`;
+}
+
+/** The header: the configuration name, the e-stop slot, the token form, access and connection state. */
+function pageHeader(title: string): string {
+  return `<header>
   <h1><span id="config-name">${esc(title)}</span> <small>cortexd WebSim</small></h1>
   <div class="header-right">
     <div id="safety-slot" class="slot" data-slot="safety"></div>
@@ -45,9 +44,11 @@ export function pageHtml(title: string): string {
     <div id="access" class="pill" data-state="locked" title="watching and the e-stop need no token; switching modes, typing, context values and releasing the e-stop do">view only</div>
     <div id="status" class="pill" data-state="connecting">connecting…</div>
   </div>
-</header>
-<main>
-  <section id="graph-panel" class="panel full">
+</header>`;
+}
+
+/** The mode statechart with its zoom tools, the current mode, the last transition and the switch buttons. */
+const GRAPH_PANEL = `  <section id="graph-panel" class="panel full">
     <h2>Modes <span id="current-mode" class="badge"></span>
       <span id="graph-tools" class="tools" aria-label="zoom">
         <button type="button" data-zoom="out" title="zoom out">−</button>
@@ -61,8 +62,10 @@ export function pageHtml(title: string): string {
     <p id="transition" class="note"></p>
     <div id="switch-buttons" class="buttons"></div>
     <p id="switch-note" class="note"></p>
-  </section>
-  <section id="talk-panel" class="panel">
+  </section>`;
+
+/** The conversation: the transcript, typed input, and the two voice buttons (Talk, Hear the robot). */
+const TALK_PANEL = `  <section id="talk-panel" class="panel">
     <h2>Conversation</h2>
     <ol id="transcript" class="log chat"></ol>
     <form id="talk-form" autocomplete="off">
@@ -76,54 +79,72 @@ export function pageHtml(title: string): string {
     </div>
     <audio id="robot-voice" hidden></audio>
     <p id="voice-note" class="note"></p>
-  </section>
-  <section id="camera-panel" class="panel">
+  </section>`;
+
+/** The newest camera frame and the microphone level. */
+const CAMERA_PANEL = `  <section id="camera-panel" class="panel">
     <h2>Camera <span id="camera-badge" class="badge"></span></h2>
     <div class="camera"><img id="camera-frame" alt="the newest camera frame" hidden></div>
     <p id="camera-note" class="note"></p>
     <h3>Microphone</h3>
     <div id="mic-meter" class="meter" role="meter" aria-label="microphone level" aria-valuemin="-90" aria-valuemax="0"><div class="rms"></div><div class="peak"></div></div>
     <p id="mic-note" class="note"></p>
-  </section>
-  <section id="face-panel" class="panel">
+  </section>`;
+
+/** The face and the counters. */
+const FACE_PANEL = `  <section id="face-panel" class="panel">
     <h2>Face <span id="face-emotion" class="badge"></span></h2>
     <div id="face"></div>
     <h3>Counters</h3>
     <dl id="counters" class="grid"></dl>
-  </section>
-  <section id="timeline-panel" class="panel wide">
+  </section>`;
+
+/** Model calls and actions over the last minute, and the list of model calls. */
+const TIMELINE_PANEL = `  <section id="timeline-panel" class="panel wide">
     <h2>Timeline <span id="timeline-span" class="badge"></span></h2>
     <div id="timeline" aria-label="model calls and actions over the last minute"></div>
     <h3>Model calls</h3>
     <ol id="calls" class="log"></ol>
-  </section>
-  <section id="body-panel" class="panel" hidden>
+  </section>`;
+
+/** The simulated body (hidden until a body reports). */
+const BODY_PANEL = `  <section id="body-panel" class="panel" hidden>
     <h2>Body</h2>
     <div id="body-view" class="body-view"></div>
     <dl id="body-facts" class="grid"></dl>
-  </section>
-  <section id="lidar-panel" class="panel" hidden>
+  </section>`;
+
+/** The lidar scan (hidden until a lidar reports). */
+const LIDAR_PANEL = `  <section id="lidar-panel" class="panel" hidden>
     <h2>Lidar</h2>
     <div id="lidar-view" class="lidar-view"></div>
     <dl id="lidar-facts" class="grid"></dl>
-  </section>
-  <section id="sockets-panel" class="panel">
+  </section>`;
+
+/** The recognition and vision sockets. */
+const SOCKETS_PANEL = `  <section id="sockets-panel" class="panel">
     <h2>Sockets</h2>
     <div id="streams"></div>
-  </section>
-  <section id="turn-panel" class="panel" data-slot="turn-latency" hidden>
+  </section>`;
+
+/** The last turn's latency by stage (hidden until its module unhides it). */
+const TURN_PANEL = `  <section id="turn-panel" class="panel" data-slot="turn-latency" hidden>
     <h2>Last turn</h2>
     <div id="turn"></div>
-  </section>
-  <section id="model-panel" class="panel wide">
+  </section>`;
+
+/** The model's answer, what was recalled for it, and the last prompt. */
+const MODEL_PANEL = `  <section id="model-panel" class="panel wide">
     <h2>Model <span id="latency" class="badge"></span></h2>
     <h3>Answer</h3>
     <div id="answer"></div>
     <h3>Recalled</h3>
     <ul id="recalled" class="recalled"></ul>
     <details><summary>Last prompt</summary><pre id="prompt"></pre></details>
-  </section>
-  <section id="inputs-panel" class="panel">
+  </section>`;
+
+/** The inputs, the context values, and the form that sets one. */
+const INPUTS_PANEL = `  <section id="inputs-panel" class="panel">
     <h2>Inputs</h2>
     <dl id="inputs" class="grid"></dl>
     <h3>Context values</h3>
@@ -134,19 +155,45 @@ export function pageHtml(title: string): string {
       <button id="context-set" type="submit">Set</button>
     </form>
     <p id="context-note" class="note"></p>
-  </section>
-  <section id="actions-panel" class="panel">
+  </section>`;
+
+/** The actions. */
+const ACTIONS_PANEL = `  <section id="actions-panel" class="panel">
     <h2>Actions</h2>
     <ol id="actions" class="log"></ol>
-  </section>
-  <section id="hooks-panel" class="panel">
+  </section>`;
+
+/** The hooks that ran, and the errors. */
+const HOOKS_PANEL = `  <section id="hooks-panel" class="panel">
     <h2>Hooks</h2>
     <ol id="hooks" class="log"></ol>
     <h3>Errors</h3>
     <ol id="errors" class="log"></ol>
-  </section>
-</main>
-</body>
-</html>
-`;
+  </section>`;
+
+/** The panels in the order the page shows them. */
+const PANELS = [
+  GRAPH_PANEL,
+  TALK_PANEL,
+  CAMERA_PANEL,
+  FACE_PANEL,
+  TIMELINE_PANEL,
+  BODY_PANEL,
+  LIDAR_PANEL,
+  SOCKETS_PANEL,
+  TURN_PANEL,
+  MODEL_PANEL,
+  INPUTS_PANEL,
+  ACTIONS_PANEL,
+  HOOKS_PANEL,
+];
+
+/**
+ * The document; `title` is the configuration name (escaped). Panels are independent sections, each
+ * filled by one page module; two places are kept for features that other work adds: `#safety-slot`
+ * in the header (an emergency stop and its state) and the hidden `#turn-panel` (the last turn's
+ * latency by stage), which its module unhides.
+ */
+export function pageHtml(title: string): string {
+  return [documentHead(title), pageHeader(title), '<main>', ...PANELS, '</main>', '</body>', '</html>', ''].join('\n');
 }

@@ -367,169 +367,199 @@ function summaryOf(e: SimEvent): string {
   return [calls.join(', '), text].filter(Boolean).join(' ') || 'nothing to do';
 }
 
+/** How one kind of event changes the state: a new state, the input not modified. */
+type Handler = (s: SimState, e: SimEvent) => SimState;
+
+function modeChanged(s: SimState, e: SimEvent): SimState {
+  const t: Transition = { at: e.at, from: str(e.from), to: str(e.to), trigger: str(e.trigger), reason: str(e.reason) };
+  if (typeof e.rule_index === 'number') t.rule_index = e.rule_index;
+  return { ...s, mode: t.to, lastTransition: t };
+}
+
+function hookRan(s: SimState, e: SimEvent): SimState {
+  const h: HookEntry = { at: e.at, mode: str(e.mode), hook_type: str(e.hook_type), handler_type: str(e.handler_type), ok: e.ok === true };
+  if (typeof e.error === 'string') h.error = e.error;
+  if (e.cancelled === true) h.cancelled = true;
+  if (typeof e.duration_ms === 'number') h.duration_ms = e.duration_ms;
+  return { ...s, hooks: [h, ...s.hooks].slice(0, MAX_HOOKS) };
+}
+
+/** The last turn: its outcome and its stages' latencies, fastest first. */
+function turnEnded(s: SimState, e: SimEvent): SimState {
+  const raw = e.stages_ms && typeof e.stages_ms === 'object' ? (e.stages_ms as Record<string, unknown>) : {};
+  const stages = Object.entries(raw)
+    .filter((x): x is [string, number] => typeof x[1] === 'number')
+    .sort((a, b) => a[1] - b[1]);
+  return {
+    ...s,
+    turn: {
+      at: e.at,
+      mode: str(e.mode),
+      outcome: str(e.outcome),
+      origin: str(e.origin),
+      streamed: e.streamed === true,
+      sentences: num(e.sentences),
+      spoken: num(e.spoken),
+      stages,
+    },
+  };
+}
+
+function contextSet(s: SimState, e: SimEvent): SimState {
+  const values = e.values && typeof e.values === 'object' ? (e.values as Record<string, unknown>) : {};
+  const context = { ...s.context };
+  for (const [name, value] of Object.entries(values)) context[name] = { at: e.at, value, source: str(e.source, '?') };
+  return { ...s, context, body: bodyFrom(s.body, e.at, values) };
+}
+
+/** An input's newest text; a final one also enters the transcript as heard. */
+function inputArrived(s: SimState, e: SimEvent): SimState {
+  const inputs = { ...s.inputs, [str(e.input, 'input')]: { at: e.at, text: str(e.text), final: e.final === true, mode: str(e.mode) } };
+  if (e.final !== true) return { ...s, inputs };
+  return { ...s, inputs, transcript: addLine(s.transcript, { at: e.at, who: 'heard', source: str(e.input, 'input'), text: str(e.text) }) };
+}
+
+function recalled(s: SimState, e: SimEvent): SimState {
+  const used = Array.isArray(e.used)
+    ? (e.used as Array<Record<string, unknown>>).map((u) => {
+        const entry: RecalledEntry = { kind: str(u.kind), source: str(u.source), score: num(u.score), text: str(u.text) };
+        if (typeof u.person === 'string') entry.person = u.person;
+        return entry;
+      })
+    : [];
+  return { ...s, recall: { at: e.at, tick: num(e.tick), query: str(e.query), used, ...(typeof e.note === 'string' ? { note: e.note } : {}) } };
+}
+
+/** The model's answer, one more call on the timeline, and the counters of calls and cost. */
+function modelAnswered(s: SimState, e: SimEvent): SimState {
+  const calls = Array.isArray(e.tool_calls) ? (e.tool_calls as Array<{ name: string; arguments: unknown }>) : [];
+  const answer: NonNullable<SimState['answer']> = {
+    at: e.at,
+    tick: num(e.tick),
+    mode: str(e.mode),
+    model: str(e.model),
+    tool_calls: calls,
+    latency_ms: num(e.latency_ms),
+  };
+  if (typeof e.text === 'string') answer.text = e.text;
+  if (typeof e.cost_cu === 'number') answer.cost_cu = e.cost_cu;
+  const c = s.counters;
+  const call: ModelCall = {
+    at: e.at,
+    mode: answer.mode,
+    tick: answer.tick,
+    model: answer.model,
+    latency_ms: answer.latency_ms,
+    ok: true,
+    summary: summaryOf(e),
+  };
+  if (answer.cost_cu !== undefined) call.cost_cu = answer.cost_cu;
+  return {
+    ...s,
+    answer,
+    calls: [call, ...s.calls].slice(0, MAX_CALLS),
+    counters: { ...c, model_calls: c.model_calls + 1, cu_spent: c.cu_spent + num(e.cost_cu) },
+  };
+}
+
+function modelFailed(s: SimState, e: SimEvent): SimState {
+  const c = s.counters;
+  // A failed call has no latency on the bus; it is drawn as a mark at the time it failed.
+  const call: ModelCall = { at: e.at, mode: str(e.mode), tick: num(e.tick), model: str(e.model, 'model'), latency_ms: 0, ok: false, summary: str(e.error) };
+  return {
+    ...s,
+    modelError: { at: e.at, error: str(e.error) },
+    calls: [call, ...s.calls].slice(0, MAX_CALLS),
+    counters: { ...c, model_calls: c.model_calls + 1, model_errors: c.model_errors + 1 },
+  };
+}
+
+/** An action's new state; a face shown changes the face, a sentence spoken enters the transcript, a finished action's cost the counters. */
+function actionChanged(s: SimState, e: SimEvent): SimState {
+  const a: ActionEntry = { at: e.at, mode: str(e.mode), label: str(e.label), name: str(e.name), connector: str(e.connector), state: str(e.state) };
+  if (e.value !== undefined) a.value = e.value;
+  if (typeof e.error === 'string') a.error = e.error;
+  if (typeof e.cost_cu === 'number') a.cost_cu = e.cost_cu;
+  const actions = applyAction(s.actions, a);
+  // The updated entry is first; its value survives from `queued` when later states omit it.
+  const emotion = a.name === 'face' && (a.state === 'running' || a.state === 'done') ? emotionOf(actions[0]!.value) : undefined;
+  const said = a.name === 'speak' && a.state === 'running' ? sentenceOf(actions[0]!.value) : undefined;
+  const c = s.counters;
+  return {
+    ...s,
+    actions,
+    face: emotion === undefined ? s.face : { emotion, at: e.at },
+    ...(said !== undefined ? { transcript: addLine(s.transcript, { at: e.at, who: 'said', source: a.mode, text: said }) } : {}),
+    ...(a.cost_cu !== undefined && TERMINAL.has(a.state) ? { counters: { ...c, cu_speech: c.cu_speech + a.cost_cu } } : {}),
+  };
+}
+
+function streamChanged(s: SimState, e: SimEvent): SimState {
+  const key = `${str(e.kind)}:${str(e.input)}`;
+  const prev = s.streams[key];
+  const entry = applyStream(prev, e);
+  // Recognition cost is cumulative per stream: the counter grows by what this stream added (a new stream starts from 0 again).
+  const before = prev?.cost_cu ?? 0;
+  const now = entry.cost_cu ?? before;
+  const added = now >= before ? now - before : now;
+  const c = s.counters;
+  return { ...s, streams: { ...s.streams, [key]: entry }, ...(added ? { counters: { ...c, cu_recognition: c.cu_recognition + added } } : {}) };
+}
+
+function mcpChanged(s: SimState, e: SimEvent): SimState {
+  const entry: SimState['mcp'][string] = { at: e.at, state: str(e.state) };
+  if (typeof e.detail === 'string') entry.detail = e.detail;
+  return { ...s, mcp: { ...s.mcp, [str(e.server)]: entry } };
+}
+
+/** The last safety event; an e-stop latches until a release. */
+function safetyChanged(s: SimState, e: SimEvent): SimState {
+  const kind = str(e.kind);
+  const last = { at: e.at, kind, reason: str(e.reason), ...(typeof e.cause === 'string' ? { cause: e.cause } : {}) };
+  const estop = kind === 'estop' ? { source: str(e.source), reason: str(e.reason), at: e.at } : kind === 'release' ? null : (s.safety?.estop ?? null);
+  return { ...s, safety: { estop, last } };
+}
+
+/** A new error, or the newest one again (same source, same words but for numbers) counted as a repeat. */
+function errorRaised(s: SimState, e: SimEvent): SimState {
+  const next = { at: e.at, source: str(e.source), message: str(e.message) };
+  const newest = s.errors[0];
+  if (newest && newest.source === next.source && sameBarNumbers(newest.message, next.message)) {
+    const folded = { ...next, repeats: (newest.repeats ?? 0) + 1, first: newest.first ?? newest.at };
+    return { ...s, errors: [folded, ...s.errors.slice(1)] };
+  }
+  return { ...s, errors: [next, ...s.errors].slice(0, MAX_ERRORS) };
+}
+
+/** The handler of each event type the page shows. */
+const HANDLERS: Record<string, Handler> = {
+  'agent.started': (s, e) => ({ ...s, mode: str(e.mode, s.mode), status: 'running' }),
+  'agent.stopping': (s) => ({ ...s, status: 'stopping' }),
+  'agent.stopped': (s) => ({ ...s, status: 'stopped' }),
+  'mode.changed': modeChanged,
+  'mode.refused': (s, e) => ({ ...s, lastRefusal: { at: e.at, requested: str(e.requested), reason: str(e.reason) } }),
+  hook: hookRan,
+  tick: (s, e) => ({ ...s, counters: { ...s.counters, ticks: s.counters.ticks + 1, late_ticks: s.counters.late_ticks + num(e.late_skipped) } }),
+  turn: turnEnded,
+  context: contextSet,
+  input: inputArrived,
+  recall: recalled,
+  prompt: (s, e) => ({ ...s, prompt: { at: e.at, tick: num(e.tick), mode: str(e.mode), text: str(e.prompt) } }),
+  'model.answer': modelAnswered,
+  model: (s, e) => ({
+    ...s,
+    modelHealth: { at: e.at, model: str(e.model, 'model'), state: str(e.state), ...(typeof e.reason === 'string' ? { reason: e.reason } : {}) },
+  }),
+  'model.error': modelFailed,
+  action: actionChanged,
+  stream: streamChanged,
+  mcp: mcpChanged,
+  safety: safetyChanged,
+  error: errorRaised,
+};
+
 /** Applies one event; returns a new state (the input is not modified). Unknown event types are ignored. */
 export function reduce(s: SimState, e: SimEvent): SimState {
-  switch (e.type) {
-    case 'agent.started':
-      return { ...s, mode: str(e.mode, s.mode), status: 'running' };
-    case 'agent.stopping':
-      return { ...s, status: 'stopping' };
-    case 'agent.stopped':
-      return { ...s, status: 'stopped' };
-    case 'mode.changed': {
-      const t: Transition = { at: e.at, from: str(e.from), to: str(e.to), trigger: str(e.trigger), reason: str(e.reason) };
-      if (typeof e.rule_index === 'number') t.rule_index = e.rule_index;
-      return { ...s, mode: t.to, lastTransition: t };
-    }
-    case 'mode.refused':
-      return { ...s, lastRefusal: { at: e.at, requested: str(e.requested), reason: str(e.reason) } };
-    case 'hook': {
-      const h: HookEntry = { at: e.at, mode: str(e.mode), hook_type: str(e.hook_type), handler_type: str(e.handler_type), ok: e.ok === true };
-      if (typeof e.error === 'string') h.error = e.error;
-      if (e.cancelled === true) h.cancelled = true;
-      if (typeof e.duration_ms === 'number') h.duration_ms = e.duration_ms;
-      return { ...s, hooks: [h, ...s.hooks].slice(0, MAX_HOOKS) };
-    }
-    case 'tick':
-      return { ...s, counters: { ...s.counters, ticks: s.counters.ticks + 1, late_ticks: s.counters.late_ticks + num(e.late_skipped) } };
-    case 'turn': {
-      const raw = e.stages_ms && typeof e.stages_ms === 'object' ? (e.stages_ms as Record<string, unknown>) : {};
-      const stages = Object.entries(raw)
-        .filter((x): x is [string, number] => typeof x[1] === 'number')
-        .sort((a, b) => a[1] - b[1]);
-      return {
-        ...s,
-        turn: {
-          at: e.at,
-          mode: str(e.mode),
-          outcome: str(e.outcome),
-          origin: str(e.origin),
-          streamed: e.streamed === true,
-          sentences: num(e.sentences),
-          spoken: num(e.spoken),
-          stages,
-        },
-      };
-    }
-    case 'context': {
-      const values = e.values && typeof e.values === 'object' ? (e.values as Record<string, unknown>) : {};
-      const context = { ...s.context };
-      for (const [name, value] of Object.entries(values)) context[name] = { at: e.at, value, source: str(e.source, '?') };
-      return { ...s, context, body: bodyFrom(s.body, e.at, values) };
-    }
-    case 'input': {
-      const inputs = { ...s.inputs, [str(e.input, 'input')]: { at: e.at, text: str(e.text), final: e.final === true, mode: str(e.mode) } };
-      if (e.final !== true) return { ...s, inputs };
-      return { ...s, inputs, transcript: addLine(s.transcript, { at: e.at, who: 'heard', source: str(e.input, 'input'), text: str(e.text) }) };
-    }
-    case 'recall': {
-      const used = Array.isArray(e.used)
-        ? (e.used as Array<Record<string, unknown>>).map((u) => {
-            const entry: RecalledEntry = { kind: str(u.kind), source: str(u.source), score: num(u.score), text: str(u.text) };
-            if (typeof u.person === 'string') entry.person = u.person;
-            return entry;
-          })
-        : [];
-      return { ...s, recall: { at: e.at, tick: num(e.tick), query: str(e.query), used, ...(typeof e.note === 'string' ? { note: e.note } : {}) } };
-    }
-    case 'prompt':
-      return { ...s, prompt: { at: e.at, tick: num(e.tick), mode: str(e.mode), text: str(e.prompt) } };
-    case 'model.answer': {
-      const calls = Array.isArray(e.tool_calls) ? (e.tool_calls as Array<{ name: string; arguments: unknown }>) : [];
-      const answer: NonNullable<SimState['answer']> = {
-        at: e.at,
-        tick: num(e.tick),
-        mode: str(e.mode),
-        model: str(e.model),
-        tool_calls: calls,
-        latency_ms: num(e.latency_ms),
-      };
-      if (typeof e.text === 'string') answer.text = e.text;
-      if (typeof e.cost_cu === 'number') answer.cost_cu = e.cost_cu;
-      const c = s.counters;
-      const call: ModelCall = {
-        at: e.at,
-        mode: answer.mode,
-        tick: answer.tick,
-        model: answer.model,
-        latency_ms: answer.latency_ms,
-        ok: true,
-        summary: summaryOf(e),
-      };
-      if (answer.cost_cu !== undefined) call.cost_cu = answer.cost_cu;
-      return {
-        ...s,
-        answer,
-        calls: [call, ...s.calls].slice(0, MAX_CALLS),
-        counters: { ...c, model_calls: c.model_calls + 1, cu_spent: c.cu_spent + num(e.cost_cu) },
-      };
-    }
-    case 'model':
-      return {
-        ...s,
-        modelHealth: { at: e.at, model: str(e.model, 'model'), state: str(e.state), ...(typeof e.reason === 'string' ? { reason: e.reason } : {}) },
-      };
-    case 'model.error': {
-      const c = s.counters;
-      // A failed call has no latency on the bus; it is drawn as a mark at the time it failed.
-      const call: ModelCall = { at: e.at, mode: str(e.mode), tick: num(e.tick), model: str(e.model, 'model'), latency_ms: 0, ok: false, summary: str(e.error) };
-      return {
-        ...s,
-        modelError: { at: e.at, error: str(e.error) },
-        calls: [call, ...s.calls].slice(0, MAX_CALLS),
-        counters: { ...c, model_calls: c.model_calls + 1, model_errors: c.model_errors + 1 },
-      };
-    }
-    case 'action': {
-      const a: ActionEntry = { at: e.at, mode: str(e.mode), label: str(e.label), name: str(e.name), connector: str(e.connector), state: str(e.state) };
-      if (e.value !== undefined) a.value = e.value;
-      if (typeof e.error === 'string') a.error = e.error;
-      if (typeof e.cost_cu === 'number') a.cost_cu = e.cost_cu;
-      const actions = applyAction(s.actions, a);
-      // The updated entry is first; its value survives from `queued` when later states omit it.
-      const emotion = a.name === 'face' && (a.state === 'running' || a.state === 'done') ? emotionOf(actions[0]!.value) : undefined;
-      const said = a.name === 'speak' && a.state === 'running' ? sentenceOf(actions[0]!.value) : undefined;
-      const c = s.counters;
-      return {
-        ...s,
-        actions,
-        face: emotion === undefined ? s.face : { emotion, at: e.at },
-        ...(said !== undefined ? { transcript: addLine(s.transcript, { at: e.at, who: 'said', source: a.mode, text: said }) } : {}),
-        ...(a.cost_cu !== undefined && TERMINAL.has(a.state) ? { counters: { ...c, cu_speech: c.cu_speech + a.cost_cu } } : {}),
-      };
-    }
-    case 'stream': {
-      const key = `${str(e.kind)}:${str(e.input)}`;
-      const prev = s.streams[key];
-      const entry = applyStream(prev, e);
-      // Recognition cost is cumulative per stream: the counter grows by what this stream added (a new stream starts from 0 again).
-      const before = prev?.cost_cu ?? 0;
-      const now = entry.cost_cu ?? before;
-      const added = now >= before ? now - before : now;
-      const c = s.counters;
-      return { ...s, streams: { ...s.streams, [key]: entry }, ...(added ? { counters: { ...c, cu_recognition: c.cu_recognition + added } } : {}) };
-    }
-    case 'mcp': {
-      const entry: SimState['mcp'][string] = { at: e.at, state: str(e.state) };
-      if (typeof e.detail === 'string') entry.detail = e.detail;
-      return { ...s, mcp: { ...s.mcp, [str(e.server)]: entry } };
-    }
-    case 'safety': {
-      const kind = str(e.kind);
-      const last = { at: e.at, kind, reason: str(e.reason), ...(typeof e.cause === 'string' ? { cause: e.cause } : {}) };
-      const estop = kind === 'estop' ? { source: str(e.source), reason: str(e.reason), at: e.at } : kind === 'release' ? null : (s.safety?.estop ?? null);
-      return { ...s, safety: { estop, last } };
-    }
-    case 'error': {
-      const next = { at: e.at, source: str(e.source), message: str(e.message) };
-      const newest = s.errors[0];
-      if (newest && newest.source === next.source && sameBarNumbers(newest.message, next.message)) {
-        const folded = { ...next, repeats: (newest.repeats ?? 0) + 1, first: newest.first ?? newest.at };
-        return { ...s, errors: [folded, ...s.errors.slice(1)] };
-      }
-      return { ...s, errors: [next, ...s.errors].slice(0, MAX_ERRORS) };
-    }
-    default:
-      return s;
-  }
+  const handler = Object.hasOwn(HANDLERS, e.type) ? HANDLERS[e.type] : undefined;
+  return handler ? handler(s, e) : s;
 }

@@ -82,37 +82,35 @@ export interface VoiceElements {
   audio: HTMLAudioElement;
 }
 
+/** The note under the voice buttons and the buttons' pressed state and words. */
+function voiceButtons(els: VoiceElements) {
+  return {
+    say(text: string, bad = false) {
+      els.note.textContent = text;
+      els.note.classList.toggle('bad', bad);
+    },
+    setMic(on: boolean) {
+      els.mic.setAttribute('aria-pressed', String(on));
+      els.mic.textContent = on ? 'Stop talking' : 'Talk';
+      els.mic.dataset.state = on ? 'on' : 'off';
+    },
+    setListening(on: boolean) {
+      els.listen.setAttribute('aria-pressed', String(on));
+      els.listen.textContent = on ? 'Mute the robot' : 'Hear the robot';
+    },
+  };
+}
+
 /**
- * Mounts the two voice buttons. Talk claims the microphone (it needs the WebSim token: a page that only
- * watches is told so) and also turns on the robot's voice; Hear turns the robot's voice on or off alone.
- * Returns the handlers of the server's speech messages and of a lost socket.
+ * The robot's speech in the page's audio element: clips queued as blob: URLs and played one after the
+ * other. The element's data attributes count the clips and the time played, so a test and a person can
+ * tell sound left the page.
  */
-export function mountVoice(
-  els: VoiceElements,
-  send: Send,
-  sendAudio: (pcm: ArrayBuffer) => boolean,
-): { speech(m: { id: number; mime: string; data: string }): void; stop(): void; disconnected(): void } {
-  let mic: Capture | null = null;
-  let listening = false;
+function robotVoice(els: VoiceElements, say: (text: string, bad?: boolean) => void) {
   const queue: string[] = [];
   let clips = 0;
   let playedMs = 0;
   let lastTime = 0;
-
-  const say = (text: string, bad = false) => {
-    els.note.textContent = text;
-    els.note.classList.toggle('bad', bad);
-  };
-  const setMic = (on: boolean) => {
-    els.mic.setAttribute('aria-pressed', String(on));
-    els.mic.textContent = on ? 'Stop talking' : 'Talk';
-    els.mic.dataset.state = on ? 'on' : 'off';
-  };
-  const setListening = (on: boolean) => {
-    listening = on;
-    els.listen.setAttribute('aria-pressed', String(on));
-    els.listen.textContent = on ? 'Mute the robot' : 'Hear the robot';
-  };
   const clear = () => {
     els.audio.pause();
     for (const url of queue) URL.revokeObjectURL(url);
@@ -128,7 +126,7 @@ export function mountVoice(
     els.audio.dataset.playing = 'true';
     els.audio.play().catch((err: Error) => say(`The robot's voice cannot play here: ${err.message}`, true));
   };
-  // Played time grows as the element plays: a test and a person can tell sound left the page.
+  // Played time grows as the element plays.
   els.audio.addEventListener('timeupdate', () => {
     const t = els.audio.currentTime;
     if (t > lastTime) playedMs += (t - lastTime) * 1000;
@@ -139,55 +137,79 @@ export function mountVoice(
     if (els.audio.src.startsWith('blob:')) URL.revokeObjectURL(els.audio.src);
     next();
   });
-
-  const listen = async (on: boolean): Promise<boolean> => {
-    const reply = await send({ type: 'speech.listen', on });
-    if (reply.ok) setListening(on);
-    if (!on) clear();
-    return reply.ok;
-  };
-
-  const stopMic = async (why?: string) => {
-    mic?.stop();
-    mic = null;
-    setMic(false);
-    await send({ type: 'mic.stop' });
-    if (why) say(why);
-  };
-
-  els.mic.addEventListener('click', () => {
-    void (async () => {
-      if (mic) return stopMic('Microphone off.');
-      const reply = await send({ type: 'mic.start' });
-      if (!reply.ok) return say(`Microphone not on: ${reply.reason ?? 'refused'}`, true);
-      try {
-        mic = await capture((pcm) => {
-          if (!sendAudio(pcm)) void stopMic('Microphone off: the connection to the agent was lost.');
-        });
-      } catch (err) {
-        await send({ type: 'mic.stop' });
-        return say(`Microphone not on: the browser refused it (${(err as Error).message})`, true);
-      }
-      setMic(true);
-      if (!listening) await listen(true);
-      say(`Talking: ${reply.reason ?? 'the robot hears this page'}.`);
-    })();
-  });
-  els.listen.addEventListener('click', () => void listen(!listening));
-  setMic(false);
-  setListening(false);
-
   return {
-    speech(m) {
-      if (!listening) return;
+    clear,
+    /** Queues one clip of the server's speech; it plays now when nothing else does. */
+    play(m: { mime: string; data: string }) {
       const bytes = Uint8Array.from(atob(m.data), (c) => c.charCodeAt(0));
       queue.push(URL.createObjectURL(new Blob([bytes], { type: m.mime })));
       clips += 1;
       els.audio.dataset.clips = String(clips);
       if (els.audio.dataset.playing !== 'true') next();
     },
+  };
+}
+
+/**
+ * Mounts the two voice buttons. Talk claims the microphone (it needs the WebSim token: a page that only
+ * watches is told so) and also turns on the robot's voice; Hear turns the robot's voice on or off alone.
+ * Returns the handlers of the server's speech messages and of a lost socket.
+ */
+export function mountVoice(
+  els: VoiceElements,
+  send: Send,
+  sendAudio: (pcm: ArrayBuffer) => boolean,
+): { speech(m: { id: number; mime: string; data: string }): void; stop(): void; disconnected(): void } {
+  let mic: Capture | null = null;
+  let listening = false;
+  const ui = voiceButtons(els);
+  const voice = robotVoice(els, ui.say);
+  const setListening = (on: boolean) => {
+    listening = on;
+    ui.setListening(on);
+  };
+
+  const listen = async (on: boolean): Promise<boolean> => {
+    const reply = await send({ type: 'speech.listen', on });
+    if (reply.ok) setListening(on);
+    if (!on) voice.clear();
+    return reply.ok;
+  };
+  const stopMic = async (why?: string) => {
+    mic?.stop();
+    mic = null;
+    ui.setMic(false);
+    await send({ type: 'mic.stop' });
+    if (why) ui.say(why);
+  };
+  // The server grants the microphone first (or says why not), then the browser is asked for it.
+  const startMic = async () => {
+    const reply = await send({ type: 'mic.start' });
+    if (!reply.ok) return ui.say(`Microphone not on: ${reply.reason ?? 'refused'}`, true);
+    try {
+      mic = await capture((pcm) => {
+        if (!sendAudio(pcm)) void stopMic('Microphone off: the connection to the agent was lost.');
+      });
+    } catch (err) {
+      await send({ type: 'mic.stop' });
+      return ui.say(`Microphone not on: the browser refused it (${(err as Error).message})`, true);
+    }
+    ui.setMic(true);
+    if (!listening) await listen(true);
+    ui.say(`Talking: ${reply.reason ?? 'the robot hears this page'}.`);
+  };
+
+  els.mic.addEventListener('click', () => void (mic ? stopMic('Microphone off.') : startMic()));
+  els.listen.addEventListener('click', () => void listen(!listening));
+  ui.setMic(false);
+  setListening(false);
+
+  return {
+    speech(m) {
+      if (listening) voice.play(m);
+    },
     stop() {
-      clear();
+      voice.clear();
       els.audio.dataset.stops = String(Number(els.audio.dataset.stops ?? 0) + 1);
     },
     disconnected() {
@@ -195,10 +217,10 @@ export function mountVoice(
       if (mic) {
         mic.stop();
         mic = null;
-        setMic(false);
-        say('Microphone off: the connection to the agent was lost.');
+        ui.setMic(false);
+        ui.say('Microphone off: the connection to the agent was lost.');
       }
-      if (listening) setListening(false), clear();
+      if (listening) setListening(false), voice.clear();
     },
   };
 }
