@@ -13,15 +13,13 @@ export interface RunLoadOptions {
 }
 
 /**
- * Loads the configuration to run. With --simulate the first lines on stderr say that the run is a
+ * Loads the configuration to run. With --simulate the first lines (`print`: stderr, or the log under the journal) say that the run is a
  * simulation and what each device became; with --om1 they say each translation. Serial ports a
  * simulated configuration opens are made as serialport mock ports before anything starts.
  */
-export async function loadForRun(name: string | undefined, opts: RunLoadOptions, events: boolean): Promise<LoadedConfig> {
+export async function loadForRun(name: string | undefined, opts: RunLoadOptions, print: (line: string) => void = errLine): Promise<LoadedConfig> {
   const { loadAs } = await import('../compat/om1/load.js');
   const file = typeof opts.om1 === 'string' ? opts.om1 : opts.config;
-  void events;
-  const print = errLine;
   const banner = (why: string) =>
     print(`cortexd: SIMULATION (${why}): every device is simulated and every service address is the embedded service; no robot is moved`);
   if (opts.simulate) banner('--simulate');

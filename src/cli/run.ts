@@ -285,8 +285,10 @@ function exitCodeOf(outcome: ProcessOutcome): number {
 export async function runAgent(name: string | undefined, opts: RunOptions): Promise<number> {
   const m = await loadRunModules();
   const { view, logger, tapLog } = startOutput(m, opts);
-  const loaded = await (await import('./run-load.js')).loadForRun(name, opts, Boolean(opts.events));
-  for (const w of loaded.warnings) warnLine(w);
+  // Under the journal the first lines are log records too (one form of output); with --events they stay plain stderr lines.
+  const journal = !view && !opts.events;
+  const loaded = await (await import('./run-load.js')).loadForRun(name, opts, journal ? (line) => logger.info(line) : errLine);
+  for (const w of loaded.warnings) (journal ? (line: string) => logger.warn(line) : warnLine)(w);
   // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
   const policy = m.readReloadPolicy(loaded.config);
   // Whom the fleet channel believes (operator keys, an open broker accepted or not): this file's, for the life of the process.
@@ -298,6 +300,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   const bus = new m.AgentBus();
   const memory = modeMemories(m, opts, logger);
   const eventLines = opts.events ? m.attachEventLines(bus) : undefined;
+  const journalLog = !view && !opts.events ? (await import('./journal-log.js')).attachJournalLog(bus, logger) : undefined;
   const capture = opts.record || opts.foxglove !== undefined ? await startRunCapture(bus, loaded, opts) : undefined;
   if (capture) tapLog((line) => capture.logLine(line));
   const inspector = await startInspector(opts);
@@ -318,6 +321,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   inspector?.stop();
   view?.detach();
   eventLines?.unsubscribe();
+  journalLog?.unsubscribe();
   bus.complete();
   return exitCodeOf(outcome);
 }
