@@ -64,8 +64,11 @@ interface Loaded {
  */
 export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
   const logger = deps.logger.child({ component: 'fleet' });
+  // The channel and the guard are services, kept by this logic (one fleet actor per agent), not in the
+  // context: the context holds what the inspector and a snapshot can carry (the robot and whether it loaded).
+  let loaded: Loaded | undefined;
   return setup({
-    types: { context: {} as { loaded: Loaded | undefined } },
+    types: { context: {} as { robot: string; loaded: boolean } },
     actors: {
       load: fromPromise<Loaded>(async () => {
         const [{ FleetChannel }, { CommandGuard }] = await Promise.all([import('../src/fleet/channel.js'), import('../src/fleet/guard.js')]);
@@ -98,13 +101,16 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
     },
   }).createMachine({
     id: 'fleet',
-    context: { loaded: undefined },
+    context: { robot: deps.settings.robotId, loaded: false },
     initial: 'loading',
     states: {
       loading: {
         invoke: {
           src: 'load',
-          onDone: { target: 'running', actions: assign({ loaded: ({ event }) => event.output }) },
+          onDone: {
+            target: 'running',
+            actions: [({ event }) => void (loaded = event.output), assign({ loaded: true })],
+          },
           onError: {
             target: 'failed',
             actions: ({ event }) =>
@@ -116,8 +122,8 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
         tags: ['running'],
         // In this order: children stop in the order they started, so the channel says `offline` before the link closes.
         invoke: [
-          { id: 'channel', src: 'channel', input: ({ context }) => context.loaded! },
-          { id: 'mqtt', systemId: 'fleet/mqtt', src: 'session', input: ({ context }) => mqttSessionInput(context.loaded!.channel.connection) },
+          { id: 'channel', src: 'channel', input: () => loaded! },
+          { id: 'mqtt', systemId: 'fleet/mqtt', src: 'session', input: () => mqttSessionInput(loaded!.channel.connection) },
         ],
       },
       failed: { tags: ['failed'] },

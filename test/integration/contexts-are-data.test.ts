@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { connectService } from '../../src/cortex/embedded.js';
 import { createLogger } from '../../src/log.js';
 import { defaultAgentDir } from '../helpers/default-agent.js';
+import { firstNonData } from '../helpers/contexts.js';
 
 t.setTimeout(300_000);
 
@@ -20,31 +21,6 @@ t.setTimeout(300_000);
 const KNOWN: Record<string, string> = {};
 /** The ledger's key of an actor: the kind its id names (`action:speak` -> `action`, `hook:on_entry:command` -> `hook`, `loop`). */
 const kindOf = (name: string) => name.split(':')[0]!;
-
-/** The path of the first value in `value` that JSON would not carry as it is (a function, a class instance, undefined in an array...), or undefined when it is plain data. */
-export function firstNonData(value: unknown, path = 'context', within = new Set<unknown>()): string | undefined {
-  if (value === null || value === undefined || typeof value === 'string' || typeof value === 'boolean') return undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} (${value})`;
-  if (typeof value !== 'object') return `${path} (${typeof value})`;
-  // A value shared by two fields serialises twice, which is fine; one inside itself does not serialise at all.
-  if (within.has(value)) return `${path} (a cycle)`;
-  // An actor reference serialises to its id (XState's own toJSON): references are addresses, which are data.
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function' && 'sessionId' in value) return undefined;
-  const proto = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return `${path} (${(value as object).constructor?.name ?? 'object'})`;
-  within.add(value);
-  try {
-    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [`[${i}]`, v]) : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
-    for (const [key, v] of entries) {
-      if (typeof v === 'function') return `${path}${key} (function)`;
-      const bad = firstNonData(v, `${path}${key}`, within);
-      if (bad) return bad;
-    }
-    return undefined;
-  } finally {
-    within.delete(value);
-  }
-}
 
 t.test('the scanner itself: data passes, functions and instances are named with their path', async (t) => {
   t.equal(firstNonData({ a: [1, 'x', { b: null }], c: true }), undefined);
