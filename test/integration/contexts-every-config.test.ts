@@ -42,7 +42,11 @@ function mockPorts(config: LoadedConfig['config']): void {
  * Runs `loaded` in this process with every actor inspected, to its default mode's second tick (and
  * `extra` when given), and returns, per actor kind, the first actor whose context is not data.
  */
-async function nonDataContexts(t: { teardown(fn: () => unknown): void }, loaded: LoadedConfig, extra?: (agent: Agent) => Promise<void>): Promise<{ found: Map<string, string>; actors: number }> {
+async function nonDataContexts(
+  t: { teardown(fn: () => unknown): void },
+  loaded: LoadedConfig,
+  extra?: (agent: Agent) => Promise<void>,
+): Promise<{ found: Map<string, string>; actors: number }> {
   const logger = createLogger({ level: 'silent' });
   const stateDir = mkdtempSync(join(tmp, 'state-'));
   const service = await connectService(loaded, { logger, dbPath: ':memory:', stateDir });
