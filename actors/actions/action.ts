@@ -84,30 +84,31 @@ interface Own {
   halting: Promise<void> | undefined;
 }
 
-/** Each action actor's own connector and commands, by actor (made when it starts, dropped with it). */
-const owns = new WeakMap<AnyActorRef, Own>();
+/** Each action actor's own connector and commands, by actor (made when it starts, dropped with it): one map per logic. */
+type Owns = WeakMap<AnyActorRef, Own>;
 
 /** What actor `self` owns. */
-const own = (self: AnyActorRef): Own => owns.get(self)!;
+const own = (owns: Owns, self: AnyActorRef): Own => owns.get(self)!;
 
 /** The report target of actor `self` with context `c`. */
 function at(
+  owns: Owns,
   self: AnyActorRef,
   c: Pick<ActionContext, 'entry' | 'pending' | 'overflowed'>,
 ): At & { pending: readonly number[]; commands: Map<number, Command> } {
-  const o = own(self);
+  const o = own(owns, self);
   return { deps: o.deps, entry: c.entry, pending: c.pending, overflowed: c.overflowed, commands: o.commands };
 }
 
 /** Reports the current command, if any. */
-function reportCurrent(self: AnyActorRef, c: ActionContext, state: ActionState, error?: string): void {
-  const command = c.current === undefined ? undefined : own(self).commands.get(c.current);
-  if (command) report(at(self, c), command, state, error);
+function reportCurrent(owns: Owns, self: AnyActorRef, c: ActionContext, state: ActionState, error?: string): void {
+  const command = c.current === undefined ? undefined : own(owns, self).commands.get(c.current);
+  if (command) report(at(owns, self, c), command, state, error);
 }
 
 /** Reports every waiting command `ids` dropped and settles its caller. */
-function reportPending(self: AnyActorRef, c: ActionContext, ids: readonly number[], error: string, queue?: number): void {
-  reportDropped(at(self, c), ids, error, queue);
+function reportPending(owns: Owns, self: AnyActorRef, c: ActionContext, ids: readonly number[], error: string, queue?: number): void {
+  reportDropped(at(owns, self, c), ids, error, queue);
 }
 
 /** The governor this action asks: the one given, else the agent tree's (`safety`), when it runs. */
@@ -120,7 +121,7 @@ function governorOf(self: AnyActorRef): AnyActorRef | undefined {
 const reasonOf = (event: ActionEvent): string => ('reason' in event ? event.reason : '');
 
 /** The owner's start and stop: the action's registration with the governor, and its stop path (report, halt, stop the connector). */
-function ownerInput(self: AnyActorRef, context: ActionContext): { onStart: () => void; onStop: () => void } {
+function ownerInput(owns: Owns, self: AnyActorRef, context: ActionContext): { onStart: () => void; onStop: () => void } {
   return {
     // A motion action tells the governor it exists, so a halt (e-stop, dead-man, stopping) reaches it.
     onStart: () => {
@@ -128,10 +129,10 @@ function ownerInput(self: AnyActorRef, context: ActionContext): { onStart: () =>
     },
     onStop: () => {
       const last = self.getSnapshot().context;
-      reportCurrent(self, last, 'interrupted', ACTION_STOPPED);
-      reportPending(self, last, last.pending, ACTION_STOPPED);
+      reportCurrent(owns, self, last, 'interrupted', ACTION_STOPPED);
+      reportPending(owns, self, last, last.pending, ACTION_STOPPED);
       if (context.motion) governorOf(self)?.send({ type: 'safety.unregister', key: self.sessionId });
-      const o = own(self);
+      const o = own(owns, self);
       if (!o.connector) return;
       const { deps, track } = inputOf<ActionActorInput>(self);
       // The session, stopped next, lets go of its link once the halt settled.
@@ -143,7 +144,7 @@ function ownerInput(self: AnyActorRef, context: ActionContext): { onStart: () =>
 }
 
 /** The context of a new action actor; makes its connector and keeps what it owns (`Own`). */
-function actionContext({ input, self }: { input: ActionActorInput; self: AnyActorRef }): ActionContext {
+function actionContext(owns: Owns, { input, self }: { input: ActionActorInput; self: AnyActorRef }): ActionContext {
   const made = makeConnector(input.entry, input.deps, (values) => self.send({ type: 'action.context', values }));
   owns.set(self, { spec: made.spec, connector: made.connector, commands: new Map(), deps: input.deps, halting: undefined });
   return {
@@ -162,12 +163,12 @@ function actionContext({ input, self }: { input: ActionActorInput; self: AnyActo
  * the stop's halt before it closes (releasedAfter); a device's session (the serial connector's port) is
  * the child `device:<kind>`, its states on the bus as `stream` events named by the action's label.
  */
-function sessionChild(self: AnyActorRef, context: ActionContext): { id: string; input: SessionInput } | undefined {
-  const session = own(self).connector?.session as SessionInput | undefined;
+function sessionChild(owns: Owns, self: AnyActorRef, context: ActionContext): { id: string; input: SessionInput } | undefined {
+  const session = own(owns, self).connector?.session as SessionInput | undefined;
   if (!session) return undefined;
-  const held = context.motion ? releasedAfter(session, () => own(self).halting) : session;
+  const held = context.motion ? releasedAfter(session, () => own(owns, self).halting) : session;
   if (session.prefix !== 'serial' && session.prefix !== 'dds') return { id: 'session', input: held };
-  return { id: `device:${session.prefix}`, input: withStatesOnBus(held, own(self).deps.bus, context.entry.llm_label) };
+  return { id: `device:${session.prefix}`, input: withStatesOnBus(held, own(owns, self).deps.bus, context.entry.llm_label) };
 }
 
 /** What an action of the machine is given. */
@@ -178,20 +179,20 @@ interface Args {
 }
 
 /** Validates an arriving command and puts it in the queue by the action's policy (ACTION_QUEUE_LIMIT bounds it). */
-function acceptCommand({ context, event, self }: Args): Partial<ActionContext> {
+function acceptCommand(owns: Owns, { context, event, self }: Args): Partial<ActionContext> {
   if (event.type !== 'action.command') return {};
-  const o = own(self);
-  const a = at(self, context);
+  const o = own(owns, self);
+  const a = at(owns, self, context);
   const accepted = validated(a, { ...o, broken: context.broken }, event.command);
   if (!accepted || !o.spec) return {};
   return enqueue(a, o.spec.queue, context.overflowed, accepted);
 }
 
 /** A runSync command arriving with nothing waiting: queued, run and settled in this step, the context unchanged. */
-function runArrived({ context, event, self }: Args): void {
+function runArrived(owns: Owns, { context, event, self }: Args): void {
   if (event.type !== 'action.command') return;
-  const o = own(self);
-  const a = at(self, context);
+  const o = own(owns, self);
+  const a = at(owns, self, context);
   const accepted = validated(a, { ...o, broken: context.broken }, event.command);
   if (!accepted) return;
   report(a, accepted, 'queued', undefined, 0);
@@ -199,10 +200,10 @@ function runArrived({ context, event, self }: Args): void {
 }
 
 /** A motion command with nothing waiting: queued (as one waiting, as if it had passed the queue) and taken at once. */
-function takeArrived({ context, event, self }: Args): Partial<ActionContext> {
+function takeArrived(owns: Owns, { context, event, self }: Args): Partial<ActionContext> {
   if (event.type !== 'action.command') return {};
-  const o = own(self);
-  const a = at(self, context);
+  const o = own(owns, self);
+  const a = at(owns, self, context);
   const accepted = validated(a, { ...o, broken: context.broken }, event.command);
   if (!accepted) return {};
   o.commands.set(accepted.id, accepted);
@@ -211,26 +212,27 @@ function takeArrived({ context, event, self }: Args): Partial<ActionContext> {
 }
 
 /** A runSync connector: the next waiting command runs to its end here (idle loops while commands wait). */
-function runNextNow({ context, self }: Args): Partial<ActionContext> {
+function runNextNow(owns: Owns, { context, self }: Args): Partial<ActionContext> {
   const [id, ...pending] = context.pending;
-  const o = own(self);
+  const o = own(owns, self);
   const command = id === undefined ? undefined : o.commands.get(id);
-  if (command) runNow(at(self, { ...context, pending }), o.connector!, command);
+  if (command) runNow(at(owns, self, { ...context, pending }), o.connector!, command);
   return { pending, current: undefined };
 }
 
 /** A granted motion command of a runSync connector runs to its end in the step of the grant. */
-function runCurrentNow({ context, self }: Args): Partial<ActionContext> {
-  const o = own(self);
+function runCurrentNow(owns: Owns, { context, self }: Args): Partial<ActionContext> {
+  const o = own(owns, self);
   const command = context.current === undefined ? undefined : o.commands.get(context.current);
-  if (command) runNow(at(self, context), o.connector!, command);
+  if (command) runNow(at(owns, self, context), o.connector!, command);
   return { current: undefined };
 }
 
 /** Drops the cancelled command if it waits (reported `dropped`: cancelled). */
-function removeCancelled({ context, event, self }: Args): Partial<ActionContext> {
+function removeCancelled(owns: Owns, { context, event, self }: Args): Partial<ActionContext> {
   if (event.type !== 'action.cancel') return {};
   reportPending(
+    owns,
     self,
     context,
     context.pending.filter((id) => id === event.id),
@@ -240,16 +242,16 @@ function removeCancelled({ context, event, self }: Args): Partial<ActionContext>
 }
 
 /** After the running command (if any) was aborted: a motion connector's stop command, sent once. */
-function haltConnector({ context, self }: Args): void {
+function haltConnector(owns: Owns, { context, self }: Args): void {
   if (!context.motion) return;
-  own(self)
+  own(owns, self)
     .connector?.halt?.()
     .catch((err: unknown) => inputOf<ActionActorInput>(self).deps.logger.error(`halting ${context.entry.llm_label}: ${describeError(err)}`));
 }
 
 /** The request for the current command to the governor, or the refusal when none runs (undefined when no command is current). */
-function governorRequest({ context, self }: Args): { governor: AnyActorRef; request: SafetyRequest } | { refused: SafetyReply } | undefined {
-  const current = context.current === undefined ? undefined : own(self).commands.get(context.current);
+function governorRequest(owns: Owns, { context, self }: Args): { governor: AnyActorRef; request: SafetyRequest } | { refused: SafetyReply } | undefined {
+  const current = context.current === undefined ? undefined : own(owns, self).commands.get(context.current);
   if (!current) return undefined;
   const governor = governorOf(self);
   if (!governor) return { refused: { type: 'safety.refused', id: current.id, reason: NO_GOVERNOR } };
@@ -302,41 +304,41 @@ const actionGuards = {
 };
 
 /** The action machine's types, children, guards and named actions (the statechart is actionLogic's). */
-function actionSetup() {
+function actionSetup(owns: Owns) {
   return setup({
     types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
     actors: actionActors,
     guards: actionGuards,
     actions: {
-      accept: assign(acceptCommand),
-      runArrived,
+      accept: assign((a) => acceptCommand(owns, a)),
+      runArrived: (a) => runArrived(owns, a),
       takeNext: assign(({ context }) => ({ current: context.pending[0], pending: context.pending.slice(1) })),
-      takeArrived: assign(takeArrived),
-      runNextNow: assign(runNextNow),
-      runCurrentNow: assign(runCurrentNow),
+      takeArrived: assign((a) => takeArrived(owns, a)),
+      runNextNow: assign((a) => runNextNow(owns, a)),
+      runCurrentNow: assign((a) => runCurrentNow(owns, a)),
       askGovernor: enqueueActions(({ context, event, self, enqueue }) => {
-        const asked = governorRequest({ context, event, self });
+        const asked = governorRequest(owns, { context, event, self });
         if (!asked) return;
         if ('refused' in asked) enqueue.raise(asked.refused);
         else enqueue.sendTo(asked.governor, asked.request);
       }),
-      reportRunning: ({ context, self }) => reportCurrent(self, context, 'running'),
-      reportDone: ({ context, self }) => reportCurrent(self, context, 'done'),
-      reportFailed: ({ context, event, self }) => reportCurrent(self, context, 'failed', describeError('error' in event ? event.error : undefined)),
-      reportRefused: ({ context, event, self }) => reportCurrent(self, context, 'failed', `refused by the safety governor: ${reasonOf(event)}`),
-      reportInterrupted: ({ context, self }) => reportCurrent(self, context, 'interrupted', 'interrupted'),
-      reportHalted: ({ context, event, self }) => reportCurrent(self, context, 'interrupted', `stopped by the safety governor: ${reasonOf(event)}`),
+      reportRunning: ({ context, self }) => reportCurrent(owns, self, context, 'running'),
+      reportDone: ({ context, self }) => reportCurrent(owns, self, context, 'done'),
+      reportFailed: ({ context, event, self }) => reportCurrent(owns, self, context, 'failed', describeError('error' in event ? event.error : undefined)),
+      reportRefused: ({ context, event, self }) => reportCurrent(owns, self, context, 'failed', `refused by the safety governor: ${reasonOf(event)}`),
+      reportInterrupted: ({ context, self }) => reportCurrent(owns, self, context, 'interrupted', 'interrupted'),
+      reportHalted: ({ context, event, self }) => reportCurrent(owns, self, context, 'interrupted', `stopped by the safety governor: ${reasonOf(event)}`),
       clearCurrent: assign({ current: undefined }),
       dropAll: assign(({ context, self }) => {
-        reportPending(self, context, context.pending, 'queue dropped by an interrupt', 0);
+        reportPending(owns, self, context, context.pending, 'queue dropped by an interrupt', 0);
         return { pending: [] };
       }),
       dropHalted: assign(({ context, event, self }) => {
-        reportPending(self, context, context.pending, `stopped by the safety governor: ${reasonOf(event)}`);
+        reportPending(owns, self, context, context.pending, `stopped by the safety governor: ${reasonOf(event)}`);
         return { pending: [] };
       }),
-      haltConnector,
-      removeCancelled: assign(removeCancelled),
+      haltConnector: (a) => haltConnector(owns, a),
+      removeCancelled: assign((a) => removeCancelled(owns, a)),
       publishContext,
     },
   });
@@ -358,20 +360,19 @@ function actionSetup() {
  * command is refused. `safety.halt` from the governor interrupts what runs, drops the queue and calls
  * the connector's `halt()`; stopping the actor halts the connector before closing it.
  *
- * The context is data: the services come through the input, and this module keeps each action
- * actor's connector and commands by actor (the queue: command-queue.ts; the connector: connector-wiring.ts).
+ * The context is data: the services come through the input, and the logic keeps each of its
+ * actors' connector and commands by actor (the queue: command-queue.ts; the connector: connector-wiring.ts).
  */
 export function actionLogic() {
-  return actionSetup().createMachine({
+  const owns: Owns = new WeakMap();
+  return actionSetup(owns).createMachine({
     id: 'action',
-    context: actionContext,
-    // Started in this order, so XState stops them in this order when the actor stops (it stops a machine's
-    // children in the order they were started, and runs no exit actions then): first the owner, whose
-    // cleanup halts a motion connector and keeps the halt in `halting`; then the connector's session, whose
-    // link's close waits for that halt (releasedAfter), so the stop line is out before the port closes.
+    context: (a) => actionContext(owns, a),
+    // XState stops children in start order (and runs no exit actions then): the owner's cleanup halts a motion connector first,
+    // then the session's link closes once that halt settled (releasedAfter), so the stop line is out before the port closes.
     entry: enqueueActions(({ context, enqueue, self }) => {
-      enqueue.spawnChild('owner', { id: 'connector', input: ownerInput(self, context) });
-      const child = sessionChild(self, context);
+      enqueue.spawnChild('owner', { id: 'connector', input: ownerInput(owns, self, context) });
+      const child = sessionChild(owns, self, context);
       if (child) enqueue.spawnChild('session', child);
     }),
     initial: 'idle',
@@ -423,8 +424,8 @@ export function actionLogic() {
           id: 'command',
           src: 'runCommand',
           input: ({ context, self }) => ({
-            connector: own(self).connector!,
-            command: context.current === undefined ? undefined : own(self).commands.get(context.current),
+            connector: own(owns, self).connector!,
+            command: context.current === undefined ? undefined : own(owns, self).commands.get(context.current),
           }),
           // Transition actions run after exit actions in XState v5, so `current` is cleared here, after reporting.
           onDone: { target: 'idle', actions: ['reportDone', 'clearCurrent'] },
