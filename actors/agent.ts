@@ -164,9 +164,9 @@ export class Agent implements AgentControl {
         ? undefined
         : (options.memory ?? fileModeMemory(modeMemoryPath(loaded.configName, stateDir), (m) => this.logger.warn(m)));
     for (const [name, mode] of Object.entries(loaded.config.modes)) this.inputIdsOf.set(name, inputIds(mode.agent_inputs.map((i) => i.type)));
-    const bodies = options.bodies ?? new BodyBoard();
+    this.bodies = options.bodies ?? new BodyBoard();
     this.safety = safetySetup({
-      board: bodies,
+      board: this.bodies,
       config: loaded.config,
       configName: loaded.configName,
       bus: this.bus,
@@ -176,91 +176,94 @@ export class Agent implements AgentControl {
       ...(options.runtimeDir !== undefined ? { runtimeDir: options.runtimeDir } : {}),
       ...(options.media ? { media: options.media } : {}),
     });
-    this.bodies = bodies;
-    const labelsOf = new Map(Object.entries(loaded.config.modes).map(([name, mode]) => [name, motionLabels(mode, options.plugins)]));
-
     this.recall = openRecall({ loaded, stateDir, logger: this.logger, now: () => clock.now() }, this.bus);
-    const modeDeps: ModeActorDeps = {
-      ...(this.recall ? { recall: this.recall.recall } : {}),
-      inputs: this.inputs,
-      loaded,
-      plugins: options.plugins,
-      bus: this.bus,
-      logger: this.logger,
-      clock,
-      ...(options.cloud ? { cloud: options.cloud } : {}),
-      stateDir,
-      write: options.write ?? (() => {}),
-      toolsForMode: makeToolsForMode(options.plugins.descriptors.actions),
-      onTick: (mode, report) => this.onTick(mode, report),
-      maxToolRounds: options.maxToolRounds ?? 3,
-      interactions: () => (this.interactionLog ??= createInteractionLog(stateDir, this.configName, { logger: this.logger })),
-      track: this.cleanups.track,
-      ...(options.mcp ? { mcp: options.mcp } : {}),
-      ...(options.media ? { media: options.media } : {}),
-      browserAudio: this.browserAudio,
-      positions: this.positions,
-      bodies,
-      safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
-    };
-    const modeMachine = createModeMachine(loaded.config, {
-      clock,
-      logger: this.logger,
-      configName: loaded.configName,
-      memory: store ?? false,
-      ...(options.hooksDir ? { hooksDir: options.hooksDir } : {}),
-      speak: (text, signal, mode) => this.actionOf(mode, 'speak').run(text, signal),
-      dispatchAction: (label, value, signal, mode) => this.actionOf(mode, label).run(value, signal),
-      modeLogic: (name) => createModeLogic(name, modeDeps),
-    });
-    const root = (modeInput: ReturnType<typeof restoreInput>) =>
-      buildRootMachine({
-        modeMachine,
-        modeInput,
-        shutdownBudgetMs: options.shutdownBudgetMs ?? 10_000,
-        closeBudgetMs: options.closeBudgetMs ?? 5_000,
-        simulators: this.simulatorLogics(),
-        safety: { logic: governorMachine, input: this.safety.input },
-        // --- fleet channel: the child `fleet` of the root, in `up` beside the simulators.
-        fleet: loaded.fleet
-          ? [
-              {
-                id: 'fleet',
-                logic: fleetLogic({
-                  settings: loaded.fleet,
-                  bus: this.bus,
-                  control: this,
-                  logger: this.logger,
-                  stateDir,
-                  ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}),
-                  ...(options.fleet ? { host: options.fleet } : {}),
-                  stopReason: () => this.stopReason,
-                  track: this.cleanups.track,
-                }),
-              },
-            ]
-          : [],
-        // --- end fleet channel
-        closeAll: async () => {
-          await this.cleanups.settled();
-          await this.safety.store.flush();
-          // Interactions of the last ticks reach the disk before the process ends (appends never throw).
-          await this.interactionLog?.flush();
-          // The conversation in progress is summarised (briefly), then the knowledge and memory files close.
-          await this.recall?.close();
-        },
-        drain: () => this.cleanups.settled(),
-        onModesDone: (out) => (this.modeOutput = out),
-        onStart: (self) => this.bind(self),
-      });
     const modeInput = restoreInput(loaded.config, store);
     if (modeInput.initialMode && Object.hasOwn(loaded.config.modes, modeInput.initialMode)) this.lastMode = modeInput.initialMode;
-    this.logic = root(modeInput);
+    this.logic = buildRootMachine({
+      modeMachine: this.modeMachineOf(clock, stateDir, store),
+      modeInput,
+      shutdownBudgetMs: options.shutdownBudgetMs ?? 10_000,
+      closeBudgetMs: options.closeBudgetMs ?? 5_000,
+      simulators: this.simulatorLogics(),
+      safety: { logic: governorMachine, input: this.safety.input },
+      fleet: this.fleetChildren(stateDir),
+      closeAll: () => this.closeAll(),
+      drain: () => this.cleanups.settled(),
+      onModesDone: (out) => (this.modeOutput = out),
+      onStart: (self) => this.bind(self),
+    });
     this.done = new Promise<AgentOutcome>((resolve) => (this.resolveDone = resolve));
     if (!options.hosted) {
       const actor = createActor(this.logic, { clock, systemId: 'agent', ...(options.inspect ? { inspect: options.inspect } : {}) }) as Actor<AnyActorLogic>;
       this.attach(actor);
     }
+  }
+
+  /** The mode machine of the configuration, whose modes run with this agent's services (ModeActorDeps). */
+  private modeMachineOf(clock: Clock, stateDir: string, store: ModeMemoryStore | undefined) {
+    const { loaded, plugins } = this.options;
+    const labelsOf = new Map(Object.entries(loaded.config.modes).map(([name, mode]) => [name, motionLabels(mode, plugins)]));
+    const modeDeps: ModeActorDeps = {
+      ...(this.recall ? { recall: this.recall.recall } : {}),
+      inputs: this.inputs,
+      loaded,
+      plugins,
+      bus: this.bus,
+      logger: this.logger,
+      clock,
+      ...(this.options.cloud ? { cloud: this.options.cloud } : {}),
+      stateDir,
+      write: this.options.write ?? (() => {}),
+      toolsForMode: makeToolsForMode(plugins.descriptors.actions),
+      onTick: (mode, report) => this.onTick(mode, report),
+      maxToolRounds: this.options.maxToolRounds ?? 3,
+      interactions: () => (this.interactionLog ??= createInteractionLog(stateDir, this.configName, { logger: this.logger })),
+      track: this.cleanups.track,
+      ...(this.options.mcp ? { mcp: this.options.mcp } : {}),
+      ...(this.options.media ? { media: this.options.media } : {}),
+      browserAudio: this.browserAudio,
+      positions: this.positions,
+      bodies: this.bodies,
+      safetyNotice: (mode) => safetyNoticeOf(this.safetyStatus(), this.safety.policy, mode, labelsOf.get(mode) ?? []),
+    };
+    return createModeMachine(loaded.config, {
+      clock,
+      logger: this.logger,
+      configName: loaded.configName,
+      memory: store ?? false,
+      ...(this.options.hooksDir ? { hooksDir: this.options.hooksDir } : {}),
+      speak: (text, signal, mode) => this.actionOf(mode, 'speak').run(text, signal),
+      dispatchAction: (label, value, signal, mode) => this.actionOf(mode, label).run(value, signal),
+      modeLogic: (name) => createModeLogic(name, modeDeps),
+    });
+  }
+
+  /** The fleet channel: the child `fleet` of the root, in `up` beside the simulators, when the configuration has one. */
+  private fleetChildren(stateDir: string) {
+    const { loaded } = this.options;
+    if (!loaded.fleet) return [];
+    const logic = fleetLogic({
+      settings: loaded.fleet,
+      bus: this.bus,
+      control: this,
+      logger: this.logger,
+      stateDir,
+      ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}),
+      ...(this.options.fleet ? { host: this.options.fleet } : {}),
+      stopReason: () => this.stopReason,
+      track: this.cleanups.track,
+    });
+    return [{ id: 'fleet', logic }];
+  }
+
+  /** Closes what the agent's actors left open: their pending stops, the e-stop store, the interaction log, then recall. */
+  private async closeAll(): Promise<void> {
+    await this.cleanups.settled();
+    await this.safety.store.flush();
+    // Interactions of the last ticks reach the disk before the process ends (appends never throw).
+    await this.interactionLog?.flush();
+    // The conversation in progress is summarised (briefly), then the knowledge and memory files close.
+    await this.recall?.close();
   }
 
   /** Follows the root actor: the mode machine's events (the context values reach the governor from the machine itself) and the end. */

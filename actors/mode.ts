@@ -165,29 +165,40 @@ export function modeParts(
   };
 }
 
-/**
- * The logic of mode `name`'s actor. Its children for the whole mode: one `action:<llm_label>` per
- * action (the hooks of entry and exit use them). In `running` (tag `running`, between the parent's
- * `mode.run` and `mode.standby`): one `input:<type>` per input, the model (`model`), one
- * `mcp:<server>` per tool server and the cortex loop (`loop`). A final input wakes the loop; context
- * values from inputs go up to the mode machine; typed text goes to the first input that accepts it
- * (text typed while the mode is not running yet waits, at most 20 lines).
- */
-export function createModeLogic(name: string, deps: ModeActorDeps) {
-  const config: AgentConfig = deps.loaded.config;
-  const mode = config.modes[name]!;
-  const logger = deps.logger.child({ mode: name });
-  const actions = modeActions(mode);
-  const ids = inputIds(mode.agent_inputs.map((i) => i.type));
-  const textInput = ids.find((_, i) => deps.plugins.descriptors.inputs.get(mode.agent_inputs[i]!.type)?.typedText === true);
-  const llmEntry = mode.cortex_llm ?? config.cortex_llm;
-  const locations = mode.remember_locations ? new LocationStore(deps.stateDir) : undefined;
-  const inputLogicOfMode = deps.inputs ?? inputLogic();
-  const report = (source: string, message: string) => {
-    logger.warn(message);
-    deps.bus.emit({ type: 'error', at: Date.now(), source, message });
-  };
-  const actionDeps = {
+/** What the parts of one mode's logic share: its names, configuration and services, and the runs of its actors. */
+interface ModeShape {
+  name: string;
+  config: AgentConfig;
+  mode: ModeConfig;
+  deps: ModeActorDeps;
+  logger: Logger;
+  actions: ActionConfig[];
+  /** The actor ids of the mode's inputs, in listing order. */
+  ids: string[];
+  /** The input logic the mode runs its inputs with. */
+  inputs: InputLogic;
+  /**
+   * The run of each actor of this logic now in `running`, by actor: the mode actor owns it (it is made
+   * in its entry and released by its `model` child's stop), and its children get what they need of it
+   * through their input, so no context holds the model or the hub.
+   */
+  runs: WeakMap<AnyActorRef, Run>;
+  /** The known places, for a mode with `remember_locations`. */
+  locations: LocationStore | undefined;
+  /** A failure of a part of the mode: logged and an `error` event. */
+  report: (source: string, message: string) => void;
+}
+
+/** The run of a mode actor in `running`; throws outside it. */
+function runOf(m: ModeShape, self: AnyActorRef): Run {
+  const run = m.runs.get(self);
+  if (!run) throw new Error(`mode ${m.name}: no run (read outside \`running\`)`);
+  return run;
+}
+
+/** What every action actor of the mode gets (ActionHandleDeps). */
+function actionDepsOf({ deps, logger, name }: ModeShape) {
+  return {
     logger,
     bus: deps.bus,
     mode: name,
@@ -200,34 +211,44 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
     ...(deps.bodies ? { bodies: deps.bodies } : {}),
     ...(deps.media ? { media: deps.media } : {}),
   };
-  const createLlm = (): LlmPlugin => {
-    try {
-      if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
-      return deps.plugins.llm(llmEntry.type).create(llmOptions(llmEntry), {
-        logger,
-        cloud: deps.cloud!,
-        historyFile: historyFileOf(deps.stateDir, deps.loaded.configName, name),
-        report: (r) => deps.bus.emit({ type: 'model', at: Date.now(), mode: name, ...r }),
-      });
-    } catch (err) {
-      const message = `model ${llmEntry?.type ?? '(none)'} not started: ${describeError(err)}`;
-      report('model', message);
-      return { type: 'unavailable', ask: async () => Promise.reject(new Error(message)) };
-    }
-  };
-  /** The speak action's busy$ (mutes the microphone while the robot talks), looked up when an input listens. */
-  const speakerOf = (parts: ModeParts): { busy$: Observable<boolean>; interrupt: () => void } => ({
+}
+
+/** The model of one run of the mode; a model that cannot be made is reported and answers every call with why. */
+function createLlm(m: ModeShape): LlmPlugin {
+  const { deps, logger, name } = m;
+  const llmEntry = m.mode.cortex_llm ?? m.config.cortex_llm;
+  try {
+    if (!llmEntry) throw new Error('no cortex_llm in the mode or the configuration');
+    return deps.plugins.llm(llmEntry.type).create(llmOptions(llmEntry), {
+      logger,
+      cloud: deps.cloud!,
+      historyFile: historyFileOf(deps.stateDir, deps.loaded.configName, name),
+      report: (r) => deps.bus.emit({ type: 'model', at: Date.now(), mode: name, ...r }),
+    });
+  } catch (err) {
+    const message = `model ${llmEntry?.type ?? '(none)'} not started: ${describeError(err)}`;
+    m.report('model', message);
+    return { type: 'unavailable', ask: async () => Promise.reject(new Error(message)) };
+  }
+}
+
+/** The speak action's busy$ (mutes the microphone while the robot talks), looked up when an input listens. */
+function speakerOf(parts: ModeParts): { busy$: Observable<boolean>; interrupt: () => void } {
+  return {
     busy$: defer(() => speakHandle(parts.handles())?.busy$ ?? of(false)),
     interrupt: () => speakHandle(parts.handles())?.interrupt(),
-  });
+  };
+}
 
-  const invokeInputs = mode.agent_inputs.map((entry, i) => ({
+/** The mode's `input:<type>` children while it runs: each makes its plugin with the mode's services and the speaker. */
+function inputInvocations(m: ModeShape) {
+  const { deps, logger, name, ids } = m;
+  return m.mode.agent_inputs.map((entry, i) => ({
     id: ids[i]!,
     systemId: modeMemberId(name, ids[i]!),
     src: 'input' as const,
     input: ({ self }: { self: AnyActorRef }) => {
-      const parts = modeParts(self, name, actions, ids, inputLogicOfMode);
-      const speaker = speakerOf(parts);
+      const speaker = speakerOf(modeParts(self, name, m.actions, ids, m.inputs));
       return {
         id: ids[i]!,
         type: entry.type,
@@ -254,18 +275,14 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       };
     },
   }));
-  // The mode's context producers, under one supervisor (actors/backgrounds/supervisor.ts).
-  const backgrounds = mode.backgrounds ?? [];
-  const invokeBackgrounds = backgrounds.length
-    ? [
-        {
-          id: 'backgrounds',
-          systemId: modeMemberId(name, 'backgrounds'),
-          src: 'backgrounds' as const,
-        },
-      ]
-    : [];
-  const backgroundsActor = backgroundsLogic(
+}
+
+/** The mode's context producers, under one supervisor (actors/backgrounds/supervisor.ts): its logic and, when there are any, its invocation. */
+function backgroundsOf(m: ModeShape) {
+  const { deps, logger, name } = m;
+  const backgrounds = m.mode.backgrounds ?? [];
+  const invoke = backgrounds.length ? [{ id: 'backgrounds', systemId: modeMemberId(name, 'backgrounds'), src: 'backgrounds' as const }] : [];
+  const logic = backgroundsLogic(
     backgrounds.map((entry, i) => {
       const id = backgroundIds(backgrounds.map((b) => b.type))[i]!;
       const log = logger.child({ background: entry.type });
@@ -291,18 +308,13 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       };
     }),
   );
-  /**
-   * The run of each actor of this logic now in `running`, by actor: the mode actor owns it (it is made
-   * in its entry and released by its `model` child's stop), and its children get what they need of it
-   * through their input, so no context holds the model or the hub.
-   */
-  const runs = new WeakMap<AnyActorRef, Run>();
-  const runOf = (self: AnyActorRef): Run => {
-    const run = runs.get(self);
-    if (!run) throw new Error(`mode ${name}: no run (read outside \`running\`)`);
-    return run;
-  };
-  const invokeMcp = mode.mcp_servers.map((server) => ({
+  return { invoke, logic };
+}
+
+/** The mode's `mcp:<server>` children while it runs: each tells the run's tool hub its link. */
+function mcpInvocations(m: ModeShape) {
+  const { deps, logger, name } = m;
+  return m.mode.mcp_servers.map((server) => ({
     id: `mcp:${server.name}`,
     systemId: modeMemberId(name, `mcp:${server.name}`),
     src: 'mcp' as const,
@@ -313,15 +325,148 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
         bus: deps.bus,
         ...(deps.mcp ? { options: deps.mcp } : {}),
         ...(deps.track ? { track: deps.track } : {}),
-        onLink: runOf(self).hub.linkOf(server.name),
+        onLink: runOf(m, self).hub.linkOf(server.name),
       }),
   }));
-  const hasMcp = invokeMcp.length > 0;
-  const interactions = mode.save_interactions ? deps.interactions : undefined;
+}
 
+/** Starts a run of the mode actor: its tool hub (servers in listing order, so the first listed wins a name clash), model and lifetime. */
+function startRun(m: ModeShape, self: AnyActorRef): void {
+  const hub = mcpHub();
+  for (const server of m.mode.mcp_servers) hub.linkOf(server.name);
+  m.runs.set(self, { llm: createLlm(m), lifetime: new AbortController(), hub });
+}
+
+/** The `model` child's input: its stop ends the run (aborts its lifetime, stops the model, forgets the run). */
+function endOfRun(m: ModeShape, self: AnyActorRef): { onStop: () => void } {
+  const run = runOf(m, self);
+  return {
+    onStop: () => {
+      run.lifetime.abort(new Error('mode stopped running'));
+      stopLlm(run.llm, m.report);
+      if (m.runs.get(self) === run) m.runs.delete(self);
+    },
+  };
+}
+
+/** What one run's ticks keep besides the run: what the model saw, the answers' sequence, the keyword offer and the prepared turn. */
+interface TickRun {
+  wake: WakeGate;
+  sequence: ActionSequence;
+  keywords: (text: string) => Promise<boolean>;
+  prepared: TurnPreparer<Assembled>;
+}
+
+/** The mode's tick dependencies: what runTick is given at each tick of a run (its inputs and actions read at that moment). */
+function tickDepsOf(m: ModeShape, run: Run, parts: ModeParts, t: TickRun): Parameters<typeof runTick>[0] {
+  const { deps, mode, name } = m;
+  const locations = m.locations;
+  const interactions = mode.save_interactions ? deps.interactions : undefined;
+  const hub = m.mode.mcp_servers.length > 0 ? run.hub : undefined;
+  return {
+    config: m.config,
+    modeName: name,
+    mode,
+    inputs: parts.inputs(),
+    handles: () => parts.handles(),
+    llm: run.llm,
+    ...(hub ? { hub } : {}),
+    toolsForMode: deps.toolsForMode,
+    bus: deps.bus,
+    logger: m.logger,
+    keywords: t.keywords,
+    wake: t.wake,
+    sequence: t.sequence,
+    skipIdle: skipIdleOf(mode, m.config.cortex_llm),
+    maxToolRounds: deps.maxToolRounds,
+    actions: m.actions,
+    ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
+    ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
+    ...(deps.recall ? { recall: deps.recall } : {}),
+    lifetime: run.lifetime.signal,
+    prepared: t.prepared,
+  };
+}
+
+/** The loop's input for a run of mode actor `self`: its rate and clock, and each tick run with the mode's tick dependencies. */
+function loopInput(m: ModeShape, self: AnyActorRef) {
+  const { deps, mode, name } = m;
+  const parts = modeParts(self, name, m.actions, m.ids, m.inputs);
+  const run = runOf(m, self);
+  let offers = 0;
+  const shared = {
+    // What the model saw of each input: this run's own (plugins are new each run, so nothing carries over).
+    wake: new WakeGate(),
+    // One sequence per run: a sequential mode's answers run after each other.
+    sequence: new ActionSequence(),
+    keywords: (text: string) => offerKeywords(self, name, `${self.sessionId}:${++offers}`, text),
+  };
+  const tickDeps = () => tickDepsOf(m, run, parts, { ...shared, prepared });
+  // The turn prepared on partial transcripts (and, with an input's `speculative` setting, asked early).
+  const prepared: TurnPreparer<Assembled> = new TurnPreparer<Assembled>({
+    llm: run.llm,
+    logger: m.logger,
+    speculative: (id) => (mode.agent_inputs[m.ids.indexOf(id)]?.config as { speculative?: unknown } | undefined)?.speculative === true,
+    // Only that input's text: a final's tick with other inputs' news has another prompt and prepares nothing.
+    assemble: (id, text) => {
+      const plugin = parts.inputs().find((i) => i.id === id)?.plugin;
+      const buffer = plugin?.bufferIf?.(text);
+      if (!plugin || buffer === undefined) return undefined;
+      const d = tickDeps();
+      const recalled = deps.recall?.peek(text).block;
+      return assembleTurn(d, [{ descriptor: plugin.descriptor, text: buffer }], promptContext(d.context?.(), recalled));
+    },
+  });
+  run.lifetime.signal.addEventListener('abort', () => prepared.drop('the mode stopped'), { once: true });
+  return {
+    hertz: mode.hertz,
+    clock: deps.clock,
+    onTick: (r: TickReport) => deps.onTick(name, r),
+    onPartial: (id: string, text: string) => prepared.partial(id, text),
+    tick: (req: Parameters<typeof runTick>[1], signal: AbortSignal) => runTick(tickDeps(), req, signal),
+  };
+}
+
+/** The shape of mode `name`'s logic: its configuration, services, actions and input ids, and the runs of its actors. */
+function modeShapeOf(name: string, deps: ModeActorDeps): ModeShape {
+  const config: AgentConfig = deps.loaded.config;
+  const mode = config.modes[name]!;
+  const logger = deps.logger.child({ mode: name });
+  return {
+    name,
+    config,
+    mode,
+    deps,
+    logger,
+    actions: modeActions(mode),
+    ids: inputIds(mode.agent_inputs.map((i) => i.type)),
+    inputs: deps.inputs ?? inputLogic(),
+    runs: new WeakMap(),
+    locations: mode.remember_locations ? new LocationStore(deps.stateDir) : undefined,
+    report: (source, message) => {
+      logger.warn(message);
+      deps.bus.emit({ type: 'error', at: Date.now(), source, message });
+    },
+  };
+}
+
+/**
+ * The logic of mode `name`'s actor. Its children for the whole mode: one `action:<llm_label>` per
+ * action (the hooks of entry and exit use them). In `running` (tag `running`, between the parent's
+ * `mode.run` and `mode.standby`): one `input:<type>` per input, the model (`model`), one
+ * `mcp:<server>` per tool server and the cortex loop (`loop`). A final input wakes the loop; context
+ * values from inputs go up to the mode machine; typed text goes to the first input that accepts it
+ * (text typed while the mode is not running yet waits, at most 20 lines).
+ */
+export function createModeLogic(name: string, deps: ModeActorDeps) {
+  const m = modeShapeOf(name, deps);
+  const { mode, actions, ids } = m;
+  const textInput = ids.find((_, i) => deps.plugins.descriptors.inputs.get(mode.agent_inputs[i]!.type)?.typedText === true);
+  const actionDeps = actionDepsOf(m);
+  const backgrounds = backgroundsOf(m);
   return setup({
     types: { context: {} as ModeCtx, events: {} as ModeEv },
-    actors: { action: actionLogic(), input: inputLogicOfMode.logic, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgroundsActor },
+    actors: { action: actionLogic(), input: m.inputs.logic, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgrounds.logic },
     guards: {
       final: ({ event }) => event.type === 'input.message' && event.final,
       hasTextInput: () => textInput !== undefined,
@@ -351,101 +496,23 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
       running: {
         tags: ['running'],
         // Typed text that waited is delivered once the inputs are up (raised events run after the children start).
-        entry: [
-          ({ self }) => {
-            const hub = mcpHub();
-            // In listing order, before any server connects: the server listed first wins a tool name clash.
-            for (const server of mode.mcp_servers) hub.linkOf(server.name);
-            runs.set(self, { llm: createLlm(), lifetime: new AbortController(), hub });
-          },
-          raise({ type: 'mode.flushText' }),
-        ],
+        entry: [({ self }) => startRun(m, self), raise({ type: 'mode.flushText' })],
         invoke: [
-          ...invokeInputs,
-          ...invokeBackgrounds,
-          {
-            id: 'model',
-            src: 'owner',
-            input: ({ self }: { self: AnyActorRef }) => {
-              const run = runOf(self);
-              return {
-                onStop: () => {
-                  run.lifetime.abort(new Error('mode stopped running'));
-                  stopLlm(run.llm, report);
-                  if (runs.get(self) === run) runs.delete(self);
-                },
-              };
-            },
-          },
-          ...invokeMcp,
-          {
-            id: 'loop',
-            src: 'loop',
-            input: ({ self }: { self: AnyActorRef }) => {
-              const parts = modeParts(self, name, actions, ids, inputLogicOfMode);
-              const run = runOf(self);
-              const hub = hasMcp ? run.hub : undefined;
-              const llm = run.llm;
-              // What the model saw of each input: this run's own (plugins are new each run, so nothing carries over).
-              const wake = new WakeGate();
-              // One sequence per run: a sequential mode's answers run after each other.
-              const sequence = new ActionSequence();
-              const tickDeps = (): Parameters<typeof runTick>[0] => ({
-                config,
-                modeName: name,
-                mode,
-                inputs: parts.inputs(),
-                handles: () => parts.handles(),
-                llm,
-                ...(hub ? { hub } : {}),
-                toolsForMode: deps.toolsForMode,
-                bus: deps.bus,
-                logger,
-                keywords,
-                wake,
-                sequence,
-                skipIdle: skipIdleOf(mode, config.cortex_llm),
-                maxToolRounds: deps.maxToolRounds,
-                actions,
-                ...(locations || deps.safetyNotice ? { context: () => promptContext(locations?.describe(), deps.safetyNotice?.(name)) } : {}),
-                ...(interactions ? { onInteraction: (record) => void interactions().append(record) } : {}),
-                ...(deps.recall ? { recall: deps.recall } : {}),
-                lifetime: run.lifetime.signal,
-                prepared,
-              });
-              // The turn prepared on partial transcripts (and, with an input's \`speculative\` setting, asked early).
-              const prepared = new TurnPreparer<Assembled>({
-                llm,
-                logger,
-                speculative: (id) => (mode.agent_inputs[ids.indexOf(id)]?.config as { speculative?: unknown } | undefined)?.speculative === true,
-                // Only that input's text: a final's tick with other inputs' news has another prompt and prepares nothing.
-                assemble: (id, text) => {
-                  const plugin = parts.inputs().find((i) => i.id === id)?.plugin;
-                  const buffer = plugin?.bufferIf?.(text);
-                  if (!plugin || buffer === undefined) return undefined;
-                  const d = tickDeps();
-                  const recalled = deps.recall?.peek(text).block;
-                  return assembleTurn(d, [{ descriptor: plugin.descriptor, text: buffer }], promptContext(d.context?.(), recalled));
-                },
-              });
-              run.lifetime.signal.addEventListener('abort', () => prepared.drop('the mode stopped'), { once: true });
-              let offers = 0;
-              const keywords = (text: string) => offerKeywords(self, name, `${self.sessionId}:${++offers}`, text);
-              return {
-                hertz: mode.hertz,
-                clock: deps.clock,
-                onTick: (r: TickReport) => deps.onTick(name, r),
-                onPartial: (id: string, text: string) => prepared.partial(id, text),
-                tick: (req: Parameters<typeof runTick>[1], signal: AbortSignal) => runTick(tickDeps(), req, signal),
-              };
-            },
-          },
+          ...inputInvocations(m),
+          ...backgrounds.invoke,
+          { id: 'model', src: 'owner', input: ({ self }: { self: AnyActorRef }) => endOfRun(m, self) },
+          ...mcpInvocations(m),
+          { id: 'loop', src: 'loop', input: ({ self }: { self: AnyActorRef }) => loopInput(m, self) },
         ],
         on: {
           'mode.standby': 'standby',
           'input.message': [
-            { guard: 'final', actions: sendTo('loop', ({ event }) => ({ type: 'loop.wake', text: (event as { text?: string }).text })) },
-            { actions: sendTo('loop', ({ event }) => ({ type: 'loop.partial', id: (event as { id: string }).id, text: (event as { text: string }).text })) },
+            { guard: 'final', actions: sendTo('loop', ({ event }) => ({ type: 'loop.wake', text: event.type === 'input.message' ? event.text : undefined })) },
+            {
+              actions: sendTo('loop', ({ event }) =>
+                event.type === 'input.message' ? { type: 'loop.partial', id: event.id, text: event.text } : { type: 'none' },
+              ),
+            },
           ],
           'context.update': { actions: sendParent(({ event }) => event) },
           'mode.text': { guard: 'hasTextInput', actions: sendTo(textInput ?? 'none', ({ event }) => ({ type: 'input.text', text: event.text })) },

@@ -119,6 +119,19 @@ class Generations implements ServiceHolder {
     this.link = serviceLink(serviceKey(this.wanted()));
   }
 
+  /** Makes the wanted generation's agent and makes it the current one (a reload's or the fallback is taken). */
+  begin(): { generation: Generation; agent: Agent; firstOne: boolean } {
+    const generation = this.wantedGeneration();
+    const firstOne = this.started === 0;
+    const agent = this.deps.makeAgent(generation, this.link!.deferred.cloud, firstOne);
+    this.deps.onGeneration(generation, firstOne);
+    this.started++;
+    this.current = { generation, agent };
+    this.next = undefined;
+    this.pending = undefined;
+    return { generation, agent, firstOne };
+  }
+
   /** After an agent ended: the next generation (a reload's, or the previous one when a reload failed to start), or none. */
   decide(ticked: boolean, ending: boolean): void {
     const outcome = this.current.agent?.outcome ?? { code: 1, reason: 'the agent ended without an outcome', mode: '' };
@@ -145,14 +158,16 @@ const hertzOf = (l: LoadedConfig): Rates => ({
   mode: l.config.default_mode,
 });
 
-/**
- * cortexd { live { connecting -> running -> between -> connecting ... } -> closing -> ended }.
- * `signals` and `watchdog` live as long as the root; `service` is replaced when a generation needs
- * another one; `agent` (the agent's whole tree, actors/agent.ts) is spawned in `running` and, after
- * it ended, replaced by the next generation's (a reload) under the same root.
- */
-function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: ProcessOutcome) => void) {
-  const first = deps.first.loaded;
+/** Why the agent is told to stop on `event`: a stop request's reason, the service's failure, or a reload. */
+function stopReason(event: ProcessEvent): string {
+  if (event.type === 'process.stop') return event.reason;
+  if (event.type === 'service.failed') return event.message;
+  if (event.type === 'reload.accepted') return `reload (${event.origin})`;
+  return event.type;
+}
+
+/** The root's types, children, guards and named actions (its statechart is processMachine's). */
+function processSetup(deps: ProcessDeps, g: Generations, finish: (outcome: ProcessOutcome) => void) {
   return setup({
     types: { context: {} as Ctx, events: {} as ProcessEvent, output: {} as ProcessOutcome },
     actors: {
@@ -169,11 +184,64 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
       hasNext: () => g.next !== undefined,
     },
     actions: {
-      stopAgent: (_, reason: string) => g.current.agent?.stop(reason),
+      stopAgent: ({ event }) => g.current.agent?.stop(stopReason(event)),
       markEnding: () => void (g.ending = true),
       finish: ({ context }) => finish({ code: context.code, reason: context.reason, serviceAtStart: context.serviceAtStart }),
+      // The first tick is done: the service (waiting since the agent started) opens now.
+      openService: enqueueActions(({ enqueue, system }) => {
+        if (system.get('service')) enqueue.sendTo('service', { type: 'service.start' });
+      }),
+      // The generation's service actor (a new one when its addresses or key changed): it waits for the
+      // agent's first tick or first call, so the agent starts as soon as the actor runs, with a client
+      // that waits for the service.
+      linkService: enqueueActions(({ enqueue }) => {
+        if (!g.needsService()) return enqueue.raise({ type: 'service.linked' });
+        enqueue.stopChild('service');
+        g.openLink();
+        enqueue.spawnChild('service', { id: 'service', systemId: 'service', input: { config: g.wanted().configName } });
+      }),
+      startGeneration: enqueueActions(({ enqueue, context }) => {
+        const { generation, agent, firstOne } = g.begin();
+        enqueue.assign({ config: generation.loaded.configName, generation: context.generation + (firstOne ? 0 : 1), ticked: false });
+        if (!firstOne) enqueue.sendTo('watchdog', { type: 'watchdog.generation', ...hertzOf(generation.loaded) });
+        // --for counts from the first agent's start, as a signal would stop it (a reload does not reset it).
+        if (firstOne && deps.forMs !== undefined)
+          enqueue.raise({ type: 'process.stop', reason: `ran for ${deps.forMs / 1000} s`, status: 'stopping: --for elapsed' }, { delay: deps.forMs });
+        /*
+         * The agent's logic is made per generation, so it is spawned here rather than named in `actors`
+         * (a typed id needs a named logic). Spawned in an assign, so the handle holds its actor before
+         * the actor starts: an on_entry hook that speaks as the first mode starts finds its actions
+         * through the handle (the root's own entry action runs only after its children started).
+         */
+        enqueue.assign(({ spawn }) => {
+          const spawnAgent = spawn as unknown as (src: AnyActorLogic, options: { id: string; systemId: string }) => AnyActorRef;
+          agent.hostedBy(spawnAgent(agent.logic, { id: 'agent', systemId: 'agent' }));
+          return {};
+        });
+      }),
+      endGeneration: enqueueActions(({ enqueue, context }) => {
+        enqueue.stopChild('agent');
+        const outcome = g.current.agent?.outcome;
+        if (!context.serviceFailed) enqueue.assign({ code: outcome?.code ?? 1, reason: outcome?.reason ?? null });
+        g.decide(context.ticked, context.ending);
+      }),
+      stopServices: enqueueActions(({ enqueue }) => {
+        enqueue.stopChild('watchdog');
+        enqueue.stopChild('service');
+      }),
     },
-  }).createMachine({
+  });
+}
+
+/**
+ * cortexd { live { connecting -> running -> between -> connecting ... } -> closing -> ended }.
+ * `signals` and `watchdog` live as long as the root; `service` is replaced when a generation needs
+ * another one; `agent` (the agent's whole tree, actors/agent.ts) is spawned in `running` and, after
+ * it ended, replaced by the next generation's (a reload) under the same root.
+ */
+function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: ProcessOutcome) => void) {
+  const first = deps.first.loaded;
+  return processSetup(deps, g, finish).createMachine({
     id: 'cortexd',
     context: { config: first.configName, generation: 0, ending: false, ticked: false, code: 0, reason: null, serviceAtStart: false, serviceFailed: false },
     invoke: [
@@ -191,18 +259,10 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
               assign({ ending: true }),
               'markEnding',
               enqueueActions(({ enqueue, event }) => enqueue.sendTo('watchdog', { type: 'watchdog.stopping', status: event.status })),
-              { type: 'stopAgent', params: ({ event }) => event.reason },
+              'stopAgent',
             ],
           },
-          // The first tick is done: the service (waiting since the agent started) opens now.
-          'agent.ticked': {
-            actions: [
-              assign({ ticked: true }),
-              enqueueActions(({ enqueue, system }) => {
-                if (system.get('service')) enqueue.sendTo('service', { type: 'service.start' });
-              }),
-            ],
-          },
+          'agent.ticked': { actions: [assign({ ticked: true }), 'openService'] },
           // The service did not start (after the first tick, or at a call): the agent stops and the process ends with why.
           'service.failed': {
             guard: ({ context }) => !context.ending,
@@ -216,62 +276,24 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
               }),
               'markEnding',
               enqueueActions(({ enqueue }) => enqueue.sendTo('watchdog', { type: 'watchdog.stopping', status: 'stopping: the service did not start' })),
-              { type: 'stopAgent', params: ({ event }) => event.message },
+              'stopAgent',
             ],
           },
         },
         initial: 'connecting',
         states: {
-          // The generation's service actor (a new one when its addresses or key changed): it waits for the
-          // agent's first tick or first call, so the agent starts as soon as the actor runs, with a client
-          // that waits for the service.
           connecting: {
-            entry: enqueueActions(({ enqueue }) => {
-              if (!g.needsService()) return enqueue.raise({ type: 'service.linked' });
-              enqueue.stopChild('service');
-              g.openLink();
-              enqueue.spawnChild('service', { id: 'service', systemId: 'service', input: { config: g.wanted().configName } });
-            }),
+            entry: 'linkService',
             on: { 'service.linked': [{ guard: 'ending', target: '#cortexd.closing' }, { target: 'running' }] },
           },
           running: {
-            entry: enqueueActions(({ enqueue, context }) => {
-              const generation = g.wantedGeneration();
-              const firstOne = g.started === 0;
-              const agent = deps.makeAgent(generation, g.link!.deferred.cloud, firstOne);
-              deps.onGeneration(generation, firstOne);
-              g.started++;
-              g.current = { generation, agent };
-              g.next = undefined;
-              g.pending = undefined;
-              enqueue.assign({ config: generation.loaded.configName, generation: context.generation + (firstOne ? 0 : 1), ticked: false });
-              if (!firstOne) enqueue.sendTo('watchdog', { type: 'watchdog.generation', ...hertzOf(generation.loaded) });
-              // --for counts from the first agent's start, as a signal would stop it (a reload does not reset it).
-              if (firstOne && deps.forMs !== undefined)
-                enqueue.raise({ type: 'process.stop', reason: `ran for ${deps.forMs / 1000} s`, status: 'stopping: --for elapsed' }, { delay: deps.forMs });
-              /*
-               * The agent's logic is made per generation, so it is spawned here rather than named in `actors`
-               * (a typed id needs a named logic). Spawned in an assign, so the handle holds its actor before
-               * the actor starts: an on_entry hook that speaks as the first mode starts finds its actions
-               * through the handle (the root's own entry action runs only after its children started).
-               */
-              enqueue.assign(({ spawn }) => {
-                const spawnAgent = spawn as unknown as (src: AnyActorLogic, options: { id: string; systemId: string }) => AnyActorRef;
-                agent.hostedBy(spawnAgent(agent.logic, { id: 'agent', systemId: 'agent' }));
-                return {};
-              });
-            }),
+            entry: 'startGeneration',
             on: {
-              'reload.accepted': { actions: { type: 'stopAgent', params: ({ event }) => `reload (${event.origin})` } },
+              'reload.accepted': { actions: 'stopAgent' },
               'xstate.done.actor.agent': 'between',
               'xstate.error.actor.agent': 'between',
             },
-            exit: enqueueActions(({ enqueue, context }) => {
-              enqueue.stopChild('agent');
-              const outcome = g.current.agent?.outcome;
-              if (!context.serviceFailed) enqueue.assign({ code: outcome?.code ?? 1, reason: outcome?.reason ?? null });
-              g.decide(context.ticked, context.ending);
-            }),
+            exit: 'endGeneration',
           },
           between: {
             always: [{ guard: 'hasNext', target: 'connecting' }, { target: '#cortexd.closing' }],
@@ -279,10 +301,7 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
         },
       },
       closing: {
-        entry: enqueueActions(({ enqueue }) => {
-          enqueue.stopChild('watchdog');
-          enqueue.stopChild('service');
-        }),
+        entry: 'stopServices',
         invoke: { src: 'close', onDone: 'ended', onError: 'ended' },
       },
       ended: { type: 'final', entry: 'finish' },

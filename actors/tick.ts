@@ -124,23 +124,18 @@ const describeAction = (deps: TickDeps) => (a: { name: string; config?: unknown 
   return spec && entryDescription(spec, a.config);
 };
 
-/** Runs one tick; returns whether the model was called. Never throws for a model or tool failure (reported on the bus). */
-export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSignal): Promise<TickResult> {
-  // The answer's commands reach their actions in the order the mode's action_execution_mode says.
-  const order = new AnswerOrder({
-    mode: given.mode.action_execution_mode ?? 'concurrent',
-    dependencies: given.mode.action_dependencies ?? {},
-    ...(given.sequence ? { sequence: given.sequence } : {}),
-    lifetime: given.lifetime ?? signal,
-    bus: given.bus,
-    modeName: given.modeName,
-  });
-  const deps: TickDeps = { ...given, handles: () => order.wrap(given.handles()) };
-  const now = deps.now ?? Date.now;
-  const fused: FuserInput[] = [];
-  const finals: string[] = [...(req.finals ?? [])];
-  const before: Partial<Record<TurnStage, number>> = {};
-  const texts: Array<[InputPlugin, string]> = [];
+/** What the inputs gave a tick: the texts to fuse, the finals heard, when speech ended, and each plugin's text (for the wake gate). */
+interface Gathered {
+  fused: FuserInput[];
+  finals: string[];
+  before: Partial<Record<TurnStage, number>>;
+  texts: Array<[InputPlugin, string]>;
+}
+
+/** Drains the inputs: their formatted buffers, their finals and the voice inputs' turn marks. */
+function gatherInputs(deps: TickDeps, req: TickRequest): Gathered {
+  const gathered: Gathered = { fused: [], finals: [...(req.finals ?? [])], before: {}, texts: [] };
+  const { fused, finals, before, texts } = gathered;
   for (const input of deps.inputs) {
     const text = input.plugin.formattedLatestBuffer();
     if (text !== undefined && text.trim()) fused.push({ descriptor: input.plugin.descriptor, text }), texts.push([input.plugin, text]);
@@ -150,16 +145,184 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
     if (marks?.speechEndAt !== undefined) before.speech_end = Math.min(before.speech_end ?? Infinity, marks.speechEndAt);
     if (marks?.finalAt !== undefined) before.final_transcript = Math.min(before.final_transcript ?? Infinity, marks.finalAt);
   }
-  // What was heard tells the memory first (a name said with the word that switches the mode is kept too).
-  const heard = finals.join('\n').trim();
-  let memoryNote: string | undefined;
-  if (deps.recall && heard) {
-    try {
-      memoryNote = deps.recall.remember(heard, deps.llm.summarise?.bind(deps.llm));
-    } catch (err) {
-      deps.logger.warn(`memory left out: ${describeError(err)}`);
-    }
+  return gathered;
+}
+
+/** Tells the memory what was heard (before the keyword rules, so a name said with the word that switches the mode is kept too); returns its note. */
+function rememberHeard(deps: TickDeps, heard: string): string | undefined {
+  if (!deps.recall || !heard) return undefined;
+  try {
+    return deps.recall.remember(heard, deps.llm.summarise?.bind(deps.llm));
+  } catch (err) {
+    deps.logger.warn(`memory left out: ${describeError(err)}`);
+    return undefined;
   }
+}
+
+/** The extra system lines of a tick: the mode's context, then what the knowledge base and the memory give for what was heard (a `recall` event). */
+function promptExtra(deps: TickDeps, req: TickRequest, logger: Logger, heard: string, memoryNote: string | undefined, now: () => number): string | undefined {
+  let extra: string | undefined;
+  try {
+    extra = deps.context?.();
+  } catch (err) {
+    logger.warn(`prompt context left out: ${describeError(err)}`);
+  }
+  if (!deps.recall || !heard) return extra;
+  try {
+    const recalled = deps.recall.recall(heard, memoryNote);
+    // Joined as the mode's prepared turns join them (actors/mode.ts), so a turn prepared on the same words is taken.
+    if (recalled.block) extra = [extra, recalled.block].filter((p) => Boolean(p?.trim())).join('\n\n');
+    deps.bus.emit({
+      type: 'recall',
+      at: now(),
+      mode: deps.modeName,
+      tick: req.seq,
+      query: heard,
+      used: recalled.used,
+      ...(recalled.note ? { note: recalled.note } : {}),
+    });
+  } catch (err) {
+    logger.warn(`knowledge and memory left out: ${describeError(err)}`);
+  }
+  return extra;
+}
+
+/** What the model rounds of one tick share: the tick, its turn and speech, what is saved, and the streams' signals. */
+interface Rounds {
+  deps: TickDeps;
+  req: TickRequest;
+  signal: AbortSignal;
+  streamSignal: AbortSignal;
+  logger: Logger;
+  now: () => number;
+  turn: Turn;
+  speak: ActionHandle | undefined;
+  say: (sentence: string) => void;
+  saved: { answer: SavedAnswer; actions: SavedAction[] } | undefined;
+  /** The turn prepared on the partials, taken by this tick (its early request is adopted by the first round). */
+  early: ReturnType<TurnPreparer<Assembled>['take']>;
+}
+
+/** Asks the model, hands out its tool calls, and feeds MCP results back for up to maxToolRounds rounds; returns the first answer and how it ended. */
+async function askRounds(
+  r: Rounds,
+  messages: ChatMessage[],
+  firstTools: ToolDefinition[],
+): Promise<{ first: LlmAnswer | undefined; outcome: 'answered' | 'error' | 'interrupted' }> {
+  const { deps, req, signal, logger, now, turn, saved, early } = r;
+  const actions = deps.actions ?? deps.mode.agent_actions;
+  let first: LlmAnswer | undefined;
+  for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
+    signal.throwIfAborted();
+    const tools: ToolDefinition[] = round === 0 ? firstTools : deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
+    const live = liveHandout(r);
+    let answer: LlmAnswer;
+    const adopt = round === 0 ? early?.adopt : undefined;
+    turn.mark('request_sent', adopt && early?.sentAt !== undefined ? early.sentAt : now());
+    try {
+      answer = adopt ? await adopt(live, r.streamSignal) : await deps.llm.ask({ messages, tools }, r.streamSignal, live);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (turn.isInterrupted) {
+        // A barge-in cut the answer short: what was said stands, nothing more is.
+        logger.info('answer cut short by a barge-in');
+        return { first, outcome: 'interrupted' };
+      }
+      modelFailed(r, err);
+      return { first, outcome: 'error' };
+    }
+    first ??= answer;
+    turn.model = answer.model;
+    emitAnswer(deps, req, answer, now);
+    if (saved) mergeAnswer(saved.answer, answer);
+    if (turn.isInterrupted) break;
+    const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions, { live, turn, say: r.say });
+    if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
+    // MCP results go back to the model, which may call more tools or answer.
+    messages.push({
+      role: 'assistant',
+      content: answer.text ?? null,
+      tool_calls: results.map((x) => ({ id: x.id, type: 'function' as const, function: { name: x.name, arguments: JSON.stringify(x.args ?? {}) } })),
+    });
+    for (const x of results) messages.push({ role: 'tool', tool_call_id: x.id, content: x.content });
+  }
+  return { first, outcome: 'answered' };
+}
+
+/** The handout of one round's answer as it streams: sentences to speak, commands to their actions, tool calls to the servers. */
+function liveHandout({ deps, req, signal, logger, now, turn, speak, say, saved }: Rounds): LiveHandout {
+  return new LiveHandout({
+    handles: deps.handles(),
+    speak,
+    hub: deps.hub,
+    turn,
+    logger,
+    say,
+    dispatch: (handle, value) => (saved ? saved.actions.push(dispatchAndSee(deps, handle, value)) : handle.dispatch(value, 'model')),
+    signal,
+    tick: req.seq,
+    // The governor hears the model is alive before the answer's first motion command (no text on it).
+    progress: (stage) => deps.bus.emit({ type: 'model.progress', at: now(), mode: deps.modeName, tick: req.seq, stage }),
+  });
+}
+
+/** A failed model call: logged, a `model.error` event with its kind, and kept in the saved interaction. */
+function modelFailed({ deps, req, logger, now, saved }: Rounds, err: unknown): void {
+  const error = describeError(err);
+  logger.warn(`model call failed: ${error}`);
+  deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error, model: deps.llm.type, kind: errorKind(err) });
+  if (saved) saved.answer.error = error;
+}
+
+/** The model's answer on the bus (`model.answer`: its text, tool calls, latency and cost). */
+function emitAnswer(deps: TickDeps, req: TickRequest, answer: LlmAnswer, now: () => number): void {
+  deps.bus.emit({
+    type: 'model.answer',
+    at: now(),
+    mode: deps.modeName,
+    tick: req.seq,
+    model: answer.model,
+    ...(answer.text ? { text: answer.text } : {}),
+    tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
+    latency_ms: answer.latencyMs,
+    ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
+  });
+}
+
+/** The turn's end for the history: an answer cut by a barge-in or a mode switch is kept as what was actually said. */
+function reviseWhenCut(deps: TickDeps, speak: ActionHandle | undefined, first: LlmAnswer | undefined, remembered: ReturnType<typeof lastPrompt>) {
+  return (said: string[], unsaid: string[]): void => {
+    if (!unsaid.length || remembered === undefined || !deps.llm.reviseAnswer || !speak) return;
+    const spoken = { name: speak.entry.llm_label, arguments: { sentence: said.join(' ') } };
+    // An answer cut while it streamed was never complete: what it said is all there is of it.
+    const calls = first ? first.toolCalls.map((c) => (actionForTool([speak], c.name) ? { ...c, arguments: spoken.arguments } : c)) : [spoken];
+    deps.llm.reviseAnswer(
+      remembered,
+      `${answerText({ ...(first?.text ? { text: first.text } : {}), toolCalls: calls })} (interrupted; not said: ${unsaid.join(' ')})`,
+    );
+  };
+}
+
+/** The order the answer's commands reach their actions in, as the mode's action_execution_mode says. */
+function answerOrderOf(given: TickDeps, signal: AbortSignal): AnswerOrder {
+  return new AnswerOrder({
+    mode: given.mode.action_execution_mode ?? 'concurrent',
+    dependencies: given.mode.action_dependencies ?? {},
+    ...(given.sequence ? { sequence: given.sequence } : {}),
+    lifetime: given.lifetime ?? signal,
+    bus: given.bus,
+    modeName: given.modeName,
+  });
+}
+
+/** Runs one tick; returns whether the model was called. Never throws for a model or tool failure (reported on the bus). */
+export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSignal): Promise<TickResult> {
+  const order = answerOrderOf(given, signal);
+  const deps: TickDeps = { ...given, handles: () => order.wrap(given.handles()) };
+  const now = deps.now ?? Date.now;
+  const { fused, finals, before, texts } = gatherInputs(deps, req);
+  const heard = finals.join('\n').trim();
+  const memoryNote = rememberHeard(deps, heard);
   if (finals.length) {
     const switched = deps.keywords(finals.join('\n'));
     if (switched === true || (switched !== false && (await switched))) return { calledModel: false };
@@ -171,131 +334,34 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
 
   // Every line logged from here on names the tick (the mode is bound by the runtime's logger).
   const logger = deps.logger.child({ tick: req.seq });
-  const actions = deps.actions ?? deps.mode.agent_actions;
-  let extra: string | undefined;
-  try {
-    extra = deps.context?.();
-  } catch (err) {
-    logger.warn(`prompt context left out: ${describeError(err)}`);
-  }
-  // What was heard this tick asks the knowledge base and the memory; what they give goes after the context.
-  if (deps.recall && heard) {
-    try {
-      const recalled = deps.recall.recall(heard, memoryNote);
-      // Joined as the mode's prepared turns join them (actors/mode.ts), so a turn prepared on the same words is taken.
-      if (recalled.block) extra = [extra, recalled.block].filter((p) => Boolean(p?.trim())).join('\n\n');
-      deps.bus.emit({
-        type: 'recall',
-        at: now(),
-        mode: deps.modeName,
-        tick: req.seq,
-        query: heard,
-        used: recalled.used,
-        ...(recalled.note ? { note: recalled.note } : {}),
-      });
-    } catch (err) {
-      logger.warn(`knowledge and memory left out: ${describeError(err)}`);
-    }
-  }
+  const extra = promptExtra(deps, req, logger, heard, memoryNote, now);
   // A tick woken by a final takes what was prepared on the partials if the prompt is exactly the same.
   const early = req.finals?.length && deps.prepared ? deps.prepared.take(turnKey(deps, fused, extra)) : undefined;
   // Built here without the key and request a prepared turn needs (the key alone is a JSON text of every input).
   const { prompt, promptString, tools: firstTools } = early?.value ?? assembled(deps, fused, extra);
   deps.bus.emit({ type: 'prompt', at: now(), mode: deps.modeName, tick: req.seq, prompt: promptString });
-  const messages: ChatMessage[] = [...prompt.messages];
-  const saved: { answer: SavedAnswer; actions: SavedAction[] } | undefined = deps.onInteraction ? { answer: { tool_calls: [] }, actions: [] } : undefined;
-  const save = () => saved && deps.onInteraction!({ mode: deps.modeName, tick: req.seq, prompt: promptString, answer: saved.answer, actions: saved.actions });
+  const saved: Rounds['saved'] = deps.onInteraction ? { answer: { tool_calls: [] }, actions: [] } : undefined;
 
   // The stream stops with the tick, and on a barge-in (the turn's sentences were interrupted): one
   // listener and the turn's callback rather than AbortSignal.any, which alone cost a sixth of the
   // runtime's share of a tick.
   const stream = new AbortController();
-  const streamSignal = stream.signal;
   const stopStream = () => stream.abort(signal.reason);
-  const turn = new Turn({
-    bus: deps.bus,
-    logger,
-    mode: deps.modeName,
-    tick: req.seq,
-    lifetime: deps.lifetime ?? signal,
-    before,
-    now,
-    onInterrupted: (reason) => stream.abort(reason),
-  });
+  const lifetime = deps.lifetime ?? signal;
+  const turn = new Turn({ bus: deps.bus, logger, mode: deps.modeName, tick: req.seq, lifetime, before, now, onInterrupted: (reason) => stream.abort(reason) });
   const speak = speakHandle(deps.handles());
   const say = (sentence: string) => {
     if (!speak) return;
-    const before = turn.spokenCount;
+    const spokenBefore = turn.spokenCount;
     turn.speak(speak, sentence);
-    if (saved && turn.spokenCount > before) saved.actions.push({ label: speak.entry.llm_label, value: { sentence }, state: 'queued' });
+    if (saved && turn.spokenCount > spokenBefore) saved.actions.push({ label: speak.entry.llm_label, value: { sentence }, state: 'queued' });
   };
   if (signal.aborted) stopStream();
   signal.addEventListener('abort', stopStream, { once: true });
-  let first: LlmAnswer | undefined;
-  let outcome: 'answered' | 'error' | 'interrupted' = 'answered';
-
+  let ended: Awaited<ReturnType<typeof askRounds>>;
   try {
-    for (let round = 0; round < Math.max(1, deps.maxToolRounds); round++) {
-      signal.throwIfAborted();
-      const tools: ToolDefinition[] = round === 0 ? firstTools : deps.toolsForMode([...actions], deps.hub?.tools() ?? []);
-      const live = new LiveHandout({
-        handles: deps.handles(),
-        speak,
-        hub: deps.hub,
-        turn,
-        logger,
-        say,
-        dispatch: (handle, value) => (saved ? saved.actions.push(dispatchAndSee(deps, handle, value)) : handle.dispatch(value, 'model')),
-        signal,
-        tick: req.seq,
-        // The governor hears the model is alive before the answer's first motion command (no text on it).
-        progress: (stage) => deps.bus.emit({ type: 'model.progress', at: now(), mode: deps.modeName, tick: req.seq, stage }),
-      });
-      let answer: LlmAnswer;
-      const adopt = round === 0 ? early?.adopt : undefined;
-      turn.mark('request_sent', adopt && early?.sentAt !== undefined ? early.sentAt : now());
-      try {
-        answer = adopt ? await adopt(live, streamSignal) : await deps.llm.ask({ messages, tools }, streamSignal, live);
-      } catch (err) {
-        if (signal.aborted) throw err;
-        if (turn.isInterrupted) {
-          // A barge-in cut the answer short: what was said stands, nothing more is.
-          logger.info('answer cut short by a barge-in');
-          outcome = 'interrupted';
-          break;
-        }
-        const error = describeError(err);
-        logger.warn(`model call failed: ${error}`);
-        deps.bus.emit({ type: 'model.error', at: now(), mode: deps.modeName, tick: req.seq, error, model: deps.llm.type, kind: errorKind(err) });
-        if (saved) saved.answer.error = error;
-        outcome = 'error';
-        break;
-      }
-      first ??= answer;
-      turn.model = answer.model;
-      deps.bus.emit({
-        type: 'model.answer',
-        at: now(),
-        mode: deps.modeName,
-        tick: req.seq,
-        model: answer.model,
-        ...(answer.text ? { text: answer.text } : {}),
-        tool_calls: answer.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
-        latency_ms: answer.latencyMs,
-        ...(answer.costCu !== undefined ? { cost_cu: answer.costCu } : {}),
-      });
-      if (saved) mergeAnswer(saved.answer, answer);
-      if (turn.isInterrupted) break;
-      const results = await handOut({ ...deps, logger }, answer, req.seq, signal, saved?.actions, { live, turn, say });
-      if (results.length === 0 || round + 1 >= deps.maxToolRounds) break;
-      // MCP results go back to the model, which may call more tools or answer.
-      messages.push({
-        role: 'assistant',
-        content: answer.text ?? null,
-        tool_calls: results.map((r) => ({ id: r.id, type: 'function' as const, function: { name: r.name, arguments: JSON.stringify(r.args ?? {}) } })),
-      });
-      for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.content });
-    }
+    const rounds: Rounds = { deps, req, signal, streamSignal: stream.signal, logger, now, turn, speak, say, saved, early };
+    ended = await askRounds(rounds, [...prompt.messages], firstTools);
   } catch (err) {
     // The tick was aborted (the mode stops): the turn ends with it; its sentences are cancelled by the lifetime.
     order.close();
@@ -305,19 +371,9 @@ export async function runTick(given: TickDeps, req: TickRequest, signal: AbortSi
     signal.removeEventListener('abort', stopStream);
   }
   order.close();
-  save();
-  const remembered = lastPrompt(prompt.messages);
-  void turn.finish(outcome, (said, unsaid) => {
-    // The history keeps what was actually said: sentences cut by a barge-in or a mode switch are not in it.
-    if (!unsaid.length || remembered === undefined || !deps.llm.reviseAnswer || !speak) return;
-    const spoken = { name: speak.entry.llm_label, arguments: { sentence: said.join(' ') } };
-    // An answer cut while it streamed was never complete: what it said is all there is of it.
-    const calls = first ? first.toolCalls.map((c) => (actionForTool([speak], c.name) ? { ...c, arguments: spoken.arguments } : c)) : [spoken];
-    deps.llm.reviseAnswer(
-      remembered,
-      `${answerText({ ...(first?.text ? { text: first.text } : {}), toolCalls: calls })} (interrupted; not said: ${unsaid.join(' ')})`,
-    );
-  });
+  if (saved) deps.onInteraction!({ mode: deps.modeName, tick: req.seq, prompt: promptString, answer: saved.answer, actions: saved.actions });
+  // The history keeps what was actually said: sentences cut by a barge-in or a mode switch are not in it.
+  void turn.finish(ended.outcome, reviseWhenCut(deps, speak, ended.first, lastPrompt(prompt.messages)));
   return { calledModel: true };
 }
 

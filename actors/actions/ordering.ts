@@ -1,7 +1,7 @@
 // Orders the actions of one model answer as the mode's action_execution_mode says: concurrent, sequential or by dependencies.
 import type { ActionHandle } from '../../src/cortex/contracts.js';
 import type { AgentBus } from '../../src/cortex/events.js';
-import { ActionError } from './action.js';
+import { ActionError } from './command-queue.js';
 
 export type ExecutionMode = 'concurrent' | 'sequential' | 'dependencies';
 

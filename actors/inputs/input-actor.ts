@@ -151,16 +151,85 @@ const listen = fromCallback<
   };
 });
 
-/**
- * The input statechart: `listening` (tag `listening`) makes a fresh plugin, runs its raw stream and
- * its socket session (child `stream:asr`/`stream:vlm`), and reports each message to the parent (a
- * final one wakes the loop). A failure of an input without a session actor goes to `restarting`,
- * which waits the backoff and listens again with a new plugin (an input with one is never restarted
- * here: its session actors retry, each its own resource once); a plugin that cannot be made at all, or a source that ends, goes to
- * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
- */
-function inputMachineOf(slots: Slots) {
-  const services = (self: AnyActorRef) => inputOf<InputActorInput>(self);
+/** The input actor's services (create, bus, logger, track), from its input. */
+const services = (self: AnyActorRef) => inputOf<InputActorInput>(self);
+
+/** The context of a new input actor: its names and restart policy, no plugin yet. */
+function inputContext({ input }: { input: InputActorInput }): Ctx {
+  return {
+    id: input.id,
+    type: input.type,
+    mode: input.mode,
+    ...(input.restart ? { restart: input.restart } : {}),
+    made: false,
+    streamed: false,
+    attempt: 0,
+    error: undefined,
+    nextDelayMs: 0,
+  };
+}
+
+/** Makes a fresh plugin on entering `listening` and keeps it in the actor's slot; a plugin that cannot be made leaves `made` false and why. */
+function makePlugin(slots: Slots, context: Ctx, self: AnyActorRef): Partial<Ctx> {
+  try {
+    const plugin = services(self).create({
+      publishContext: (values) => self.send({ type: 'input.context', values }),
+    });
+    slots.set(self, { slot: { id: context.id, type: context.type, plugin }, listening: true });
+    return { made: true, streamed: plugin.stream !== undefined, error: undefined };
+  } catch (err) {
+    slots.set(self, { slot: undefined, listening: true });
+    return { made: false, streamed: false, error: describeError(err) };
+  }
+}
+
+/** The session children the plugin needs: its socket session (`stream:<kind>`) and its device's (`device:<name>`). */
+function sessionChildren(slots: Slots, context: Ctx, self: AnyActorRef): { id: string; systemId: string; input: SessionInput }[] {
+  const plugin = slots.get(self)?.slot?.plugin;
+  const children: { id: string; systemId: string; input: SessionInput }[] = [];
+  if (plugin?.stream) children.push({ id: `stream:${plugin.stream.kind}`, systemId: streamSystemId(context), input: plugin.stream.input as SessionInput });
+  if (plugin?.device) children.push({ id: `device:${plugin.device.name}`, systemId: deviceSystemId(context), input: plugin.device.input as SessionInput });
+  return children;
+}
+
+/** What the `listen` child is given: the plugin's slot, the services, and where its session children are found. */
+function sourceInput(slots: Slots, context: Ctx, self: AnyActorRef) {
+  const { logger, bus, track } = services(self);
+  const slot = slots.get(self)?.slot;
+  return {
+    slot,
+    logger,
+    bus,
+    ...(track ? { track } : {}),
+    stream: () => (slot?.plugin.stream ? (self.system.get(streamSystemId(context)) as AnyActorRef | undefined) : undefined),
+    device: () => (slot?.plugin.device ? (self.system.get(deviceSystemId(context)) as AnyActorRef | undefined) : undefined),
+  };
+}
+
+/** Reports a message of the plugin on the bus as an `input` event; returns what the parent (the mode actor) is told. */
+function reportMessage(slots: Slots, context: Ctx, message: InputMessage, self: AnyActorRef): InputParentEvent {
+  const descriptor = slots.get(self)?.slot?.plugin.descriptor;
+  services(self).bus.emit({
+    type: 'input',
+    at: message.timestamp,
+    mode: context.mode,
+    input: context.type,
+    ...(descriptor ? { descriptor } : {}),
+    text: message.text,
+    final: Boolean(message.final),
+  });
+  return { type: 'input.message', id: context.id, final: Boolean(message.final), text: message.text };
+}
+
+/** The next restart after a failure: the attempt count, the error, and the backoff's delay for it. */
+function nextRestart(context: Ctx, error: string): Partial<Ctx> {
+  const r = context.restart ?? DEFAULT_RESTART;
+  const attempt = context.attempt + 1;
+  return { attempt, error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
+}
+
+/** The input machine's types, children, delays, guards and named actions (its statechart is inputMachineOf's). */
+function inputSetup(slots: Slots) {
   return setup({
     types: { context: {} as Ctx, events: {} as Ev, input: {} as InputActorInput },
     actors: { listen, stream: streamSessionMachine },
@@ -176,51 +245,43 @@ function inputMachineOf(slots: Slots) {
         services(self).logger.warn(params.message);
         services(self).bus.emit({ type: 'error', at: Date.now(), source: `input.${context.type}`, message: params.message });
       },
+      // On the bus too, so readers of the bus (the fleet's state: battery, position) see what rules see.
+      publishContext: ({ context, event, self }) => {
+        if (event.type === 'input.context') services(self).bus.emit({ type: 'context', at: Date.now(), source: `input.${context.type}`, values: event.values });
+      },
+      notListening: ({ self }) => {
+        const own = slots.get(self);
+        if (own) own.listening = false;
+      },
     },
-  }).createMachine({
+  });
+}
+
+/**
+ * The input statechart: `listening` (tag `listening`) makes a fresh plugin, runs its raw stream and
+ * its socket session (child `stream:asr`/`stream:vlm`), and reports each message to the parent (a
+ * final one wakes the loop). A failure of an input without a session actor goes to `restarting`,
+ * which waits the backoff and listens again with a new plugin (an input with one is never restarted
+ * here: its session actors retry, each its own resource once); a plugin that cannot be made at all, or a source that ends, goes to
+ * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
+ */
+function inputMachineOf(slots: Slots) {
+  return inputSetup(slots).createMachine({
     id: 'input',
-    context: ({ input }) => ({
-      id: input.id,
-      type: input.type,
-      mode: input.mode,
-      ...(input.restart ? { restart: input.restart } : {}),
-      made: false,
-      streamed: false,
-      attempt: 0,
-      error: undefined,
-      nextDelayMs: 0,
-    }),
+    context: inputContext,
     initial: 'listening',
     on: {
       'input.context': {
-        actions: [
-          // On the bus too, so readers of the bus (the fleet's state: battery, position) see what rules see.
-          ({ context, event, self }) => services(self).bus.emit({ type: 'context', at: Date.now(), source: `input.${context.type}`, values: event.values }),
-          sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent),
-        ],
+        actions: ['publishContext', sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies InputParentEvent)],
       },
     },
     states: {
       listening: {
         tags: ['listening'],
         entry: [
-          assign(({ context, self }) => {
-            try {
-              const plugin = services(self).create({
-                publishContext: (values) => self.send({ type: 'input.context', values }),
-              });
-              slots.set(self, { slot: { id: context.id, type: context.type, plugin }, listening: true });
-              return { made: true, streamed: plugin.stream !== undefined, error: undefined };
-            } catch (err) {
-              slots.set(self, { slot: undefined, listening: true });
-              return { made: false, streamed: false, error: describeError(err) };
-            }
-          }),
+          assign(({ context, self }) => makePlugin(slots, context, self)),
           enqueueActions(({ context, enqueue, self }) => {
-            const stream = slots.get(self)?.slot?.plugin.stream;
-            if (stream) enqueue.spawnChild('stream', { id: `stream:${stream.kind}`, systemId: streamSystemId(context), input: stream.input as SessionInput });
-            const device = slots.get(self)?.slot?.plugin.device;
-            if (device) enqueue.spawnChild('stream', { id: `device:${device.name}`, systemId: deviceSystemId(context), input: device.input as SessionInput });
+            for (const child of sessionChildren(slots, context, self)) enqueue.spawnChild('stream', child);
           }),
         ],
         exit: [
@@ -230,49 +291,21 @@ function inputMachineOf(slots: Slots) {
           stopChild('device:microphone'),
           stopChild('device:camera'),
           stopChild('device:serial'),
-          ({ self }) => {
-            const own = slots.get(self);
-            if (own) own.listening = false;
-          },
+          'notListening',
         ],
         always: {
           guard: 'noPlugin',
           target: 'failed',
           actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} not started: ${context.error ?? 'unknown error'}` }) },
         },
-        invoke: {
-          id: 'source',
-          src: 'listen',
-          input: ({ context, self }) => {
-            const { logger, bus, track } = services(self);
-            const slot = slots.get(self)?.slot;
-            return {
-              slot,
-              logger,
-              bus,
-              ...(track ? { track } : {}),
-              stream: () => (slot?.plugin.stream ? (self.system.get(streamSystemId(context)) as AnyActorRef | undefined) : undefined),
-              device: () => (slot?.plugin.device ? (self.system.get(deviceSystemId(context)) as AnyActorRef | undefined) : undefined),
-            };
-          },
-        },
+        invoke: { id: 'source', src: 'listen', input: ({ context, self }) => sourceInput(slots, context, self) },
         after: { healthy: { actions: assign({ attempt: 0 }) } },
         on: {
           'input.raw': {
             actions: enqueueActions(({ context, event, enqueue, self }) => {
-              const { message } = event;
-              const descriptor = slots.get(self)?.slot?.plugin.descriptor;
-              services(self).bus.emit({
-                type: 'input',
-                at: message.timestamp,
-                mode: context.mode,
-                input: context.type,
-                ...(descriptor ? { descriptor } : {}),
-                text: message.text,
-                final: Boolean(message.final),
-              });
+              const told = reportMessage(slots, context, event.message, self);
               enqueue.assign({ attempt: 0 });
-              enqueue.sendParent({ type: 'input.message', id: context.id, final: Boolean(message.final), text: message.text } satisfies InputParentEvent);
+              enqueue.sendParent(told);
             }),
           },
           'input.text': { actions: ({ event, self }) => slots.get(self)?.slot?.plugin.acceptText?.(event.text) },
@@ -288,11 +321,7 @@ function inputMachineOf(slots: Slots) {
             {
               target: 'restarting',
               actions: [
-                assign(({ context, event }) => {
-                  const r = context.restart ?? DEFAULT_RESTART;
-                  const attempt = context.attempt + 1;
-                  return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
-                }),
+                assign(({ context, event }) => nextRestart(context, event.error)),
                 {
                   type: 'report',
                   params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; restarting in ${context.nextDelayMs} ms` }),
