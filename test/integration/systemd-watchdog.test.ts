@@ -61,9 +61,11 @@ t.test('READY=1, pings every WATCHDOG_USEC/2, none while the loop is blocked', a
   t.equal(pings.length, 6);
   const gaps = pings.slice(1).map((m, i) => m.at - pings[i]!.at);
   const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
-  // At the configured rate: never faster than every interval/2 (timers do not fire early), and on
-  // average well inside the interval, or systemd would kill the service.
-  t.ok(mean >= intervalMs / 2 - 5, `mean gap ${mean.toFixed(1)} ms >= ${intervalMs / 2} ms`);
+  // At the configured rate, not a multiple of it: the mean is measured where the pings arrive, so a
+  // first ping received late on a loaded machine shortens it (93 ms seen for a 100 ms period); a
+  // sender pinging at twice the rate would give 50. On average inside the interval, or systemd
+  // would kill the service.
+  t.ok(mean > intervalMs / 3, `mean gap ${mean.toFixed(1)} ms, about every ${intervalMs / 2} ms`);
   t.ok(mean < intervalMs, `mean gap ${mean.toFixed(1)} ms < WatchdogSec ${intervalMs} ms`);
 
   child.stdin.write('block\n');
