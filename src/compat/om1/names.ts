@@ -129,13 +129,17 @@ function localLlm(options: Options, defaultUrl: string | undefined, defaultModel
  * the same prompt goes to MultiLLM over the hosted chat API with that model, members tried in order;
  * a RAG query is the knowledge base, which this runtime does not carry out.
  */
-function teamLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
-  if (type === 'RagMultiLLM' && options.use_rag === true)
-    return missing('use_rag: the knowledge-base query before each answer (RAG) is not built into this runtime');
+function teamLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[], localKnowledge: boolean): Translation {
+  // OM1's RAG asks OpenMind's hosted knowledge base (api.openmind.org/api/core/rag/query), whose documents are OpenMind's.
+  if (type === 'RagMultiLLM' && options.use_rag === true && !localKnowledge)
+    return unsupported(
+      "OpenMind's hosted knowledge base for use_rag (api.openmind.org/api/core/rag/query: the documents are OpenMind's, not the robot's); give the file a knowledge_base with knowledge_base_root to answer from local documents, or drop use_rag",
+    );
   const { question_states, use_rag: _rag, ...rest } = options;
   const member = hostedLlm('OpenAILLM', { model: str(options.model) ?? 'gpt-4.1-nano' }, prefixes);
   if (member.kind !== 'ok') return member;
   const notes: string[] = [
+    ...(options.use_rag === true ? ["use_rag -> the file's knowledge_base: its passages for what was heard are in each turn's prompt (OM1 asks OpenMind's hosted one)"] : []),
     `OM1 sends the prompt to OpenMind's ${type === 'MultiLLMHealthy' ? 'medical-intake agent' : 'robot agent team'}; here to MultiLLM (fallback) over the hosted chat API: ${member.notes.join(', ')}`,
   ];
   if (question_states !== undefined)
@@ -149,12 +153,12 @@ function teamLlm(type: string, options: Options, prefixes: (provider: string) =>
   return ok({ type: 'MultiLLM', config }, notes);
 }
 
-export function translateLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
+export function translateLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[], localKnowledge = false): Translation {
   if (type in HOSTED) return hostedLlm(type, options, prefixes);
   if (type === 'QwenLLM') return localLlm(options, 'http://127.0.0.1:8860/v1', 'qwen');
   if (type === 'OllamaLLM') return localLlm(options, 'http://localhost:11434', 'llama3.2');
   // OM1's own MultiLLM (no `models`) is its hosted robot team, as RagMultiLLM without RAG.
-  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models))) return teamLlm(type, options, prefixes);
+  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models))) return teamLlm(type, options, prefixes, localKnowledge);
   if (['CloudLLM', 'LocalLLM', 'MultiLLM'].includes(type)) return ok({ type, config: options });
   return missing(`model plugin ${type} has no counterpart (CloudLLM, LocalLLM, MultiLLM)`);
 }
