@@ -539,7 +539,12 @@ export function translateAction(name: string, connectorName: string, options: Op
       ...notes,
     ]);
   }
-  if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
+  // OM1's remote connector ignores the model's commands (its connect() does nothing): it drives the Go2 with
+  // the velocities OpenMind's hosted teleoperation socket (wss://api.openmind.org/api/core/teleops/action) sends.
+  if (connectorName === 'remote')
+    return unsupported(
+      "OpenMind's hosted teleoperation socket (wss://api.openmind.org/api/core/teleops/action): the robot is driven by the velocities it sends, never by the model",
+    );
   if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
   if (name === 'greeting_conversation') {
     const keys = { finished_key: 'greeting_conversation_finished', state_key: 'greeting_conversation_state' };
