@@ -61,6 +61,9 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
     ros2_publish: {
       ros2_topic: () => import('./actions/connectors/ros2-topic.js').then((m) => m.createRos2TopicConnector),
     },
+    navigate_location: {
+      nav2: () => import('./actions/connectors/nav2.js').then((m) => m.createNav2Connector),
+    },
     remember_location: {
       state_dir: () => import('./actions/locations.js').then((m) => m.createStateDirConnector),
     },

@@ -104,6 +104,10 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
         at(path, `body binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
         c.binding = 'sim';
         if (typeof c.robot === 'string') movedRobot ??= c.robot;
+      } else if (connector === 'nav2' && c.binding !== undefined && c.binding !== 'sim') {
+        at(path, `nav2 binding ${String(c.binding)} -> sim (the simulated body drives to the place)`);
+        c.binding = 'sim';
+        if (typeof c.robot === 'string') movedRobot ??= c.robot;
       } else if (connector === 'mqtt') {
         at(path, 'mqtt: not simulated (its broker is used as configured)');
       }

@@ -20,6 +20,7 @@ import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
 import { bodyConnector } from './body.js';
 import { conversationAction } from './conversation.js';
 import { ros2PublishAction } from './ros2.js';
+import { navigateAction } from './navigate.js';
 
 /**
  * The `console` connector of every action: prints what the robot would do. `move`'s counts as motion
@@ -126,4 +127,5 @@ export const actionDescriptors = new Registry<ActionDescriptor>('action', [
   rememberLocationAction,
   conversationAction,
   ros2PublishAction,
+  navigateAction,
 ]);

@@ -1,5 +1,6 @@
 // OM1's plugin names and options mapped to this runtime's: one translator per OM1 name, each saying what it changed or what is missing.
 import type { Robot } from '../../plugins/schemas/body.js';
+import { DEFAULT_LOCATIONS_URL } from '../../plugins/schemas/navigate.js';
 
 /** An OM1 entry (`agent_inputs[]`, `agent_actions[]`, `cortex_llm`, `backgrounds[]`) as written. */
 export type Entry = Record<string, unknown>;
@@ -139,7 +140,9 @@ function teamLlm(type: string, options: Options, prefixes: (provider: string) =>
   const member = hostedLlm('OpenAILLM', { model: str(options.model) ?? 'gpt-4.1-nano' }, prefixes);
   if (member.kind !== 'ok') return member;
   const notes: string[] = [
-    ...(options.use_rag === true ? ["use_rag -> the file's knowledge_base: its passages for what was heard are in each turn's prompt (OM1 asks OpenMind's hosted one)"] : []),
+    ...(options.use_rag === true
+      ? ["use_rag -> the file's knowledge_base: its passages for what was heard are in each turn's prompt (OM1 asks OpenMind's hosted one)"]
+      : []),
     `OM1 sends the prompt to OpenMind's ${type === 'MultiLLMHealthy' ? 'medical-intake agent' : 'robot agent team'}; here to MultiLLM (fallback) over the hosted chat API: ${member.notes.join(', ')}`,
   ];
   if (question_states !== undefined)
@@ -158,7 +161,8 @@ export function translateLlm(type: string, options: Options, prefixes: (provider
   if (type === 'QwenLLM') return localLlm(options, 'http://127.0.0.1:8860/v1', 'qwen');
   if (type === 'OllamaLLM') return localLlm(options, 'http://localhost:11434', 'llama3.2');
   // OM1's own MultiLLM (no `models`) is its hosted robot team, as RagMultiLLM without RAG.
-  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models))) return teamLlm(type, options, prefixes, localKnowledge);
+  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models)))
+    return teamLlm(type, options, prefixes, localKnowledge);
   if (['CloudLLM', 'LocalLLM', 'MultiLLM'].includes(type)) return ok({ type, config: options });
   return missing(`model plugin ${type} has no counterpart (CloudLLM, LocalLLM, MultiLLM)`);
 }
@@ -545,7 +549,7 @@ export function translateAction(name: string, connectorName: string, options: Op
     return unsupported(
       "OpenMind's hosted teleoperation socket (wss://api.openmind.org/api/core/teleops/action): the robot is driven by the velocities it sends, never by the model",
     );
-  if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
+  if (name === 'navigate_location') return navigate(connectorName, options, scope);
   if (name === 'greeting_conversation') {
     const keys = { finished_key: 'greeting_conversation_finished', state_key: 'greeting_conversation_state' };
     notes.push('each turn {response, conversation_state} is spoken, then greeting_conversation_finished is published (true when finished)');
@@ -572,6 +576,39 @@ export function translateAction(name: string, connectorName: string, options: Op
   )
     return ok({ name, connector: connectorName, config: options });
   return missing(`action ${name} with connector ${connectorName} has no counterpart in this runtime`);
+}
+
+/** OM1's navigation connectors (Go2, G1, and the generic `nav`): a place from the robot's map server, a Nav2 goal. */
+const NAV_CONNECTORS = new Set(['unitree_go2_nav', 'unitree_g1_nav', 'nav', 'nav_go2', 'nav_g1']);
+
+/**
+ * OM1's navigate_location looks the place up in the robot's map server (`base_url`, its locations list)
+ * and publishes a geometry_msgs/PoseStamped on Nav2's `goal_pose` (over Zenoh, bridged to ROS 2); here
+ * the `nav2` connector does the same over DDS, or drives the simulated body under --simulate.
+ */
+function navigate(connectorName: string, options: Options, scope: Scope): Translation {
+  if (!NAV_CONNECTORS.has(connectorName)) return missing(`action navigate_location with connector ${connectorName} has no counterpart in this runtime`);
+  const notes: string[] = [];
+  const robot = scope.robot ?? (connectorName.includes('g1') ? 'unitree_g1' : 'unitree_go2');
+  const binding = scope.simulate ? 'sim' : scope.transport === 'unitree_dds' ? 'unitree_dds' : scope.transport === 'ros2_zenoh' ? 'ros2' : undefined;
+  if (!binding)
+    return missing("navigate_location: the file names no robot bus this runtime carries (Nav2's goal topic goes over DDS: a Unitree or ROS 2 robot)");
+  const url = str(options.base_url) ?? DEFAULT_LOCATIONS_URL;
+  notes.push(
+    `places from the map server ${url}${options.base_url ? '' : " (OM1's default: the robot's map service)"}`,
+    binding === 'sim'
+      ? 'the simulated body drives to the place (--simulate)'
+      : "a geometry_msgs/PoseStamped goal on /goal_pose over DDS (Nav2's goal topic; OM1 puts it on Zenoh's goal_pose), its status from /navigate_to_pose/_action/status",
+  );
+  const config: Options = { robot, binding, locations_url: url };
+  if (scope.networkInterface && binding !== 'sim') config.network_interface = scope.networkInterface;
+  const timeout = num(options.timeout);
+  if (timeout !== undefined) config.timeout_seconds = timeout;
+  const refresh = num(options.refresh_interval);
+  if (refresh !== undefined) config.refresh_seconds = refresh;
+  for (const k of Object.keys(options))
+    if (!['base_url', 'timeout', 'refresh_interval'].includes(k)) notes.push(`${k} ${JSON.stringify(options[k])}: an option of OM1's connector; left out`);
+  return ok({ name: 'navigate_location', connector: 'nav2', config }, notes);
 }
 
 // ---- Backgrounds ---------------------------------------------------------------------------------
