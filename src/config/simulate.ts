@@ -108,6 +108,14 @@ export function simulateConfig(raw: Record<string, unknown>): Simulation {
         at(path, `nav2 binding ${String(c.binding)} -> sim (the simulated body drives to the place)`);
         c.binding = 'sim';
         if (typeof c.robot === 'string') movedRobot ??= c.robot;
+      } else if (connector === 'unitree_arm') {
+        at(path, 'unitree_arm -> console (each gesture is printed; the simulated body has no arms)');
+        e.connector = 'console';
+        e.config = {};
+      } else if (connector === 'unitree_led') {
+        at(path, "unitree_led -> websim (WebSim's face panel shows the expression)");
+        e.connector = 'websim';
+        e.config = {};
       } else if (connector === 'mqtt') {
         at(path, 'mqtt: not simulated (its broker is used as configured)');
       }

@@ -502,6 +502,35 @@ export function translateAction(name: string, connectorName: string, options: Op
     notes.push("OM1's emotion topic over Zenoh -> WebSim's face panel (--simulate)");
     return ok({ name: 'face', connector: 'websim', config: {} }, notes);
   }
+  if (name === 'arm_g1' && connectorName === 'unitree_sdk') {
+    // OM1 calls unitree_sdk2's G1ArmActionClient.ExecuteAction with the firmware's gesture ids.
+    const notes = [
+      "OM1's arm_g1 -> the arm action (the G1 firmware's gestures: left/right kiss, clap, high five, shake hand, heart, high wave, ...; OM1's idle is no command)",
+    ];
+    if (scope.simulate)
+      return ok({ name: 'arm', connector: 'console', config: {} }, [...notes, 'each gesture is printed (--simulate: the simulated body has no arms)']);
+    if (scope.robot !== 'unitree_g1' || scope.transport !== 'unitree_dds')
+      return missing("arm_g1/unitree_sdk moves a Unitree G1's arms; the file names no G1 on its DDS bus");
+    const config: Options = {};
+    if (scope.networkInterface) config.network_interface = scope.networkInterface;
+    return ok({ name: 'arm', connector: 'unitree_arm', config }, [
+      ...notes,
+      'ExecuteAction on rt/api/arm/request over DDS (api 7106); the safety governor gates it, a halt sends release arm',
+    ]);
+  }
+  if (name === 'emotion' && connectorName === 'unitree_sdk') {
+    // OM1 lights the G1's head LED through unitree_sdk2's AudioClient (LedControl): green, yellow, red, blue.
+    const notes = [
+      "OM1's emotion (happy, sad, mad, curious) -> the face action's expressions; the G1's head LED shows each as a colour (joy/smile green, sad yellow, confused red, think/curious blue, surprised magenta, neutral white)",
+    ];
+    if (scope.simulate) return ok({ name: 'face', connector: 'websim', config: {} }, [...notes, "the head LED -> WebSim's face panel (--simulate)"]);
+    if (scope.robot !== 'unitree_g1' || scope.transport !== 'unitree_dds')
+      return missing("emotion/unitree_sdk lights a Unitree G1's head LED; the file names no G1 on its DDS bus");
+    const config: Options = {};
+    if (scope.networkInterface) config.network_interface = scope.networkInterface;
+    for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: an option of OM1's connector; left out`);
+    return ok({ name: 'face', connector: 'unitree_led', config }, [...notes, 'LedControl on rt/api/voice/request over DDS (api 1010)']);
+  }
   if (connectorName === 'zenoh' && !/^move/.test(name))
     return missing(
       `OM1's ${name} topic over Zenoh: no Zenoh client is built into this runtime (no Zenoh router here to prove one against), and the simulated body has no ${name}`,
