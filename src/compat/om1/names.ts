@@ -688,7 +688,7 @@ export function translateBackground(type: string, options: Options, scope: Scope
       // OM1's provider follows the Nav2 goal status; the goals come from a navigate action (reported missing where a file has one).
       const t = body(scope, ['navigation'], [], options);
       return t.kind === 'ok'
-        ? { ...t, notes: [...t.notes, "the navigation stack's state (OM1: Nav2 goal status); the simulated body takes no goals: idle"] }
+        ? { ...t, notes: [...t.notes, "the navigation stack's state (OM1: Nav2 goal status); the simulated body follows navigate_location's goals"] }
         : t;
     }
     case 'UnitreeGo2FrontierExploration':
