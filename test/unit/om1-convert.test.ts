@@ -117,9 +117,7 @@ t.test('a version-less file is the oldest format; missing and unsupported parts 
   );
   t.equal(c.config.version, 'v1.0.0');
   t.same(c.unsupported, ['agent_inputs[0].type: WalletCoinbase {"asset_id":"eth"}: talks only to a Coinbase wallet balance; unsupported']);
-  t.same(c.missing, [
-    'agent_actions[0]: move_to_peer/ros2: action move_to_peer with connector ros2 has no counterpart in this runtime',
-  ]);
+  t.same(c.missing, ['agent_actions[0]: move_to_peer/ros2: action move_to_peer with connector ros2 has no counterpart in this runtime']);
   t.equal(c.config.action_execution_mode, 'sequential', 'sequential is carried out by the runtime: kept');
   t.match(c.translations.join('\n'), /action_execution_mode: "sequential" -> the same/);
 });
