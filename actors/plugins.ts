@@ -52,6 +52,7 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
       serial: () => import('./actions/connectors/serial.js').then((m) => m.createFaceSerialConnector),
       websim: () => import('./actions/connectors/websim.js').then((m) => m.createWebsimFaceConnector),
       mqtt: () => import('./actions/connectors/mqtt.js').then((m) => m.createMqttConnector('face')),
+      unitree_led: () => import('./actions/connectors/unitree-api.js').then((m) => m.createUnitreeLedConnector),
     },
     conversation: {
       speechlab_tts: () => import('./actions/connectors/conversation.js').then((m) => m.createConversationConnector('speechlab_tts')),
@@ -60,6 +61,13 @@ export const builtinPlugins: PluginRegistry = pluginRegistry(descriptors, {
     },
     ros2_publish: {
       ros2_topic: () => import('./actions/connectors/ros2-topic.js').then((m) => m.createRos2TopicConnector),
+    },
+    arm: {
+      console: () => import('./actions/connectors/console.js').then((m) => m.createConsoleConnector('arm')),
+      unitree_arm: () => import('./actions/connectors/unitree-api.js').then((m) => m.createUnitreeArmConnector),
+    },
+    navigate_location: {
+      nav2: () => import('./actions/connectors/nav2.js').then((m) => m.createNav2Connector),
     },
     remember_location: {
       state_dir: () => import('./actions/locations.js').then((m) => m.createStateDirConnector),

@@ -7,13 +7,22 @@ import type { DdsBody } from '../../devices/dds/body.js';
 import { type BodyState, simBody } from '../../devices/body/sim-body.js';
 import { BufferedInput } from './buffered-input.js';
 
+/** The simulated body's navigation, from its last command (the navigate_location connector labels its drive "navigate to X", its arrival "arrived at X"). */
+function simNavigation(last: string): { navigating: boolean; navigation_status: string; navigation_goal?: string } {
+  const going = /^navigate to (.+)$/.exec(last);
+  if (going) return { navigating: true, navigation_status: 'EXECUTING', navigation_goal: going[1]! };
+  const arrived = /^arrived at (.+)$/.exec(last);
+  if (arrived) return { navigating: false, navigation_status: 'SUCCEEDED', navigation_goal: arrived[1]! };
+  return { navigating: false, navigation_status: 'idle' };
+}
+
 /**
  * Reads the body every `poll_seconds` and at every move; emits a reading when what its facets show
  * changed. Publishes context for `context_aware` rules: `battery_percent`, `battery_low` (battery),
  * `odom_x`, `odom_y`, `odom_heading`, `odom_distance`, `moving` (odometry), `paths_clear` (paths),
  * `localized`, `map_x`, `map_y`, `map_heading` (localization), `navigating`, `navigation_status` (navigation).
  * The simulated body has no obstacles (every path is free), knows its pose exactly (always localised:
- * its odometry frame is the map) and takes no navigation goals (navigation is idle).
+ * its odometry frame is the map); its navigation follows navigate_location's drives (see simNavigation).
  */
 export class BodyInput extends BufferedInput<BodyState> {
   constructor(
@@ -67,7 +76,7 @@ export class BodyInput extends BufferedInput<BodyState> {
             : {}),
           ...(this.has('paths') ? { paths_clear: ['forward', 'left', 'right', 'back'] } : {}),
           ...(this.has('localization') ? { localized: true, map_x: s.x, map_y: s.y, map_heading: s.heading } : {}),
-          ...(this.has('navigation') ? { navigating: false, navigation_status: 'idle' } : {}),
+          ...(this.has('navigation') ? simNavigation(s.last) : {}),
         }),
       ),
     );
@@ -80,7 +89,12 @@ export class BodyInput extends BufferedInput<BodyState> {
     // A robot over DDS reports no free paths, localisation or navigation here (no lidar or map topics yet): only what it measured.
     if (this.has('paths') && !this.dds) parts.push('free paths: forward, left, right, back');
     if (this.has('localization') && !this.dds) parts.push(`localized on the map at x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
-    if (this.has('navigation') && !this.dds) parts.push('navigation idle (no goal)');
+    if (this.has('navigation') && !this.dds) {
+      const n = simNavigation(s.last);
+      parts.push(
+        n.navigating ? `navigating to ${n.navigation_goal}` : n.navigation_goal ? `navigation succeeded: at ${n.navigation_goal}` : 'navigation idle (no goal)',
+      );
+    }
     const low = this.has('battery') && s.battery_percent <= this.config.low_percent;
     const dds = this.dds;
     if (dds && !dds.present$.value) {

@@ -90,6 +90,18 @@ function simulateAction(e: unknown, path: string, at: Note): string | undefined 
     at(path, `body binding ${String(c.binding ?? 'sim')} -> sim (a simulated body)`);
     c.binding = 'sim';
     if (typeof c.robot === 'string') return c.robot;
+  } else if (connector === 'nav2' && c.binding !== undefined && c.binding !== 'sim') {
+    at(path, `nav2 binding ${String(c.binding)} -> sim (the simulated body drives to the place)`);
+    c.binding = 'sim';
+    if (typeof c.robot === 'string') return c.robot;
+  } else if (connector === 'unitree_arm') {
+    at(path, 'unitree_arm -> console (each gesture is printed; the simulated body has no arms)');
+    e.connector = 'console';
+    e.config = {};
+  } else if (connector === 'unitree_led') {
+    at(path, "unitree_led -> websim (WebSim's face panel shows the expression)");
+    e.connector = 'websim';
+    e.config = {};
   } else if (connector === 'mqtt') {
     at(path, 'mqtt: not simulated (its broker is used as configured)');
   }

@@ -9,11 +9,14 @@ import { chunkDocument, titleOf } from './chunk.js';
 import { type Db, openDb } from './db.js';
 import { queryTerms, Synonyms } from './query.js';
 import { FtsSearch } from './search.js';
+import { pickledPassages } from './pickle.js';
 
 /** Bump when the tables or the tokenizer change: an index of another version is rebuilt. */
 const SCHEMA_VERSION = '1';
 /** Documents the index reads. */
 export const TEXT_EXTENSIONS = new Set(['.md', '.markdown', '.txt', '.text']);
+/** Pickled document lists (`NAME.pkl`, as OM1's knowledge bases keep their texts): read as data, never run. */
+export const PICKLE_EXTENSION = '.pkl';
 /** The file in the root that lists synonym groups (not a document). */
 export const SYNONYMS_FILE = 'synonyms.txt';
 /** Most files looked at under one root (a root pointed at `/` by mistake stops here, with a warning). */
@@ -58,7 +61,9 @@ function unreadable(file: string, st: Stats, maxBytes: number): string | undefin
   if (st.size > maxBytes) return `larger than ${maxBytes} bytes (${st.size}); raise knowledge_base.max_file_bytes to index it`;
   const ext = extname(file).toLowerCase();
   if (ext === '.pdf') return 'PDF is not read by this runtime: convert it to text or Markdown (e.g. pdftotext)';
-  if (!TEXT_EXTENSIONS.has(ext)) return `not a text document (${ext || 'no extension'}); the index reads ${[...TEXT_EXTENSIONS].join(' ')}`;
+  if (ext === '.faiss') return 'a vector index of embeddings: passages are found by their words here (its texts are in the .pkl beside it)';
+  if (!TEXT_EXTENSIONS.has(ext) && ext !== PICKLE_EXTENSION)
+    return `not a text document (${ext || 'no extension'}); the index reads ${[...TEXT_EXTENSIONS, PICKLE_EXTENSION].join(' ')}`;
   return undefined;
 }
 
@@ -220,15 +225,28 @@ export class KnowledgeIndex {
           insertFile.run(rel, Math.trunc(st.mtimeMs), st.size, sha, 0);
           continue;
         }
-        if (isBinary(bytes)) {
-          report.skipped.push({ source: rel, why: 'binary, not UTF-8 text' });
-          seen.delete(rel);
-          continue;
+        let chunks: Array<{ heading: string; text: string }>;
+        let title: string;
+        if (extname(rel).toLowerCase() === PICKLE_EXTENSION) {
+          try {
+            chunks = pickledPassages(bytes).filter((c) => c.text.trim());
+          } catch (err) {
+            report.skipped.push({ source: rel, why: `not a pickled document list: ${describeError(err)}` });
+            seen.delete(rel);
+            continue;
+          }
+          title = titleOf(rel, '');
+        } else {
+          if (isBinary(bytes)) {
+            report.skipped.push({ source: rel, why: 'binary, not UTF-8 text' });
+            seen.delete(rel);
+            continue;
+          }
+          const text = bytes.toString('utf8');
+          title = titleOf(rel, text);
+          chunks = chunkDocument(text);
         }
-        const text = bytes.toString('utf8');
-        const title = titleOf(rel, text);
         deletePassages.run(rel);
-        const chunks = chunkDocument(text);
         for (const c of chunks) insertPassage.run(rel, title, c.heading, c.text);
         insertFile.run(rel, Math.trunc(st.mtimeMs), st.size, sha, chunks.length);
         report.indexed.push(rel);

@@ -4,6 +4,7 @@ import { MqttConnectorOptions } from './schemas/mqtt.js';
 import { Registry } from './registry.js';
 import {
   ActionOptions,
+  ArmArgs,
   ConsoleOptions,
   FaceArgs,
   LocalTtsOptions,
@@ -14,12 +15,15 @@ import {
   SpeechbTtsOptions,
   SpeechlabTtsOptions,
   StateConnectorOptions,
+  UnitreeArmOptions,
+  UnitreeLedOptions,
   WebsimFaceOptions,
 } from './schemas/actions.js';
 import type { ActionDescriptor, ConnectorDescriptor } from './types.js';
 import { bodyConnector } from './body.js';
 import { conversationAction } from './conversation.js';
 import { ros2PublishAction } from './ros2.js';
+import { navigateAction } from './navigate.js';
 
 /**
  * The `console` connector of every action: prints what the robot would do. `move`'s counts as motion
@@ -70,6 +74,12 @@ export const localTts = connector({
   needs: (c) => speakerNeeds(c.speaker),
 });
 
+export const unitreeLed = connector({
+  type: 'unitree_led',
+  description: "shows the expression as the colour of a Unitree G1's head LED (its voice API's LedControl over DDS)",
+  schema: UnitreeLedOptions,
+});
+
 export const websimFace = connector({
   type: 'websim',
   description: 'shows the expression on the WebSim page (through the agent event bus)',
@@ -106,7 +116,32 @@ export const faceAction: ActionDescriptor = {
   schema: ActionOptions,
   args: FaceArgs,
   queue: 'latest',
-  connectors: new Registry('connector', [consoleConnector('face'), serialConnector('FACE', 'emotion', false), websimFace, mqttConnector('face', false)]),
+  connectors: new Registry('connector', [
+    consoleConnector('face'),
+    serialConnector('FACE', 'emotion', false),
+    websimFace,
+    mqttConnector('face', false),
+    unitreeLed,
+  ]),
+};
+
+/** `arm`: a gesture of the robot's arms; it moves the robot, so the safety governor gates it as it gates move. */
+export const armAction: ActionDescriptor = {
+  type: 'arm',
+  description: "make a gesture with the robot's arms",
+  schema: ActionOptions,
+  args: ArmArgs,
+  queue: 'latest',
+  connectors: new Registry('connector', [
+    consoleConnector('arm', true),
+    connector({
+      type: 'unitree_arm',
+      description:
+        "a Unitree G1's built-in arm gestures through its arm action API over DDS (rt/api/arm/request, ExecuteAction 7106); a halt sends release arm",
+      schema: UnitreeArmOptions,
+      motion: true,
+    }),
+  ]),
 };
 
 export const rememberLocationAction: ActionDescriptor = {
@@ -126,4 +161,6 @@ export const actionDescriptors = new Registry<ActionDescriptor>('action', [
   rememberLocationAction,
   conversationAction,
   ros2PublishAction,
+  navigateAction,
+  armAction,
 ]);

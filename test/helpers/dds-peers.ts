@@ -1,4 +1,4 @@
-// Real CycloneDDS peers for tests: a ROS 2 base, a ROS 2 node (String and ColorRGBA topics) and a Go2, built from test/fixtures/dds with idlc and gcc (cached by source hash under test-output/), run on loopback.
+// Real CycloneDDS peers for tests: a ROS 2 base, a ROS 2 node (String and ColorRGBA topics), a Nav2 goal taker and a Go2, built from test/fixtures/dds with idlc and gcc (cached by source hash under test-output/), run on loopback.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, mkdtempSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { requireCommands } from './requires.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'dds');
-const SOURCES = ['peer.h', 'ros2.idl', 'unitree.idl', 'ros2_base.c', 'ros2_node.c', 'go2.c'];
+const SOURCES = ['peer.h', 'ros2.idl', 'unitree.idl', 'ros2_base.c', 'ros2_node.c', 'go2.c', 'nav2.c'];
 
 /** CycloneDDS on loopback with multicast (SPDP discovery between processes of this machine only). */
 export const LOOPBACK_URI =
@@ -31,7 +31,7 @@ export function buildPeers(): string {
   const hash = createHash('sha256');
   for (const f of SOURCES) hash.update(readFileSync(join(FIXTURES, f)));
   const out = join(ROOT, 'test-output', 'dds-peers', hash.digest('hex').slice(0, 12));
-  if (['go2', 'ros2_base', 'ros2_node'].every((p) => existsSync(join(out, p)))) return out;
+  if (['go2', 'ros2_base', 'ros2_node', 'nav2'].every((p) => existsSync(join(out, p)))) return out;
   mkdirSync(join(ROOT, 'test-output', 'dds-peers'), { recursive: true });
   // Built in a directory of its own and renamed into place: two test files building at once do not collide.
   const tmp = mkdtempSync(join(ROOT, 'test-output', 'dds-peers', 'build-'));
@@ -44,6 +44,7 @@ export function buildPeers(): string {
   const cc = ['-O1', '-Wall', '-I.', `-I${FIXTURES}`];
   run('gcc', [...cc, '-o', 'ros2_base', join(FIXTURES, 'ros2_base.c'), 'ros2.c', '-lddsc', '-lm']);
   run('gcc', [...cc, '-o', 'ros2_node', join(FIXTURES, 'ros2_node.c'), 'ros2.c', '-lddsc', '-lm']);
+  run('gcc', [...cc, '-o', 'nav2', join(FIXTURES, 'nav2.c'), 'ros2.c', '-lddsc', '-lm']);
   run('gcc', [...cc, '-o', 'go2', join(FIXTURES, 'go2.c'), 'unitree.c', '-lddsc', '-lm']);
   try {
     renameSync(tmp, out);
@@ -62,8 +63,8 @@ export interface Peer {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts peer `name` (`ros2_base`, `ros2_node` or `go2`) on `domain`, loopback, with its further arguments (ros2_base: the wall's x); resolves once it printed `ready`. */
-export async function startPeer(name: 'ros2_base' | 'ros2_node' | 'go2', domain: number, args: string[] = []): Promise<Peer> {
+/** Starts peer `name` (`ros2_base`, `ros2_node`, `nav2` or `go2`) on `domain`, loopback, with its further arguments (ros2_base: the wall's x); resolves once it printed `ready`. */
+export async function startPeer(name: 'ros2_base' | 'ros2_node' | 'go2' | 'nav2', domain: number, args: string[] = []): Promise<Peer> {
   const dir = buildPeers();
   const child = spawn(join(dir, name), [String(domain), ...args], {
     env: { ...process.env, CYCLONEDDS_URI: LOOPBACK_URI },

@@ -118,12 +118,10 @@ t.test('om1 convert writes a native file that checks and runs the same as --om1'
 
 t.test("OM1's v1.1 conversation file (as published) passes check --om1 --simulate", async (t) => {
   const r = cortexd(['check', '--om1', '--simulate', V11]);
-  // Its knowledge_base names only OM1's knowledge service (no folder of documents): named, not carried out.
-  t.equal(r.code, 2);
-  t.match(
-    r.stdout,
-    /not carried out by cortexd: knowledge_base\.base_url: .*OM1's knowledge service is not called \(its protocol is not public\); set knowledge_base_root/,
-  );
+  // Its knowledge_base is OM1's folder knowledge_base/om beside config/ (not in this checkout): a warning, and it passes.
+  t.equal(r.code, 0, r.stdout + r.stderr);
+  t.match(r.stdout + r.stderr, /knowledge_base: \S+\/knowledge_base\/om does not exist: the robot answers without its knowledge base until it does/);
+  t.match(r.stdout, /knowledge_base\.base_url: .*OM1's embedding server is not called/);
   t.match(r.stdout, /om1: use_tracer: given more than once; the last one is used/);
   t.match(r.stdout, /om1: use_tracer: \{"enabled":true,"quality_scorer":\{"enabled":true\}\} -> the run is recorded/);
 });

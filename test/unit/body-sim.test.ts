@@ -1,4 +1,5 @@
 // Proves the simulated robot body: the pose follows move commands through the body connector, the battery drains, BodyInput reports and publishes it.
+import { createNav2Connector } from '../../actors/actions/connectors/nav2.js';
 import t from 'tap';
 import { SimBody } from '../../devices/body/sim-body.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';
@@ -52,26 +53,41 @@ t.test('the body connector moves the shared body of its robot; halt stands still
   t.match(published[0], { odom_x: 1, odom_y: 1, odom_heading: 90, odom_distance: 2, moving: false });
 });
 
-t.test('localization and navigation facets (OM1 AMCL / Navigation backgrounds): the map pose follows the body, navigation is idle', async (t) => {
-  const bodies = new BodyBoard();
-  const c = createBodyConnector(
-    { robot: 'limx_tron', step_m: 2, turn_deg: 90, command_seconds: 0 },
-    { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: () => {}, bodies },
-  );
-  const published: Array<Record<string, unknown>> = [];
-  const input = new BodyInput(BodyInputSchema.parse({ robot: 'limx_tron', facets: ['localization', 'navigation'] }), {
-    bodies,
-    logger: pino({ level: 'silent' }),
-    signal: new AbortController().signal,
-    publishContext: (v) => published.push(v),
-  });
-  const sub = input.listen().subscribe((raw) => input.rawToText(raw));
-  t.teardown(() => (sub.unsubscribe(), input.stop()));
-  await c.run({ action: 'walk forward' }, new AbortController().signal);
-  t.match(published.at(-1), { localized: true, map_x: 2, map_y: 0, map_heading: 0, navigating: false, navigation_status: 'idle' });
-  t.notOk('battery_percent' in published.at(-1)!, 'only the facets asked for');
-  t.match(input.formattedLatestBuffer(), /localized on the map at x 2 m, y 0 m, heading 0 deg; navigation idle \(no goal\)/);
-});
+t.test(
+  'localization and navigation facets (OM1 AMCL / Navigation backgrounds): the map pose follows the body, navigation is idle until navigate_location drives it',
+  async (t) => {
+    const bodies = new BodyBoard();
+    const c = createBodyConnector(
+      { robot: 'limx_tron', step_m: 2, turn_deg: 90, command_seconds: 0 },
+      { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: () => {}, bodies },
+    );
+    const published: Array<Record<string, unknown>> = [];
+    const input = new BodyInput(BodyInputSchema.parse({ robot: 'limx_tron', facets: ['localization', 'navigation'] }), {
+      bodies,
+      logger: pino({ level: 'silent' }),
+      signal: new AbortController().signal,
+      publishContext: (v) => published.push(v),
+    });
+    const sub = input.listen().subscribe((raw) => input.rawToText(raw));
+    t.teardown(() => (sub.unsubscribe(), input.stop()));
+    await c.run({ action: 'walk forward' }, new AbortController().signal);
+    t.match(published.at(-1), { localized: true, map_x: 2, map_y: 0, map_heading: 0, navigating: false, navigation_status: 'idle' });
+    t.notOk('battery_percent' in published.at(-1)!, 'only the facets asked for');
+    t.match(input.formattedLatestBuffer(), /localized on the map at x 2 m, y 0 m, heading 0 deg; navigation idle \(no goal\)/);
+    // navigate_location's nav2 connector drives the same body: the facet follows it there.
+    const nav = createNav2Connector(
+      { robot: 'limx_tron', locations: { dock: { x: 2, y: 0.5, heading: 90 } }, sim_speed_mps: 5 },
+      { logger: pino({ level: 'silent' }), stateDir: '/tmp', write: () => {}, bodies },
+    );
+    await nav.run({ location: 'dock' }, new AbortController().signal);
+    t.match(published.at(-1), { map_x: 2, map_y: 0.5, map_heading: 90, navigating: false, navigation_status: 'SUCCEEDED', navigation_goal: 'dock' });
+    t.ok(
+      published.some((v) => v.navigating === true && v.navigation_status === 'EXECUTING'),
+      'navigating while on the way',
+    );
+    t.match(input.formattedLatestBuffer(), /navigation succeeded: at dock/);
+  },
+);
 
 t.test('the board owns the bodies: a later agent on the same board keeps the pose (a reload); another board, or none, starts at the origin', async (t) => {
   const options = { robot: 'generic', step_m: 1, turn_deg: 90, command_seconds: 0 };

@@ -1,4 +1,4 @@
-// The knowledge_base and memory blocks: native and OM1 names, a relative root relative to the configuration file, OM1's base_url named as not carried out.
+// The knowledge_base and memory blocks: native and OM1 names, a relative root relative to the configuration file, OM1's base_url (its embedding server) named as not called.
 import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,7 +51,7 @@ t.test('a knowledge_base without a folder, or with a bad top_k, is a problem nam
   );
 });
 
-t.test("OM1's blocks load with --om1: the folder is indexed locally, base_url is named as not called", async (t) => {
+t.test("OM1's blocks load with --om1: the folder is indexed locally (OM1's own folder when none is named), base_url is named as not called", async (t) => {
   const om1 = convertOm1({
     hertz: 1,
     name: 'x',
@@ -59,13 +59,14 @@ t.test("OM1's blocks load with --om1: the folder is indexed locally, base_url is
     memory: { enabled: true },
   });
   t.same(om1.missing, []);
-  t.match(om1.translations.join('\n'), /knowledge_base\.base_url: .*not called \(its protocol is not public\); the documents under "kb" are indexed locally/);
+  t.match(om1.translations.join('\n'), /knowledge_base\.base_url: .*OM1's embedding server is not called: passages are found by their words here/);
   t.match(om1.translations.join('\n'), /memory: enabled: true -> the runtime's memory/);
   t.same(om1.config.knowledge_base, { knowledge_base_name: 'demo', knowledge_base_root: 'kb', top_k: 3, min_score: 0.4 });
 
   const serviceOnly = convertOm1({ hertz: 1, name: 'x', knowledge_base: { knowledge_base_name: 'demo', base_url: 'https://api.example/kb' } });
-  t.match(serviceOnly.missing, [/knowledge_base\.base_url: .*not called.*set knowledge_base_root/]);
-  t.notOk('knowledge_base' in serviceOnly.config);
+  // OM1 keeps the texts in knowledge_base/NAME/ of its checkout (beside config/): that folder is the root.
+  t.same(serviceOnly.missing, []);
+  t.same(serviceOnly.config.knowledge_base, { knowledge_base_name: 'demo', knowledge_base_root: '../knowledge_base/demo' });
 
   const path = file(
     base('knowledge_base: { knowledge_base_name: "m", knowledge_base_root: "docs", base_url: "https://api.example/kb" }, memory: { enabled: true },'),

@@ -111,15 +111,13 @@ t.test('a version-less file is the oldest format; missing and unsupported parts 
   const c = convertOm1(
     legacy({
       agent_inputs: [{ type: 'WalletCoinbase', config: { asset_id: 'eth' } }],
-      agent_actions: [{ name: 'navigate_location', llm_label: 'go', connector: 'unitree_go2_nav' }],
+      agent_actions: [{ name: 'move_to_peer', llm_label: 'go', connector: 'ros2' }],
       action_execution_mode: 'sequential',
     }),
   );
   t.equal(c.config.version, 'v1.0.0');
   t.same(c.unsupported, ['agent_inputs[0].type: WalletCoinbase {"asset_id":"eth"}: talks only to a Coinbase wallet balance; unsupported']);
-  t.same(c.missing, [
-    'agent_actions[0]: navigate_location/unitree_go2_nav: navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime',
-  ]);
+  t.same(c.missing, ['agent_actions[0]: move_to_peer/ros2: action move_to_peer with connector ros2 has no counterpart in this runtime']);
   t.equal(c.config.action_execution_mode, 'sequential', 'sequential is carried out by the runtime: kept');
   t.match(c.translations.join('\n'), /action_execution_mode: "sequential" -> the same/);
 });

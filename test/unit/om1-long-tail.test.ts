@@ -30,7 +30,7 @@ t.test('RTSP audio becomes an ffmpeg microphone; RTSP video an OpenCV camera on 
   t.same(inputs[2], { type: 'VLMInput', config: { descriptor: 'Vision', camera: { binding: 'opencv', device: 'rtsp://localhost:8554/top_camera' } } });
 });
 
-t.test("OM1's hosted team models become MultiLLM over the hosted chat API; RAG is named missing", async (t) => {
+t.test("OM1's hosted team models become MultiLLM over the hosted chat API; RAG on OpenMind's hosted knowledge base is named unsupported", async (t) => {
   const healthy = convertOm1(
     file({ cortex_llm: { type: 'MultiLLMHealthy', config: { agent_name: 'Doc', history_length: 4, question_states: { states: [] } } } }),
   );
@@ -49,7 +49,10 @@ t.test("OM1's hosted team models become MultiLLM over the hosted chat API; RAG i
   t.match(team.config.cortex_llm, { type: 'MultiLLM', config: { strategy: 'fallback' } }, "OM1's own MultiLLM (no models) is its hosted team");
   const native = convertOm1(file({ cortex_llm: { type: 'MultiLLM', config: { models: [{ type: 'CloudLLM' }] } } }));
   t.same(native.config.cortex_llm, { type: 'MultiLLM', config: { models: [{ type: 'CloudLLM' }] } }, 'a native MultiLLM is kept');
-  t.match(convertOm1(file({ cortex_llm: { type: 'RagMultiLLM', config: { use_rag: true } } })).missing.join('\n'), /use_rag: the knowledge-base query/);
+  t.match(
+    convertOm1(file({ cortex_llm: { type: 'RagMultiLLM', config: { use_rag: true } } })).unsupported.join('\n'),
+    /RagMultiLLM: talks only to OpenMind's hosted knowledge base for use_rag/,
+  );
   t.same(convertOm1(file({ cortex_llm: { type: 'RagMultiLLM', config: {} } })).missing, []);
 });
 

@@ -137,7 +137,8 @@ t.test('use_sim, use_tracer, memory, knowledge_base and mcp_servers', async (t) 
   t.match(c.translations.join('\n'), /quality_scorer: OM1's live conversation-quality scorer is not run/);
   t.match(c.translations.join('\n'), /allowlist/);
   const mem = convertOm1({ version: 'v1.1.0', name: 'x', memory: { enabled: true }, knowledge_base: { base_url: 'http://kb' } });
-  t.match(mem.missing.join('\n'), /^knowledge_base\.base_url: "http:\/\/kb": OM1's knowledge service is not called \(its protocol is not public\)/m);
+  t.same(mem.missing, [], "OM1's knowledge base is its local folder: carried out");
+  t.match(mem.translations.join('\n'), /^knowledge_base\.base_url: "http:\/\/kb": OM1's embedding server is not called/m);
   t.notMatch(mem.missing.join('\n'), /^memory/m, 'memory is carried out');
   t.notOk(convertOm1({ version: 'v1.1.0', name: 'x', use_tracer: false }).tracer);
 });

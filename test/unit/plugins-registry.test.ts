@@ -62,10 +62,12 @@ t.test('the built-in registry pairs every descriptor with a loader that yields a
   t.same(Object.fromEntries(d.actions.all().map((a) => [a.type, a.connectors.names()])), {
     speak: ['console', 'local_tts', 'mqtt', 'speechb_tts', 'speechlab_tts'],
     move: ['body', 'console', 'mqtt', 'serial'],
-    face: ['console', 'mqtt', 'serial', 'websim'],
+    face: ['console', 'mqtt', 'serial', 'unitree_led', 'websim'],
     remember_location: ['state_dir'],
     conversation: ['console', 'local_tts', 'speechlab_tts'],
     ros2_publish: ['ros2_topic'],
+    navigate_location: ['nav2'],
+    arm: ['console', 'unitree_arm'],
   });
   for (const [name, load] of Object.entries(builtinPlugins.loaders.inputs)) t.type(await load(), 'function', `input ${name}`);
   for (const [name, load] of Object.entries(builtinPlugins.loaders.llms)) t.type(await load(), 'function', `llm ${name}`);
@@ -81,15 +83,18 @@ t.test('a registry whose descriptors and loaders disagree is refused, naming bot
   });
 });
 
-t.test('every move connector is motion (the console too: the simulated robot obeys the governor as a real one would); nothing else is', async (t) => {
-  const motion = descriptors.actions.all().flatMap((a) =>
-    a.connectors
-      .all()
-      .filter((c) => c.motion)
-      .map((c) => `${a.type}:${c.type}`),
-  );
-  t.same(motion, ['move:console', 'move:serial', 'move:mqtt', 'move:body']);
-});
+t.test(
+  'every move, navigation and arm connector is motion (the console too: the simulated robot obeys the governor as a real one would); nothing else is',
+  async (t) => {
+    const motion = descriptors.actions.all().flatMap((a) =>
+      a.connectors
+        .all()
+        .filter((c) => c.motion)
+        .map((c) => `${a.type}:${c.type}`),
+    );
+    t.same(motion, ['move:console', 'move:serial', 'move:mqtt', 'move:body', 'navigate_location:nav2', 'arm:console', 'arm:unitree_arm']);
+  },
+);
 
 t.test('resolvePlugins loads exactly the plugins the default configuration uses', async (t) => {
   const loaded = await loadConfig({ name: 'default' }, { env: {} });
@@ -129,7 +134,7 @@ t.test('resolvePlugins loads exactly the plugins the default configuration uses'
   });
   t.throws(() => plugins.action('fly'), {
     code: 'plugin_unknown',
-    message: /unknown action type "fly"; known: conversation, face, move, remember_location, ros2_publish, speak/,
+    message: /unknown action type "fly"; known: arm, conversation, face, move, navigate_location, remember_location, ros2_publish, speak/,
   });
   t.throws(() => plugins.simulator('Gazebo'), { code: 'plugin_unknown', message: /unknown simulator type "Gazebo"; known: WebSim/ });
 });
@@ -154,7 +159,7 @@ t.test('unknown names are refused together, before anything loads', async (t) =>
   t.same((err as Error).message.split('\n'), [
     'unknown input type "Radar"; known: BatteryInput, BodyInput, GpsInput, LidarInput, LocalVLMInput, MqttInput, PresenceInput, Ros2TopicInput, SerialReader, SpeechbASRInput, SpeechlabASRInput, TextInput, VLMInput',
     'unknown llm type "GPT"; known: CloudLLM, LocalLLM, MultiLLM',
-    'unknown action type "fly"; known: conversation, face, move, remember_location, ros2_publish, speak',
+    'unknown action type "fly"; known: arm, conversation, face, move, navigate_location, remember_location, ros2_publish, speak',
     'action move: unknown connector type "warp"; known: body, console, mqtt, serial',
   ]);
   t.same(loaded, [], 'no plugin code was loaded');

@@ -1,4 +1,6 @@
 // Converts an OM1 configuration (as parsed) into this runtime's format, with one report line per translation and per missing part.
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { MODEL_PREFIXES } from '../../cloud/catalog.js';
 import type { Robot } from '../../plugins/schemas/body.js';
 import { applyFormat, applyModeFormat } from './format.js';
@@ -76,7 +78,7 @@ const describe = (o: Options) => (Object.keys(o).length ? ` ${JSON.stringify(o)}
  * Global backgrounds run in every mode (OM1 runs them for the whole runtime: here they restart at a
  * mode switch); a mode's own backgrounds run with the mode, as in OM1.
  */
-export function convertOm1(raw: Record<string, unknown>, options: { simulate?: boolean; fileName?: string } = {}): Om1Conversion {
+export function convertOm1(raw: Record<string, unknown>, options: { simulate?: boolean; fileName?: string; file?: string } = {}): Om1Conversion {
   const report: Om1Report = { translations: [], missing: [], unsupported: [], refused: [], warnings: [] };
   const out: Record<string, unknown> = { ...raw };
   const format = applyFormat(raw, out, options.fileName ?? 'om1');
@@ -103,22 +105,31 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
   }
   if (isObject(raw.knowledge_base)) {
     const kb = { ...raw.knowledge_base };
-    const root = kb.knowledge_base_root;
+    let root = kb.knowledge_base_root;
     if (typeof kb.base_url === 'string' && kb.base_url) {
-      // OM1's knowledge service speaks a protocol that is not published: the runtime does not call it.
-      const why = `${JSON.stringify(kb.base_url)}: OM1's knowledge service is not called (its protocol is not public)`;
-      if (typeof root === 'string' && root) say('knowledge_base.base_url', `${why}; the documents under ${JSON.stringify(root)} are indexed locally instead`);
-      else report.missing.push(`knowledge_base.base_url: ${why}; set knowledge_base_root to a folder of the documents to answer from them locally`);
+      // OM1's base_url is only its embedding server (the question becomes a vector there); the texts are local.
+      say(
+        'knowledge_base.base_url',
+        `${JSON.stringify(kb.base_url)}: OM1's embedding server is not called: passages are found by their words here (SQLite FTS5, BM25); min_score is then the share of the question's words a passage must match`,
+      );
       delete kb.base_url;
     }
-    if (typeof root === 'string' && root)
-      say('knowledge_base', `${JSON.stringify(kb.knowledge_base_name ?? root)} -> local index of ${JSON.stringify(root)} (SQLite FTS5, BM25)`);
-    out.knowledge_base = kb;
     if (!(typeof root === 'string' && root)) {
-      delete out.knowledge_base;
-      if (raw.knowledge_base.base_url === undefined)
-        report.missing.push('knowledge_base: no knowledge_base_root: there is no folder of documents to answer from');
-    }
+      // OM1 reads knowledge_base/NAME/NAME.pkl (the texts) and NAME.faiss (their vectors) in its checkout, beside config/.
+      const name = typeof kb.knowledge_base_name === 'string' && kb.knowledge_base_name ? kb.knowledge_base_name : 'om';
+      const folder = `../knowledge_base/${name}`;
+      root = folder;
+      kb.knowledge_base_root = folder;
+      say(
+        'knowledge_base',
+        `${JSON.stringify(name)} -> the folder OM1 reads, ${folder} from the file's folder (its ${name}.pkl passages, and any text or Markdown documents)`,
+      );
+      if (options.file && !existsSync(resolve(dirname(options.file), folder)))
+        report.warnings.push(
+          `knowledge_base: ${resolve(dirname(options.file), folder)} does not exist: the robot answers without its knowledge base until it does (OM1 refuses to start without it)`,
+        );
+    } else say('knowledge_base', `${JSON.stringify(kb.knowledge_base_name ?? root)} -> local index of ${JSON.stringify(root)} (SQLite FTS5, BM25)`);
+    out.knowledge_base = kb;
   } else if (raw.knowledge_base !== undefined) {
     delete out.knowledge_base;
     report.missing.push('knowledge_base: not an object; left out');
@@ -197,7 +208,7 @@ export function convertOm1(raw: Record<string, unknown>, options: { simulate?: b
     const type = String(entry.type);
     let next: unknown = entry;
     apply(
-      translateLlm(type, optionsOf(entry), (p) => MODEL_PREFIXES[p as keyof typeof MODEL_PREFIXES] ?? []),
+      translateLlm(type, optionsOf(entry), (p) => MODEL_PREFIXES[p as keyof typeof MODEL_PREFIXES] ?? [], isObject(out.knowledge_base)),
       `${path}.type`,
       type,
       (e) => {

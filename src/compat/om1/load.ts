@@ -84,7 +84,7 @@ export async function loadAs(target: { name?: string; file?: string }, options: 
   let raw = readParsed(file, om1 ? { env: env ?? (await import('../../config/env.js')).configEnvironment(), notes } : undefined);
   const result: Omit<LoadedAs, 'loaded'> = {};
   if (om1) {
-    const converted = convertOm1(raw, { simulate, fileName: configName });
+    const converted = convertOm1(raw, { simulate, fileName: configName, file });
     result.om1 = {
       translations: [...notes, ...converted.translations],
       missing: converted.missing,

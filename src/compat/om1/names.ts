@@ -1,5 +1,6 @@
 // OM1's plugin names and options mapped to this runtime's: one translator per OM1 name, each saying what it changed or what is missing.
 import type { Robot } from '../../plugins/schemas/body.js';
+import { DEFAULT_LOCATIONS_URL } from '../../plugins/schemas/navigate.js';
 
 /** An OM1 entry (`agent_inputs[]`, `agent_actions[]`, `cortex_llm`, `backgrounds[]`) as written. */
 export type Entry = Record<string, unknown>;
@@ -129,13 +130,19 @@ function localLlm(options: Options, defaultUrl: string | undefined, defaultModel
  * the same prompt goes to MultiLLM over the hosted chat API with that model, members tried in order;
  * a RAG query is the knowledge base, which this runtime does not carry out.
  */
-function teamLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
-  if (type === 'RagMultiLLM' && options.use_rag === true)
-    return missing('use_rag: the knowledge-base query before each answer (RAG) is not built into this runtime');
+function teamLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[], localKnowledge: boolean): Translation {
+  // OM1's RAG asks OpenMind's hosted knowledge base (api.openmind.org/api/core/rag/query), whose documents are OpenMind's.
+  if (type === 'RagMultiLLM' && options.use_rag === true && !localKnowledge)
+    return unsupported(
+      "OpenMind's hosted knowledge base for use_rag (api.openmind.org/api/core/rag/query: the documents are OpenMind's, not the robot's); give the file a knowledge_base with knowledge_base_root to answer from local documents, or drop use_rag",
+    );
   const { question_states, use_rag: _rag, ...rest } = options;
   const member = hostedLlm('OpenAILLM', { model: str(options.model) ?? 'gpt-4.1-nano' }, prefixes);
   if (member.kind !== 'ok') return member;
   const notes: string[] = [
+    ...(options.use_rag === true
+      ? ["use_rag -> the file's knowledge_base: its passages for what was heard are in each turn's prompt (OM1 asks OpenMind's hosted one)"]
+      : []),
     `OM1 sends the prompt to OpenMind's ${type === 'MultiLLMHealthy' ? 'medical-intake agent' : 'robot agent team'}; here to MultiLLM (fallback) over the hosted chat API: ${member.notes.join(', ')}`,
   ];
   if (question_states !== undefined)
@@ -149,12 +156,13 @@ function teamLlm(type: string, options: Options, prefixes: (provider: string) =>
   return ok({ type: 'MultiLLM', config }, notes);
 }
 
-export function translateLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[]): Translation {
+export function translateLlm(type: string, options: Options, prefixes: (provider: string) => readonly string[], localKnowledge = false): Translation {
   if (type in HOSTED) return hostedLlm(type, options, prefixes);
   if (type === 'QwenLLM') return localLlm(options, 'http://127.0.0.1:8860/v1', 'qwen');
   if (type === 'OllamaLLM') return localLlm(options, 'http://localhost:11434', 'llama3.2');
   // OM1's own MultiLLM (no `models`) is its hosted robot team, as RagMultiLLM without RAG.
-  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models))) return teamLlm(type, options, prefixes);
+  if (type === 'MultiLLMHealthy' || type === 'RagMultiLLM' || (type === 'MultiLLM' && !Array.isArray(options.models)))
+    return teamLlm(type, options, prefixes, localKnowledge);
   if (['CloudLLM', 'LocalLLM', 'MultiLLM'].includes(type)) return ok({ type, config: options });
   return missing(`model plugin ${type} has no counterpart (CloudLLM, LocalLLM, MultiLLM)`);
 }
@@ -494,6 +502,35 @@ export function translateAction(name: string, connectorName: string, options: Op
     notes.push("OM1's emotion topic over Zenoh -> WebSim's face panel (--simulate)");
     return ok({ name: 'face', connector: 'websim', config: {} }, notes);
   }
+  if (name === 'arm_g1' && connectorName === 'unitree_sdk') {
+    // OM1 calls unitree_sdk2's G1ArmActionClient.ExecuteAction with the firmware's gesture ids.
+    const notes = [
+      "OM1's arm_g1 -> the arm action (the G1 firmware's gestures: left/right kiss, clap, high five, shake hand, heart, high wave, ...; OM1's idle is no command)",
+    ];
+    if (scope.simulate)
+      return ok({ name: 'arm', connector: 'console', config: {} }, [...notes, 'each gesture is printed (--simulate: the simulated body has no arms)']);
+    if (scope.robot !== 'unitree_g1' || scope.transport !== 'unitree_dds')
+      return missing("arm_g1/unitree_sdk moves a Unitree G1's arms; the file names no G1 on its DDS bus");
+    const config: Options = {};
+    if (scope.networkInterface) config.network_interface = scope.networkInterface;
+    return ok({ name: 'arm', connector: 'unitree_arm', config }, [
+      ...notes,
+      'ExecuteAction on rt/api/arm/request over DDS (api 7106); the safety governor gates it, a halt sends release arm',
+    ]);
+  }
+  if (name === 'emotion' && connectorName === 'unitree_sdk') {
+    // OM1 lights the G1's head LED through unitree_sdk2's AudioClient (LedControl): green, yellow, red, blue.
+    const notes = [
+      "OM1's emotion (happy, sad, mad, curious) -> the face action's expressions; the G1's head LED shows each as a colour (joy/smile green, sad yellow, confused red, think/curious blue, surprised magenta, neutral white)",
+    ];
+    if (scope.simulate) return ok({ name: 'face', connector: 'websim', config: {} }, [...notes, "the head LED -> WebSim's face panel (--simulate)"]);
+    if (scope.robot !== 'unitree_g1' || scope.transport !== 'unitree_dds')
+      return missing("emotion/unitree_sdk lights a Unitree G1's head LED; the file names no G1 on its DDS bus");
+    const config: Options = {};
+    if (scope.networkInterface) config.network_interface = scope.networkInterface;
+    for (const [k, v] of Object.entries(options)) notes.push(`${k} ${JSON.stringify(v)}: an option of OM1's connector; left out`);
+    return ok({ name: 'face', connector: 'unitree_led', config }, [...notes, 'LedControl on rt/api/voice/request over DDS (api 1010)']);
+  }
   if (connectorName === 'zenoh' && !/^move/.test(name))
     return missing(
       `OM1's ${name} topic over Zenoh: no Zenoh client is built into this runtime (no Zenoh router here to prove one against), and the simulated body has no ${name}`,
@@ -535,8 +572,13 @@ export function translateAction(name: string, connectorName: string, options: Op
       ...notes,
     ]);
   }
-  if (connectorName === 'remote') return missing("teleoperation through OpenMind's remote-control service: not built into this runtime");
-  if (name === 'navigate_location') return missing('navigation to a saved place needs a navigation stack (Nav2 on the robot); none is built into this runtime');
+  // OM1's remote connector ignores the model's commands (its connect() does nothing): it drives the Go2 with
+  // the velocities OpenMind's hosted teleoperation socket (wss://api.openmind.org/api/core/teleops/action) sends.
+  if (connectorName === 'remote')
+    return unsupported(
+      "OpenMind's hosted teleoperation socket (wss://api.openmind.org/api/core/teleops/action): the robot is driven by the velocities it sends, never by the model",
+    );
+  if (name === 'navigate_location') return navigate(connectorName, options, scope);
   if (name === 'greeting_conversation') {
     const keys = { finished_key: 'greeting_conversation_finished', state_key: 'greeting_conversation_state' };
     notes.push('each turn {response, conversation_state} is spoken, then greeting_conversation_finished is published (true when finished)');
@@ -563,6 +605,39 @@ export function translateAction(name: string, connectorName: string, options: Op
   )
     return ok({ name, connector: connectorName, config: options });
   return missing(`action ${name} with connector ${connectorName} has no counterpart in this runtime`);
+}
+
+/** OM1's navigation connectors (Go2, G1, and the generic `nav`): a place from the robot's map server, a Nav2 goal. */
+const NAV_CONNECTORS = new Set(['unitree_go2_nav', 'unitree_g1_nav', 'nav', 'nav_go2', 'nav_g1']);
+
+/**
+ * OM1's navigate_location looks the place up in the robot's map server (`base_url`, its locations list)
+ * and publishes a geometry_msgs/PoseStamped on Nav2's `goal_pose` (over Zenoh, bridged to ROS 2); here
+ * the `nav2` connector does the same over DDS, or drives the simulated body under --simulate.
+ */
+function navigate(connectorName: string, options: Options, scope: Scope): Translation {
+  if (!NAV_CONNECTORS.has(connectorName)) return missing(`action navigate_location with connector ${connectorName} has no counterpart in this runtime`);
+  const notes: string[] = [];
+  const robot = scope.robot ?? (connectorName.includes('g1') ? 'unitree_g1' : 'unitree_go2');
+  const binding = scope.simulate ? 'sim' : scope.transport === 'unitree_dds' ? 'unitree_dds' : scope.transport === 'ros2_zenoh' ? 'ros2' : undefined;
+  if (!binding)
+    return missing("navigate_location: the file names no robot bus this runtime carries (Nav2's goal topic goes over DDS: a Unitree or ROS 2 robot)");
+  const url = str(options.base_url) ?? DEFAULT_LOCATIONS_URL;
+  notes.push(
+    `places from the map server ${url}${options.base_url ? '' : " (OM1's default: the robot's map service)"}`,
+    binding === 'sim'
+      ? 'the simulated body drives to the place (--simulate)'
+      : "a geometry_msgs/PoseStamped goal on /goal_pose over DDS (Nav2's goal topic; OM1 puts it on Zenoh's goal_pose), its status from /navigate_to_pose/_action/status",
+  );
+  const config: Options = { robot, binding, locations_url: url };
+  if (scope.networkInterface && binding !== 'sim') config.network_interface = scope.networkInterface;
+  const timeout = num(options.timeout);
+  if (timeout !== undefined) config.timeout_seconds = timeout;
+  const refresh = num(options.refresh_interval);
+  if (refresh !== undefined) config.refresh_seconds = refresh;
+  for (const k of Object.keys(options))
+    if (!['base_url', 'timeout', 'refresh_interval'].includes(k)) notes.push(`${k} ${JSON.stringify(options[k])}: an option of OM1's connector; left out`);
+  return ok({ name: 'navigate_location', connector: 'nav2', config }, notes);
 }
 
 // ---- Backgrounds ---------------------------------------------------------------------------------
@@ -613,7 +688,7 @@ export function translateBackground(type: string, options: Options, scope: Scope
       // OM1's provider follows the Nav2 goal status; the goals come from a navigate action (reported missing where a file has one).
       const t = body(scope, ['navigation'], [], options);
       return t.kind === 'ok'
-        ? { ...t, notes: [...t.notes, "the navigation stack's state (OM1: Nav2 goal status); the simulated body takes no goals: idle"] }
+        ? { ...t, notes: [...t.notes, "the navigation stack's state (OM1: Nav2 goal status); the simulated body follows navigate_location's goals"] }
         : t;
     }
     case 'UnitreeGo2FrontierExploration':

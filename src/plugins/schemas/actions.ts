@@ -15,6 +15,29 @@ export const MoveArgs = z.object({ action: z.enum(MOVES).describe('the movement 
 export const EMOTIONS = ['neutral', 'joy', 'smile', 'think', 'confused', 'sad', 'surprised', 'curious'] as const;
 export const FaceArgs = z.object({ emotion: z.enum(EMOTIONS).describe('the expression to show') });
 
+/** Arm gestures a Unitree G1's firmware performs (its arm action API's built-in actions). */
+export const ARM_GESTURES = [
+  'release arm',
+  'left kiss',
+  'right kiss',
+  'hands up',
+  'clap',
+  'high five',
+  'hug',
+  'heart',
+  'face wave',
+  'high wave',
+  'shake hand',
+] as const;
+export const ArmArgs = z.object({ action: z.enum(ARM_GESTURES).describe('the arm gesture to make ("release arm" lowers a held gesture)') });
+
+/** The `unitree_arm` connector of arm: a Unitree G1's arm action API over DDS. */
+export const UnitreeArmOptions = z.looseObject({
+  robot: z.literal('unitree_g1').default('unitree_g1'),
+  domain_id: z.number().int().min(0).max(232).optional(),
+  network_interface: z.string().min(1).optional(),
+});
+
 export const RememberLocationArgs = z.object({
   name: z.string().trim().min(1).max(80).describe('a short name for the place where the robot is now, e.g. "kitchen"'),
   lat: z.number().min(-90).max(90).optional().describe('latitude in degrees, only when told explicitly'),
@@ -26,6 +49,13 @@ export const RememberLocationArgs = z.object({
 export const ConsoleOptions = z.looseObject({
   /** Text before each line; default `[<action>]`. */
   prefix: z.string().optional(),
+});
+
+/** The `unitree_led` connector of face: a Unitree G1's head LED over DDS (its voice API). */
+export const UnitreeLedOptions = z.looseObject({
+  robot: z.literal('unitree_g1').default('unitree_g1'),
+  domain_id: z.number().int().min(0).max(232).optional(),
+  network_interface: z.string().min(1).optional(),
 });
 
 export const SerialConnectorOptions = z.looseObject({

@@ -30,7 +30,7 @@ export const MISSING_TRANSPORT: Record<'limx_sdk' | 'ubtech_http', string> = {
 /**
  * What a body input reports. `localization`: the pose on the map and whether the robot is localised
  * (OM1's AMCL/lidar localisation; the simulated body always knows its pose); `navigation`: the state of
- * the navigation stack (the simulated body takes no navigation goals: it is always idle).
+ * the navigation stack (the simulated body follows navigate_location's goals: idle, EXECUTING, SUCCEEDED).
  */
 export const BODY_FACETS = ['battery', 'odometry', 'paths', 'localization', 'navigation'] as const;
 

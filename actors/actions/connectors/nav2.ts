@@ -1,0 +1,225 @@
+// The `nav2` connector of navigate_location: finds a named place (the file's list or a map server's) and goes there: the simulated body drives, a robot gets a Nav2 goal over DDS.
+import { CortexError, describeError } from '../../../src/errors.js';
+import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
+import { NavigateConnectorOptions } from '../../../src/plugins/schemas/navigate.js';
+import { simBody } from '../../../devices/body/sim-body.js';
+import { DdsParticipant } from '../../../devices/dds/participant.js';
+import { ddsTopic } from '../../../devices/dds/ros2/base.js';
+import { MATCH_WAIT_MS } from './ros2-topic.js';
+
+/** A place on the map: metres, heading in degrees counter-clockwise (0: the map's x axis). */
+export interface Place {
+  name: string;
+  x: number;
+  y: number;
+  heading: number;
+}
+
+/** Nav2's action status codes (action_msgs/GoalStatus). */
+export const GOAL_STATUS: Record<number, string> = { 0: 'UNKNOWN', 1: 'ACCEPTED', 2: 'EXECUTING', 3: 'CANCELING', 4: 'SUCCEEDED', 5: 'CANCELED', 6: 'ABORTED' };
+
+/** Phrases a model puts before a place's name ("go to the kitchen"): taken off, as OM1's navigation connector does. */
+const PREFIXES = ['go to the ', 'go to ', 'navigate to the ', 'navigate to ', 'move to the ', 'move to ', 'take me to the ', 'take me to '];
+
+/** A place's key: trimmed, lower case, without a leading "go to the". */
+export function placeKey(label: string): string {
+  let key = label.trim().toLowerCase();
+  for (const p of PREFIXES)
+    if (key.startsWith(p)) {
+      key = key.slice(p.length).trim();
+      break;
+    }
+  return key;
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/** Yaw of a quaternion, degrees counter-clockwise. */
+export function yawDeg(q: { x?: unknown; y?: unknown; z?: unknown; w?: unknown }): number {
+  const [x, y, z, w] = [num(q.x), num(q.y), num(q.z), q.w === undefined ? 1 : num(q.w)];
+  return (Math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z)) * 180) / Math.PI;
+}
+
+/**
+ * A map server's list of places: `{name: {name?, pose: {position, orientation}}}`, or a list of
+ * `{name|label, pose}`, either possibly as a JSON string in `{message}` (the shapes OM1's locations
+ * provider reads). An entry without a pose is at the origin, as OM1 takes it.
+ */
+export function parsePlaces(body: unknown): Place[] {
+  let data = body;
+  const message = obj(body).message;
+  if (typeof message === 'string') {
+    try {
+      data = JSON.parse(message);
+    } catch (err) {
+      throw new CortexError('navigate_places', `the map server's message is not JSON: ${describeError(err)}`);
+    }
+  } else if (message !== undefined) throw new CortexError('navigate_places', "the map server's list has a `message` that is not a JSON string");
+  const one = (name: string, entry: Record<string, unknown>): Place => {
+    const pose = obj(entry.pose);
+    const position = obj(pose.position);
+    return { name, x: num(position.x), y: num(position.y), heading: yawDeg(obj(pose.orientation)) };
+  };
+  if (Array.isArray(data))
+    return data.flatMap((e) => {
+      const name = String(obj(e).name ?? obj(e).label ?? '').trim();
+      return name ? [one(name, obj(e))] : [];
+    });
+  if (typeof data === 'object' && data !== null) return Object.entries(data).map(([k, v]) => one(String(obj(v).name ?? k), obj(v)));
+  throw new CortexError('navigate_places', `the map server's list is ${typeof data}, not places by name`);
+}
+
+/** Waits `ms` or until `signal` aborts. */
+function hold(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => (signal.removeEventListener('abort', onAbort), resolve()), ms);
+    const onAbort = () => (clearTimeout(timer), reject(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The connector. A command names a place; an unknown one fails with the known names (the model is told).
+ * `sim`: the simulated body turns toward the place, drives there over distance / sim_speed_mps (at most
+ * 10 s; a halt or a newer command stops it where it is) and turns to the place's heading.
+ * `ros2`/`unitree_dds`: one PoseStamped goal on goal_topic (waiting for Nav2's subscriber as ros2_publish
+ * does); the goal's action status topic sets `navigation_status` and `navigating` as it changes.
+ */
+export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector => {
+  const o = NavigateConnectorOptions.parse(raw ?? {});
+  let fetched: { at: number; places: Place[] } | undefined;
+
+  const places = async (signal: AbortSignal): Promise<Place[]> => {
+    const own = Object.entries(o.locations).map(([name, p]) => ({ name, x: p.x, y: p.y, heading: p.heading }));
+    if (!o.locations_url) return own;
+    if (!fetched || Date.now() - fetched.at > o.refresh_seconds * 1000) {
+      let res: Response;
+      try {
+        res = await fetch(o.locations_url, { signal: AbortSignal.any([signal, AbortSignal.timeout(o.timeout_seconds * 1000)]) });
+      } catch (err) {
+        if (fetched) ctx.logger.warn({ url: o.locations_url }, `the map server did not answer (${describeError(err)}); its last list is used`);
+        else throw new CortexError('navigate_places', `the map server at ${o.locations_url} did not answer: ${describeError(err)}`);
+        return [...own, ...fetched.places];
+      }
+      if (!res.ok) throw new CortexError('navigate_places', `the map server at ${o.locations_url} answered ${res.status}`);
+      fetched = { at: Date.now(), places: parsePlaces(await res.json()) };
+    }
+    return [...own, ...fetched.places];
+  };
+
+  const find = async (label: string, signal: AbortSignal): Promise<Place> => {
+    const key = placeKey(label);
+    const all = await places(signal);
+    const place = all.find((p) => p.name.trim().toLowerCase() === key);
+    if (!place)
+      throw new CortexError(
+        'navigate_unknown_place',
+        `no place "${key}" on the map${all.length ? `; known places: ${all.map((p) => p.name).join(', ')}` : ' (no places are known)'}`,
+      );
+    return place;
+  };
+
+  const status = (s: string, navigating: boolean, place?: string) =>
+    ctx.publishContext?.({ navigation_status: s, navigating, ...(place ? { navigation_goal: place } : {}) });
+
+  if (o.binding === 'sim') {
+    const body = simBody(o.robot, { start_battery_percent: 100, drain_percent_per_minute: 0.5 }, ctx.bodies);
+    const say = (line: string) => ctx.write(`[${o.robot}] ${line}`);
+    return {
+      name: 'nav2',
+      async run(value, signal) {
+        signal.throwIfAborted();
+        const place = await find(String((value as { location?: unknown })?.location ?? ''), signal);
+        let s = body.read();
+        const dx = place.x - s.x;
+        const dy = place.y - s.y;
+        const distance = Math.hypot(dx, dy);
+        status('EXECUTING', true, place.name);
+        try {
+          if (distance > 0.001) {
+            body.turn((Math.atan2(dy, dx) * 180) / Math.PI - s.heading, `navigate to ${place.name}`);
+            const ms = Math.min(10_000, (distance / o.sim_speed_mps) * 1000);
+            const steps = Math.max(1, Math.round(ms / 100));
+            for (let i = 0; i < steps; i++) {
+              await hold(ms / steps, signal);
+              body.walk(distance / steps, `navigate to ${place.name}`);
+            }
+          }
+          s = body.read();
+          s = body.turn(place.heading - s.heading, `arrived at ${place.name}`);
+        } catch (err) {
+          status('CANCELED', false, place.name);
+          throw err;
+        }
+        status('SUCCEEDED', false, place.name);
+        say(`at ${place.name}: x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
+      },
+      async stop() {},
+      async halt() {
+        body.pose('stand still');
+      },
+    };
+  }
+
+  // A robot: Nav2's goal topic over DDS (the addon is loaded when the participant opens).
+  const participant = DdsParticipant.open({ domain: o.domain_id, networkInterface: o.network_interface });
+  const untap = ctx.media?.dds ? participant.tap(ctx.media) : undefined;
+  const writer = participant.writer<unknown>(ddsTopic(o.goal_topic), 'geometry_msgs/msg/PoseStamped', { reliable: true, depth: 1 });
+  const reader = participant.reader<{ status_list: Array<{ status: number }> }>(ddsTopic(o.status_topic), 'action_msgs/msg/GoalStatusArray');
+  const where = `${o.goal_topic} (geometry_msgs/PoseStamped) on DDS domain ${participant.domain}`;
+  let goal: string | undefined;
+  let last: string | undefined;
+  const sub = reader.messages$.subscribe((m) => {
+    const code = m.status_list.at(-1)?.status;
+    if (code === undefined) return;
+    const s = GOAL_STATUS[code] ?? 'UNKNOWN';
+    if (s === last) return;
+    last = s;
+    status(s, code === 1 || code === 2, goal);
+    ctx.write(`[navigate] ${goal ?? 'goal'}: ${s}`);
+  });
+  return {
+    name: 'nav2',
+    async run(value, signal) {
+      signal.throwIfAborted();
+      const place = await find(String((value as { location?: unknown })?.location ?? ''), signal);
+      const deadline = Date.now() + MATCH_WAIT_MS;
+      while (writer.matched$.value === 0) {
+        if (Date.now() > deadline)
+          throw new CortexError('navigate_no_subscriber', `no subscriber of ${where} within ${MATCH_WAIT_MS / 1000} s (is Nav2 running?); no goal was sent`);
+        await hold(50, signal);
+      }
+      const now = Date.now();
+      const half = (place.heading * Math.PI) / 360;
+      writer.publish({
+        header: { stamp: { sec: Math.floor(now / 1000), nanosec: (now % 1000) * 1_000_000 }, frame_id: o.frame_id },
+        pose: { position: { x: place.x, y: place.y, z: 0 }, orientation: { x: 0, y: 0, z: Math.sin(half), w: Math.cos(half) } },
+      });
+      goal = place.name;
+      last = undefined;
+      status('SENT', true, place.name);
+      ctx.write(`[navigate] goal ${place.name}: x ${place.x} m, y ${place.y} m, heading ${Math.round(place.heading)} deg on ${o.goal_topic}`);
+    },
+    /**
+     * Nav2 cancels a goal through its action's cancel service, which this runtime does not call: the
+     * governor refuses new goals, and this says plainly that the running one goes on (docs/om1.md).
+     */
+    async halt() {
+      if (!goal || last === 'SUCCEEDED' || last === 'CANCELED' || last === 'ABORTED') return;
+      ctx.logger.warn(
+        { goal },
+        `halt: the Nav2 goal ${goal} is not cancelled (its cancel service is not called from here); stop the robot on its own controls`,
+      );
+      ctx.write(`[navigate] halt: the Nav2 goal ${goal} is NOT cancelled by this runtime; stop the robot on its own controls`);
+    },
+    async stop() {
+      sub.unsubscribe();
+      reader.close();
+      writer.close();
+      untap?.();
+      participant.close();
+    },
+  };
+};

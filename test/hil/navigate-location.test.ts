@@ -1,0 +1,138 @@
+// Proves navigate_location (OM1's unitree_go2_nav, translated): places from a map server in OM1's list shapes, a Nav2 goal over DDS to a real CycloneDDS peer whose status comes back, and the simulated body driving to a place and stopping when told.
+import t from 'tap';
+import pino from 'pino';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createNav2Connector, parsePlaces, placeKey } from '../../actors/actions/connectors/nav2.js';
+import type { ActionContext } from '../../src/cortex/action.js';
+import { BodyBoard } from '../../src/cortex/bodies.js';
+import { SimBody } from '../../devices/body/sim-body.js';
+import { translateAction } from '../../src/compat/om1/names.js';
+import { freshDomain, startPeer, useLoopback } from '../helpers/dds-peers.js';
+
+const domain = freshDomain() + 7;
+useLoopback(domain);
+const logger = pino({ level: 'silent' });
+
+/** OM1's map server: its list as a JSON string in `message` (as the robot's map service answers). */
+async function mapServer(t: { teardown: (fn: () => unknown) => void }, places: Record<string, unknown>): Promise<{ url: string; hits: () => number }> {
+  let hits = 0;
+  const server = createServer((_req, res) => {
+    hits++;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ status: 'ok', message: JSON.stringify(places) }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/maps/locations/list`, hits: () => hits };
+}
+
+const KITCHEN = { name: 'Kitchen', pose: { position: { x: 2, y: 1, z: 0 }, orientation: { x: 0, y: 0, z: Math.SQRT1_2, w: Math.SQRT1_2 } } };
+
+function ctx(extra: Partial<ActionContext> = {}): ActionContext & { lines: string[]; context: Array<Record<string, unknown>> } {
+  const lines: string[] = [];
+  const context: Array<Record<string, unknown>> = [];
+  return { logger, stateDir: '/nonexistent', write: (l) => lines.push(l), publishContext: (v) => context.push(v), lines, context, ...extra };
+}
+
+t.test("OM1's shapes of a place list, and its label clean-up", async (t) => {
+  const [kitchen, ...more] = parsePlaces({ message: JSON.stringify({ kitchen: KITCHEN }) });
+  t.match(kitchen, { name: 'Kitchen', x: 2, y: 1 });
+  t.ok(Math.abs(kitchen!.heading - 90) < 1e-4, `the quaternion's yaw in degrees (${kitchen!.heading})`);
+  t.same(more, []);
+  t.same(parsePlaces([{ label: 'door', pose: { position: { x: -1, y: 0 } } }, { name: '' }]), [{ name: 'door', x: -1, y: 0, heading: 0 }]);
+  t.same(parsePlaces({ dock: 'x' }), [{ name: 'dock', x: 0, y: 0, heading: 0 }], 'an entry without a pose is at the origin, as OM1 takes it');
+  t.throws(() => parsePlaces({ message: 'not json' }), { message: /message is not JSON/ });
+  t.equal(placeKey('Take me to the Kitchen '), 'kitchen');
+});
+
+t.test('OM1 files: unitree_go2_nav becomes nav2 on the Go2 bus, or the simulated body under --simulate', async (t) => {
+  const scope = { robot: 'unitree_go2' as const, transport: 'unitree_dds' as const, networkInterface: 'eth0', backgrounds: new Map(), simulate: false };
+  t.match(translateAction('navigate_location', 'unitree_go2_nav', { base_url: 'http://robot:5000/maps/locations/list', timeout: 3 }, scope), {
+    kind: 'ok',
+    entry: {
+      name: 'navigate_location',
+      connector: 'nav2',
+      config: {
+        robot: 'unitree_go2',
+        binding: 'unitree_dds',
+        locations_url: 'http://robot:5000/maps/locations/list',
+        timeout_seconds: 3,
+        network_interface: 'eth0',
+      },
+    },
+  });
+  t.match(translateAction('navigate_location', 'unitree_g1_nav', {}, { ...scope, simulate: true }), {
+    kind: 'ok',
+    entry: { config: { binding: 'sim', locations_url: 'http://localhost:5000/maps/locations/list' } },
+  });
+  t.match(translateAction('navigate_location', 'unitree_go2_nav', {}, { ...scope, robot: undefined, transport: undefined }), {
+    kind: 'missing',
+    reason: /no robot bus this runtime carries/,
+  });
+  t.match(translateAction('navigate_location', 'teleport', {}, scope), { kind: 'missing', reason: /connector teleport has no counterpart/ });
+});
+
+t.test('a robot: the goal reaches Nav2 (a CycloneDDS peer) as a PoseStamped in the map frame; its status comes back as context values', async (t) => {
+  const nav2 = await startPeer('nav2', domain);
+  t.teardown(() => nav2.stop());
+  const server = await mapServer(t, { kitchen: KITCHEN });
+  const c = ctx();
+  const connector = createNav2Connector({ robot: 'unitree_go2', binding: 'ros2', locations_url: server.url }, c);
+  t.teardown(() => connector.stop());
+  await connector.run({ location: 'go to the kitchen' }, new AbortController().signal);
+  const goal = await nav2.waitLine(/^goal /, 20_000);
+  const [, frame, x, y, qz, qw] = goal.split(' ');
+  t.equal(frame, 'map');
+  t.same([Number(x), Number(y)], [2, 1], 'at the place on the map');
+  t.ok(Math.abs(Number(qz) - Math.SQRT1_2) < 0.001 && Math.abs(Number(qw) - Math.SQRT1_2) < 0.001, `facing the place's heading (${qz}, ${qw})`);
+  t.match(c.lines, [/goal Kitchen: x 2 m, y 1 m, heading 90 deg on \/goal_pose/]);
+  const until = Date.now() + 20_000;
+  while (!c.context.some((v) => v.navigation_status === 'SUCCEEDED') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  t.match(c.context, [
+    { navigation_status: 'SENT', navigating: true, navigation_goal: 'Kitchen' },
+    { navigation_status: 'EXECUTING', navigating: true, navigation_goal: 'Kitchen' },
+    { navigation_status: 'SUCCEEDED', navigating: false, navigation_goal: 'Kitchen' },
+  ]);
+  await t.rejects(connector.run({ location: 'the moon' }, new AbortController().signal), {
+    name: 'CortexError',
+    message: 'no place "the moon" on the map; known places: Kitchen',
+  });
+  t.equal(server.hits(), 1, 'the list is fetched once per refresh interval');
+});
+
+t.test('no map server: a clear error naming it; no Nav2: the goal is not sent, and says why', async (t) => {
+  const c = ctx();
+  const dead = createNav2Connector({ binding: 'sim', locations_url: 'http://127.0.0.1:9/maps/locations/list', timeout_seconds: 2 }, c);
+  await t.rejects(dead.run({ location: 'kitchen' }, new AbortController().signal), {
+    message: /the map server at http:\/\/127\.0\.0\.1:9\/maps\/locations\/list did not answer/,
+  });
+  const lonely = createNav2Connector({ binding: 'ros2', domain_id: domain + 1, locations: { dock: { x: 1, y: 1 } } }, c);
+  t.teardown(() => lonely.stop());
+  await t.rejects(lonely.run({ location: 'dock' }, new AbortController().signal), {
+    message: /no subscriber of \/goal_pose .* \(is Nav2 running\?\); no goal was sent/,
+  });
+  t.throws(() => createNav2Connector({ binding: 'sim' }, c), { message: /no places: give locations/ });
+});
+
+t.test('the simulated body drives to the place, faces its heading, and stops where it is when the command is aborted', async (t) => {
+  const bodies = new BodyBoard();
+  const c = ctx({ bodies });
+  const connector = createNav2Connector(
+    { robot: 'unitree_go2', binding: 'sim', locations: { desk: { x: 0.3, y: 0.4, heading: 180 }, hall: { x: 10, y: 0 } }, sim_speed_mps: 1 },
+    c,
+  );
+  await connector.run({ location: 'desk' }, new AbortController().signal);
+  const body = bodies.of('unitree_go2', () => new SimBody('unitree_go2', { start_battery_percent: 100, drain_percent_per_minute: 0 }));
+  const at = body.read();
+  t.ok(Math.abs(at.x - 0.3) < 0.001 && Math.abs(at.y - 0.4) < 0.001, `at the desk (${at.x}, ${at.y})`);
+  t.equal(Math.abs(at.heading), 180);
+  t.match(c.context.at(-1), { navigation_status: 'SUCCEEDED', navigating: false, navigation_goal: 'desk' });
+  const abort = new AbortController();
+  const going = connector.run({ location: 'hall' }, abort.signal);
+  setTimeout(() => abort.abort(new Error('halted')), 1000);
+  await t.rejects(going, { message: 'halted' });
+  const stopped = body.read();
+  t.ok(stopped.x < 5, `stopped on the way (x ${stopped.x})`);
+  t.match(c.context.at(-1), { navigation_status: 'CANCELED', navigating: false, navigation_goal: 'hall' });
+});
