@@ -46,7 +46,7 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
     print(`cortexd: use_tracer: recording this run to ${opts.record}`);
   }
   if (opts.simulate) {
-    const { mockSerialPaths, simulatedControllerPaths } = await import('../config/simulate.js');
+    const { mockSerialPaths, simulatedControllerPaths, simulatedGpsPaths } = await import('../config/simulate.js');
     const users = loaded.config as Parameters<typeof mockSerialPaths>[0];
     const paths = mockSerialPaths(users);
     if (paths.length > 0) {
@@ -61,6 +61,9 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
       // The motor controller of the serial protocol, simulated: `OK` to each command, so moves and faces succeed.
       const { simulateControllers } = await import('../../devices/serial-sim-controller.js');
       simulateControllers(simulatedControllerPaths(users));
+      // A GPS receiver, simulated: a fix standing still, in NMEA once a second.
+      const { simulateGpsReceivers } = await import('../../devices/serial-sim-gps.js');
+      simulateGpsReceivers(simulatedGpsPaths(users));
     }
   }
   return loaded;

@@ -57,6 +57,9 @@ function simulateInput(e: unknown, path: string, at: Note): void {
   } else if (CAMERA_INPUTS.has(type)) {
     c.camera = { binding: 'synthetic', fps: 5 };
     at(path, `${type} camera -> synthetic frames`);
+  } else if (type === 'GpsInput') {
+    c.binding = 'mock';
+    at(path, `GpsInput serial port ${String(c.serial_port ?? c.path ?? '/dev/ttyACM0')} -> a simulated receiver with a fix, standing still (NMEA every second)`);
   } else if (SERIAL_INPUTS.has(type)) {
     c.binding = 'mock';
     at(path, `${type} serial port ${String(c.serial_port ?? c.path ?? '(default)')} -> a mock port`);
@@ -201,6 +204,15 @@ export function mockSerialPaths(config: SerialUsers): string[] {
       else if (i.type === 'BatteryInput' && i.config.serial_binding === 'mock' && typeof i.config.serial_port === 'string') paths.add(i.config.serial_port);
     for (const a of m.agent_actions) if (a.connector === 'serial' && a.config.binding === 'mock' && typeof a.config.path === 'string') paths.add(a.config.path);
   }
+  return [...paths];
+}
+
+/** The mock ports of GpsInput: a simulated receiver sends NMEA on them. */
+export function simulatedGpsPaths(config: SerialUsers): string[] {
+  const paths = new Set<string>();
+  for (const m of Object.values(config.modes))
+    for (const i of [...m.agent_inputs, ...(m.backgrounds ?? [])])
+      if (i.type === 'GpsInput' && i.config.binding === 'mock') paths.add(String(i.config.serial_port ?? i.config.path ?? '/dev/ttyACM0'));
   return [...paths];
 }
 
