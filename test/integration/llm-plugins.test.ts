@@ -234,6 +234,33 @@ t.test('MultiLLM fallback: in order, past failures, timeouts and invalid answers
   t.match(err.failures, [/broken: .*model crashed/, /slow: .*no answer within 0.2 s/, /empty: empty answer/, /last: empty answer/]);
 });
 
+t.test('MultiLLM: when every member answers and none has anything to say, the answer is empty, not a failure', async (t) => {
+  const quiet = await peer(() => ({ content: '' }));
+  const alsoQuiet = await peer(() => ({ content: '  ' }));
+  const broken = await peer(() => ({ status: 500, error: 'model crashed' }));
+  for (const strategy of ['fallback', 'first_valid']) {
+    const llm = make('MultiLLM', {
+      strategy,
+      models: [
+        { type: 'LocalLLM', config: { base_url: quiet.url, model: 'quiet' } },
+        { type: 'LocalLLM', config: { base_url: alsoQuiet.url, model: 'also-quiet' } },
+      ],
+    });
+    const answer = await llm.ask(req('nothing happens'), never());
+    t.same(answer.toolCalls, [], `${strategy}: no tool call`);
+    t.notOk(answer.text?.trim(), `${strategy}: nothing said`);
+    const mixed = make('MultiLLM', {
+      strategy,
+      models: [
+        { type: 'LocalLLM', config: { base_url: quiet.url, model: 'quiet' } },
+        { type: 'LocalLLM', config: { base_url: broken.url, model: 'broken', retry: false } },
+      ],
+    });
+    const err = (await mixed.ask(req('nothing happens'), never()).catch((e: unknown) => e)) as Error;
+    t.equal(err.name, 'MultiLlmError', `${strategy}: a member that failed keeps it a failure`);
+  }
+});
+
 t.test('config schemas refuse bad blocks with clear paths', async (t) => {
   const local = plugins.llm('LocalLLM').schema.safeParse({ base_url: 'ftp://x' });
   t.notOk(local.success);

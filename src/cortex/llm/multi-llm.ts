@@ -40,11 +40,28 @@ interface Member {
   timeoutMs: number;
 }
 
+/** A member answered, with nothing to say and no tool to call: another member may still have something. */
+class EmptyAnswer extends CortexError {
+  constructor(readonly answer: LlmAnswer) {
+    super('llm_invalid_answer', 'empty answer');
+  }
+}
+
 async function askMember(member: Member, request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver): Promise<LlmAnswer> {
   const answer = await withTimeout(member.label, member.timeoutMs, signal, (s) => member.plugin.ask(request, s, observer));
   const reason = invalidReason(answer, request);
+  if (reason === 'empty answer') throw new EmptyAnswer(answer);
   if (reason) throw new CortexError('llm_invalid_answer', reason);
   return answer;
+}
+
+/**
+ * When every member answered and none had anything to say (a quiet room, nothing to do), that is the
+ * answer, not a failure: the first member's empty answer. Undefined when any member failed otherwise.
+ */
+function agreedNothing(errors: unknown[], members: number): LlmAnswer | undefined {
+  if (errors.length !== members || !errors.every((e) => e instanceof EmptyAnswer)) return undefined;
+  return (errors[0] as EmptyAnswer).answer;
 }
 
 /**
@@ -87,9 +104,10 @@ class StreamFloor {
   }
 }
 
-/** Tries members in order; the first valid answer is returned. A member whose answer already reached the observer is final. */
+/** Tries members in order; the first valid answer is returned (or, when every member answered empty, an empty one). A member whose answer already reached the observer is final. */
 export async function fallback(members: Member[], request: LlmRequest, signal: AbortSignal, observer?: AnswerObserver): Promise<LlmAnswer> {
   const failures: string[] = [];
+  const errors: unknown[] = [];
   const floor = new StreamFloor(observer);
   for (const [i, member] of members.entries()) {
     signal.throwIfAborted();
@@ -98,9 +116,12 @@ export async function fallback(members: Member[], request: LlmRequest, signal: A
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       failures.push(`${member.label}: ${describeError(err)}`);
+      errors.push(err);
       if (floor.heldBy(i)) break;
     }
   }
+  const nothing = agreedNothing(errors, members.length);
+  if (nothing) return nothing;
   throw new MultiLlmError(failures);
 }
 
@@ -116,6 +137,7 @@ export function firstValid(members: Member[], request: LlmRequest, signal: Abort
       controllers.forEach((c, j) => j !== winner && c.abort(new CortexError('llm_race_lost', 'another model answered first'))),
     );
     const failures: string[] = new Array(members.length);
+    const errors: unknown[] = [];
     let pending = members.length;
     let settled = false;
     const finish = () => {
@@ -139,6 +161,7 @@ export function firstValid(members: Member[], request: LlmRequest, signal: Abort
         },
         (err: unknown) => {
           failures[i] = `${member.label}: ${describeError(err)}`;
+          errors.push(err);
           if (floor.heldBy(i) && !settled) {
             finish();
             reject(new MultiLlmError(failures.filter(Boolean)));
@@ -146,7 +169,9 @@ export function firstValid(members: Member[], request: LlmRequest, signal: Abort
           }
           if (--pending === 0 && !settled) {
             finish();
-            reject(new MultiLlmError(failures));
+            const nothing = agreedNothing(errors, members.length);
+            if (nothing) resolve(nothing);
+            else reject(new MultiLlmError(failures));
           }
         },
       );
