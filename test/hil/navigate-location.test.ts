@@ -1,4 +1,4 @@
-// Proves navigate_location (OM1's unitree_go2_nav, translated): places from a map server in OM1's list shapes, a Nav2 goal over DDS to a real CycloneDDS peer whose status comes back, and the simulated body driving to a place and stopping when told.
+// Proves navigate_location (OM1's unitree_go2_nav, translated): places from a map server in OM1's list shapes, a Nav2 goal over DDS to a real CycloneDDS peer whose status comes back, a halt cancelling that goal through the action's cancel service (and saying so when nobody answers), and the simulated body driving to a place and stopping when told.
 import t from 'tap';
 import pino from 'pino';
 import { createServer } from 'node:http';
@@ -99,6 +99,61 @@ t.test('a robot: the goal reaches Nav2 (a CycloneDDS peer) as a PoseStamped in t
     message: 'no place "the moon" on the map; known places: Kitchen',
   });
   t.equal(server.hits(), 1, 'the list is fetched once per refresh interval');
+});
+
+/** Waits until a context value has navigation_status `s` (or 20 s). */
+async function statusSeen(c: { context: Array<Record<string, unknown>> }, s: string): Promise<void> {
+  const until = Date.now() + 20_000;
+  while (!c.context.some((v) => v.navigation_status === s) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+t.test("a halt cancels the goal Nav2 drives through the action's cancel service; Nav2 accepts and the goal ends CANCELED", async (t) => {
+  const nav2 = await startPeer('nav2', domain + 2, ['30']);
+  t.teardown(() => nav2.stop());
+  const c = ctx();
+  const connector = createNav2Connector({ robot: 'unitree_go2', binding: 'ros2', domain_id: domain + 2, locations: { hall: { x: 10, y: 0 } } }, c);
+  t.teardown(() => connector.stop());
+  await connector.run({ location: 'hall' }, new AbortController().signal);
+  await nav2.waitLine(/^goal /, 20_000);
+  await statusSeen(c, 'EXECUTING');
+  t.match(c.context.at(-1), { navigation_status: 'EXECUTING', navigating: true }, 'the goal is being driven (30 s)');
+  const began = Date.now();
+  await connector.halt!();
+  const took = Date.now() - began;
+  const cancel = await nav2.waitLine(/^cancel /, 5_000);
+  const [, guid, seq, uuid0, what] = cancel.split(' ');
+  t.ok(BigInt(guid!) > 0n, `the request carries rmw_cyclonedds's header: client guid ${guid}`);
+  t.equal(seq, '1', 'and the sequence number');
+  t.equal(uuid0, '0', 'a zero goal id: every goal is cancelled');
+  t.equal(what, 'answered');
+  t.ok(took < 1500, `halt resolved promptly (${took} ms)`);
+  t.match(c.lines.at(-1), /^\[navigate\] halt: Nav2 accepted the cancel of hall \(ERROR_NONE; 1 goal\(s\) canceling\)$/);
+  await statusSeen(c, 'CANCELED');
+  t.match(c.context.at(-1), { navigation_status: 'CANCELED', navigating: false, navigation_goal: 'hall' }, 'the goal ended');
+  t.ok(await nav2.waitLine(/^canceled$/, 5_000), 'the peer stopped driving the goal');
+  const lines = c.lines.length;
+  await connector.halt!();
+  t.equal(c.lines.length, lines, 'a halt after the goal ended sends nothing more');
+});
+
+t.test('a Nav2 that does not answer cancels: halt still resolves within its wait and says plainly that nobody answered', async (t) => {
+  const nav2 = await startPeer('nav2', domain + 3, ['30', 'mute']);
+  t.teardown(() => nav2.stop());
+  const c = ctx();
+  const connector = createNav2Connector({ robot: 'unitree_go2', binding: 'ros2', domain_id: domain + 3, locations: { hall: { x: 10, y: 0 } } }, c);
+  t.teardown(() => connector.stop());
+  await connector.run({ location: 'hall' }, new AbortController().signal);
+  await statusSeen(c, 'EXECUTING');
+  const began = Date.now();
+  await connector.halt!();
+  const took = Date.now() - began;
+  t.ok(took >= 900 && took < 2000, `halt waited its second and resolved (${took} ms)`);
+  t.match(await nav2.waitLine(/^cancel /, 5_000), / ignored$/, 'the request reached the peer, which kept quiet');
+  t.match(
+    c.lines.at(-1),
+    /^\[navigate\] halt: NO ANSWER from Nav2's \/navigate_to_pose\/_action\/cancel_goal within 1 s \(it did not answer\): the goal hall may still be driven; stop the robot on its own controls$/,
+  );
+  t.match(c.context.at(-1), { navigation_status: 'EXECUTING' }, 'nothing claims the goal ended');
 });
 
 t.test('no map server: a clear error naming it; no Nav2: the goal is not sent, and says why', async (t) => {
