@@ -154,6 +154,12 @@ t.test('a Nav2 that does not answer cancels: halt still resolves within its wait
     /^\[navigate\] halt: NO ANSWER from Nav2's \/navigate_to_pose\/_action\/cancel_goal within 1 s \(it did not answer\): the goal hall may still be driven; stop the robot on its own controls$/,
   );
   t.match(c.context.at(-1), { navigation_status: 'EXECUTING' }, 'nothing claims the goal ended');
+  await nav2.stop();
+  const until = Date.now() + 10_000;
+  while (nav2.child.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 300));
+  await connector.halt!();
+  t.match(c.lines.at(-1), /NO ANSWER from Nav2's .* within 1 s \(no cancel service is there\)/, 'Nav2 gone: said so, by name');
 });
 
 t.test('no map server: a clear error naming it; no Nav2: the goal is not sent, and says why', async (t) => {

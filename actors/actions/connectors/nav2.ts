@@ -249,8 +249,11 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
       if (!goal || last === 'SUCCEEDED' || last === 'CANCELED' || last === 'ABORTED') return;
       const name = goal;
       const seq = ++sequence;
+      const deadline = Date.now() + CANCEL_WAIT_MS;
+      // A cancel service not matched yet (discovery still under way) would lose the request: wait for it within the same budget.
+      while (cancelRequests.matched$.value === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       const reply = new Promise<CancelReply | undefined>((resolve) => {
-        const timer = setTimeout(() => (s.unsubscribe(), resolve(undefined)), CANCEL_WAIT_MS);
+        const timer = setTimeout(() => (s.unsubscribe(), resolve(undefined)), Math.max(0, deadline - Date.now()));
         const s = cancelReplies.messages$.subscribe((r) => {
           if (r.client_guid !== clientGuid || r.sequence_number !== seq) return;
           clearTimeout(timer);
