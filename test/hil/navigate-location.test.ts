@@ -1,4 +1,4 @@
-// Proves navigate_location (OM1's unitree_go2_nav, translated): places from a map server in OM1's list shapes, a Nav2 goal over DDS to a real CycloneDDS peer whose status comes back, a halt cancelling that goal through the action's cancel service (and saying so when nobody answers), and the simulated body driving to a place and stopping when told.
+// Proves navigate_location (OM1's unitree_go2_nav, translated): places from a map server in OM1's list shapes, a Nav2 goal over DDS to a real CycloneDDS peer whose status comes back, a halt (direct, and the whole agent's e-stop) cancelling that goal through the action's cancel service (and saying so when nobody answers), and the simulated body driving to a place and stopping when told.
 import t from 'tap';
 import pino from 'pino';
 import { createServer } from 'node:http';
@@ -9,6 +9,18 @@ import { BodyBoard } from '../../src/cortex/bodies.js';
 import { SimBody } from '../../devices/body/sim-body.js';
 import { translateAction } from '../../src/compat/om1/names.js';
 import { freshDomain, startPeer, useLoopback } from '../helpers/dds-peers.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { Agent } from '../../actors/agent.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
+import type { AgentEvent } from '../../src/cortex/events.js';
+import type { LlmSpec } from '../../src/cortex/plugins.js';
+import { createLogger } from '../../src/log.js';
+import { requireBuild } from '../helpers/requires.js';
+import { until } from '../helpers/wait.js';
 
 const domain = freshDomain() + 7;
 useLoopback(domain);
@@ -160,6 +172,85 @@ t.test('a Nav2 that does not answer cancels: halt still resolves within its wait
   await new Promise((r) => setTimeout(r, 300));
   await connector.halt!();
   t.match(c.lines.at(-1), /NO ANSWER from Nav2's .* within 1 s \(no cancel service is there\)/, 'Nav2 gone: said so, by name');
+});
+
+/** A model that sends the robot to the hall when told "go". */
+const toHall: LlmSpec = {
+  type: 'ScriptedLLM',
+  description: 'test model',
+  schema: z.looseObject({}),
+  needs: () => [],
+  create: () => ({
+    type: 'ScriptedLLM',
+    async ask(request) {
+      const user = String(request.messages.findLast((m) => m.role === 'user')?.content ?? '');
+      if (/\bgo\b/.test(user)) return { toolCalls: [{ name: 'navigate_location', arguments: { location: 'hall' } }], model: 'scripted', latencyMs: 1 };
+      return { toolCalls: [], model: 'scripted', latencyMs: 1 };
+    },
+  }),
+};
+
+t.test("the governor's e-stop cancels the goal Nav2 drives (the whole agent: model, action, governor)", async (t) => {
+  requireBuild();
+  const nav2 = await startPeer('nav2', domain + 4, ['30']);
+  t.teardown(() => nav2.stop());
+  const config = AgentConfig.parse({
+    version: 'v1.0.5',
+    name: 'nav',
+    default_mode: 'drive',
+    allow_manual_switching: true,
+    mode_memory_enabled: false,
+    api_key: '',
+    system_governance: '',
+    cortex_llm: { type: 'ScriptedLLM', config: {} },
+    modes: {
+      drive: {
+        display_name: 'Drive',
+        description: 'd',
+        system_prompt_base: 'you drive',
+        hertz: 20,
+        agent_inputs: [{ type: 'TextInput', config: { source: 'stdin', descriptor: 'Voice' } }],
+        agent_actions: [
+          {
+            name: 'navigate_location',
+            llm_label: 'navigate_location',
+            connector: 'nav2',
+            config: { robot: 'unitree_go2', binding: 'ros2', domain_id: domain + 4, locations: { hall: { x: 10, y: 0 } } },
+          },
+        ],
+      },
+    },
+    safety: { estop_socket: { enabled: false }, deadman_seconds: 600 },
+  });
+  const loaded = { file: 'x', configName: 'nav', legacy: false, config, apiKey: '', addresses: {}, warnings: [] } as unknown as LoadedConfig;
+  const lines: string[] = [];
+  const agent = new Agent({
+    loaded,
+    plugins: await resolvePlugins(withPlugins(builtinPlugins, { llms: [toHall] }), loaded.config),
+    logger: createLogger({ level: 'silent', pretty: false }),
+    stateDir: mkdtempSync(join(tmpdir(), 'cortexd-nav-state-')),
+    memory: false,
+    runtimeDir: false,
+    shutdownBudgetMs: 2000,
+    closeBudgetMs: 2000,
+    write: (l) => lines.push(l),
+  });
+  const events: AgentEvent[] = [];
+  agent.bus.events$.subscribe((e) => events.push(e));
+  t.teardown(async () => {
+    agent.stop('test over');
+    await agent.done;
+  });
+  agent.start();
+  await until('the first tick', () => events.find((e) => e.type === 'tick'), 10_000);
+  agent.pushText('go to the hall');
+  await nav2.waitLine(/^goal /, 20_000);
+  await until('EXECUTING', () => lines.find((l) => /hall: EXECUTING/.test(l)), 10_000);
+  agent.estop('test e-stop', 'test');
+  t.match(await nav2.waitLine(/^cancel /, 5_000), / 0 answered$/, 'the cancel of every goal reached Nav2');
+  t.ok(await nav2.waitLine(/^canceled$/, 5_000), 'Nav2 stopped driving the goal');
+  t.ok(await until('the halt says so', () => lines.find((l) => /halt: Nav2 accepted the cancel of hall/.test(l)), 5_000));
+  t.ok(await until('CANCELED', () => lines.find((l) => /hall: CANCELED/.test(l)), 5_000));
 });
 
 t.test('no map server: a clear error naming it; no Nav2: the goal is not sent, and says why', async (t) => {
