@@ -43,6 +43,17 @@ for (const [name, text] of Object.entries(UNITREE_MSGS)) {
 
 const common = ros2jazzy as Record<string, MessageDefinition>;
 
+/**
+ * The service halves this runtime calls, as rmw_cyclonedds puts them on the wire: its request header
+ * (`cdds_request_header_t`: the client's guid as uint64, the sequence number as int64) first, then the
+ * request or response of the .srv (action_msgs/srv/CancelGoal.srv). Keys are `pkg/srv/Name_Request`.
+ */
+const RMW_REQUEST_HEADER = 'uint64 client_guid\nint64 sequence_number\n';
+const SERVICES: Record<string, string> = {
+  'action_msgs/srv/CancelGoal_Request': `${RMW_REQUEST_HEADER}action_msgs/GoalInfo goal_info\n`,
+  'action_msgs/srv/CancelGoal_Response': `${RMW_REQUEST_HEADER}int8 return_code\naction_msgs/GoalInfo[] goals_canceling\n`,
+};
+
 /** Every known message type, for error messages and `schema`. */
 export function knownTypes(): string[] {
   return [...Object.keys(common), ...extra.keys()].sort();
@@ -53,7 +64,8 @@ function definitionsOf(rosType: string): MessageDefinition[] {
   const key = shortType(rosType);
   const own = extra.get(key);
   if (own) return own;
-  const root = common[key];
+  const service = SERVICES[rosType.trim()];
+  const root = service ? { name: rosType.trim(), definitions: parse(service, { ros2: true, skipTypeFixup: true })[0]!.definitions } : common[key];
   if (!root) {
     const near = knownTypes().filter((t) => t.endsWith(`/${key.split('/').pop()}`));
     throw new DdsError(
@@ -61,8 +73,8 @@ function definitionsOf(rosType: string): MessageDefinition[] {
       `unknown ROS 2 message type "${rosType}"${near.length ? ` (did you mean ${near.slice(0, 3).join(', ')}?)` : ''}: the known types are ROS 2 Jazzy's common_interfaces and Unitree's unitree_go/unitree_api`,
     );
   }
-  const out: MessageDefinition[] = [{ ...root, name: key }];
-  const seen = new Set([key]);
+  const out: MessageDefinition[] = [{ ...root, name: service ? rosType.trim() : key }];
+  const seen = new Set([out[0]!.name!]);
   for (let i = 0; i < out.length; i++) {
     for (const f of out[i]!.definitions) {
       if (!f.isComplex || seen.has(f.type)) continue;
@@ -101,9 +113,11 @@ export function codecOf(rosType: string): RosCodec {
   const reader = new MessageReader(definitions);
   const writer = new MessageWriter(definitions);
   const [pkg, name] = key.split('/');
+  const srv = SERVICES[rosType.trim()] ? /^(\w+)\/srv\/(\w+)$/.exec(rosType.trim()) : null;
   const codec: RosCodec = {
-    rosType: `${pkg}/msg/${name}`,
-    ddsType: ddsTypeName(key),
+    rosType: srv ? rosType.trim() : `${pkg}/msg/${name}`,
+    // a service half: `action_msgs::srv::dds_::CancelGoal_Request_`, as rmw_cyclonedds names it
+    ddsType: srv ? `${srv[1]}::srv::dds_::${srv[2]}_` : ddsTypeName(key),
     definitions,
     schemaText: schemaTextOf(definitions),
     decode: (cdr) => reader.readMessage(cdr),

@@ -1,4 +1,4 @@
-// Proves navigate_location (OM1's unitree_go2_nav, translated): places from a map server in OM1's list shapes, a Nav2 goal over DDS to a real CycloneDDS peer whose status comes back, and the simulated body driving to a place and stopping when told.
+// Proves navigate_location (OM1's unitree_go2_nav, translated): places from a map server in OM1's list shapes, a Nav2 goal over DDS to a real CycloneDDS peer whose status comes back, a halt (direct, and the whole agent's e-stop) cancelling that goal through the action's cancel service (and saying so when nobody answers), and the simulated body driving to a place and stopping when told.
 import t from 'tap';
 import pino from 'pino';
 import { createServer } from 'node:http';
@@ -9,6 +9,18 @@ import { BodyBoard } from '../../src/cortex/bodies.js';
 import { SimBody } from '../../devices/body/sim-body.js';
 import { translateAction } from '../../src/compat/om1/names.js';
 import { freshDomain, startPeer, useLoopback } from '../helpers/dds-peers.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { Agent } from '../../actors/agent.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
+import type { AgentEvent } from '../../src/cortex/events.js';
+import type { LlmSpec } from '../../src/cortex/plugins.js';
+import { createLogger } from '../../src/log.js';
+import { requireBuild } from '../helpers/requires.js';
+import { until } from '../helpers/wait.js';
 
 const domain = freshDomain() + 7;
 useLoopback(domain);
@@ -99,6 +111,146 @@ t.test('a robot: the goal reaches Nav2 (a CycloneDDS peer) as a PoseStamped in t
     message: 'no place "the moon" on the map; known places: Kitchen',
   });
   t.equal(server.hits(), 1, 'the list is fetched once per refresh interval');
+});
+
+/** Waits until a context value has navigation_status `s` (or 20 s). */
+async function statusSeen(c: { context: Array<Record<string, unknown>> }, s: string): Promise<void> {
+  const until = Date.now() + 20_000;
+  while (!c.context.some((v) => v.navigation_status === s) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+t.test("a halt cancels the goal Nav2 drives through the action's cancel service; Nav2 accepts and the goal ends CANCELED", async (t) => {
+  const nav2 = await startPeer('nav2', domain + 2, ['30']);
+  t.teardown(() => nav2.stop());
+  const c = ctx();
+  const connector = createNav2Connector({ robot: 'unitree_go2', binding: 'ros2', domain_id: domain + 2, locations: { hall: { x: 10, y: 0 } } }, c);
+  t.teardown(() => connector.stop());
+  await connector.run({ location: 'hall' }, new AbortController().signal);
+  await nav2.waitLine(/^goal /, 20_000);
+  await statusSeen(c, 'EXECUTING');
+  t.match(c.context.at(-1), { navigation_status: 'EXECUTING', navigating: true }, 'the goal is being driven (30 s)');
+  const began = Date.now();
+  await connector.halt!();
+  const took = Date.now() - began;
+  const cancel = await nav2.waitLine(/^cancel /, 5_000);
+  const [, guid, seq, uuid0, what] = cancel.split(' ');
+  t.ok(BigInt(guid!) > 0n, `the request carries rmw_cyclonedds's header: client guid ${guid}`);
+  t.equal(seq, '1', 'and the sequence number');
+  t.equal(uuid0, '0', 'a zero goal id: every goal is cancelled');
+  t.equal(what, 'answered');
+  t.ok(took < 1500, `halt resolved promptly (${took} ms)`);
+  t.match(c.lines.at(-1), /^\[navigate\] halt: Nav2 accepted the cancel of hall \(ERROR_NONE; 1 goal\(s\) canceling\)$/);
+  await statusSeen(c, 'CANCELED');
+  t.match(c.context.at(-1), { navigation_status: 'CANCELED', navigating: false, navigation_goal: 'hall' }, 'the goal ended');
+  t.ok(await nav2.waitLine(/^canceled$/, 5_000), 'the peer stopped driving the goal');
+  const lines = c.lines.length;
+  await connector.halt!();
+  t.equal(c.lines.length, lines, 'a halt after the goal ended sends nothing more');
+});
+
+t.test('a Nav2 that does not answer cancels: halt still resolves within its wait and says plainly that nobody answered', async (t) => {
+  const nav2 = await startPeer('nav2', domain + 3, ['30', 'mute']);
+  t.teardown(() => nav2.stop());
+  const c = ctx();
+  const connector = createNav2Connector({ robot: 'unitree_go2', binding: 'ros2', domain_id: domain + 3, locations: { hall: { x: 10, y: 0 } } }, c);
+  t.teardown(() => connector.stop());
+  await connector.run({ location: 'hall' }, new AbortController().signal);
+  await statusSeen(c, 'EXECUTING');
+  const began = Date.now();
+  await connector.halt!();
+  const took = Date.now() - began;
+  t.ok(took >= 900 && took < 2000, `halt waited its second and resolved (${took} ms)`);
+  t.match(await nav2.waitLine(/^cancel /, 5_000), / ignored$/, 'the request reached the peer, which kept quiet');
+  t.match(
+    c.lines.at(-1),
+    /^\[navigate\] halt: NO ANSWER from Nav2's \/navigate_to_pose\/_action\/cancel_goal within 1 s \(it did not answer\): the goal hall may still be driven; stop the robot on its own controls$/,
+  );
+  t.match(c.context.at(-1), { navigation_status: 'EXECUTING' }, 'nothing claims the goal ended');
+  await nav2.stop();
+  const until = Date.now() + 10_000;
+  while (nav2.child.exitCode === null && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 300));
+  await connector.halt!();
+  t.match(c.lines.at(-1), /NO ANSWER from Nav2's .* within 1 s \(no cancel service is there\)/, 'Nav2 gone: said so, by name');
+});
+
+/** A model that sends the robot to the hall when told "go". */
+const toHall: LlmSpec = {
+  type: 'ScriptedLLM',
+  description: 'test model',
+  schema: z.looseObject({}),
+  needs: () => [],
+  create: () => ({
+    type: 'ScriptedLLM',
+    async ask(request) {
+      const user = String(request.messages.findLast((m) => m.role === 'user')?.content ?? '');
+      if (/\bgo\b/.test(user)) return { toolCalls: [{ name: 'navigate_location', arguments: { location: 'hall' } }], model: 'scripted', latencyMs: 1 };
+      return { toolCalls: [], model: 'scripted', latencyMs: 1 };
+    },
+  }),
+};
+
+t.test("the governor's e-stop cancels the goal Nav2 drives (the whole agent: model, action, governor)", async (t) => {
+  requireBuild();
+  const nav2 = await startPeer('nav2', domain + 4, ['30']);
+  t.teardown(() => nav2.stop());
+  const config = AgentConfig.parse({
+    version: 'v1.0.5',
+    name: 'nav',
+    default_mode: 'drive',
+    allow_manual_switching: true,
+    mode_memory_enabled: false,
+    api_key: '',
+    system_governance: '',
+    cortex_llm: { type: 'ScriptedLLM', config: {} },
+    modes: {
+      drive: {
+        display_name: 'Drive',
+        description: 'd',
+        system_prompt_base: 'you drive',
+        hertz: 20,
+        agent_inputs: [{ type: 'TextInput', config: { source: 'stdin', descriptor: 'Voice' } }],
+        agent_actions: [
+          {
+            name: 'navigate_location',
+            llm_label: 'navigate_location',
+            connector: 'nav2',
+            config: { robot: 'unitree_go2', binding: 'ros2', domain_id: domain + 4, locations: { hall: { x: 10, y: 0 } } },
+          },
+        ],
+      },
+    },
+    safety: { estop_socket: { enabled: false }, deadman_seconds: 600 },
+  });
+  const loaded = { file: 'x', configName: 'nav', legacy: false, config, apiKey: '', addresses: {}, warnings: [] } as unknown as LoadedConfig;
+  const lines: string[] = [];
+  const agent = new Agent({
+    loaded,
+    plugins: await resolvePlugins(withPlugins(builtinPlugins, { llms: [toHall] }), loaded.config),
+    logger: createLogger({ level: 'silent', pretty: false }),
+    stateDir: mkdtempSync(join(tmpdir(), 'cortexd-nav-state-')),
+    memory: false,
+    runtimeDir: false,
+    shutdownBudgetMs: 2000,
+    closeBudgetMs: 2000,
+    write: (l) => lines.push(l),
+  });
+  const events: AgentEvent[] = [];
+  agent.bus.events$.subscribe((e) => events.push(e));
+  t.teardown(async () => {
+    agent.stop('test over');
+    await agent.done;
+  });
+  agent.start();
+  await until('the first tick', () => events.find((e) => e.type === 'tick'), 10_000);
+  agent.pushText('go to the hall');
+  await nav2.waitLine(/^goal /, 20_000);
+  await until('EXECUTING', () => lines.find((l) => /hall: EXECUTING/.test(l)), 10_000);
+  agent.estop('test e-stop', 'test');
+  t.match(await nav2.waitLine(/^cancel /, 5_000), / 0 answered$/, 'the cancel of every goal reached Nav2');
+  t.ok(await nav2.waitLine(/^canceled$/, 5_000), 'Nav2 stopped driving the goal');
+  t.ok(await until('the halt says so', () => lines.find((l) => /halt: Nav2 accepted the cancel of hall/.test(l)), 5_000));
+  t.ok(await until('CANCELED', () => lines.find((l) => /hall: CANCELED/.test(l)), 5_000));
 });
 
 t.test('no map server: a clear error naming it; no Nav2: the goal is not sent, and says why', async (t) => {

@@ -55,3 +55,22 @@ t.test('the ros2msg schema text names the dependencies after MSG: lines', async 
   t.match(s, /MSG: geometry_msgs\/PoseWithCovariance\n/);
   t.match(s, /float64\[36\] covariance/);
 });
+
+t.test("Nav2's cancel service halves: rmw_cyclonedds's request header (client guid, sequence number) before the .srv fields", async (t) => {
+  const rq = codecOf('action_msgs/srv/CancelGoal_Request');
+  t.equal(rq.ddsType, 'action_msgs::srv::dds_::CancelGoal_Request_');
+  const bytes = rq.encode({ client_guid: 0x0102030405060708n, sequence_number: 3n });
+  t.equal(bytes.length, 4 + 8 + 8 + 16 + 8, 'header, guid, seq, a zero goal id and stamp (cancel every goal)');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  t.equal(view.getBigUint64(4, true), 0x0102030405060708n);
+  t.equal(view.getBigInt64(12, true), 3n);
+  t.ok(bytes.slice(20).every((b) => b === 0));
+  const rp = codecOf('action_msgs/srv/CancelGoal_Response');
+  t.equal(rp.ddsType, 'action_msgs::srv::dds_::CancelGoal_Response_');
+  t.match(rp.decode(rp.encode({ client_guid: 5n, sequence_number: 2n, return_code: 0, goals_canceling: [{}] })), {
+    client_guid: 5n,
+    sequence_number: 2n,
+    return_code: 0,
+    goals_canceling: [{ goal_id: {}, stamp: { sec: 0 } }],
+  });
+});

@@ -1,4 +1,5 @@
 // The `nav2` connector of navigate_location: finds a named place (the file's list or a map server's) and goes there: the simulated body drives, a robot gets a Nav2 goal over DDS.
+import { randomBytes } from 'node:crypto';
 import { CortexError, describeError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { NavigateConnectorOptions } from '../../../src/plugins/schemas/navigate.js';
@@ -17,6 +18,27 @@ export interface Place {
 
 /** Nav2's action status codes (action_msgs/GoalStatus). */
 export const GOAL_STATUS: Record<number, string> = { 0: 'UNKNOWN', 1: 'ACCEPTED', 2: 'EXECUTING', 3: 'CANCELING', 4: 'SUCCEEDED', 5: 'CANCELED', 6: 'ABORTED' };
+
+/** The return codes of Nav2's cancel service (action_msgs/srv/CancelGoal). */
+export const CANCEL_RETURN: Record<number, string> = { 0: 'ERROR_NONE', 1: 'ERROR_REJECTED', 2: 'ERROR_UNKNOWN_GOAL_ID', 3: 'ERROR_GOAL_TERMINATED' };
+
+/** How long halt waits for Nav2's answer to its cancel request. */
+export const CANCEL_WAIT_MS = 1000;
+
+/** The action a status topic belongs to: `/navigate_to_pose/_action/status` -> `navigate_to_pose`. */
+export function actionOf(statusTopic: string): string {
+  return statusTopic
+    .replace(/^rt\//, '')
+    .replace(/^\/+/, '')
+    .replace(/\/_action\/status$/, '');
+}
+
+interface CancelReply {
+  client_guid: bigint;
+  sequence_number: bigint;
+  return_code: number;
+  goals_canceling: unknown[];
+}
 
 /** Phrases a model puts before a place's name ("go to the kitchen"): taken off, as OM1's navigation connector does. */
 const PREFIXES = ['go to the ', 'go to ', 'navigate to the ', 'navigate to ', 'move to the ', 'move to ', 'take me to the ', 'take me to '];
@@ -85,7 +107,9 @@ function hold(ms: number, signal: AbortSignal): Promise<void> {
  * `sim`: the simulated body turns toward the place, drives there over distance / sim_speed_mps (at most
  * 10 s; a halt or a newer command stops it where it is) and turns to the place's heading.
  * `ros2`/`unitree_dds`: one PoseStamped goal on goal_topic (waiting for Nav2's subscriber as ros2_publish
- * does); the goal's action status topic sets `navigation_status` and `navigating` as it changes.
+ * does); the goal's action status topic sets `navigation_status` and `navigating` as it changes. A halt
+ * calls the action's cancel service over DDS as an rmw_cyclonedds client does (every goal: a zero goal
+ * id and stamp) and says whether Nav2 accepted within CANCEL_WAIT_MS.
  */
 export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector => {
   const o = NavigateConnectorOptions.parse(raw ?? {});
@@ -169,6 +193,20 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
   const writer = participant.writer<unknown>(ddsTopic(o.goal_topic), 'geometry_msgs/msg/PoseStamped', { reliable: true, depth: 1 });
   const reader = participant.reader<{ status_list: Array<{ status: number }> }>(ddsTopic(o.status_topic), 'action_msgs/msg/GoalStatusArray');
   const where = `${o.goal_topic} (geometry_msgs/PoseStamped) on DDS domain ${participant.domain}`;
+  // The action's cancel service, as rmw_cyclonedds names its topics (reliable, keep last 10: ROS 2's service QoS).
+  const action = actionOf(o.status_topic);
+  const cancelService = `/${action}/_action/cancel_goal`;
+  const cancelRequests = participant.writer<unknown>(`rq/${action}/_action/cancel_goalRequest`, 'action_msgs/srv/CancelGoal_Request', {
+    reliable: true,
+    depth: 10,
+  });
+  const cancelReplies = participant.reader<CancelReply>(`rr/${action}/_action/cancel_goalReply`, 'action_msgs/srv/CancelGoal_Response', {
+    reliable: true,
+    depth: 10,
+  });
+  // This client's id in rmw_cyclonedds's request header: Nav2's reply carries it back with the sequence number.
+  const clientGuid = BigInt.asUintN(64, BigInt(`0x${randomBytes(8).toString('hex')}`));
+  let sequence = 0n;
   let goal: string | undefined;
   let last: string | undefined;
   const sub = reader.messages$.subscribe((m) => {
@@ -203,19 +241,52 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
       ctx.write(`[navigate] goal ${place.name}: x ${place.x} m, y ${place.y} m, heading ${Math.round(place.heading)} deg on ${o.goal_topic}`);
     },
     /**
-     * Nav2 cancels a goal through its action's cancel service, which this runtime does not call: the
-     * governor refuses new goals, and this says plainly that the running one goes on (docs/om1.md).
+     * Cancels every goal Nav2 drives through its action's cancel service (a zero goal id and stamp),
+     * waits at most CANCEL_WAIT_MS for the answer and says on the terminal whether Nav2 accepted it.
+     * Resolves in every case: no answer is said as such, never taken for a cancel.
      */
     async halt() {
       if (!goal || last === 'SUCCEEDED' || last === 'CANCELED' || last === 'ABORTED') return;
-      ctx.logger.warn(
-        { goal },
-        `halt: the Nav2 goal ${goal} is not cancelled (its cancel service is not called from here); stop the robot on its own controls`,
-      );
-      ctx.write(`[navigate] halt: the Nav2 goal ${goal} is NOT cancelled by this runtime; stop the robot on its own controls`);
+      const name = goal;
+      const seq = ++sequence;
+      const deadline = Date.now() + CANCEL_WAIT_MS;
+      // A cancel service not matched yet (discovery still under way) would lose the request: wait for it within the same budget.
+      while (cancelRequests.matched$.value === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const reply = new Promise<CancelReply | undefined>((resolve) => {
+        const timer = setTimeout(() => (s.unsubscribe(), resolve(undefined)), Math.max(0, deadline - Date.now()));
+        const s = cancelReplies.messages$.subscribe((r) => {
+          if (r.client_guid !== clientGuid || r.sequence_number !== seq) return;
+          clearTimeout(timer);
+          s.unsubscribe();
+          resolve(r);
+        });
+      });
+      try {
+        cancelRequests.publish({ client_guid: clientGuid, sequence_number: seq, goal_info: {} });
+      } catch (err) {
+        ctx.logger.error({ goal: name, err: describeError(err) }, `halt: the cancel request to ${cancelService} could not be sent`);
+      }
+      const r = await reply;
+      if (!r) {
+        const why = cancelRequests.matched$.value === 0 ? 'no cancel service is there' : 'it did not answer';
+        ctx.logger.error({ goal: name, service: cancelService }, `halt: Nav2 did not answer the cancel of ${name} within ${CANCEL_WAIT_MS} ms (${why})`);
+        ctx.write(
+          `[navigate] halt: NO ANSWER from Nav2's ${cancelService} within ${CANCEL_WAIT_MS / 1000} s (${why}): the goal ${name} may still be driven; stop the robot on its own controls`,
+        );
+        return;
+      }
+      const code = CANCEL_RETURN[r.return_code] ?? `code ${r.return_code}`;
+      if (r.return_code === 0) {
+        ctx.write(`[navigate] halt: Nav2 accepted the cancel of ${name} (${code}; ${r.goals_canceling.length} goal(s) canceling)`);
+        return;
+      }
+      ctx.logger.error({ goal: name, return_code: r.return_code }, `halt: Nav2 refused the cancel of ${name} (${code})`);
+      ctx.write(`[navigate] halt: Nav2 did NOT accept the cancel of ${name} (${code}); stop the robot on its own controls`);
     },
     async stop() {
       sub.unsubscribe();
+      cancelReplies.close();
+      cancelRequests.close();
       reader.close();
       writer.close();
       untap?.();
