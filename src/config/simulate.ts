@@ -59,7 +59,10 @@ function simulateInput(e: unknown, path: string, at: Note): void {
     at(path, `${type} camera -> synthetic frames`);
   } else if (type === 'GpsInput') {
     c.binding = 'mock';
-    at(path, `GpsInput serial port ${String(c.serial_port ?? c.path ?? '/dev/ttyACM0')} -> a simulated receiver with a fix, standing still (NMEA every second)`);
+    at(
+      path,
+      `GpsInput serial port ${String(c.serial_port ?? c.path ?? '/dev/ttyACM0')} -> a simulated receiver with a fix, standing still (NMEA every second)`,
+    );
   } else if (SERIAL_INPUTS.has(type)) {
     c.binding = 'mock';
     at(path, `${type} serial port ${String(c.serial_port ?? c.path ?? '(default)')} -> a mock port`);

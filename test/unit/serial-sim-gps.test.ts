@@ -5,16 +5,19 @@ import { parseNmea } from '../../devices/nmea.js';
 import { SIMULATED_FIX, simulateGpsReceivers, simulatedNmea } from '../../devices/serial-sim-gps.js';
 
 t.test('GGA and RMC of a fix standing still, as the GPS input parses them', async (t) => {
-  const lines = simulatedNmea(new Date(Date.UTC(2026, 10, 29, 9, 5, 7))).trim().split('\r\n');
+  const lines = simulatedNmea(new Date(Date.UTC(2026, 10, 29, 9, 5, 7)))
+    .trim()
+    .split('\r\n');
   t.equal(lines.length, 2);
-  const [gga, rmc] = lines.map((l) => parseNmea(l));
-  t.match(gga, { type: 'GGA', quality: 1, satellites: 8, altitudeM: 12 }, lines[0]);
-  t.match(rmc, { type: 'RMC', valid: true, date: '291126' }, lines[1]);
+  const [ggaLine = '', rmcLine = ''] = lines;
+  const [gga, rmc] = [parseNmea(ggaLine), parseNmea(rmcLine)];
+  t.match(gga, { type: 'GGA', quality: 1, satellites: 8, altitudeM: 12 }, ggaLine);
+  t.match(rmc, { type: 'RMC', valid: true, date: '291126' }, rmcLine);
   const g = gga as { lat: number; lon: number };
   t.ok(Math.abs(g.lat - SIMULATED_FIX.lat) < 1e-5, `latitude ${g.lat}`);
   t.ok(Math.abs(g.lon - SIMULATED_FIX.lon) < 1e-5, `longitude ${g.lon}`);
-  t.match(lines[0], /^\$GPGGA,090507\.00,/);
-  t.match(lines[1], /,291126,/, 'the date as ddmmyy');
+  t.match(ggaLine, /^\$GPGGA,090507\.00,/);
+  t.match(rmcLine, /,291126,/, 'the date as ddmmyy');
 });
 
 t.test('a mock port named sends sentences every second while open; another mock port stays silent', async (t) => {
