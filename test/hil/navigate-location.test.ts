@@ -12,15 +12,14 @@ import { freshDomain, startPeer, useLoopback } from '../helpers/dds-peers.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { Agent } from '../../actors/agent.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
-import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { createLogger } from '../../src/log.js';
 import { requireBuild } from '../helpers/requires.js';
 import { until } from '../helpers/wait.js';
+import { scriptedLlm } from '../helpers/plugins.js';
 
 const domain = freshDomain() + 7;
 useLoopback(domain);
@@ -175,20 +174,9 @@ t.test('a Nav2 that does not answer cancels: halt still resolves within its wait
 });
 
 /** A model that sends the robot to the hall when told "go". */
-const toHall: LlmSpec = {
-  type: 'ScriptedLLM',
-  description: 'test model',
-  schema: z.looseObject({}),
-  needs: () => [],
-  create: () => ({
-    type: 'ScriptedLLM',
-    async ask(request) {
-      const user = String(request.messages.findLast((m) => m.role === 'user')?.content ?? '');
-      if (/\bgo\b/.test(user)) return { toolCalls: [{ name: 'navigate_location', arguments: { location: 'hall' } }], model: 'scripted', latencyMs: 1 };
-      return { toolCalls: [], model: 'scripted', latencyMs: 1 };
-    },
-  }),
-};
+const toHall = scriptedLlm('ScriptedLLM', (user, _signal, { call, nothing }) =>
+  /\bgo\b/.test(user) ? call('navigate_location', { location: 'hall' }) : nothing,
+);
 
 t.test("the governor's e-stop cancels the goal Nav2 drives (the whole agent: model, action, governor)", async (t) => {
   requireBuild();

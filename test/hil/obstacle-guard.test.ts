@@ -3,42 +3,32 @@ import t, { type Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { Agent } from '../../actors/agent.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
-import type { LlmAnswer } from '../../src/cortex/llm.js';
-import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';
 import { simBody } from '../../devices/body/sim-body.js';
 import { createLogger } from '../../src/log.js';
 import { ptyPair } from '../helpers/socat-pty.js';
 import { startRplidarPeer } from '../helpers/rplidar-peer.js';
 import { until } from '../helpers/wait.js';
+import { scriptedLlm } from '../helpers/plugins.js';
 
 t.setTimeout(180_000);
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
 /** A model that does what the typed line says, whatever the free paths say: "go" walks forward, "turn" turns left. */
-const insistent: LlmSpec = {
-  type: 'InsistentLLM',
-  description: 'test model',
-  schema: z.looseObject({}),
-  needs: () => [],
-  create: () => ({
-    type: 'InsistentLLM',
-    ask(request): Promise<LlmAnswer> {
-      const user = String(request.messages.findLast((m) => m.role === 'user')?.content ?? '');
-      const move = (action: string): LlmAnswer => ({ toolCalls: [{ name: 'move', arguments: { action } }], model: 'insistent', latencyMs: 1 });
-      const said = user.split('\n').filter((l) => /^\s*(go|turn)\s*$/.test(l));
-      const last = said.at(-1)?.trim();
-      if (last === 'go') return Promise.resolve(move('walk forward'));
-      if (last === 'turn') return Promise.resolve(move('turn left'));
-      return Promise.resolve({ toolCalls: [], model: 'insistent', latencyMs: 1 });
-    },
-  }),
-};
+const insistent = scriptedLlm('InsistentLLM', (user, _signal, { call, nothing }) => {
+  const last = user
+    .split('\n')
+    .filter((l) => /^\s*(go|turn)\s*$/.test(l))
+    .at(-1)
+    ?.trim();
+  if (last === 'go') return call('move', { action: 'walk forward' });
+  if (last === 'turn') return call('move', { action: 'turn left' });
+  return nothing;
+});
 const registry = withPlugins(builtinPlugins, { llms: [insistent] });
 const STOP_M = 0.4;
 

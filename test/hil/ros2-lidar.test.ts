@@ -4,14 +4,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, take, timeout, toArray } from 'rxjs';
-import { z } from 'zod';
 import { Agent } from '../../actors/agent.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import { LidarConfig } from '../../src/config/lidar.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
-import type { LlmAnswer } from '../../src/cortex/llm.js';
-import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';
 import { createLogger } from '../../src/log.js';
 import { freePaths } from '../../src/lidar/paths.js';
@@ -19,6 +16,7 @@ import { DdsParticipant } from '../../devices/dds/participant.js';
 import { createRos2Lidar, scanOfLaserScan } from '../../devices/lidar/ros2-lidar.js';
 import { freshDomain, startPeer, useLoopback } from '../helpers/dds-peers.js';
 import { until } from '../helpers/wait.js';
+import { scriptedLlm } from '../helpers/plugins.js';
 
 t.setTimeout(240_000);
 const domain = freshDomain() + 7;
@@ -77,24 +75,9 @@ t.test('the source against a real DDS peer: no scan yet is a failed open that na
 });
 
 /** A model that walks forward whenever the typed line says "go", whatever the free paths say. */
-const insistent: LlmSpec = {
-  type: 'InsistentLLM',
-  description: 'test model',
-  schema: z.looseObject({}),
-  needs: () => [],
-  create: () => ({
-    type: 'InsistentLLM',
-    ask(request): Promise<LlmAnswer> {
-      const user = String(request.messages.findLast((m) => m.role === 'user')?.content ?? '');
-      const go = user.split('\n').some((l) => /^\s*go\s*$/.test(l));
-      return Promise.resolve(
-        go
-          ? { toolCalls: [{ name: 'move', arguments: { action: 'walk forward' } }], model: 'insistent', latencyMs: 1 }
-          : { toolCalls: [], model: 'insistent', latencyMs: 1 },
-      );
-    },
-  }),
-};
+const insistent = scriptedLlm('InsistentLLM', (user, _signal, { call, nothing }) =>
+  user.split('\n').some((l) => /^\s*go\s*$/.test(l)) ? call('move', { action: 'walk forward' }) : nothing,
+);
 
 const STOP_M = 0.4;
 

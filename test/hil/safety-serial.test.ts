@@ -4,14 +4,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { SerialPort, ReadlineParser } from 'serialport';
 import { Agent } from '../../actors/agent.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
-import type { LlmAnswer } from '../../src/cortex/llm.js';
-import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { createCloudClient } from '../../src/cloud/client.js';
 import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';
@@ -20,6 +17,7 @@ import { createLogger } from '../../src/log.js';
 import { startAgent, typeLines, workDir } from '../helpers/agent-process.js';
 import { requireBuild } from '../helpers/requires.js';
 import { until } from '../helpers/wait.js';
+import { scriptedLlm } from '../helpers/plugins.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -48,23 +46,12 @@ function controller(t: Test, path: string, silent: string[] = []): Promise<{ got
 }
 
 /** A model that reads the typed line: "go" walks forward, "turn" turns left, "hang" never answers (until aborted). */
-const scripted: LlmSpec = {
-  type: 'ScriptedLLM',
-  description: 'test model',
-  schema: z.looseObject({}),
-  needs: () => [],
-  create: () => ({
-    type: 'ScriptedLLM',
-    ask(request, signal): Promise<LlmAnswer> {
-      const user = String(request.messages.findLast((m) => m.role === 'user')?.content ?? '');
-      const move = (action: string): LlmAnswer => ({ toolCalls: [{ name: 'move', arguments: { action } }], model: 'scripted', latencyMs: 1 });
-      if (/\bgo\b/.test(user)) return Promise.resolve(move('walk forward'));
-      if (/\bturn\b/.test(user)) return Promise.resolve(move('turn left'));
-      if (/\bhang\b/.test(user)) return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
-      return Promise.resolve({ toolCalls: [], model: 'scripted', latencyMs: 1 });
-    },
-  }),
-};
+const scripted = scriptedLlm('ScriptedLLM', (user, signal, { call, nothing }) => {
+  if (/\bgo\b/.test(user)) return call('move', { action: 'walk forward' });
+  if (/\bturn\b/.test(user)) return call('move', { action: 'turn left' });
+  if (/\bhang\b/.test(user)) return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+  return nothing;
+});
 const registry = withPlugins(builtinPlugins, { llms: [scripted] });
 
 function loadedConfig(robot: string, safety: Record<string, unknown>, llm: Record<string, unknown> = { type: 'ScriptedLLM', config: {} }): LoadedConfig {

@@ -4,17 +4,16 @@ import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { Agent } from '../../actors/agent.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
-import type { LlmSpec } from '../../src/cortex/plugins.js';
 import { createLogger } from '../../src/log.js';
 import { findOnPath } from '../../src/which.js';
 import { MAIN } from '../helpers/agent-process.js';
 import { requireBuild } from '../helpers/requires.js';
 import { asOtherUser, otherUserEnv, readableCli } from '../helpers/readable-cli.js';
+import { scriptedLlm } from '../helpers/plugins.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;
 
@@ -23,16 +22,7 @@ const GROUP = 20;
 const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0 && findOnPath('setpriv') !== undefined;
 
-const walker: LlmSpec = {
-  type: 'WalkerLLM',
-  description: 'walks forward on every call',
-  schema: z.looseObject({}),
-  needs: () => [],
-  create: () => ({
-    type: 'WalkerLLM',
-    ask: async () => ({ toolCalls: [{ name: 'move', arguments: { action: 'walk forward' } }], model: 'walker', latencyMs: 1 }),
-  }),
-};
+const walker = scriptedLlm('WalkerLLM', (_user, _signal, { call }) => call('move', { action: 'walk forward' }), 'walks forward on every call');
 
 /** Runs `cortexd estop ...` (as `uid` with `groups` through setpriv, else as this user); resolves with its exit code and output. */
 function estop(
