@@ -1,5 +1,6 @@
 // The `body` connector of move: carries each move command out on the robot's body (the simulated body here; a robot over DDS in dds-body.ts).
 import type { ConnectorFactory } from '../../../src/cortex/action.js';
+import { abortableSleep } from '../../../src/cloud/retry.js';
 import { BodyConnectorOptions, DDS_BODY_BINDINGS } from '../../../src/plugins/schemas/body.js';
 import { createDdsBodyConnector } from './dds-body.js';
 import { simBody } from '../../../devices/body/sim-body.js';
@@ -8,16 +9,6 @@ import { SPEED_LIMIT_KEY, SpeedLimit } from '../../../src/safety/obstacle-view.j
 
 /** How often a walking body moves on: a walk is a motion over its command time, not a jump. */
 const STEP_MS = 50;
-
-/** Waits `ms` or until `signal` aborts (then rejects with its reason). */
-function hold(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => (signal.removeEventListener('abort', onAbort), resolve()), ms);
-    const onAbort = () => (clearTimeout(timer), reject(signal.reason));
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /**
  * A motion connector: the safety governor sits in front of it; `halt` makes the body stand still. A
@@ -41,7 +32,7 @@ export const createBodyConnector: ConnectorFactory = (raw, ctx) => {
     let s = body.read();
     for (let i = 0; i < steps; i++) {
       s = body.walk((metres / steps) * speed.scale(heading), what);
-      await hold(ms / steps, signal);
+      await abortableSleep(ms / steps, signal);
     }
     return s;
   };
@@ -58,7 +49,7 @@ export const createBodyConnector: ConnectorFactory = (raw, ctx) => {
       }
       const s = /left/.test(what) ? body.turn(o.turn_deg, what) : /right/.test(what) ? body.turn(-o.turn_deg, what) : body.pose(what);
       say(`${what}: x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
-      await hold(o.command_seconds * 1000, signal);
+      await abortableSleep(o.command_seconds * 1000, signal);
     },
     async stop() {},
     async halt() {

@@ -1,11 +1,13 @@
 // The `nav2` connector of navigate_location: finds a named place (the file's list or a map server's) and goes there: the simulated body drives, a robot gets a Nav2 goal over DDS.
 import { randomBytes } from 'node:crypto';
 import { CortexError, describeError } from '../../../src/errors.js';
+import { abortableSleep } from '../../../src/cloud/retry.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { NavigateConnectorOptions } from '../../../src/plugins/schemas/navigate.js';
 import { simBody } from '../../../devices/body/sim-body.js';
 import { DdsParticipant } from '../../../devices/dds/participant.js';
 import { ddsTopic } from '../../../devices/dds/ros2/base.js';
+import { whenMatched } from '../../../devices/dds/matched.js';
 import { MATCH_WAIT_MS } from './ros2-topic.js';
 
 /** A place on the map: metres, heading in degrees counter-clockwise (0: the map's x axis). */
@@ -92,16 +94,6 @@ export function parsePlaces(body: unknown): Place[] {
   throw new CortexError('navigate_places', `the map server's list is ${typeof data}, not places by name`);
 }
 
-/** Waits `ms` or until `signal` aborts. */
-function hold(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => (signal.removeEventListener('abort', onAbort), resolve()), ms);
-    const onAbort = () => (clearTimeout(timer), reject(signal.reason));
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
  * The connector. A command names a place; an unknown one fails with the known names (the model is told).
  * `sim`: the simulated body turns toward the place, drives there over distance / sim_speed_mps (at most
@@ -167,7 +159,7 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
             const ms = Math.min(10_000, (distance / o.sim_speed_mps) * 1000);
             const steps = Math.max(1, Math.round(ms / 100));
             for (let i = 0; i < steps; i++) {
-              await hold(ms / steps, signal);
+              await abortableSleep(ms / steps, signal);
               body.walk(distance / steps, `navigate to ${place.name}`);
             }
           }
@@ -223,12 +215,8 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
     async run(value, signal) {
       signal.throwIfAborted();
       const place = await find(String((value as { location?: unknown })?.location ?? ''), signal);
-      const deadline = Date.now() + MATCH_WAIT_MS;
-      while (writer.matched$.value === 0) {
-        if (Date.now() > deadline)
-          throw new CortexError('navigate_no_subscriber', `no subscriber of ${where} within ${MATCH_WAIT_MS / 1000} s (is Nav2 running?); no goal was sent`);
-        await hold(50, signal);
-      }
+      if (!(await whenMatched(writer.matched$, MATCH_WAIT_MS, signal)))
+        throw new CortexError('navigate_no_subscriber', `no subscriber of ${where} within ${MATCH_WAIT_MS / 1000} s (is Nav2 running?); no goal was sent`);
       const now = Date.now();
       const half = (place.heading * Math.PI) / 360;
       writer.publish({
@@ -251,7 +239,7 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
       const seq = ++sequence;
       const deadline = Date.now() + CANCEL_WAIT_MS;
       // A cancel service not matched yet (discovery still under way) would lose the request: wait for it within the same budget.
-      while (cancelRequests.matched$.value === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await whenMatched(cancelRequests.matched$, deadline - Date.now());
       const reply = new Promise<CancelReply | undefined>((resolve) => {
         const timer = setTimeout(() => (s.unsubscribe(), resolve(undefined)), Math.max(0, deadline - Date.now()));
         const s = cancelReplies.messages$.subscribe((r) => {

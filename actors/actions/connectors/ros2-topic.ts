@@ -1,5 +1,5 @@
 // The `ros2_topic` connector of ros2_publish: one message of the configured type on the configured topic per command, from validated arguments and `fixed`.
-import { type BehaviorSubject, filter, take, timeout } from 'rxjs';
+import type { BehaviorSubject } from 'rxjs';
 import { CortexError, describeError } from '../../../src/errors.js';
 import type { ActionConnector, ActionContext } from '../../../src/cortex/action.js';
 import { Ros2TopicConnectorOptions } from '../../../src/plugins/schemas/ros2.js';
@@ -7,6 +7,7 @@ import { DdsParticipant } from '../../../devices/dds/participant.js';
 import { ddsTopic } from '../../../devices/dds/ros2/base.js';
 import { checkArgField, checkFixedField, fits, setPath } from '../../../devices/dds/message-fields.js';
 import { codecOf } from '../../../devices/dds/types.js';
+import { whenMatched } from '../../../devices/dds/matched.js';
 
 /** How long a command waits for a subscriber to be matched before it fails (discovery takes a moment after start). */
 export const MATCH_WAIT_MS = 3000;
@@ -63,25 +64,9 @@ export function createRos2TopicConnector(raw: unknown, ctx: ActionContext): Acti
   let stopped = false;
 
   /** Resolves once a subscriber is matched; rejects after MATCH_WAIT_MS, or when `signal` aborts. */
-  const subscriber = (matched$: BehaviorSubject<number>, signal: AbortSignal): Promise<void> => {
-    if (matched$.value > 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => (sub.unsubscribe(), reject(signal.reason as Error));
-      const sub = matched$
-        .pipe(
-          filter((n) => n > 0),
-          take(1),
-          timeout(MATCH_WAIT_MS),
-        )
-        .subscribe({
-          next: () => (signal.removeEventListener('abort', onAbort), resolve()),
-          error: () => {
-            signal.removeEventListener('abort', onAbort);
-            reject(new Ros2PublishError(`no subscriber of ${where} within ${MATCH_WAIT_MS / 1000} s; nothing was published`));
-          },
-        });
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+  const subscriber = async (matched$: BehaviorSubject<number>, signal: AbortSignal): Promise<void> => {
+    if (!(await whenMatched(matched$, MATCH_WAIT_MS, signal)))
+      throw new Ros2PublishError(`no subscriber of ${where} within ${MATCH_WAIT_MS / 1000} s; nothing was published`);
   };
 
   return {
