@@ -1,20 +1,11 @@
 // The simulated GPS receiver of `--simulate`: on the mock ports of GpsInput it sends checksummed NMEA (GGA and RMC) once a second, as a receiver with a fix standing still.
-import { SerialPortMock } from 'serialport';
+import { type MockPort, onMockPortOpen } from './serial-mock-open.js';
 import { nmeaChecksum } from './nmea.js';
 
 /** Where the simulated receiver stands: the Golden Gate Park bison paddock, 12 m above the sea. */
 export const SIMULATED_FIX = { lat: 37.7694, lon: -122.4977, altitudeM: 12 };
 /** Sentences a second, as most receivers send by default (1 Hz). */
 const PERIOD_MS = 1000;
-
-interface MockPort {
-  isOpen: boolean;
-  emitData(data: string | Buffer): void;
-  close(): Promise<void>;
-}
-
-type MockBinding = typeof SerialPortMock.binding & { [SENDING]?: Set<string> };
-const SENDING = Symbol.for('cortexd.simulatedGps');
 
 /** `ddmm.mmmm` (or `dddmm.mmmm` with `degreeDigits` 3) and the hemisphere letter of a signed degree value. */
 function nmeaAngle(value: number, degreeDigits: 2 | 3, positive: string, negative: string): [string, string] {
@@ -52,23 +43,7 @@ function send(port: MockPort): void {
   };
 }
 
-/**
- * Every mock port at `paths` opened from now on (in this process) sends NMEA as a GPS receiver. The
- * mock binding is the process's own (serialport's): a second call adds paths, it does not wrap `open` twice.
- */
+/** Every mock port at `paths` opened from now on (in this process) sends NMEA as a GPS receiver. */
 export function simulateGpsReceivers(paths: readonly string[]): void {
-  const binding = SerialPortMock.binding as MockBinding;
-  const known = binding[SENDING];
-  if (known) {
-    for (const p of paths) known.add(p);
-    return;
-  }
-  const sending = new Set(paths);
-  binding[SENDING] = sending;
-  const open = binding.open.bind(binding);
-  binding.open = async (options) => {
-    const port = await open(options);
-    if (sending.has(options.path)) send(port as unknown as MockPort);
-    return port;
-  };
+  onMockPortOpen('GPS receiver', paths, send);
 }
