@@ -15,6 +15,7 @@ import { connectService } from '../../src/cortex/embedded.js';
 import { createLogger } from '../../src/log.js';
 import { firstNonData } from '../helpers/contexts.js';
 import { agentConfig, fleetBroker, USERS } from '../helpers/fleet.js';
+import { onBus } from '../helpers/wait.js';
 import type { Broker } from '../support/mosquitto.js';
 
 // Ten agents one after another, each to its first ticks: a hang guard on a loaded machine.
@@ -40,7 +41,7 @@ function mockPorts(config: LoadedConfig['config']): void {
 
 /**
  * Runs `loaded` in this process with every actor inspected, to its default mode's second tick (and
- * `extra` when given), and returns, per actor kind, the first actor whose context is not data.
+ * to the end of `extra`, started with the agent, when given), and returns, per actor kind, the first actor whose context is not data.
  */
 async function nonDataContexts(
   t: { teardown(fn: () => unknown): void },
@@ -77,10 +78,13 @@ async function nonDataContexts(
       }
     });
   });
+  // Started before the agent, so it sees the agent's first events too; awaited after the ticks.
+  const more = extra?.(agent);
+  more?.catch(() => {});
   agent.start();
   try {
     await ticked;
-    await extra?.(agent);
+    await more;
   } finally {
     agent.stop('test');
     await agent.done;
@@ -119,18 +123,10 @@ t.test('an agent on the fleet channel (mosquitto, the shipped ACL): the fleet ac
   const { loaded } = await loadAs({ file }, {});
   t.ok(loaded.fleet, 'the fleet block is read');
   const { found } = await nonDataContexts(t, loaded, async (agent) => {
-    // Connected and published: the fleet actor's context after its first state and metrics.
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the fleet channel did not connect within 30 s')), 30_000);
-      const sub = agent.bus.events$.subscribe((e) => {
-        if (e.type === 'fleet' && e.state === 'connected') {
-          clearTimeout(timer);
-          sub.unsubscribe();
-          resolve();
-        }
-      });
-    });
-    await new Promise((r) => setTimeout(r, 1500));
+    // Connected and published: the fleet actor's context through its first state and metrics (every 0.5 s; 5 ticks at 5 Hz).
+    await onBus(agent.bus, (e) => e.type === 'fleet' && e.state === 'connected', 'the fleet channel connected', 30_000);
+    let ticks = 0;
+    await onBus(agent.bus, (e) => e.type === 'tick' && ++ticks === 5, 'five ticks after the fleet connected', 30_000);
   });
   t.same(Object.fromEntries(found), {}, 'no context holds a function or a class instance');
 });
