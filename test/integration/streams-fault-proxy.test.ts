@@ -23,6 +23,25 @@ async function settle(rig: Rig): Promise<void> {
   }, 'every socket closed at the proxy');
 }
 
+/**
+ * Waits until audio reached the service after the latest cut of the recognition socket. Audio lost in a
+ * cut shows as a gap only when later audio follows it; stopping right after a cut would leave that
+ * loss at the end, where the audit cannot see it.
+ */
+async function audioAfterLastCut(rig: Rig): Promise<void> {
+  const at = () => ({ cuts: rig.proxy.stats().sockets.speechlab.cut, bytes: rig.proxy.stats().audioBytes });
+  let mark = at();
+  await rig.proxy.until(
+    () => {
+      const now = at();
+      if (now.cuts !== mark.cuts) mark = now;
+      return now.bytes > mark.bytes;
+    },
+    'audio after the latest cut',
+    30_000,
+  );
+}
+
 /** Audio at the service is the microphone's, in order: no repeat, and the only gaps are audio the pump handed to a socket that was being cut. */
 function assertAudio(t: Test, rig: Rig, cuts: number): void {
   const pump = rig.asr.pump.stats();
@@ -48,6 +67,7 @@ t.test('a socket cut 1.5 s after it opens: every drop reconnects at once as atte
   );
   t.equal(rig.asr.actor.getSnapshot().status, 'active', 'the ASR stream runs');
   t.equal(rig.vlm.actor.getSnapshot().status, 'active', 'the VLM stream runs');
+  await audioAfterLastCut(rig);
   await settle(rig);
   const s = rig.proxy.stats();
   for (const kind of ['asr', 'vlm'] as const) {
@@ -193,6 +213,7 @@ t.test('random cuts (seeded): the streams keep going, audio in order, gaps only 
     'four random cuts of each socket',
     60_000,
   );
+  await audioAfterLastCut(rig);
   await settle(rig);
   for (const kind of ['asr', 'vlm'] as const)
     t.notOk(
