@@ -2,10 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import { CortexError, describeError } from '../../../src/errors.js';
 import { abortableSleep } from '../../../src/cloud/retry.js';
-import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
+import type { ActionConnector, ActionContext, ConnectorFactory } from '../../../src/cortex/action.js';
 import { NavigateConnectorOptions } from '../../../src/plugins/schemas/navigate.js';
 import { simBody } from '../../../devices/body/sim-body.js';
-import { DdsParticipant } from '../../../devices/dds/participant.js';
+import { DdsParticipant, type DdsReader, type DdsWriter } from '../../../devices/dds/participant.js';
 import { ddsTopic } from '../../../devices/dds/ros2/base.js';
 import { whenMatched } from '../../../devices/dds/matched.js';
 import { MATCH_WAIT_MS } from './ros2-topic.js';
@@ -94,6 +94,11 @@ export function parsePlaces(body: unknown): Place[] {
   throw new CortexError('navigate_places', `the map server's list is ${typeof data}, not places by name`);
 }
 
+/** Sets `navigation_status`, `navigating` and the goal's name in the mode's context. */
+type StatusOf = (status: string, navigating: boolean, place?: string) => void;
+/** The place a label names (the file's list, then the map server's); fails with the known names. */
+type FindPlace = (label: string, signal: AbortSignal) => Promise<Place>;
+
 /**
  * The connector. A command names a place; an unknown one fails with the known names (the model is told).
  * `sim`: the simulated body turns toward the place, drives there over distance / sim_speed_mps (at most
@@ -105,10 +110,16 @@ export function parsePlaces(body: unknown): Place[] {
  */
 export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector => {
   const o = NavigateConnectorOptions.parse(raw ?? {});
-  let fetched: { at: number; places: Place[] } | undefined;
+  const find = placeFinder(o, ctx);
+  const status: StatusOf = (s, navigating, place) => ctx.publishContext?.({ navigation_status: s, navigating, ...(place ? { navigation_goal: place } : {}) });
+  return o.binding === 'sim' ? simNavigator(o, ctx, find, status) : nav2Navigator(o, ctx, find, status);
+};
 
+/** Finds places in the file's list and the map server's (fetched again after refresh_seconds; its last list kept while it does not answer). */
+function placeFinder(o: NavigateConnectorOptions, ctx: ActionContext): FindPlace {
+  let fetched: { at: number; places: Place[] } | undefined;
+  const own = Object.entries(o.locations).map(([name, p]) => ({ name, x: p.x, y: p.y, heading: p.heading }));
   const places = async (signal: AbortSignal): Promise<Place[]> => {
-    const own = Object.entries(o.locations).map(([name, p]) => ({ name, x: p.x, y: p.y, heading: p.heading }));
     if (!o.locations_url) return own;
     if (!fetched || Date.now() - fetched.at > o.refresh_seconds * 1000) {
       let res: Response;
@@ -124,8 +135,7 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
     }
     return [...own, ...fetched.places];
   };
-
-  const find = async (label: string, signal: AbortSignal): Promise<Place> => {
+  return async (label, signal) => {
     const key = placeKey(label);
     const all = await places(signal);
     const place = all.find((p) => p.name.trim().toLowerCase() === key);
@@ -136,69 +146,57 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
       );
     return place;
   };
+}
 
-  const status = (s: string, navigating: boolean, place?: string) =>
-    ctx.publishContext?.({ navigation_status: s, navigating, ...(place ? { navigation_goal: place } : {}) });
+const locationOf = (value: unknown): string => String((value as { location?: unknown })?.location ?? '');
 
-  if (o.binding === 'sim') {
-    const body = simBody(o.robot, { start_battery_percent: 100, drain_percent_per_minute: 0.5 }, ctx.bodies);
-    const say = (line: string) => ctx.write(`[${o.robot}] ${line}`);
-    return {
-      name: 'nav2',
-      async run(value, signal) {
-        signal.throwIfAborted();
-        const place = await find(String((value as { location?: unknown })?.location ?? ''), signal);
-        let s = body.read();
-        const dx = place.x - s.x;
-        const dy = place.y - s.y;
-        const distance = Math.hypot(dx, dy);
-        status('EXECUTING', true, place.name);
-        try {
-          if (distance > 0.001) {
-            body.turn((Math.atan2(dy, dx) * 180) / Math.PI - s.heading, `navigate to ${place.name}`);
-            const ms = Math.min(10_000, (distance / o.sim_speed_mps) * 1000);
-            const steps = Math.max(1, Math.round(ms / 100));
-            for (let i = 0; i < steps; i++) {
-              await abortableSleep(ms / steps, signal);
-              body.walk(distance / steps, `navigate to ${place.name}`);
-            }
+/** `sim`: the simulated body turns toward the place, drives there in 100 ms steps and turns to its heading. */
+function simNavigator(o: NavigateConnectorOptions, ctx: ActionContext, find: FindPlace, status: StatusOf): ActionConnector {
+  const body = simBody(o.robot, { start_battery_percent: 100, drain_percent_per_minute: 0.5 }, ctx.bodies);
+  return {
+    name: 'nav2',
+    async run(value, signal) {
+      signal.throwIfAborted();
+      const place = await find(locationOf(value), signal);
+      let s = body.read();
+      const dx = place.x - s.x;
+      const dy = place.y - s.y;
+      const distance = Math.hypot(dx, dy);
+      status('EXECUTING', true, place.name);
+      try {
+        if (distance > 0.001) {
+          body.turn((Math.atan2(dy, dx) * 180) / Math.PI - s.heading, `navigate to ${place.name}`);
+          const ms = Math.min(10_000, (distance / o.sim_speed_mps) * 1000);
+          const steps = Math.max(1, Math.round(ms / 100));
+          for (let i = 0; i < steps; i++) {
+            await abortableSleep(ms / steps, signal);
+            body.walk(distance / steps, `navigate to ${place.name}`);
           }
-          s = body.read();
-          s = body.turn(place.heading - s.heading, `arrived at ${place.name}`);
-        } catch (err) {
-          status('CANCELED', false, place.name);
-          throw err;
         }
-        status('SUCCEEDED', false, place.name);
-        say(`at ${place.name}: x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
-      },
-      async stop() {},
-      async halt() {
-        body.pose('stand still');
-      },
-    };
-  }
+        s = body.read();
+        s = body.turn(place.heading - s.heading, `arrived at ${place.name}`);
+      } catch (err) {
+        status('CANCELED', false, place.name);
+        throw err;
+      }
+      status('SUCCEEDED', false, place.name);
+      ctx.write(`[${o.robot}] at ${place.name}: x ${s.x} m, y ${s.y} m, heading ${s.heading} deg`);
+    },
+    async stop() {},
+    async halt() {
+      body.pose('stand still');
+    },
+  };
+}
 
-  // A robot: Nav2's goal topic over DDS (the addon is loaded when the participant opens).
+/** A robot: Nav2's goal topic, its status topic and its cancel service over DDS (the addon is loaded when the participant opens). */
+function nav2Navigator(o: NavigateConnectorOptions, ctx: ActionContext, find: FindPlace, status: StatusOf): ActionConnector {
   const participant = DdsParticipant.open({ domain: o.domain_id, networkInterface: o.network_interface });
   const untap = ctx.media?.dds ? participant.tap(ctx.media) : undefined;
   const writer = participant.writer<unknown>(ddsTopic(o.goal_topic), 'geometry_msgs/msg/PoseStamped', { reliable: true, depth: 1 });
   const reader = participant.reader<{ status_list: Array<{ status: number }> }>(ddsTopic(o.status_topic), 'action_msgs/msg/GoalStatusArray');
   const where = `${o.goal_topic} (geometry_msgs/PoseStamped) on DDS domain ${participant.domain}`;
-  // The action's cancel service, as rmw_cyclonedds names its topics (reliable, keep last 10: ROS 2's service QoS).
-  const action = actionOf(o.status_topic);
-  const cancelService = `/${action}/_action/cancel_goal`;
-  const cancelRequests = participant.writer<unknown>(`rq/${action}/_action/cancel_goalRequest`, 'action_msgs/srv/CancelGoal_Request', {
-    reliable: true,
-    depth: 10,
-  });
-  const cancelReplies = participant.reader<CancelReply>(`rr/${action}/_action/cancel_goalReply`, 'action_msgs/srv/CancelGoal_Response', {
-    reliable: true,
-    depth: 10,
-  });
-  // This client's id in rmw_cyclonedds's request header: Nav2's reply carries it back with the sequence number.
-  const clientGuid = BigInt.asUintN(64, BigInt(`0x${randomBytes(8).toString('hex')}`));
-  let sequence = 0n;
+  const cancel = cancelClient(participant, actionOf(o.status_topic), ctx);
   let goal: string | undefined;
   let last: string | undefined;
   const sub = reader.messages$.subscribe((m) => {
@@ -214,7 +212,7 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
     name: 'nav2',
     async run(value, signal) {
       signal.throwIfAborted();
-      const place = await find(String((value as { location?: unknown })?.location ?? ''), signal);
+      const place = await find(locationOf(value), signal);
       if (!(await whenMatched(writer.matched$, MATCH_WAIT_MS, signal)))
         throw new CortexError('navigate_no_subscriber', `no subscriber of ${where} within ${MATCH_WAIT_MS / 1000} s (is Nav2 running?); no goal was sent`);
       const now = Date.now();
@@ -228,38 +226,71 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
       status('SENT', true, place.name);
       ctx.write(`[navigate] goal ${place.name}: x ${place.x} m, y ${place.y} m, heading ${Math.round(place.heading)} deg on ${o.goal_topic}`);
     },
-    /**
-     * Cancels every goal Nav2 drives through its action's cancel service (a zero goal id and stamp),
-     * waits at most CANCEL_WAIT_MS for the answer and says on the terminal whether Nav2 accepted it.
-     * Resolves in every case: no answer is said as such, never taken for a cancel.
-     */
     async halt() {
       if (!goal || last === 'SUCCEEDED' || last === 'CANCELED' || last === 'ABORTED') return;
-      const name = goal;
+      await cancel.cancelAll(goal);
+    },
+    async stop() {
+      sub.unsubscribe();
+      cancel.close();
+      reader.close();
+      writer.close();
+      untap?.();
+      participant.close();
+    },
+  };
+}
+
+/** A client of an action's cancel service, as rmw_cyclonedds names its topics (reliable, keep last 10: ROS 2's service QoS). */
+function cancelClient(participant: DdsParticipant, action: string, ctx: ActionContext) {
+  const service = `/${action}/_action/cancel_goal`;
+  const requests: DdsWriter<unknown> = participant.writer<unknown>(`rq/${action}/_action/cancel_goalRequest`, 'action_msgs/srv/CancelGoal_Request', {
+    reliable: true,
+    depth: 10,
+  });
+  const replies: DdsReader<CancelReply> = participant.reader<CancelReply>(`rr/${action}/_action/cancel_goalReply`, 'action_msgs/srv/CancelGoal_Response', {
+    reliable: true,
+    depth: 10,
+  });
+  // This client's id in rmw_cyclonedds's request header: Nav2's reply carries it back with the sequence number.
+  const clientGuid = BigInt.asUintN(64, BigInt(`0x${randomBytes(8).toString('hex')}`));
+  let sequence = 0n;
+
+  /** The reply to request `seq`, or undefined at the deadline. */
+  const replyTo = (seq: bigint, deadline: number) =>
+    new Promise<CancelReply | undefined>((resolve) => {
+      const timer = setTimeout(() => (s.unsubscribe(), resolve(undefined)), Math.max(0, deadline - Date.now()));
+      const s = replies.messages$.subscribe((r) => {
+        if (r.client_guid !== clientGuid || r.sequence_number !== seq) return;
+        clearTimeout(timer);
+        s.unsubscribe();
+        resolve(r);
+      });
+    });
+
+  return {
+    /**
+     * Cancels every goal Nav2 drives (a zero goal id and stamp), waits at most CANCEL_WAIT_MS for the
+     * answer and says on the terminal whether Nav2 accepted it. Resolves in every case: no answer is
+     * said as such, never taken for a cancel.
+     */
+    async cancelAll(name: string): Promise<void> {
       const seq = ++sequence;
       const deadline = Date.now() + CANCEL_WAIT_MS;
       // A cancel service not matched yet (discovery still under way) would lose the request: wait for it within the same budget.
-      await whenMatched(cancelRequests.matched$, deadline - Date.now());
-      const reply = new Promise<CancelReply | undefined>((resolve) => {
-        const timer = setTimeout(() => (s.unsubscribe(), resolve(undefined)), Math.max(0, deadline - Date.now()));
-        const s = cancelReplies.messages$.subscribe((r) => {
-          if (r.client_guid !== clientGuid || r.sequence_number !== seq) return;
-          clearTimeout(timer);
-          s.unsubscribe();
-          resolve(r);
-        });
-      });
+      await whenMatched(requests.matched$, deadline - Date.now());
+      const reply = replyTo(seq, deadline);
       try {
-        cancelRequests.publish({ client_guid: clientGuid, sequence_number: seq, goal_info: {} });
+        requests.publish({ client_guid: clientGuid, sequence_number: seq, goal_info: {} });
       } catch (err) {
-        ctx.logger.error({ goal: name, err: describeError(err) }, `halt: the cancel request to ${cancelService} could not be sent`);
+        ctx.logger.error({ goal: name, err: describeError(err) }, `halt: the cancel request to ${service} could not be sent`);
       }
       const r = await reply;
       if (!r) {
-        const why = cancelRequests.matched$.value === 0 ? 'no cancel service is there' : 'it did not answer';
-        ctx.logger.error({ goal: name, service: cancelService }, `halt: Nav2 did not answer the cancel of ${name} within ${CANCEL_WAIT_MS} ms (${why})`);
+        const why = requests.matched$.value === 0 ? 'no cancel service is there' : 'it did not answer';
+        ctx.logger.error({ goal: name, service }, `halt: Nav2 did not answer the cancel of ${name} within ${CANCEL_WAIT_MS} ms (${why})`);
         ctx.write(
-          `[navigate] halt: NO ANSWER from Nav2's ${cancelService} within ${CANCEL_WAIT_MS / 1000} s (${why}): the goal ${name} may still be driven; stop the robot on its own controls`,
+          `[navigate] halt: NO ANSWER from Nav2's ${service} within ${CANCEL_WAIT_MS / 1000} s (${why}): the goal ${name} may still be driven; stop the robot on its own controls`,
         );
         return;
       }
@@ -271,14 +302,9 @@ export const createNav2Connector: ConnectorFactory = (raw, ctx): ActionConnector
       ctx.logger.error({ goal: name, return_code: r.return_code }, `halt: Nav2 refused the cancel of ${name} (${code})`);
       ctx.write(`[navigate] halt: Nav2 did NOT accept the cancel of ${name} (${code}); stop the robot on its own controls`);
     },
-    async stop() {
-      sub.unsubscribe();
-      cancelReplies.close();
-      cancelRequests.close();
-      reader.close();
-      writer.close();
-      untap?.();
-      participant.close();
+    close(): void {
+      replies.close();
+      requests.close();
     },
   };
-};
+}
