@@ -35,6 +35,7 @@ const CODE_OPCODES = new Map<number, string>([
   [0x51, 'BINPERSID'],
 ]);
 
+// long: one case per pickle opcode over one stack and memo, read as a table; split up, each case would need the reader's state passed in.
 /** Reads the pickle in `bytes` (protocols 0 to 5, the data opcodes); throws PickleError naming what it refused. */
 export function readPickle(bytes: Buffer): PickleValue {
   let pos = 0;

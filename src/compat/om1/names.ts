@@ -277,6 +277,7 @@ const WEB_INPUTS: Record<string, string> = {
   FabricClosestPeer: "OpenMind's Fabric peer network",
 };
 
+// long: one case per OM1 input plugin name, a table of a few lines each, read top to bottom against OM1's plugin list.
 export function translateInput(type: string, options: Options, scope: Scope): Translation {
   const notes: string[] = [];
   if (type in WEB_INPUTS) return unsupported(WEB_INPUTS[type]!);
@@ -470,6 +471,7 @@ const WEB_ACTIONS: Record<string, string> = {
 
 const BODY_MOVES = new Set(['move', 'unitree_sdk', 'unitree_om_path_sdk', 'unitree_rplidar_sdk', 'go2_game_controller', 'zenoh', 'limx_sdk', 'yanshee_motion']);
 
+// long: one branch per OM1 action connector, a table of a few lines each, read top to bottom against OM1's plugin list.
 /** Translates an action entry (`name` + `connector` + `config`); `llm_label` and `exclude_from_prompt` are kept. */
 export function translateAction(name: string, connectorName: string, options: Options, scope: Scope): Translation {
   const notes: string[] = [];
