@@ -82,6 +82,11 @@ if [ "$lint_failed" = 1 ]; then
   fail=$((fail + 1))
   [ "$code" -eq 0 ] && code=1
 fi
+# CI keeps only the end of this output: the failed files and their failed subtests are repeated here.
+if grep -qE '^ *not ok ' "$log"; then
+  echo "failed (test-output/tap.log has the whole output):"
+  grep -E '^ *not ok ' "$log" | head -n 40
+fi
 [ "$skip" -gt 0 ] && echo "($skip skipped: tap's log says why)"
 echo "$pass passed, $fail failed"
 exit "$code"

@@ -1,5 +1,6 @@
 // Proves `cortexd doctor` as a real process prints one status line per check on this machine and exits 1 exactly when a check fails.
 import t, { type Test } from 'tap';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 import { requireBuild } from '../helpers/requires.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +9,6 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const repo = join(import.meta.dirname, '../..');
-const tsLoader = process.execArgv.filter((a) => a.includes('@tapjs/typescript'));
 const built = join(repo, 'dist/src/cli/main.js');
 
 /** Runs doctor through its commander registration, the way main.ts wires it. */
@@ -22,7 +22,7 @@ await program.parseAsync(process.argv.slice(2), { from: 'user' });
 
 function run(args: string[], env: NodeJS.ProcessEnv, script?: string): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const argv = script ? [...tsLoader, script, ...args] : [built, ...args];
+    const argv = script ? [...tsLoaderArgs, script, ...args] : [built, ...args];
     const child = spawn(process.execPath, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';

@@ -1,5 +1,6 @@
 // Proves, with a real child process and a real NOTIFY_SOCKET, that READY=1 and WATCHDOG=1 arrive at the configured rate and stop while the event loop is blocked.
 import t from 'tap';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,9 +27,6 @@ process.stdin.once('data', async () => {
 process.stdin.resume();
 `;
 
-// Typescript loader of the running tap process, so the child can import src/*.ts.
-const tsLoader = process.execArgv.filter((a) => a.includes('@tapjs/typescript'));
-
 t.test('READY=1, pings every WATCHDOG_USEC/2, none while the loop is blocked', async (t) => {
   const rx = new NotifyReceiver();
   t.teardown(() => rx.close());
@@ -36,7 +34,7 @@ t.test('READY=1, pings every WATCHDOG_USEC/2, none while the loop is blocked', a
   writeFileSync(script, CHILD);
   const intervalMs = 200; // WatchdogSec=0.2 s: pings every 100 ms
   const blockMs = 1000;
-  const child = spawn(process.execPath, [...tsLoader, script], {
+  const child = spawn(process.execPath, [...tsLoaderArgs, script], {
     env: {
       ...process.env,
       NOTIFY_SOCKET: rx.path,
@@ -89,7 +87,7 @@ t.test('a child that inherited WATCHDOG_PID of another process does not ping', a
   t.teardown(() => rx.close());
   const script = join(rx.dir, 'child.mts');
   writeFileSync(script, CHILD);
-  const child = spawn(process.execPath, [...tsLoader, script], {
+  const child = spawn(process.execPath, [...tsLoaderArgs, script], {
     env: { ...process.env, NOTIFY_SOCKET: rx.path, WATCHDOG_USEC: '100000', WATCHDOG_PID: String(process.pid), NODE_OPTIONS: '' },
     stdio: ['pipe', 'inherit', 'inherit'],
   });
@@ -119,7 +117,7 @@ new Watchdog(n).start();
 await n.ready();
 `,
   );
-  const child = spawn(process.execPath, [...tsLoader, script], {
+  const child = spawn(process.execPath, [...tsLoaderArgs, script], {
     env: { ...process.env, NOTIFY_SOCKET: rx.path, WATCHDOG_USEC: '60000000', NODE_OPTIONS: '' },
     stdio: 'inherit',
   });
