@@ -111,6 +111,41 @@ const produce = fromCallback<
   };
 });
 
+type Health = 'running' | 'restarting' | 'failed';
+
+/** Says a background's health on the bus (and a failure in the log). */
+function reportHealth(context: Ctx, { logger, bus }: Pick<BackgroundActorInput, 'logger' | 'bus'>, state: Health): void {
+  if (state === 'restarting' || state === 'failed')
+    logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
+  bus.emit({
+    type: 'background',
+    at: Date.now(),
+    mode: context.mode,
+    background: context.type,
+    state,
+    ...(state === 'restarting' || state === 'failed' ? { error: context.error ?? 'unknown error' } : {}),
+    ...(state === 'restarting' ? { retry_in_ms: context.nextDelayMs } : {}),
+  });
+}
+
+/** A fresh plugin of the background, publishing its context values to the background actor; or why it could not be made. */
+function makePlugin(self: AnyActorRef): Made {
+  try {
+    return {
+      plugin: inputOf<BackgroundActorInput>(self).create({ publishContext: (values) => self.send({ type: 'background.context', values } satisfies Ev) }),
+    };
+  } catch (err) {
+    return { error: describeError(err) };
+  }
+}
+
+/** The next attempt after a failure, and its delay on the one backoff (src/backoff.ts). */
+function nextRestart(context: Ctx, error: string): Pick<Ctx, 'attempt' | 'error' | 'nextDelayMs'> {
+  const r = context.restart ?? DEFAULT_RESTART;
+  const attempt = context.attempt + 1;
+  return { attempt, error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
+}
+
 /**
  * One background: `running` (tag `running`) makes a fresh plugin on entry, spawns its device session
  * (child `device:<name>`, stopped on exit) and produces; a failure goes to `restarting` (the backoff
@@ -128,34 +163,14 @@ function backgroundMachine() {
       healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
     },
     actions: {
-      health: ({ context, self }, params: { state: 'running' | 'restarting' | 'failed' }) => {
-        const { state } = params;
-        const { logger, bus } = inputOf<BackgroundActorInput>(self);
-        if (state === 'restarting' || state === 'failed')
-          logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
-        bus.emit({
-          type: 'background',
-          at: Date.now(),
-          mode: context.mode,
-          background: context.type,
-          state,
-          ...(state === 'restarting' || state === 'failed' ? { error: context.error ?? 'unknown error' } : {}),
-          ...(state === 'restarting' ? { retry_in_ms: context.nextDelayMs } : {}),
-        });
-      },
+      health: ({ context, self }, params: { state: Health }) => reportHealth(context, inputOf<BackgroundActorInput>(self), params.state),
       // Made while the entry resolves (an enqueueActions body runs in order; a plain action runs after the invoke's input is read).
       make: enqueueActions(({ context, enqueue, self }) => {
-        try {
-          const plugin = inputOf<BackgroundActorInput>(self).create({
-            publishContext: (values) => self.send({ type: 'background.context', values } satisfies Ev),
-          });
-          made.set(self, { plugin });
-          const device = plugin.device;
-          if (device)
-            enqueue.spawnChild('deviceSession', { id: `device:${device.name}`, systemId: deviceSystemId(context), input: device.input as SessionInput });
-        } catch (err) {
-          made.set(self, { error: describeError(err) });
-        }
+        const m = makePlugin(self);
+        made.set(self, m);
+        const device = m.plugin?.device;
+        if (device)
+          enqueue.spawnChild('deviceSession', { id: `device:${device.name}`, systemId: deviceSystemId(context), input: device.input as SessionInput });
       }),
     },
   }).createMachine({
@@ -200,11 +215,7 @@ function backgroundMachine() {
             { guard: ({ event }) => event.fatal, target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
             {
               target: 'restarting',
-              actions: assign(({ context, event }) => {
-                const r = context.restart ?? DEFAULT_RESTART;
-                const attempt = context.attempt + 1;
-                return { attempt, error: event.error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
-              }),
+              actions: assign(({ context, event }) => nextRestart(context, event.error)),
             },
           ],
         },

@@ -89,6 +89,24 @@ function replayConfig(loaded: LoadedConfig): LoadedConfig {
   return { ...rest, config: { ...loaded.config, modes, mode_memory_enabled: false } as LoadedConfig['config'] };
 }
 
+/** What replay gives the agent again: inputs, context values, and switches a person made. */
+const isReplayedInput = (e: Ev): boolean => e.type === 'input' || e.type === 'context' || (e.type === 'mode.changed' && e.trigger === 'manual');
+
+/** Gives one recorded input, context value or manual switch to the agent; false when an input found no listener. */
+function deliver(e: Ev, agent: Agent, feeds: ReplayFeeds): boolean {
+  if (e.type === 'input')
+    return feeds.push(
+      String(e.input),
+      { timestamp: e.at / 1000, text: String(e.text), final: Boolean(e.final) },
+      typeof e.descriptor === 'string' ? e.descriptor : undefined,
+    );
+  if (e.type === 'context') {
+    if (e.values && typeof e.values === 'object') agent.setContext(e.values as Record<string, unknown>, String(e.source ?? 'replay'));
+  } else void agent.switchMode(String(e.to), 'replayed manual switch');
+  return true;
+}
+
+/** Runs the agent again on the replay clock with the recording's inputs, context values and manual switches, and compares its decisions with the recorded ones. */
 export async function replayRecording(options: ReplayOptions): Promise<ReplayResult> {
   const wallStart = performance.now();
   const events = options.recording.messages.filter((m) => m.topic.startsWith(EVENT_PREFIX)).map((m) => m.value as Ev);
@@ -137,22 +155,10 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
     };
     await settle();
     await whenReady();
-    const inputsOf = (e: Ev) => e.type === 'input' || e.type === 'context' || (e.type === 'mode.changed' && e.trigger === 'manual');
-    for (const e of events.filter(inputsOf)) {
+    for (const e of events.filter(isReplayedInput)) {
       await advanceTo(e.at - start);
       await whenReady();
-      if (e.type === 'input') {
-        const delivered = feeds.push(
-          String(e.input),
-          { timestamp: e.at / 1000, text: String(e.text), final: Boolean(e.final) },
-          typeof e.descriptor === 'string' ? e.descriptor : undefined,
-        );
-        if (!delivered) undelivered++;
-      } else if (e.type === 'context') {
-        if (e.values && typeof e.values === 'object') running.setContext(e.values as Record<string, unknown>, String(e.source ?? 'replay'));
-      } else {
-        void running.switchMode(String(e.to), 'replayed manual switch');
-      }
+      if (!deliver(e, running, feeds)) undelivered++;
       await settle();
     }
     // The run's own stop, when it was recorded; else a tail in which what the last inputs started can finish.

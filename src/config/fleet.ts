@@ -105,6 +105,53 @@ export function hostRobotId(name = hostname()): string {
   return id || 'robot';
 }
 
+/** A fleet field and where it came from: the variable when set and non-empty, else the block's field (trimmed, but a password). */
+type FleetField = (key: keyof typeof FLEET_ENV) => { value: string | undefined; path: string };
+
+function fleetField(block: FleetBlock | undefined, env: Record<string, string | undefined>): FleetField {
+  return (key) => {
+    const e = env[FLEET_ENV[key]];
+    if (e !== undefined && e.trim() !== '') return { value: key === 'password' ? e : e.trim(), path: FLEET_ENV[key] };
+    const c = (block as Record<string, unknown> | undefined)?.[key];
+    return { value: typeof c === 'string' && c.trim() !== '' ? (key === 'password' ? c : c.trim()) : undefined, path: `fleet.${key}` };
+  };
+}
+
+/** The robot's id: the field, else the URID, else the host name (with a warning). */
+function readRobotId(robot: ReturnType<FleetField>, urid: string | undefined, problems: FleetRead['problems'], warnings: FleetRead['warnings']): string {
+  const robotId = robot.value ?? urid;
+  if (robotId === undefined) {
+    const id = hostRobotId();
+    warnings.push({
+      path: 'fleet.robot_id',
+      message: `no robot id (fleet.robot_id, ${FLEET_ENV.robot_id} or URID): the fleet knows this robot by its host name "${id}"`,
+    });
+    return id;
+  }
+  if (!TOPIC_ID.test(robotId))
+    problems.push({ path: robot.path, message: 'a robot id is 1 to 64 letters, digits, _ . - (it is a topic level), starting with a letter or digit' });
+  return robotId;
+}
+
+/** The TLS files, relative to the configuration's folder `base`; each must be a readable regular file, and a certificate comes with its key. */
+function readCertificateFiles(pick: FleetField, base: string, problems: FleetRead['problems']): Partial<Record<'ca_file' | 'cert_file' | 'key_file', string>> {
+  const files: Partial<Record<'ca_file' | 'cert_file' | 'key_file', string>> = {};
+  for (const key of ['ca_file', 'cert_file', 'key_file'] as const) {
+    const f = pick(key);
+    if (f.value === undefined) continue;
+    const path = isAbsolute(f.value) ? f.value : resolve(base, f.value);
+    try {
+      if (!statSync(path).isFile()) problems.push({ path: f.path, message: `not a regular file: ${path}` });
+    } catch (err) {
+      problems.push({ path: f.path, message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}` });
+    }
+    files[key] = path;
+  }
+  if ((files.cert_file === undefined) !== (files.key_file === undefined))
+    problems.push({ path: 'fleet.cert_file', message: 'a client certificate needs both cert_file and key_file' });
+  return files;
+}
+
 /**
  * Reads the fleet block under the CORTEX_MQTT_* variables. Per field: the variable when set and
  * non-empty, else the block's field. Credentials may sit in the URL (`mqtt://user:pass@host`); explicit
@@ -118,12 +165,7 @@ export function readFleet(
 ): FleetRead {
   const problems: FleetRead['problems'] = [];
   const warnings: FleetRead['warnings'] = [];
-  const pick = (key: keyof typeof FLEET_ENV): { value: string | undefined; path: string } => {
-    const e = env[FLEET_ENV[key]];
-    if (e !== undefined && e.trim() !== '') return { value: key === 'password' ? e : e.trim(), path: FLEET_ENV[key] };
-    const c = (block as Record<string, unknown> | undefined)?.[key];
-    return { value: typeof c === 'string' && c.trim() !== '' ? (key === 'password' ? c : c.trim()) : undefined, path: `fleet.${key}` };
-  };
+  const pick = fleetField(block, env);
   const url = pick('url');
   const enabled = block?.enabled ?? url.value !== undefined;
   if (!enabled) return { problems, warnings };
@@ -134,38 +176,13 @@ export function readFleet(
   const parsed = parseBrokerUrl(url.value);
   if (!parsed.ok) problems.push({ path: url.path, message: redact(parsed.message) });
 
-  const robot = pick('robot_id');
-  let robotId = robot.value ?? ids.urid;
-  if (robotId === undefined) {
-    robotId = hostRobotId();
-    warnings.push({
-      path: 'fleet.robot_id',
-      message: `no robot id (fleet.robot_id, ${FLEET_ENV.robot_id} or URID): the fleet knows this robot by its host name "${robotId}"`,
-    });
-  } else if (!TOPIC_ID.test(robotId)) {
-    problems.push({ path: robot.path, message: 'a robot id is 1 to 64 letters, digits, _ . - (it is a topic level), starting with a letter or digit' });
-  }
+  const robotId = readRobotId(pick('robot_id'), ids.urid, problems, warnings);
   const prefix = pick('topic_prefix');
   if (prefix.value !== undefined && !TOPIC_PREFIX.test(prefix.value)) {
     problems.push({ path: prefix.path, message: 'a topic prefix is one or more levels of letters, digits, _ . - separated by / (no + or #)' });
   }
 
-  const base = dirname(ids.configFile);
-  const files: Partial<Record<'ca_file' | 'cert_file' | 'key_file', string>> = {};
-  for (const key of ['ca_file', 'cert_file', 'key_file'] as const) {
-    const f = pick(key);
-    if (f.value === undefined) continue;
-    const path = isAbsolute(f.value) ? f.value : resolve(base, f.value);
-    try {
-      if (!statSync(path).isFile()) problems.push({ path: f.path, message: `not a regular file: ${path}` });
-    } catch (err) {
-      problems.push({ path: f.path, message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}` });
-    }
-    files[key] = path;
-  }
-  if ((files.cert_file === undefined) !== (files.key_file === undefined)) {
-    problems.push({ path: 'fleet.cert_file', message: 'a client certificate needs both cert_file and key_file' });
-  }
+  const files = readCertificateFiles(pick, dirname(ids.configFile), problems);
   const b = block ?? FleetBlock.parse({});
   b.operator_keys.forEach((k, i) => {
     if (!OPERATOR_KEY.test(k.trim()))

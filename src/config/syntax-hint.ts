@@ -27,6 +27,28 @@ export function syntaxHint(text: string, line: number, column: number, endOfInpu
   const lineStarts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === '\n') lineStarts.push(i + 1);
   const stop = endOfInput ? text.length : Math.min(text.length, (lineStarts[line - 1] ?? text.length) + Math.max(0, column - 1));
+  const scanned = scanTo(text, stop, lineStarts);
+  if ('hint' in scanned) return scanned.hint;
+  const open = scanned.stack.at(-1);
+  if (endOfInput) {
+    if (!open) return undefined;
+    return {
+      line: open.line,
+      column: open.column,
+      message: `${openName(open)} that opens here is never closed: add a ${closerOf(open)} where it ends (the file ends first)`,
+    };
+  }
+  return hintAt(text[stop] ?? '', open, scanned.last, line, column);
+}
+
+const openName = (o: Open) => (o.ch === '{' ? 'the { (an object)' : 'the [ (a list)');
+const closerOf = (o: Open) => (o.ch === '{' ? '}' : ']');
+
+/**
+ * Scans `text` to `stop` as JSON5 reads it (comments, quotes, brackets, punctuation, bare words):
+ * the brackets still open and what came last; or the hint for a quote that is not closed.
+ */
+function scanTo(text: string, stop: number, lineStarts: number[]): { stack: Open[]; last: Last } | { hint: SyntaxHint } {
   const stack: Open[] = [];
   let last: Last = { kind: 'none', line: 1, column: 1 };
   let ln = 1;
@@ -42,14 +64,10 @@ export function syntaxHint(text: string, line: number, column: number, endOfInpu
     const ch = text[i]!;
     if (ch === '/' && text[i + 1] === '/') {
       while (i < stop && text[i] !== '\n') advance();
-      continue;
-    }
-    if (ch === '/' && text[i + 1] === '*') {
+    } else if (ch === '/' && text[i + 1] === '*') {
       while (i < stop && !(text[i] === '*' && text[i + 1] === '/')) advance();
       advance(), advance();
-      continue;
-    }
-    if (ch === '"' || ch === "'") {
+    } else if (ch === '"' || ch === "'") {
       const start = { line: ln, column: col };
       const key = expectsKey();
       advance();
@@ -58,59 +76,39 @@ export function syntaxHint(text: string, line: number, column: number, endOfInpu
         advance();
       }
       if (i >= stop || text[i] === '\n') {
-        return {
-          ...start,
-          message: `the text in quotes that starts here is not closed: add the closing ${ch} at its end (quotes open and close on one line; a line break inside is written \\n)`,
-        };
+        const message = `the text in quotes that starts here is not closed: add the closing ${ch} at its end (quotes open and close on one line; a line break inside is written \\n)`;
+        return { hint: { ...start, message } };
       }
       advance();
       last = { kind: key ? 'key' : 'value', line: ln, column: col, text: text.slice(lineStarts[start.line - 1]! + start.column - 1, i) };
-      continue;
-    }
-    if (ch === '{' || ch === '[') {
+    } else if (ch === '{' || ch === '[') {
       stack.push({ ch, line: ln, column: col });
       advance();
       last = { kind: 'open', line: ln, column: col };
-      continue;
-    }
-    if (ch === '}' || ch === ']') {
+    } else if (ch === '}' || ch === ']') {
       stack.pop();
       advance();
       last = { kind: 'value', line: ln, column: col };
-      continue;
-    }
-    if (ch === ',' || ch === ':') {
+    } else if (ch === ',' || ch === ':') {
       advance();
       last = { kind: ch === ',' ? 'comma' : 'colon', line: ln, column: col };
-      continue;
-    }
-    if (WORD.test(ch)) {
+    } else if (WORD.test(ch)) {
       const key = expectsKey();
       const from = i;
       while (i < stop && WORD.test(text[i]!)) advance();
       last = { kind: key ? 'key' : 'value', line: ln, column: col, text: text.slice(from, i) };
-      continue;
-    }
-    advance();
+    } else advance();
   }
+  return { stack, last };
+}
 
-  const open = stack.at(-1);
-  const name = (o: Open) => (o.ch === '{' ? 'the { (an object)' : 'the [ (a list)');
-  const closer = (o: Open) => (o.ch === '{' ? '}' : ']');
-  if (endOfInput) {
-    if (!open) return undefined;
-    return {
-      line: open.line,
-      column: open.column,
-      message: `${name(open)} that opens here is never closed: add a ${closer(open)} where it ends (the file ends first)`,
-    };
-  }
-  const ch = text[stop] ?? '';
+/** The hint for the character `ch` where the parser stopped, given the innermost open bracket and what came last. */
+function hintAt(ch: string, open: Open | undefined, last: Last, line: number, column: number): SyntaxHint | undefined {
   const startsValue = /["'{[A-Za-z0-9_$+\-.]/.test(ch);
   if ((ch === '}' || ch === ']') && !open)
     return { line, column, message: `a ${ch} with nothing open before it: remove it, or add the ${ch === '}' ? '{' : '['} it closes` };
-  if ((ch === '}' || ch === ']') && open && closer(open) !== ch)
-    return { line: open.line, column: open.column, message: `${name(open)} that opens here is closed by a ${ch}: add its ${closer(open)} before that` };
+  if ((ch === '}' || ch === ']') && open && closerOf(open) !== ch)
+    return { line: open.line, column: open.column, message: `${openName(open)} that opens here is closed by a ${ch}: add its ${closerOf(open)} before that` };
   if ((ch === '}' || ch === ']' || ch === ',') && last.kind === 'colon')
     return { line: last.line, column: last.column, message: 'a value is missing after this colon' };
   if (ch === ',' && (last.kind === 'comma' || last.kind === 'open'))

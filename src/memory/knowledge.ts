@@ -81,6 +81,20 @@ export function isBinary(bytes: Buffer): boolean {
 /** SQLite errors after which the index file is replaced (it is derived data: the documents are the truth). */
 const BAD_FILE = /^SQLITE_(BUSY|LOCKED|CORRUPT|NOTADB|IOERR)/;
 
+/** A document's title and passages: an OM1 pickle's document list, or text chunked by heading and paragraph; or why it is skipped. */
+function documentOf(rel: string, bytes: Buffer): { title: string; chunks: Array<{ heading: string; text: string }> } | { why: string } {
+  if (extname(rel).toLowerCase() === PICKLE_EXTENSION) {
+    try {
+      return { title: titleOf(rel, ''), chunks: pickledPassages(bytes).filter((c) => c.text.trim()) };
+    } catch (err) {
+      return { why: `not a pickled document list: ${describeError(err)}` };
+    }
+  }
+  if (isBinary(bytes)) return { why: 'binary, not UTF-8 text' };
+  const text = bytes.toString('utf8');
+  return { title: titleOf(rel, text), chunks: chunkDocument(text) };
+}
+
 /** The index of one knowledge base (`<state dir>/knowledge/<name>.sqlite`). Owned by whoever opened it: `close()` it. */
 export class KnowledgeIndex {
   readonly file: string;
@@ -172,15 +186,21 @@ export class KnowledgeIndex {
     }
   }
 
+  /** The configured synonyms and the root's `synonyms.txt` (a file that cannot be read is skipped and said). */
+  private loadSynonyms(skipped: SyncReport['skipped']): Synonyms {
+    const synonyms = new Synonyms(this.settings.synonyms);
+    try {
+      for (const g of Synonyms.parse(readFileSync(join(this.settings.root, SYNONYMS_FILE), 'utf8'))) synonyms.add(g);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') skipped.push({ source: SYNONYMS_FILE, why: describeError(err) });
+    }
+    return synonyms;
+  }
+
   private syncOnce(): SyncReport {
     const started = performance.now();
     const report: SyncReport = { files: 0, indexed: [], removed: [], skipped: [], chunks: 0, ms: 0 };
-    this.synonyms = new Synonyms(this.settings.synonyms);
-    try {
-      for (const g of Synonyms.parse(readFileSync(join(this.settings.root, SYNONYMS_FILE), 'utf8'))) this.synonyms.add(g);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') report.skipped.push({ source: SYNONYMS_FILE, why: describeError(err) });
-    }
+    this.synonyms = this.loadSynonyms(report.skipped);
     try {
       if (!statSync(this.settings.root).isDirectory()) throw new Error('not a folder');
     } catch (err) {
@@ -225,27 +245,13 @@ export class KnowledgeIndex {
           insertFile.run(rel, Math.trunc(st.mtimeMs), st.size, sha, 0);
           continue;
         }
-        let chunks: Array<{ heading: string; text: string }>;
-        let title: string;
-        if (extname(rel).toLowerCase() === PICKLE_EXTENSION) {
-          try {
-            chunks = pickledPassages(bytes).filter((c) => c.text.trim());
-          } catch (err) {
-            report.skipped.push({ source: rel, why: `not a pickled document list: ${describeError(err)}` });
-            seen.delete(rel);
-            continue;
-          }
-          title = titleOf(rel, '');
-        } else {
-          if (isBinary(bytes)) {
-            report.skipped.push({ source: rel, why: 'binary, not UTF-8 text' });
-            seen.delete(rel);
-            continue;
-          }
-          const text = bytes.toString('utf8');
-          title = titleOf(rel, text);
-          chunks = chunkDocument(text);
+        const doc = documentOf(rel, bytes);
+        if ('why' in doc) {
+          report.skipped.push({ source: rel, why: doc.why });
+          seen.delete(rel);
+          continue;
         }
+        const { title, chunks } = doc;
         deletePassages.run(rel);
         for (const c of chunks) insertPassage.run(rel, title, c.heading, c.text);
         insertFile.run(rel, Math.trunc(st.mtimeMs), st.size, sha, chunks.length);

@@ -72,23 +72,22 @@ const mib = (n: number) => `${Math.round(n / 1024 / 1024)} MiB`;
 /** Decompressed size below which a chunk's growth is not judged (the per-chunk and total limits still hold). */
 const RATIO_FROM_BYTES = 1024 * 1024;
 
-/**
- * Reads a whole recording; a damaged tail ends the reading where the damage starts (`truncated`). A
- * file past `limits` is refused with a RecordingLimitError naming the limit.
- */
-export async function readRecording(file: string, limits: ReadLimits = DEFAULT_READ_LIMITS): Promise<Recording> {
-  const started = Date.now();
+/** The whole file, refused past `fileBytes` before it is read. */
+async function readBounded(file: string, fileBytes: number): Promise<Buffer> {
   const handle = await open(file, 'r');
-  let data: Buffer;
   try {
     const size = (await handle.stat()).size;
-    if (size > limits.fileBytes) throw new RecordingLimitError(file, 'fileBytes', `the file is ${mib(size)}, over the limit of ${mib(limits.fileBytes)}`);
-    data = await handle.readFile();
+    if (size > fileBytes) throw new RecordingLimitError(file, 'fileBytes', `the file is ${mib(size)}, over the limit of ${mib(fileBytes)}`);
+    return await handle.readFile();
   } finally {
     await handle.close();
   }
+}
+
+/** The lz4 decompression of chunks within the limits: per chunk, its growth, in all, and the reading's time since `started`. */
+function boundedLz4(file: string, limits: ReadLimits, started: number) {
   let decompressed = 0;
-  const bounded = {
+  return {
     lz4: (buffer: Uint8Array, size: bigint): Uint8Array => {
       const n = Number(size);
       if (n > limits.chunkBytes)
@@ -109,7 +108,16 @@ export async function readRecording(file: string, limits: ReadLimits = DEFAULT_R
       return decompressHandlers.lz4(buffer, size);
     },
   };
-  const reader = new McapStreamReader({ decompressHandlers: bounded });
+}
+
+/**
+ * Reads a whole recording; a damaged tail ends the reading where the damage starts (`truncated`). A
+ * file past `limits` is refused with a RecordingLimitError naming the limit.
+ */
+export async function readRecording(file: string, limits: ReadLimits = DEFAULT_READ_LIMITS): Promise<Recording> {
+  const started = Date.now();
+  const data = await readBounded(file, limits.fileBytes);
+  const reader = new McapStreamReader({ decompressHandlers: boundedLz4(file, limits, started) });
   const channels = new Map<number, { topic: string; schemaId: number; cdr: boolean }>();
   const schemas = new Map<number, string>();
   const messages: RecordedMessage[] = [];

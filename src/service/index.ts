@@ -3,16 +3,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { createLogger } from '../log.js';
 import { Accounts } from './accounts.js';
 import { createAdmin, type ServiceAdmin } from './admin.js';
 import { buildApp } from './app.js';
 import { capConnectionsPerPeer } from './http/peers.js';
 import { JwtAuthority, loadOrCreateSecret } from './auth.js';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext, ServicePools } from './context.js';
 import { openDb } from './db.js';
 import { ApiKeys } from './keys.js';
-import { DEFAULT_LIMITS, KEY_OPS_RATE_LIMIT, defaultDbPath, defaultSecretPath, type ServiceOptions } from './options.js';
+import { DEFAULT_LIMITS, KEY_OPS_RATE_LIMIT, defaultDbPath, defaultSecretPath, type ServiceLimits, type ServiceOptions } from './options.js';
 import { FairPool } from './pool.js';
 import { TokenBuckets } from './ratelimit.js';
 import { attachSockets, ASR_SECOND_PATH, VLM_PATH } from './sockets.js';
@@ -35,6 +36,35 @@ export interface RunningService {
   port: number;
   admin: ServiceAdmin;
   close(): Promise<void>;
+}
+
+/** The service's bounded worker pools: speech synthesis and recognition (a key takes at most half of each), and vision workers. */
+function poolsFor(limits: ServiceLimits, logger: Logger): ServicePools {
+  return {
+    tts: new FairPool({
+      name: 'speech synthesis',
+      running: limits.ttsWorkers,
+      queued: limits.ttsQueue,
+      perKeyRunning: Math.max(1, Math.ceil(limits.ttsWorkers / 2)),
+      perKeyTotal: Math.max(1, Math.ceil(limits.ttsQueue / 2)),
+    }),
+    asr: new FairPool({
+      name: 'recognition',
+      running: limits.asrDecoders,
+      queued: limits.asrDecodeQueue,
+      perKeyRunning: Math.max(1, Math.ceil(limits.asrDecoders / 2)),
+      perKeyTotal: Math.max(1, Math.ceil(limits.asrDecodeQueue / 2)),
+    }),
+    vision: new VisionPool({
+      workers: limits.vlmWorkers,
+      queue: limits.vlmQueue,
+      queuePerKey: limits.vlmQueuePerKey,
+      jobTimeoutMs: limits.vlmJobTimeoutMs,
+      memoryBytes: limits.vlmWorkerMemoryBytes,
+      idleMs: 60_000,
+      logger,
+    }),
+  };
 }
 
 /**
@@ -63,31 +93,7 @@ export async function startService(opts: ServiceOptions = {}): Promise<RunningSe
     tmpDir,
     pendingAudio: { bytes: 0 },
     openSockets: new Map(),
-    pools: {
-      tts: new FairPool({
-        name: 'speech synthesis',
-        running: limits.ttsWorkers,
-        queued: limits.ttsQueue,
-        perKeyRunning: Math.max(1, Math.ceil(limits.ttsWorkers / 2)),
-        perKeyTotal: Math.max(1, Math.ceil(limits.ttsQueue / 2)),
-      }),
-      asr: new FairPool({
-        name: 'recognition',
-        running: limits.asrDecoders,
-        queued: limits.asrDecodeQueue,
-        perKeyRunning: Math.max(1, Math.ceil(limits.asrDecoders / 2)),
-        perKeyTotal: Math.max(1, Math.ceil(limits.asrDecodeQueue / 2)),
-      }),
-      vision: new VisionPool({
-        workers: limits.vlmWorkers,
-        queue: limits.vlmQueue,
-        queuePerKey: limits.vlmQueuePerKey,
-        jobTimeoutMs: limits.vlmJobTimeoutMs,
-        memoryBytes: limits.vlmWorkerMemoryBytes,
-        idleMs: 60_000,
-        logger,
-      }),
-    },
+    pools: poolsFor(limits, logger),
   };
   const releasePools = (): void => {
     const stopping = new Error('the service is stopping');

@@ -25,35 +25,9 @@ export function refusesTools(err: unknown): boolean {
   return err instanceof CloudHttpError && (err.status === 400 || err.status === 500 || err.status === 501) && /tool/i.test(describeError(err));
 }
 
-/**
- * The LocalLLM plugin (its descriptor is in src/plugins/llms.ts). Decisions:
- * - the context window is the `context_tokens` setting, else what the server reports (asked once when
- *   the plugin starts), else 4096; a request keeps a quarter of it (at least `max_tokens`) for the answer and
- *   leaves out the oldest remembered exchanges that do not fit;
- * - `tool_mode: json` (or `auto` after the server refused tools) sends no `tools` but a schema-constrained
- *   JSON answer (`response_format: json_schema`), asked whole: its text is JSON, never spoken as it comes.
- */
-export const createLocalLlm: LlmFactory = (config, ctx) => {
-  const options = LocalLlmOptions.parse(config ?? {});
-  const http = new CloudHttp({ baseUrl: options.base_url, retry: options.retry ? DEFAULT_RETRY : NO_RETRY });
-  const credential: Credential = options.api_key ? { kind: 'bearer', token: options.api_key } : { kind: 'none' };
-  const label = `LocalLLM ${options.model}`;
-  const health = new ModelHealth(label, ctx.logger, ctx.report);
-  let jsonTools = options.tool_mode === 'json';
-  // The server is asked for its window once, in the background: no call waits for it (the first, with
-  // no history yet, packs against the default).
-  let contextTokens = options.context_tokens ?? DEFAULT_CONTEXT_TOKENS;
-  if (!options.context_tokens) {
-    void probeContext(options.base_url, options.model, 3000, options.api_key ? { authorization: `Bearer ${options.api_key}` } : {})
-      .then((probe) => {
-        if (!probe) return;
-        contextTokens = probe.tokens;
-        ctx.logger.info({ model: options.model, context_tokens: probe.tokens }, `${label}: context window ${probe.tokens} tokens (from ${probe.server})`);
-      })
-      .catch(() => undefined);
-  }
-
-  const send = async (body: Record<string, unknown>, stream: boolean, signal: AbortSignal): Promise<AsyncIterable<ChatStreamEvent>> => {
+/** Sends one chat-completions request: the answer's events, streamed (SSE) or from one JSON body. */
+function chatSender(http: CloudHttp, credential: Credential) {
+  return async (body: Record<string, unknown>, stream: boolean, signal: AbortSignal): Promise<AsyncIterable<ChatStreamEvent>> => {
     const res = await http.send({
       method: 'POST',
       path: '/chat/completions',
@@ -74,6 +48,35 @@ export const createLocalLlm: LlmFactory = (config, ctx) => {
       yield* events;
     })();
   };
+}
+
+/**
+ * The LocalLLM plugin (its descriptor is in src/plugins/llms.ts). Decisions:
+ * - the context window is the `context_tokens` setting, else what the server reports (asked once when
+ *   the plugin starts), else 4096; a request keeps a quarter of it (at least `max_tokens`) for the answer and
+ *   leaves out the oldest remembered exchanges that do not fit;
+ * - `tool_mode: json` (or `auto` after the server refused tools) sends no `tools` but a schema-constrained
+ *   JSON answer (`response_format: json_schema`), asked whole: its text is JSON, never spoken as it comes.
+ */
+export const createLocalLlm: LlmFactory = (config, ctx) => {
+  const options = LocalLlmOptions.parse(config ?? {});
+  const http = new CloudHttp({ baseUrl: options.base_url, retry: options.retry ? DEFAULT_RETRY : NO_RETRY });
+  const credential: Credential = options.api_key ? { kind: 'bearer', token: options.api_key } : { kind: 'none' };
+  const label = `LocalLLM ${options.model}`;
+  const health = new ModelHealth(label, ctx.logger, ctx.report);
+  let jsonTools = options.tool_mode === 'json';
+  // The server is asked for its window once, in the background: no call waits for it (the first, with
+  // no history yet, packs against the default).
+  let contextTokens = options.context_tokens ?? DEFAULT_CONTEXT_TOKENS;
+  if (!options.context_tokens)
+    void probeContext(options.base_url, options.model, 3000, options.api_key ? { authorization: `Bearer ${options.api_key}` } : {})
+      .then((probe) => {
+        if (!probe) return;
+        contextTokens = probe.tokens;
+        ctx.logger.info({ model: options.model, context_tokens: probe.tokens }, `${label}: context window ${probe.tokens} tokens (from ${probe.server})`);
+      })
+      .catch(() => undefined);
+  const send = chatSender(http, credential);
 
   const base = (messages: ChatMessage[]) => ({
     model: options.model,
