@@ -1,4 +1,4 @@
-// The simulated GPS receiver of `--simulate`: on the mock ports of GpsInput it sends checksummed NMEA (GGA and RMC) once a second, as a receiver with a fix standing still.
+// The simulated GPS receiver of `--simulate`: checksummed NMEA (GGA, RMC) once a second on GpsInput's mock ports, as a still receiver with a fix.
 import { type MockPort, onMockPortOpen } from './serial-mock-open.js';
 import { nmeaChecksum } from './nmea.js';
 

@@ -68,6 +68,7 @@ export type ServiceReport = { type: 'service.linked' } | { type: 'service.up' } 
  * calls made before it is up wait for it and go in their order. Stopped before it is up, its
  * waiting calls fail with that reason, and a connection that opens after the stop is closed.
  */
+// long: the named actors and actions stay in one setup() table, where XState types them against the machine's context and events.
 export function serviceMachine(h: ServiceHolder) {
   return setup({
     types: {

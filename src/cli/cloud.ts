@@ -25,6 +25,41 @@ async function plan(value: string | undefined): Promise<string | undefined> {
   return value;
 }
 
+/** `cortexd cloud`: the service in the foreground until SIGTERM or SIGINT, ready and watched under systemd. */
+async function serve(opts: ServeOptions): Promise<void> {
+  // The service (fastify, sqlite, the backends) loads only when this command runs.
+  const [{ createLogger }, { startService }, { Notifier }, { Watchdog }] = await Promise.all([
+    import('../log.js'),
+    import('../service/index.js'),
+    import('../systemd/notify.js'),
+    import('../systemd/watchdog.js'),
+  ]);
+  const logger = createLogger({ base: { component: 'cloud' } });
+  const grammar = opts.grammar === undefined ? undefined : opts.grammar === 'open' ? ('open' as const) : opts.grammar.split('|');
+  const svc = await startService({ host: opts.host, port: port(opts.port), dbPath: opts.db, logger, backends: { asr: { grammar } } });
+  logger.info({ url: svc.url, ws: svc.wsUrl, asr: svc.asrWsUrl, vlm: svc.vlmWsUrl }, 'cortexd cloud listening');
+  process.stdout.write(`url=${svc.url}\nws_url=${svc.wsUrl}\nasr_ws_url=${svc.asrWsUrl}\nvlm_ws_url=${svc.vlmWsUrl}\n`);
+  // Under systemd (Type=notify): ready once listening, watchdog pings from the event loop.
+  const notifier = new Notifier({ onError: (m) => logger.warn(m) });
+  const watchdog = new Watchdog(notifier);
+  await notifier.ready(`listening on ${svc.url}`);
+  watchdog.start();
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'cortexd cloud stopping');
+      watchdog.stop();
+      void notifier.stopping(`stopping on ${signal}`);
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      void svc.close().then(resolve);
+    };
+    const onTerm = (): void => stop('SIGTERM');
+    const onInt = (): void => stop('SIGINT');
+    process.on('SIGTERM', onTerm);
+    process.on('SIGINT', onInt);
+  });
+}
+
 export function register(program: Command): void {
   const cloud = program
     .command('cloud')
@@ -33,39 +68,7 @@ export function register(program: Command): void {
     .option('--port <port>', 'port (0 picks a free one)', '8420')
     .option('--db <path>', 'SQLite database (default <state dir>/cloud.sqlite)')
     .option('--grammar <phrases>', "recognition grammar: 'open' for the full English model, or phrases separated by '|'")
-    .action(async (opts: ServeOptions) => {
-      // The service (fastify, sqlite, the backends) loads only when this command runs.
-      const [{ createLogger }, { startService }, { Notifier }, { Watchdog }] = await Promise.all([
-        import('../log.js'),
-        import('../service/index.js'),
-        import('../systemd/notify.js'),
-        import('../systemd/watchdog.js'),
-      ]);
-      const logger = createLogger({ base: { component: 'cloud' } });
-      const grammar = opts.grammar === undefined ? undefined : opts.grammar === 'open' ? ('open' as const) : opts.grammar.split('|');
-      const svc = await startService({ host: opts.host, port: port(opts.port), dbPath: opts.db, logger, backends: { asr: { grammar } } });
-      logger.info({ url: svc.url, ws: svc.wsUrl, asr: svc.asrWsUrl, vlm: svc.vlmWsUrl }, 'cortexd cloud listening');
-      process.stdout.write(`url=${svc.url}\nws_url=${svc.wsUrl}\nasr_ws_url=${svc.asrWsUrl}\nvlm_ws_url=${svc.vlmWsUrl}\n`);
-      // Under systemd (Type=notify): ready once listening, watchdog pings from the event loop.
-      const notifier = new Notifier({ onError: (m) => logger.warn(m) });
-      const watchdog = new Watchdog(notifier);
-      await notifier.ready(`listening on ${svc.url}`);
-      watchdog.start();
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string): void => {
-          logger.info({ signal }, 'cortexd cloud stopping');
-          watchdog.stop();
-          void notifier.stopping(`stopping on ${signal}`);
-          process.off('SIGTERM', onTerm);
-          process.off('SIGINT', onInt);
-          void svc.close().then(resolve);
-        };
-        const onTerm = (): void => stop('SIGTERM');
-        const onInt = (): void => stop('SIGINT');
-        process.on('SIGTERM', onTerm);
-        process.on('SIGINT', onInt);
-      });
-    });
+    .action(serve);
 
   cloud
     .command('token')

@@ -210,6 +210,7 @@ export class TerminalView {
     return this.currentMode === undefined ? undefined : this.facts.replayedMicrophones?.[this.currentMode]?.[input];
   }
 
+  // long: one case per bus event type, each the line or lines the view prints for it.
   render(e: AgentEvent): void {
     switch (e.type) {
       case 'agent.started':

@@ -44,6 +44,7 @@ export class Metrics {
   readonly motionRefused: Counter<'cause'>;
   readonly turnLatency: Histogram<'stage'>;
 
+  // long: one registration per metric of the process, read as its table of names, help texts, labels and buckets.
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     this.ticks = new Counter({ name: 'cortexd_ticks_total', help: 'Cortex loop ticks run, per mode', labelNames: ['mode'], registers });

@@ -58,20 +58,58 @@ function requiredToken(token: string | undefined): string {
   return token;
 }
 
+/** The MCAP recorder, with the configuration (secrets redacted) attached. */
+function openRecorder(record: NonNullable<CaptureOptions['record']>, config: unknown, onError: CaptureOptions['onError']): Promise<Recorder> {
+  return Recorder.open({
+    file: record.file,
+    ...(record.rotateBytes !== undefined ? { rotateBytes: record.rotateBytes } : {}),
+    ...(record.keep !== undefined ? { keep: record.keep } : {}),
+    ...(config !== undefined
+      ? { attachments: [{ name: CONFIG_ATTACHMENT, mediaType: 'application/json', data: Buffer.from(JSON.stringify(redactDeep(config), null, 2)) }] }
+      : {}),
+    ...(onError ? { onError } : {}),
+  });
+}
+
+/**
+ * What inputs hand the capture: camera frames (at most one per `minFrameGapMs` per camera), audio,
+ * lidar scans and DDS samples, each on its own channel. What the robot sent over DDS is kept under a
+ * backlog; what it heard may be dropped like media.
+ */
+function mediaTap(emit: Sink, minFrameGapMs: number): MediaTap {
+  const lastFrameAt = new Map<string, number>();
+  const cameraSpecs = new Map<string, ChannelSpec>();
+  const micSpecs = new Map<string, ChannelSpec>();
+  const lidarSpec = lidarChannel();
+  const ddsSpecs = new Map<string, ChannelSpec>();
+  return {
+    frame(input, jpeg, atMs) {
+      const last = lastFrameAt.get(input);
+      if (last !== undefined && atMs - last < minFrameGapMs) return;
+      lastFrameAt.set(input, atMs);
+      let spec = cameraSpecs.get(input);
+      if (!spec) cameraSpecs.set(input, (spec = cameraChannel(input)));
+      emit(spec, () => frameMessage(input, jpeg, atMs), atMs, true);
+    },
+    audio(input, pcm, rate, atMs) {
+      let spec = micSpecs.get(input);
+      if (!spec) micSpecs.set(input, (spec = microphoneChannel(input)));
+      emit(spec, () => audioMessage(pcm, rate, atMs), atMs, true);
+    },
+    scan(scan, sensorMountingDeg) {
+      emit(lidarSpec, () => laserScanMessage(scan, sensorMountingDeg), scan.at, true);
+    },
+    dds(sample) {
+      let spec = ddsSpecs.get(sample.topic);
+      if (!spec) ddsSpecs.set(sample.topic, (spec = ddsChannel(sample.topic, sample.rosType, sample.schemaText)));
+      emit(spec, () => sample.cdr, sample.atMs, sample.direction === 'in');
+    },
+  };
+}
+
+/** Starts recording (MCAP) and/or the live Foxglove socket; everything the bus, the inputs and the log say goes to both. */
 export async function startCapture(options: CaptureOptions): Promise<Capture> {
-  const recorder = options.record
-    ? await Recorder.open({
-        file: options.record.file,
-        ...(options.record.rotateBytes !== undefined ? { rotateBytes: options.record.rotateBytes } : {}),
-        ...(options.record.keep !== undefined ? { keep: options.record.keep } : {}),
-        ...(options.config !== undefined
-          ? {
-              attachments: [{ name: CONFIG_ATTACHMENT, mediaType: 'application/json', data: Buffer.from(JSON.stringify(redactDeep(options.config), null, 2)) }],
-            }
-          : {}),
-        ...(options.onError ? { onError: options.onError } : {}),
-      })
-    : undefined;
+  const recorder = options.record ? await openRecorder(options.record, options.config, options.onError) : undefined;
   let live: FoxgloveLive | undefined;
   try {
     live =
@@ -102,36 +140,7 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
     emit(spec, () => eventMessage(event), event.at, false);
   });
 
-  const minFrameGapMs = options.record?.fps ? 1000 / options.record.fps : 0;
-  const lastFrameAt = new Map<string, number>();
-  const cameraSpecs = new Map<string, ChannelSpec>();
-  const micSpecs = new Map<string, ChannelSpec>();
-  const lidarSpec = lidarChannel();
-  const ddsSpecs = new Map<string, ChannelSpec>();
-  const media: MediaTap = {
-    frame(input, jpeg, atMs) {
-      const last = lastFrameAt.get(input);
-      if (last !== undefined && atMs - last < minFrameGapMs) return;
-      lastFrameAt.set(input, atMs);
-      let spec = cameraSpecs.get(input);
-      if (!spec) cameraSpecs.set(input, (spec = cameraChannel(input)));
-      emit(spec, () => frameMessage(input, jpeg, atMs), atMs, true);
-    },
-    audio(input, pcm, rate, atMs) {
-      let spec = micSpecs.get(input);
-      if (!spec) micSpecs.set(input, (spec = microphoneChannel(input)));
-      emit(spec, () => audioMessage(pcm, rate, atMs), atMs, true);
-    },
-    scan(scan, sensorMountingDeg) {
-      emit(lidarSpec, () => laserScanMessage(scan, sensorMountingDeg), scan.at, true);
-    },
-    // What the robot received and sent over DDS, as the CDR on the wire: what it sent is kept under a backlog, what it heard may be dropped like media.
-    dds(sample) {
-      let spec = ddsSpecs.get(sample.topic);
-      if (!spec) ddsSpecs.set(sample.topic, (spec = ddsChannel(sample.topic, sample.rosType, sample.schemaText)));
-      emit(spec, () => sample.cdr, sample.atMs, sample.direction === 'in');
-    },
-  };
+  const media = mediaTap(emit, options.record?.fps ? 1000 / options.record.fps : 0);
 
   const logSpec = logChannel();
   return {

@@ -1,4 +1,5 @@
-// A Unitree G1's API services over DDS as connectors: `unitree_led` (face: the head LED, rt/api/voice/request api 1010) and `unitree_arm` (arm: built-in gestures, rt/api/arm/request api 7106).
+// A Unitree G1's API services over DDS as connectors: `unitree_led` (face: the head LED) and `unitree_arm` (arm: built-in gestures).
+// The LED is api 1010 of rt/api/voice/request; the gestures are api 7106 of rt/api/arm/request.
 import { CortexError, describeError } from '../../../src/errors.js';
 import type { ActionConnector, ConnectorFactory } from '../../../src/cortex/action.js';
 import { UnitreeArmOptions, UnitreeLedOptions } from '../../../src/plugins/schemas/actions.js';

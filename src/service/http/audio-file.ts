@@ -86,6 +86,7 @@ export interface LiveAudioFile {
  * written (the streaming endpoint sends the first bytes as the synthesiser makes them). A failed
  * synthesis ends `body` with the error.
  */
+// long: the file's writer and its reader share the progress (bytes written, chunks still in memory, end, failure) and one wake-up; one closure is their one owner.
 export function audioToLiveFile(audio: Readable, dir: string, maxBytes: number, signal: AbortSignal): LiveAudioFile {
   const path = join(dir, `tts-${randomUUID()}.audio`);
   const remove = (): Promise<void> => rm(path, { force: true });
