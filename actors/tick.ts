@@ -170,7 +170,7 @@ function promptExtra(deps: TickDeps, req: TickRequest, logger: Logger, heard: st
   if (!deps.recall || !heard) return extra;
   try {
     const recalled = deps.recall.recall(heard, memoryNote);
-    // Joined as the mode's prepared turns join them (actors/mode.ts), so a turn prepared on the same words is taken.
+    // Joined as the mode's prepared turns join them (actors/modes/mode.ts), so a turn prepared on the same words is taken.
     if (recalled.block) extra = [extra, recalled.block].filter((p) => Boolean(p?.trim())).join('\n\n');
     deps.bus.emit({
       type: 'recall',

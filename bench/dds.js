@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync } from 'no
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Agent } from '../dist/actors/agent.js';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../dist/actors/plugins.js';
+import { Agent } from '../dist/actors/agent/agent.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../dist/actors/plugin-registry.js';
 import { DdsParticipant } from '../dist/devices/dds/participant.js';
 import { AgentConfig } from '../dist/src/config/schema.js';
 import { createLogger } from '../dist/src/log.js';

@@ -11,9 +11,9 @@ import { EVENT_PREFIX } from '../../src/record/channels.js';
 import type { Recording } from '../../src/record/reader.js';
 import { resolvePlugins } from '../../src/cortex/plugins-resolve.js';
 import type { PluginRegistry } from '../../src/cortex/plugins.js';
-import { Agent } from '../agent.js';
+import { Agent } from '../agent/agent.js';
 import { ReplayClock } from './replay-clock.js';
-import { RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './plugins.js';
+import { RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './replay-registry.js';
 
 export interface ReplayOptions {
   recording: Recording;

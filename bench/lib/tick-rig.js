@@ -5,7 +5,7 @@ import { runTick } from '../../dist/actors/tick.js';
 import { createActionHandle } from '../../dist/actors/actions/action.js';
 import { toolsForMode } from '../../dist/src/cortex/tools.js';
 import { WakeGate } from '../../dist/src/cortex/wake.js';
-import { builtinPlugins, resolvePlugins } from '../../dist/actors/plugins.js';
+import { builtinPlugins, resolvePlugins } from '../../dist/actors/plugin-registry.js';
 
 /** `tick()` runs one tick; `ask()` is the bare model call; `stop()` stops the action handles. */
 export async function tickRig(bus, stateDir = '/tmp') {

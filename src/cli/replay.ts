@@ -71,7 +71,7 @@ export async function runReplay(file: string, opts: ReplayCliOptions): Promise<n
 
   const [{ loadConfig }, { builtinPlugins }, { replayRecording }, { createLogger, envLogLevel }, { formatDiff }] = await Promise.all([
     import('../config/load.js'),
-    import('../../actors/plugins.js'),
+    import('../../actors/plugin-registry.js'),
     import('../../actors/replay/replay.js'),
     import('../log.js'),
     import('../record/decisions.js'),

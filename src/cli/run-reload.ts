@@ -8,7 +8,7 @@ import type { CommandResult } from '../fleet/execute.js';
 import type { ReloadPolicy } from '../fleet/reload.js';
 import type { Sender } from '../fleet/trust.js';
 import type { Logger } from '../log.js';
-import type { ProcessHandle } from '../../actors/process.js';
+import type { ProcessHandle } from '../../actors/process/process.js';
 import { oneLine } from './output.js';
 
 /** How a configuration arrives: from the fleet channel or not, pushed (not the robot's own trusted file) or not, and who sent it. */

@@ -10,7 +10,7 @@ import { CortexError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModeMemoryStore } from '../modes/memory.js';
 import type { Plugins } from '../cortex/plugins.js';
-import type { ProcessDeps, ProcessHandle, ProcessOutcome } from '../../actors/process.js';
+import type { ProcessDeps, ProcessHandle, ProcessOutcome } from '../../actors/process/process.js';
 import { EXIT, errLine, warnLine } from './output.js';
 import { startRunCapture } from './run-capture.js';
 import type { RunOptions } from './run-options.js';
@@ -22,14 +22,14 @@ export type { RunOptions };
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
   const [agent, plugins, load, embedded, events, log, notify, proc, view, memory, paths, reloadPolicy, watch] = await Promise.all([
-    import('../../actors/agent.js'),
-    import('../../actors/plugins.js'),
+    import('../../actors/agent/agent.js'),
+    import('../../actors/plugin-registry.js'),
     import('../config/load.js'),
     import('../cortex/embedded.js'),
     import('../cortex/events.js'),
     import('../log.js'),
     import('../systemd/notify.js'),
-    import('../../actors/process.js'),
+    import('../../actors/process/process.js'),
     import('./view.js'),
     import('../modes/memory.js'),
     import('../paths.js'),
@@ -223,7 +223,7 @@ interface SupervisorParts {
 }
 
 /**
- * The supervisor: the process root (actors/process.ts) with signals, sd_notify and the watchdog, the
+ * The supervisor: the process root (actors/process/process.ts) with signals, sd_notify and the watchdog, the
  * service, and the agent subtree, which a reload replaces under the same root.
  */
 async function startSupervisor(m: RunModules, opts: RunOptions, parts: SupervisorParts): Promise<ProcessHandle> {

@@ -1,7 +1,7 @@
 // A safety governor as its own root actor, for tests that run motion actions without a whole agent.
 import { pino } from 'pino';
 import { z } from 'zod';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin-registry.js';
 import type { ConnectorFactory } from '../../src/cortex/action.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import { createActor, type AnyActorRef } from 'xstate';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { LlmAnswer } from '../../src/cortex/llm.js';
 import type { LlmSpec } from '../../src/cortex/plugins.js';
-import { builtinPlugins, resolvePlugins, type PluginRegistry, type Plugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, type PluginRegistry, type Plugins } from '../../actors/plugin-registry.js';
 
 /** An `agent_actions` entry with defaults, as the loader makes it. */
 export const actionEntry = (name: string, connector: string, config: Record<string, unknown> = {}): ActionConfig => ({

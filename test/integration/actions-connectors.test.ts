@@ -16,7 +16,7 @@ import { ttsCost } from '../../src/cloud/prices.js';
 import { startService, type RunningService } from '../../src/service/index.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import { isWav, parseWav } from '../../devices/wav.js';
-import type { Plugins } from '../../actors/plugins.js';
+import type { Plugins } from '../../actors/plugin-registry.js';
 import { allActionPlugins } from '../helpers/plugins.js';
 import { startGovernor } from '../helpers/governor.js';
 import { sharedSerialLine } from '../../devices/serial.js';

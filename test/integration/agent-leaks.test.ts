@@ -7,8 +7,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import type { AnyActorRef } from 'xstate';
-import { Agent } from '../../actors/agent.js';
-import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
+import { Agent } from '../../actors/agent/agent.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugin-registry.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
 import { AgentConfig } from '../../src/config/schema.js';
 

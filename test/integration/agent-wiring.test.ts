@@ -4,12 +4,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Agent } from '../../actors/agent.js';
+import { Agent } from '../../actors/agent/agent.js';
 import { AgentConfig, type LoadedConfig } from '../../src/config/schema.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import type { LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';
 import { createLogger } from '../../src/log.js';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin-registry.js';
 import type { LlmSpec } from '../../src/cortex/plugins.js';
 
 type Ev<T extends AgentEvent['type']> = Extract<AgentEvent, { type: T }>;

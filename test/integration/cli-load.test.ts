@@ -136,10 +136,10 @@ requireBuild();
   }
 
   t.test('the agent and the local service load no MCP client and no JWT library until a mode uses MCP or a token is handled', async (t) => {
-    const modules = ['dist/actors/agent.js', 'dist/src/service/index.js'].map((f) => JSON.stringify(pathToFileURL(join(ROOT, f)).href));
+    const modules = ['dist/actors/agent/agent.js', 'dist/src/service/index.js'].map((f) => JSON.stringify(pathToFileURL(join(ROOT, f)).href));
     const r = traced([], {}, ['--input-type=module', '-e', modules.map((m) => `await import(${m});`).join('')]);
     t.equal(r.code, 0, r.stderr);
-    t.ok(r.files.includes('dist/actors/agent.js') && r.files.includes('dist/src/service/index.js'), 'both were loaded');
+    t.ok(r.files.includes('dist/actors/agent/agent.js') && r.files.includes('dist/src/service/index.js'), 'both were loaded');
     t.ok(r.files.includes('dist/src/cortex/mcp.js'), 'the MCP module itself is part of the agent');
     t.same(
       ['@modelcontextprotocol/sdk', 'jose', 'zod-to-json-schema', 'ajv'].filter((p) => r.packages.has(p)),

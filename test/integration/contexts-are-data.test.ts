@@ -1,8 +1,8 @@
 // Contexts hold data: the context of every actor of a running default agent (idle, conversation, explore with its stream sessions) is plain JSON (no function, no class instance), but for a ledger of known exceptions that may only shrink.
 import t from 'tap';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import { Agent } from '../../actors/agent.js';
-import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
+import { Agent } from '../../actors/agent/agent.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugin-registry.js';
 import { loadConfig } from '../../src/config/load.js';
 import { connectService } from '../../src/cortex/embedded.js';
 import { createLogger } from '../../src/log.js';

@@ -10,7 +10,7 @@ import { createActionHandle } from '../../actors/actions/action.js';
 import { createMqttInput } from '../../actors/inputs/mqtt-input.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { haveMosquitto, type Broker } from '../support/mosquitto.js';
-import type { Plugins } from '../../actors/plugins.js';
+import type { Plugins } from '../../actors/plugin-registry.js';
 import { hostInput } from '../helpers/input-host.js';
 import { actionEntry, allActionPlugins } from '../helpers/plugins.js';
 import { USERS, Watcher, fleetBroker } from '../helpers/fleet.js';

@@ -7,7 +7,7 @@ import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';
 import type { ChatMessage, ToolDefinition } from '../../src/cloud/protocol.js';
 import { startService, type RunningService } from '../../src/service/index.js';
-import { builtinPlugins, resolvePlugins, type Plugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, type Plugins } from '../../actors/plugin-registry.js';
 import type { LlmContext, LlmPlugin } from '../../src/cortex/llm.js';
 import type { ChatLlm } from '../../src/cortex/llm/chat-plugin.js';
 import { SUMMARY_INSTRUCTION } from '../../src/cortex/history.js';

@@ -102,8 +102,8 @@ t.test('run default from the bundle: typed text reaches the agent, the e-stop th
     [
       'dist/src/cli/program.js',
       'dist/src/cli/run.js',
-      'dist/actors/agent.js',
-      'dist/actors/process.js',
+      'dist/actors/agent/agent.js',
+      'dist/actors/process/process.js',
       'dist/src/service/index.js',
       'dist/src/config/load.js',
     ].filter((f) => fromDist.has(f)),

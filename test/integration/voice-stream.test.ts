@@ -9,7 +9,7 @@ import { EMPTY } from 'rxjs';
 import { pino } from 'pino';
 import { runTick, type TickDeps } from '../../actors/tick.js';
 import { createActionHandle } from '../../actors/actions/action.js';
-import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugin-registry.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';
 import { toolsForMode } from '../../src/cortex/tools.js';

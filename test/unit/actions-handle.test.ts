@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { ACTION_QUEUE_LIMIT, createActionHandle } from '../../actors/actions/action.js';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin-registry.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ConnectorFactory } from '../../src/cortex/action.js';

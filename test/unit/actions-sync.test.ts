@@ -3,7 +3,7 @@ import { getEventListeners } from 'node:events';
 import t from 'tap';
 import { pino } from 'pino';
 import { createActionHandle } from '../../actors/actions/action.js';
-import { builtinPlugins, resolvePlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins } from '../../actors/plugin-registry.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { startGovernor } from '../helpers/governor.js';

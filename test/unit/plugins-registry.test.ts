@@ -1,6 +1,6 @@
 // Proves the plugin registry: every descriptor has a loader, a configuration loads exactly its plugins (in parallel), lookups fail naming the known names.
 import t from 'tap';
-import { builtinPlugins, resolvePlugins, withPlugins, type PluginRegistry } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, withPlugins, type PluginRegistry } from '../../actors/plugin-registry.js';
 import { loadConfig } from '../../src/config/load.js';
 import { PluginError } from '../../src/errors.js';
 import { descriptors } from '../../src/plugins/index.js';

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { SimulatedClock } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
-import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugins.js';
+import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin-registry.js';
 import { runTick } from '../../actors/tick.js';
 import { AgentConfig, type ActionConfig } from '../../src/config/schema.js';
 import type { ConnectorFactory } from '../../src/cortex/action.js';

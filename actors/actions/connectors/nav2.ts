@@ -1,4 +1,4 @@
-// The `nav2` connector of navigate_location: finds a named place (the file's list or a map server's) and goes there: the simulated body drives, a robot gets a Nav2 goal over DDS.
+// The `nav2` connector of navigate_location: goes to a named place (the simulated body drives there; a robot gets a Nav2 goal over DDS).
 import { randomBytes } from 'node:crypto';
 import { CortexError, describeError } from '../../../src/errors.js';
 import { abortableSleep } from '../../../src/cloud/retry.js';

@@ -2,19 +2,19 @@
 // The agent subtree is replaced on reload.
 import { assign, createActor, enqueueActions, fromPromise, setup, type AnyActorLogic, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
 import type { Logger } from 'pino';
-import type { CloudClient } from '../src/cloud/client.js';
-import type { LoadedConfig } from '../src/config/schema.js';
-import type { ServiceConnection } from '../src/cortex/embedded.js';
-import type { AgentBus } from '../src/cortex/events.js';
-import { describeError } from '../src/errors.js';
-import type { Plugins } from '../src/cortex/plugins.js';
-import type { Notifier } from '../src/systemd/notify.js';
-import type { Agent } from './agent.js';
-import { serviceKey, serviceLink, serviceMachine, type ServiceHolder, type ServiceLink, type ServiceReport } from './process/service.js';
-import { signalsMachine, type StopRequest } from './process/signals.js';
-import { watchdogMachine, type Rates } from './process/watchdog.js';
+import type { CloudClient } from '../../src/cloud/client.js';
+import type { LoadedConfig } from '../../src/config/schema.js';
+import type { ServiceConnection } from '../../src/cortex/embedded.js';
+import type { AgentBus } from '../../src/cortex/events.js';
+import { describeError } from '../../src/errors.js';
+import type { Plugins } from '../../src/cortex/plugins.js';
+import type { Notifier } from '../../src/systemd/notify.js';
+import type { Agent } from '../agent/agent.js';
+import { serviceKey, serviceLink, serviceMachine, type ServiceHolder, type ServiceLink, type ServiceReport } from './service.js';
+import { signalsMachine, type StopRequest } from './signals.js';
+import { watchdogMachine, type Rates } from './watchdog.js';
 
-export { bounded } from './process/bounded.js';
+export { bounded } from './bounded.js';
 
 /** A configuration the process runs: the first one, a reload's, or the previous one again after a reload failed to start. */
 export interface Generation {
@@ -236,7 +236,7 @@ function processSetup(deps: ProcessDeps, g: Generations, finish: (outcome: Proce
 /**
  * cortexd { live { connecting -> running -> between -> connecting ... } -> closing -> ended }.
  * `signals` and `watchdog` live as long as the root; `service` is replaced when a generation needs
- * another one; `agent` (the agent's whole tree, actors/agent.ts) is spawned in `running` and, after
+ * another one; `agent` (the agent's whole tree, actors/agent/agent.ts) is spawned in `running` and, after
  * it ended, replaced by the next generation's (a reload) under the same root.
  */
 function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: ProcessOutcome) => void) {

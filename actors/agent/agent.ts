@@ -13,40 +13,40 @@ import {
   type Observer,
 } from 'xstate';
 import type { Logger } from 'pino';
-import type { CloudClient } from '../src/cloud/client.js';
-import type { LoadedConfig } from '../src/config/schema.js';
-import type { AgentControl, MediaPreview, SimulatorHandle } from '../src/cortex/contracts.js';
-import { AgentBus } from '../src/cortex/events.js';
-import type { MediaTap } from '../src/cortex/input.js';
-import { LATEST_SCAN_KEY, LatestScan, scanPreview } from '../src/lidar/view.js';
-import { BrowserAudioHub } from '../src/cortex/browser-audio.js';
-import { PositionBoard } from '../src/cortex/positions.js';
-import { BodyBoard } from '../src/cortex/bodies.js';
-import type { McpOptions } from '../src/cortex/mcp.js';
-import { makeToolsForMode } from '../src/cortex/tools.js';
-import type { Plugins } from '../src/cortex/plugins.js';
-import { describeError } from '../src/errors.js';
-import { log } from '../src/log.js';
-import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../src/modes/memory.js';
-import { stateDir as defaultStateDir } from '../src/paths.js';
-import { createInteractionLog, type InteractionLog } from './actions/interactions.js';
-import { openRecall, type OpenRecall } from './recall.js';
-import { wireModeEvents } from './agent/mode-events.js';
-import { fleetLogic, type FleetHost } from './fleet.js';
-import { inputIds, inputLogic } from './inputs/input-actor.js';
-import type { TickReport } from './loop.js';
-import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeParts } from './mode.js';
-import { restoreInput } from './modes/context.js';
-import { createModeMachine, type ModeOutput } from './modes/machine.js';
-import { realClock, type Clock } from './modes/types.js';
-import { governorMachine, safetyStatusOf, type SafetyStatus } from './safety/governor.js';
-import { motionLabels, safetyNoticeOf, safetySetup, type SafetySetup } from './safety/wiring.js';
+import type { CloudClient } from '../../src/cloud/client.js';
+import type { LoadedConfig } from '../../src/config/schema.js';
+import type { AgentControl, MediaPreview, SimulatorHandle } from '../../src/cortex/contracts.js';
+import { AgentBus } from '../../src/cortex/events.js';
+import type { MediaTap } from '../../src/cortex/input.js';
+import { LATEST_SCAN_KEY, LatestScan, scanPreview } from '../../src/lidar/view.js';
+import { BrowserAudioHub } from '../../src/cortex/browser-audio.js';
+import { PositionBoard } from '../../src/cortex/positions.js';
+import { BodyBoard } from '../../src/cortex/bodies.js';
+import type { McpOptions } from '../../src/cortex/mcp.js';
+import { makeToolsForMode } from '../../src/cortex/tools.js';
+import type { Plugins } from '../../src/cortex/plugins.js';
+import { describeError } from '../../src/errors.js';
+import { log } from '../../src/log.js';
+import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../../src/modes/memory.js';
+import { stateDir as defaultStateDir } from '../../src/paths.js';
+import { createInteractionLog, type InteractionLog } from '../actions/interactions.js';
+import { openRecall, type OpenRecall } from '../recall.js';
+import { wireModeEvents } from './mode-events.js';
+import { fleetLogic, type FleetHost } from '../fleet.js';
+import { inputIds, inputLogic } from '../inputs/input-actor.js';
+import type { TickReport } from '../loop.js';
+import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeParts } from '../modes/mode.js';
+import { restoreInput } from '../modes/context.js';
+import { createModeMachine, type ModeOutput } from '../modes/machine.js';
+import { realClock, type Clock } from '../modes/types.js';
+import { governorMachine, safetyStatusOf, type SafetyStatus } from '../safety/governor.js';
+import { motionLabels, safetyNoticeOf, safetySetup, type SafetySetup } from '../safety/wiring.js';
 
 export interface AgentOptions {
   loaded: LoadedConfig;
   /** The robot's bodies, shared by the agents of one process (a reload keeps the pose); default: the agent's own. */
   bodies?: BodyBoard;
-  /** The concrete plugins of this configuration: `await resolvePlugins(builtinPlugins, loaded.config)` (actors/plugins.ts). */
+  /** The concrete plugins of this configuration: `await resolvePlugins(builtinPlugins, loaded.config)` (actors/plugin-registry.ts). */
   plugins: Plugins;
   /** The hosted or embedded service; without it model calls fail (tests of hooks and modes). */
   cloud?: CloudClient;
@@ -75,7 +75,7 @@ export interface AgentOptions {
   /** A recording or live view (`--record`, `--foxglove`): inputs give it the frames they send and the audio they hear. */
   media?: MediaTap;
   /**
-   * The agent is a child of another root (`cortexd run`'s process root, actors/process.ts): the handle
+   * The agent is a child of another root (`cortexd run`'s process root, actors/process/process.ts): the handle
    * creates no actor; the host spawns `logic` (id and system id `agent`) and the handle binds itself
    * to that child when it starts. `start()` is then the host's business; `inspect` and `clock` are the host's.
    */
@@ -514,7 +514,7 @@ interface RootParts {
   closeBudgetMs: number;
   simulators: Array<{ id: string; logic: AnyActorLogic }>;
   /** The safety governor: invoked for the root's whole life (systemId `safety`), told first when the agent stops. */
-  safety: { logic: typeof governorMachine; input: import('./safety/governor.js').GovernorInput };
+  safety: { logic: typeof governorMachine; input: import('../safety/governor.js').GovernorInput };
   /** The fleet channel (none, or one actor `fleet`); like simulators it lives through `up`, so it reports the shutdown hooks. */
   fleet: Array<{ id: string; logic: AnyActorLogic }>;
   /** Waits for the cleanups of the stopped modes and flushes the interaction log. */
