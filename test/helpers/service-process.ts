@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ServiceOptions } from '../../src/service/index.js';
+import { tsLoaderArgs } from './ts-loader.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/service/abuse-service.ts', import.meta.url));
 
@@ -26,7 +27,7 @@ export interface ServiceSpec {
 
 /** Starts test/fixtures/service/abuse-service.ts; resolves once it printed its addresses and keys. */
 export async function startServiceProcess(spec: ServiceSpec = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...process.execArgv, FIXTURE, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...tsLoaderArgs, FIXTURE, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let out = '';
   const info = await new Promise<Omit<ServiceProcess, 'pid' | 'child' | 'stop'>>((resolve, reject) => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NotifyReceiver } from '../helpers/notify-receiver.js';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/service/cloud-cli.ts', import.meta.url));
 
@@ -16,7 +17,7 @@ t.test('cortexd cloud reports readiness and keeps the watchdog fed', async (t) =
     receiver.close();
     rmSync(state, { recursive: true, force: true });
   });
-  const server = spawn(process.execPath, [...process.execArgv, fixture, 'cloud', '--port', '0'], {
+  const server = spawn(process.execPath, [...tsLoaderArgs, fixture, 'cloud', '--port', '0'], {
     env: { ...process.env, CORTEX_STATE_DIR: state, CORTEX_LOG_LEVEL: 'warn', STATE_DIRECTORY: '', NOTIFY_SOCKET: receiver.path, WATCHDOG_USEC: '400000' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

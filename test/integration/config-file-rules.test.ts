@@ -8,6 +8,7 @@ import JSON5 from 'json5';
 import { MAX_CONFIG_BYTES } from '../../src/config/load.js';
 import { configEnvironment } from '../../src/config/env.js';
 import { tempDir, tryLoad, validConfig, writeConfig } from '../helpers/config-fixtures.js';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 
@@ -18,7 +19,7 @@ function mkfifo(path: string): void {
 
 /** `cortexd check --config <file>` from the sources, with a deadline: a hang is a failure, not a stuck suite. */
 function check(file: string, env: NodeJS.ProcessEnv = {}) {
-  const r = spawnSync(process.execPath, [...process.execArgv, MAIN, 'check', '--config', file], {
+  const r = spawnSync(process.execPath, [...tsLoaderArgs, MAIN, 'check', '--config', file], {
     encoding: 'utf8',
     timeout: 60_000,
     env: { ...process.env, NO_COLOR: '1', ...env },

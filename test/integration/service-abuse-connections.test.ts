@@ -7,6 +7,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { connect, refusedUpgrade, sendPcm, speechPcm } from '../fixtures/service/ws-client.js';
 import { descendants, max, memoryDuring, probeDuring, startServiceProcess } from '../helpers/service-process.js';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
@@ -152,7 +153,7 @@ t.test('row 5: 300 connections sending 1 MB bodies they never finish', async (t)
   };
   const attack = () =>
     new Promise<Array<{ status: number; body: string; closedAfterMs: number }>>((resolve, reject) => {
-      const child = spawn(process.execPath, [...process.execArgv, SLOW_BODIES, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [...tsLoaderArgs, SLOW_BODIES, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       child.on('exit', (code) =>

@@ -6,6 +6,7 @@ import { readdirSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { probeDuring, probeOnce, startServiceProcess } from '../helpers/service-process.js';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
@@ -139,7 +140,7 @@ t.test('3,000 slow-body connections from one peer: at most 256 held, each until 
   let peakFds = 0;
   const sampler = setInterval(() => (peakFds = Math.max(peakFds, fds(svc.pid))), 20);
   const result = await new Promise<{ statuses: Record<string, number>; bodies: string[]; slowestCloseMs: number; stillOpen: number }>((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, SLOW, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...tsLoaderArgs, SLOW, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`attacker exited ${code}`))));

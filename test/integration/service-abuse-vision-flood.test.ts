@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../fixtures/service/ws-client.js';
 import { descendants, probeDuring, startServiceProcess } from '../helpers/service-process.js';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
@@ -65,7 +66,7 @@ t.test('16 sockets of 3840x2160 frames from 8 keys: chat stays fast, keys take t
   // The flood runs until the viewer of a ninth key has had a reply (its turn comes after one frame of each other key; a hang guard of 90 s, not a deadline).
   const attack = () =>
     new Promise<{ sockets: number; sent: number; replies: number; errors: Record<string, number> }>((resolve, reject) => {
-      const child = spawn(process.execPath, [...process.execArgv, FLOOD, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [...tsLoaderArgs, FLOOD, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       let frames: NodeJS.Timeout | undefined;
       child.stdout.setEncoding('utf8').on('data', (d: string) => {

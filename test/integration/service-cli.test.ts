@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/service/cloud-cli.ts', import.meta.url));
 
@@ -12,7 +13,7 @@ t.test('cortexd cloud, token and key', async (t) => {
   const state = mkdtempSync(join(tmpdir(), 'svc-cli-'));
   t.teardown(() => rmSync(state, { recursive: true, force: true }));
   const env = { ...process.env, CORTEX_STATE_DIR: state, CORTEX_LOG_LEVEL: 'warn', STATE_DIRECTORY: '' };
-  const run = (...args: string[]) => spawnSync(process.execPath, [...process.execArgv, fixture, ...args], { env, encoding: 'utf8' });
+  const run = (...args: string[]) => spawnSync(process.execPath, [...tsLoaderArgs, fixture, ...args], { env, encoding: 'utf8' });
 
   const token = run('cloud', 'token', '--user', 'owner', '--plan', 'pro');
   t.equal(token.status, 0, token.stderr);
@@ -22,7 +23,7 @@ t.test('cortexd cloud, token and key', async (t) => {
   t.match(key.stdout, /^key_live_\S+\n$/);
   t.match(run('cloud', 'token', '--user', 'x', '--plan', 'gold'), { status: 1, stderr: /--plan must be one of free, starter, pro, enterprise/ });
 
-  const server = spawn(process.execPath, [...process.execArgv, fixture, 'cloud', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = spawn(process.execPath, [...tsLoaderArgs, fixture, 'cloud', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((r) => server.on('exit', (code) => r(code)));
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {

@@ -7,15 +7,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadSqlite } from '../../src/service/sqlite.js';
 import { checkStateDir } from '../../src/doctor/system.js';
+import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/service/cloud-cli.ts', import.meta.url));
 const mode = (path: string): string => `0${(statSync(path).mode & 0o777).toString(8)}`;
 
 /** `node <args>` under umask 000: files created without an explicit mode would be world-writable. */
-const openUmask = (args: string[]): [string, string[]] => [
-  'sh',
-  ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, ...process.execArgv, fixture, ...args],
-];
+const openUmask = (args: string[]): [string, string[]] => ['sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, ...tsLoaderArgs, fixture, ...args]];
 
 /** Runs `cortexd cloud` on `state` until it has answered one metered chat (so the WAL holds data), then stops it. */
 async function serveOnce(t: Test, state: string): Promise<void> {

@@ -1,4 +1,4 @@
-// Types of the tap plugin in index.mjs, read by tap's build of its Test class.
+// Types of the tap plugins in this folder, read by tap's build of its Test class.
 export declare const loader: string;
 export declare const importLoader: string;
 export declare const preload: boolean;
