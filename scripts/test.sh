@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.." || exit 1
 bash scripts/setup.sh --no-run --tests --no-link || { echo "0 passed, 1 failed"; exit 1; }
 [ "${1:-}" = --setup-only ] && exit 0
 
+# tap builds its Test class from the plugins in package.json's tap.plugin (tsx, ...), but a run that
+# finds the build out of date rebuilds it only for the next run: its own test files would still start
+# with the loaders of the old build. Built here first, so every file of this run loads through tsx.
+npx tap build >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+
 mkdir -p test-output
 # Lint and format (Biome, biome.json): a finding is one failed check in the summary below.
 lint_failed=0
