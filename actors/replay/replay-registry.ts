@@ -196,10 +196,44 @@ const sinkConnector = (name: string): ActionConnector => ({
   halt: async () => undefined,
 });
 
+/**
+ * The calls a live model (`--model live`) has in flight. They take real time (an HTTP round trip at
+ * least) while the replay's clock is simulated: the replay does not move its clock on while one is
+ * out, as the recorded run's clock did not move faster than its model answered.
+ */
+export class LiveModelCalls {
+  private pending = 0;
+
+  get inFlight(): number {
+    return this.pending;
+  }
+
+  /** The model plugin with each `ask` counted while it is out; its other members are the plugin's own. */
+  track(plugin: LlmPlugin): LlmPlugin {
+    const ask: LlmPlugin['ask'] = async (...args) => {
+      this.pending++;
+      try {
+        return await plugin.ask(...args);
+      } finally {
+        this.pending--;
+      }
+    };
+    return new Proxy(plugin, {
+      get(target, prop) {
+        if (prop === 'ask') return ask;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+}
+
 export interface ReplayRegistryOptions {
   feeds: ReplayFeeds;
   /** Serves recorded answers instead of the configured model (`--model recorded`). */
   model?: RecordedModel;
+  /** Counts the configured model's calls in flight (`--model live`). */
+  live?: LiveModelCalls;
   /** The mode running now (the recorded model answers per mode). */
   currentMode: () => string;
 }
@@ -223,8 +257,14 @@ export function replayRegistry(base: PluginRegistry, options: ReplayRegistryOpti
   }
   const llms: PluginLoaders['llms'] = {};
   for (const [type, loader] of Object.entries(base.loaders.llms)) {
-    const model = options.model;
-    llms[type] = model ? async () => () => model.plugin(options.currentMode) : loader;
+    const { model, live } = options;
+    if (model) llms[type] = async () => () => model.plugin(options.currentMode);
+    else if (live)
+      llms[type] = async () => {
+        const factory = await loader();
+        return (config, ctx) => live.track(factory(config, ctx));
+      };
+    else llms[type] = loader;
   }
   const simulators: PluginLoaders['simulators'] = {};
   for (const type of Object.keys(base.loaders.simulators)) simulators[type] = async () => () => ({ start: async () => undefined, stop: async () => undefined });

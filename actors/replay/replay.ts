@@ -13,7 +13,7 @@ import { resolvePlugins } from '../../src/cortex/plugins-resolve.js';
 import type { PluginRegistry } from '../../src/cortex/plugins.js';
 import { Agent } from '../agent/agent.js';
 import { ReplayClock } from './replay-clock.js';
-import { RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './replay-registry.js';
+import { LiveModelCalls, RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './replay-registry.js';
 
 export interface ReplayOptions {
   recording: Recording;
@@ -47,9 +47,19 @@ export interface ReplayResult {
 type Ev = Record<string, unknown> & { type: string; at: number };
 
 /** Lets promise chains and I/O callbacks run between clock steps. */
-const settle = async () => {
-  for (let i = 0; i < 4; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-};
+/** How long (real time) one step of the clock waits at most for the live model's calls in flight. */
+const LIVE_CALL_WAIT_MS = 15_000;
+
+/** Lets the agent's I/O run after a step of the clock; with a live model, until its calls in flight are answered (bounded). */
+function settlerFor(live: LiveModelCalls | undefined): () => Promise<void> {
+  return async () => {
+    for (let i = 0; i < 4; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (!live?.inFlight) return;
+    const deadline = performance.now() + LIVE_CALL_WAIT_MS;
+    while (live.inFlight > 0 && performance.now() < deadline) await new Promise<void>((resolve) => setTimeout(resolve, 2));
+    for (let i = 0; i < 4; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+}
 
 function outcomesOf(events: Ev[], start: number): Map<string, RecordedOutcome[]> {
   const out = new Map<string, RecordedOutcome[]>();
@@ -106,6 +116,11 @@ function deliver(e: Ev, agent: Agent, feeds: ReplayFeeds): boolean {
   return true;
 }
 
+/** The recorded answers, each given to the call asked within 1.5 ticks and 250 ms of when the run asked it, after its recorded latency. */
+function recordedModel(events: Ev[], start: number, clock: ReplayClock, loaded: LoadedConfig): RecordedModel {
+  return new RecordedModel(outcomesOf(events, start), clock, (mode) => 1.5 * (1000 / (loaded.config.modes[mode]?.hertz ?? 1)) + 250);
+}
+
 /** Runs the agent again on the replay clock with the recording's inputs, context values and manual switches, and compares its decisions with the recorded ones. */
 export async function replayRecording(options: ReplayOptions): Promise<ReplayResult> {
   const wallStart = performance.now();
@@ -117,15 +132,11 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
   const bus = new AgentBus();
   const loaded = replayConfig(options.loaded);
   let agent: Agent | undefined;
-  const model =
-    options.model === 'recorded'
-      ? new RecordedModel(outcomesOf(events, start), clock, (mode) => 1.5 * (1000 / (loaded.config.modes[mode]?.hertz ?? 1)) + 250)
-      : undefined;
-  const registry = replayRegistry(options.registry, {
-    feeds,
-    ...(model ? { model } : {}),
-    currentMode: () => agent?.currentMode() ?? loaded.config.default_mode,
-  });
+  const model = options.model === 'recorded' ? recordedModel(events, start, clock, loaded) : undefined;
+  const live = model ? undefined : new LiveModelCalls();
+  const settle = settlerFor(live);
+  const currentMode = () => agent?.currentMode() ?? loaded.config.default_mode;
+  const registry = replayRegistry(options.registry, { feeds, ...(model ? { model } : {}), ...(live ? { live } : {}), currentMode });
   const plugins = await resolvePlugins(registry, loaded.config);
   const stateDir = await mkdtemp(join(tmpdir(), 'cortexd-replay-'));
   const replayed: Ev[] = [];
