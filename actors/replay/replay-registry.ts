@@ -203,9 +203,20 @@ const sinkConnector = (name: string): ActionConnector => ({
  */
 export class LiveModelCalls {
   private pending = 0;
+  private readonly waiting = new Set<() => void>();
 
   get inFlight(): number {
     return this.pending;
+  }
+
+  /** Resolves when no call is out, or after `maxMs` of real time. */
+  idle(maxMs: number): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => (clearTimeout(timer), this.waiting.delete(done), resolve());
+      const timer = setTimeout(done, maxMs);
+      this.waiting.add(done);
+    });
   }
 
   /** The model plugin with each `ask` counted while it is out; its other members are the plugin's own. */
@@ -216,6 +227,7 @@ export class LiveModelCalls {
         return await plugin.ask(...args);
       } finally {
         this.pending--;
+        if (this.pending === 0) for (const done of [...this.waiting]) done();
       }
     };
     return new Proxy(plugin, {

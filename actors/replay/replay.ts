@@ -55,8 +55,7 @@ function settlerFor(live: LiveModelCalls | undefined): () => Promise<void> {
   return async () => {
     for (let i = 0; i < 4; i++) await new Promise<void>((resolve) => setImmediate(resolve));
     if (!live?.inFlight) return;
-    const deadline = performance.now() + LIVE_CALL_WAIT_MS;
-    while (live.inFlight > 0 && performance.now() < deadline) await new Promise<void>((resolve) => setTimeout(resolve, 2));
+    await live.idle(LIVE_CALL_WAIT_MS);
     for (let i = 0; i < 4; i++) await new Promise<void>((resolve) => setImmediate(resolve));
   };
 }

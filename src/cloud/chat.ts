@@ -1,9 +1,9 @@
 // Chat completions client: validates a request before sending, then returns the completion or an SSE stream of deltas and usage.
 import { checkModel, isProvider, MODEL_PREFIXES, type Provider } from './catalog.js';
-import { CloudProtocolError, CloudValidationError } from './errors.js';
+import { CloudValidationError } from './errors.js';
 import { CloudHttp, type Credential } from './http.js';
 import { ChatCompletionRequestSchema, ChatCompletionResponseSchema, PATHS, type ChatCompletionRequest, type ChatCompletionResponse } from './protocol.js';
-import { answerEvents, collectChatStream, completionEvents, type ChatStreamEvent, type CollectedChat } from './sse.js';
+import { answerEvents, collectChatStream, type ChatStreamEvent, type CollectedChat, wholeAnswerEvents } from './sse.js';
 
 export { checkModel };
 
@@ -87,16 +87,7 @@ export class ChatClient {
     const endpoint = CloudHttp.endpoint({ method: 'POST', path });
     const req = { method: 'POST' as const, path, body, credential: this.credential };
     const res = await this.http.send(options.signal ? { ...req, signal: options.signal } : req);
-    let json: unknown;
-    try {
-      json = await res.json();
-    } catch {
-      throw new CloudProtocolError(endpoint, `expected JSON, got ${res.headers.get('content-type') || 'no content type'}`);
-    }
-    const events = [...completionEvents(json, endpoint)];
-    return (async function* () {
-      yield* events;
-    })();
+    return wholeAnswerEvents(res, endpoint);
   }
 
   /**

@@ -151,6 +151,23 @@ export function* completionEvents(json: unknown, endpoint: string): Generator<Ch
 }
 
 /**
+ * The events of a non-streamed request's answer, read whole before the first is given (a body that is
+ * not JSON throws CloudProtocolError naming what it was).
+ */
+export async function wholeAnswerEvents(res: Response, endpoint: string): Promise<AsyncIterable<ChatStreamEvent>> {
+  let json: unknown;
+  try {
+    json = await res.json();
+  } catch {
+    throw new CloudProtocolError(endpoint, `expected JSON, got ${res.headers.get('content-type') || 'no content type'}`);
+  }
+  const events = [...completionEvents(json, endpoint)];
+  return (async function* () {
+    yield* events;
+  })();
+}
+
+/**
  * The events of the answer to a streaming request, whatever came back: an event stream, or a whole
  * JSON completion (a server that ignores `stream`), or a JSON error body with status 200. Anything
  * else throws CloudProtocolError.

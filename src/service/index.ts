@@ -38,23 +38,15 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** A fair pool of which one key takes at most half (at least one) of the running and of the total places. */
+const halfPerKey = (name: string, running: number, queued: number): FairPool =>
+  new FairPool({ name, running, queued, perKeyRunning: Math.max(1, Math.ceil(running / 2)), perKeyTotal: Math.max(1, Math.ceil(queued / 2)) });
+
 /** The service's bounded worker pools: speech synthesis and recognition (a key takes at most half of each), and vision workers. */
 function poolsFor(limits: ServiceLimits, logger: Logger): ServicePools {
   return {
-    tts: new FairPool({
-      name: 'speech synthesis',
-      running: limits.ttsWorkers,
-      queued: limits.ttsQueue,
-      perKeyRunning: Math.max(1, Math.ceil(limits.ttsWorkers / 2)),
-      perKeyTotal: Math.max(1, Math.ceil(limits.ttsQueue / 2)),
-    }),
-    asr: new FairPool({
-      name: 'recognition',
-      running: limits.asrDecoders,
-      queued: limits.asrDecodeQueue,
-      perKeyRunning: Math.max(1, Math.ceil(limits.asrDecoders / 2)),
-      perKeyTotal: Math.max(1, Math.ceil(limits.asrDecodeQueue / 2)),
-    }),
+    tts: halfPerKey('speech synthesis', limits.ttsWorkers, limits.ttsQueue),
+    asr: halfPerKey('recognition', limits.asrDecoders, limits.asrDecodeQueue),
     vision: new VisionPool({
       workers: limits.vlmWorkers,
       queue: limits.vlmQueue,

@@ -1,9 +1,9 @@
 // LocalLLM: any OpenAI-compatible chat-completions server (llama.cpp's llama-server, Ollama, vLLM, LM Studio...) at `base_url`, no key needed.
-import { CloudHttpError, CloudProtocolError } from '../../cloud/errors.js';
+import { CloudHttpError } from '../../cloud/errors.js';
 import { CloudHttp, type Credential } from '../../cloud/http.js';
 import type { ChatMessage, ToolDefinition } from '../../cloud/protocol.js';
 import { DEFAULT_RETRY, NO_RETRY } from '../../cloud/retry.js';
-import { answerEvents, completionEvents, type ChatStreamEvent } from '../../cloud/sse.js';
+import { answerEvents, type ChatStreamEvent, wholeAnswerEvents } from '../../cloud/sse.js';
 import { describeError } from '../../errors.js';
 import { LocalLlmOptions } from '../../plugins/schemas/llms.js';
 import { packMessages } from '../history-pack.js';
@@ -36,17 +36,7 @@ function chatSender(http: CloudHttp, credential: Credential) {
       signal,
       accept: stream ? 'text/event-stream, application/json' : 'application/json',
     });
-    if (stream) return answerEvents(res, ENDPOINT, signal);
-    let json: unknown;
-    try {
-      json = await res.json();
-    } catch {
-      throw new CloudProtocolError(ENDPOINT, `expected JSON, got ${res.headers.get('content-type') || 'no content type'}`);
-    }
-    const events = [...completionEvents(json, ENDPOINT)];
-    return (async function* () {
-      yield* events;
-    })();
+    return stream ? answerEvents(res, ENDPOINT, signal) : wholeAnswerEvents(res, ENDPOINT);
   };
 }
 
