@@ -18,6 +18,9 @@ export interface Place {
   heading: number;
 }
 
+/** The QoS of an action's status topic as rcl_action offers it (rmw_qos_profile_action_status_default). */
+const ACTION_STATUS_QOS = { reliable: true, depth: 1, transientLocal: true } as const;
+
 /** Nav2's action status codes (action_msgs/GoalStatus). */
 export const GOAL_STATUS: Record<number, string> = { 0: 'UNKNOWN', 1: 'ACCEPTED', 2: 'EXECUTING', 3: 'CANCELING', 4: 'SUCCEEDED', 5: 'CANCELED', 6: 'ABORTED' };
 
@@ -194,14 +197,17 @@ function nav2Navigator(o: NavigateConnectorOptions, ctx: ActionContext, find: Fi
   const participant = DdsParticipant.open({ domain: o.domain_id, networkInterface: o.network_interface });
   const untap = ctx.media?.dds ? participant.tap(ctx.media) : undefined;
   const writer = participant.writer<unknown>(ddsTopic(o.goal_topic), 'geometry_msgs/msg/PoseStamped', { reliable: true, depth: 1 });
-  const reader = participant.reader<{ status_list: Array<{ status: number }> }>(ddsTopic(o.status_topic), 'action_msgs/msg/GoalStatusArray');
+  // rcl_action's status QoS (reliable, keep last 1, transient local): the server's latest status reaches a reader that matched after it
+  // was written, so a goal's EXECUTING is not lost when discovery of the status topic ends after the goal topic's.
+  const reader = participant.reader<{ status_list: Array<{ status: number }> }>(ddsTopic(o.status_topic), 'action_msgs/msg/GoalStatusArray', ACTION_STATUS_QOS);
   const where = `${o.goal_topic} (geometry_msgs/PoseStamped) on DDS domain ${participant.domain}`;
   const cancel = cancelClient(participant, actionOf(o.status_topic), ctx);
   let goal: string | undefined;
   let last: string | undefined;
   const sub = reader.messages$.subscribe((m) => {
     const code = m.status_list.at(-1)?.status;
-    if (code === undefined) return;
+    // Before this connector sent a goal, a status (kept by the server from an earlier client) is not ours to report.
+    if (code === undefined || goal === undefined) return;
     const s = GOAL_STATUS[code] ?? 'UNKNOWN';
     if (s === last) return;
     last = s;
