@@ -220,11 +220,16 @@ class Worker {
     this.idleTimer.unref();
   }
 
-  stop(): void {
+  /**
+   * Ends the worker process. A frame it still had fails now with `reason` (the exit of a stopped worker
+   * is not reported to its frames): a frame left waiting would keep its timers, and the process, alive.
+   */
+  stop(reason: Error = new VisionUnavailableError('the vision worker was stopped')): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     const child = this.child;
     this.child = undefined;
     this.ready = undefined;
+    for (const [id] of this.jobs) this.fail(id, reason);
     if (child && child.exitCode === null) {
       child.disconnect?.();
       const t = setTimeout(() => child.kill('SIGKILL'), 1000);
@@ -353,6 +358,7 @@ export class VisionPool {
     for (const list of this.waiting.values()) for (const w of list) w.reject(new VisionUnavailableError('the service is stopping'));
     this.waiting.clear();
     this.waitingCount = 0;
-    for (const w of this.workers) w.stop();
+    const stopping = new VisionUnavailableError('the service is stopping');
+    for (const w of this.workers) w.stop(stopping);
   }
 }
