@@ -31,7 +31,7 @@ import { fileModeMemory, modeMemoryPath, type ModeMemoryStore } from '../../src/
 import { stateDir as defaultStateDir } from '../../src/paths.js';
 import { createInteractionLog, type InteractionLog } from '../actions/interactions.js';
 import { openRecall, type OpenRecall } from '../recall.js';
-import { wireModeEvents } from './mode-events.js';
+import { followModes, type ModeView } from './mode-events.js';
 import { fleetLogic, type FleetHost } from '../fleet.js';
 import { inputIds, inputLogic } from '../inputs/input-actor.js';
 import type { TickReport } from '../loop.js';
@@ -39,7 +39,8 @@ import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeP
 import { restoreInput } from '../modes/context.js';
 import { createModeMachine, type ModeOutput } from '../modes/machine.js';
 import { realClock, type Clock } from '../modes/types.js';
-import { governorMachine, safetyStatusOf, type SafetyStatus } from '../safety/governor.js';
+import { governorMachine, type SafetyStatus } from '../safety/governor.js';
+import { GOVERNOR_NOT_RUNNING, GovernorView, initialStatus } from '../safety/status.js';
 import { motionLabels, safetyNoticeOf, safetySetup, type SafetySetup } from '../safety/wiring.js';
 
 export interface AgentOptions {
@@ -135,16 +136,19 @@ export class Agent implements AgentControl {
   private interactionLog: InteractionLog | undefined;
   /** The knowledge base and memory, when the configuration has either (closed with everything else at stop). */
   private readonly recall: OpenRecall | undefined;
-  /** The mode as the mode machine last announced it (`mode.changed`); the restored or default mode before. */
-  private lastMode: string;
-  /** The mode runs (`mode.ready` seen, no `mode.left` since). */
-  private running = false;
-  /** The root's lifecycle as this handle drove and heard it. */
-  private phase: 'new' | 'active' | 'stopping' | 'done' = 'new';
+  /** The mode the machine starts in: the restored one, else the default. */
+  private readonly initialMode: string;
+  /** The mode machine's mode and whether it runs, as it announces them (bound with the root actor). */
+  private modes: ModeView | undefined;
+  /** The governor's status as it changes, and its releases (bound with the root actor). */
+  private governorView: GovernorView | undefined;
+  /** The root was started (by `start`, or by the host of a hosted agent). */
+  private started = false;
+  /** Why a stop was asked; undefined while none was. */
+  private stopAsked: string | undefined;
   private readonly safety: SafetySetup;
   /** The robot's things in this process (bodies, the lidar's newest scan). */
   private readonly bodies: BodyBoard;
-  private stopReason = 'stopped';
   /** Settles at the end of the first tick: simulators do their start-up work after it (see simulatorLogics). */
   private readonly firstTick: Promise<void>;
   private tickedFirst: () => void = () => {};
@@ -156,7 +160,6 @@ export class Agent implements AgentControl {
     this.config = loaded.config;
     this.configName = loaded.configName;
     this.logger = options.logger ?? log();
-    this.lastMode = loaded.config.default_mode;
     const clock = options.clock ?? realClock;
     const stateDir = options.stateDir ?? defaultStateDir();
     const store =
@@ -178,7 +181,7 @@ export class Agent implements AgentControl {
     });
     this.recall = openRecall({ loaded, stateDir, logger: this.logger, now: () => clock.now() }, this.bus);
     const modeInput = restoreInput(loaded.config, store);
-    if (modeInput.initialMode && Object.hasOwn(loaded.config.modes, modeInput.initialMode)) this.lastMode = modeInput.initialMode;
+    this.initialMode = modeInput.initialMode && Object.hasOwn(loaded.config.modes, modeInput.initialMode) ? modeInput.initialMode : loaded.config.default_mode;
     this.logic = buildRootMachine({
       modeMachine: this.modeMachineOf(clock, stateDir, store),
       modeInput,
@@ -250,7 +253,7 @@ export class Agent implements AgentControl {
       stateDir,
       ...(loaded.sha256 ? { configSha256: loaded.sha256 } : {}),
       ...(this.options.fleet ? { host: this.options.fleet } : {}),
-      stopReason: () => this.stopReason,
+      stopReason: () => this.stopAsked ?? 'stopped',
       track: this.cleanups.track,
     });
     return [{ id: 'fleet', logic }];
@@ -269,13 +272,10 @@ export class Agent implements AgentControl {
   /** Follows the root actor: the mode machine's events (the context values reach the governor from the machine itself) and the end. */
   private attach(actor: AnyActorRef): void {
     this.actor = actor;
-    wireModeEvents(this.ref('modes')!, this.bus, {
-      onChanged: (mode) => (this.lastMode = mode),
-      onRunning: (running) => (this.running = running),
-    });
+    this.modes = followModes(this.ref('modes')!, this.bus, this.initialMode);
+    this.governorView = new GovernorView(this.ref('safety')!, initialStatus(this.safety.input.latch));
     const finish = (outcome: AgentOutcome) => {
-      this.phase = 'done';
-      this.running = false;
+      this.governorView?.close();
       this.outcome = outcome;
       this.resolveDone(outcome);
     };
@@ -285,9 +285,9 @@ export class Agent implements AgentControl {
         const failed = out !== null && !out.ok;
         const code = failed ? 1 : 0;
         this.bus.emit({ type: 'agent.stopped', at: Date.now(), code });
-        finish({ code, reason: out?.reason ?? null, mode: out?.mode ?? this.lastMode });
+        finish({ code, reason: out?.reason ?? null, mode: out?.mode ?? this.currentMode() });
       },
-      error: (err) => finish({ code: 1, reason: describeError(err), mode: this.lastMode }),
+      error: (err) => finish({ code: 1, reason: describeError(err), mode: this.currentMode() }),
     });
   }
 
@@ -300,7 +300,7 @@ export class Agent implements AgentControl {
   private bind(self: AnyActorRef): void {
     if (this.actor) return;
     this.bus.emit({ type: 'agent.started', at: Date.now(), config: this.configName, mode: this.currentMode() });
-    this.phase = 'active';
+    this.started = true;
     this.attach(self);
   }
 
@@ -308,28 +308,27 @@ export class Agent implements AgentControl {
   start(): void {
     if (this.options.hosted || !this.actor) throw new Error('a hosted agent is started by its host');
     this.bus.emit({ type: 'agent.started', at: Date.now(), config: this.configName, mode: this.currentMode() });
-    if (this.phase === 'new') this.phase = 'active';
+    this.started = true;
     (this.actor as Actor<AnyActorLogic>).start();
   }
 
   /** Asks for a graceful stop; `done` resolves when it is over. Repeated calls are ignored. */
   stop(reason: string): void {
     // Before start the stop waits in the root's mailbox, as XState keeps events sent to an actor not started yet.
-    if (this.phase !== 'active' && this.phase !== 'new') return;
-    this.phase = 'stopping';
+    if (this.stopAsked !== undefined || this.outcome) return;
+    this.stopAsked = reason;
     this.bus.emit({ type: 'agent.stopping', at: Date.now(), reason });
-    this.stopReason = reason;
     this.actor?.send({ type: 'agent.stop', reason });
   }
 
-  /** The mode as the mode machine last announced it (`mode.changed`). */
+  /** The mode as the mode machine last announced it (`mode.changed`); the one it starts in before. */
   currentMode(): string {
-    return this.lastMode;
+    return this.modes?.mode ?? this.initialMode;
   }
 
   /** True when the current mode runs (its on_entry hooks are done, its inputs and loop are up). */
   get ready(): boolean {
-    return this.running;
+    return !this.outcome && (this.modes?.running ?? false);
   }
 
   /** The root actor (for inspection and tests that walk the tree). */
@@ -340,7 +339,7 @@ export class Agent implements AgentControl {
 
   switchMode(mode: string, reason: string): Promise<{ ok: boolean; reason?: string }> {
     const ref = this.ref('modes');
-    if (!ref || this.phase === 'done' || this.phase === 'new') return Promise.resolve({ ok: false, reason: 'the agent is not running' });
+    if (!ref || this.outcome || !this.started) return Promise.resolve({ ok: false, reason: 'the agent is not running' });
     return new Promise((resolve) => {
       const subs = [
         ref.on('mode.changed', (e: { to: string }) => e.to === mode && finish({ ok: true })),
@@ -414,17 +413,16 @@ export class Agent implements AgentControl {
     governor.send({ type: 'safety.estop', reason: reason.slice(0, 200) || 'emergency stop', source });
   }
 
-  /** Releases a latched emergency stop; motion does not resume by itself (the next motion command starts it). */
-  release(source: string): { ok: boolean; reason?: string } {
-    const governor = this.governor();
-    if (!governor) return { ok: false, reason: 'the safety governor is not running' };
-    if (!this.safetyStatus().estop) return { ok: false, reason: 'no emergency stop is latched' };
-    governor.send({ type: 'safety.release', source });
-    return this.safetyStatus().estop ? { ok: false, reason: 'the emergency stop is still latched' } : { ok: true };
+  /** Releases a latched emergency stop, as the governor decides; motion does not resume by itself (the next motion command starts it). */
+  async release(source: string): Promise<{ ok: boolean; reason?: string }> {
+    if (!this.governorView || this.outcome) return { ok: false, reason: 'the safety governor is not running' };
+    return this.governorView.release(source);
   }
 
+  /** The governor's status as it last changed (GOVERNOR_NOT_RUNNING once it stopped). */
   safetyStatus(): SafetyStatus {
-    return safetyStatusOf(this.governor());
+    if (this.outcome) return GOVERNOR_NOT_RUNNING;
+    return this.governorView?.status ?? GOVERNOR_NOT_RUNNING;
   }
 
   private governor(): AnyActorRef | undefined {

@@ -1,26 +1,28 @@
-// Translates what the mode machine emits (mode changes, refusals, hook runs, timeouts) into agent bus events.
+// Follows what the mode machine emits: mode changes, refusals, hook runs and timeouts become agent bus events, and the mode it is in is kept for its readers.
 import type { AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { ModeEmitted } from '../modes/types.js';
 
-/** What the agent's handle follows of the mode machine: the mode it is in, and whether that mode runs. */
-export interface ModeFollower {
-  onChanged: (mode: string) => void;
-  onRunning: (running: boolean) => void;
+/** What the mode machine last announced: the mode it is in (`mode.changed`), and whether that mode runs (`mode.ready`, no `mode.left` since). */
+export interface ModeView {
+  readonly mode: string;
+  readonly running: boolean;
 }
 
 type Of<T extends ModeEmitted['type']> = Extract<ModeEmitted, { type: T }>;
 
 /**
- * Listens to the mode actor (before or after it starts): every emitted event goes on the bus, and
- * the mode changes and runs reach `follow`. The subscriptions end with the actor.
+ * Listens to the mode actor (before or after it starts): every emitted event goes on the bus, and the
+ * returned view follows its mode (from `initialMode`, the one it starts in) and whether that mode runs.
+ * The subscriptions end with the actor; once it ended, no mode runs.
  */
-export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, follow: ModeFollower): void {
+export function followModes(ref: AnyActorRef, bus: AgentBus, initialMode: string): ModeView {
+  const view = { mode: initialMode, running: false };
   const at = () => Date.now();
-  ref.on('mode.ready', () => follow.onRunning(true));
-  ref.on('mode.left', () => follow.onRunning(false));
+  ref.on('mode.ready', () => (view.running = true));
+  ref.on('mode.left', () => (view.running = false));
   ref.on('mode.changed', (e: Of<'mode.changed'>) => {
-    follow.onChanged(e.to);
+    view.mode = e.to;
     bus.emit({
       type: 'mode.changed',
       at: at(),
@@ -53,5 +55,6 @@ export function wireModeEvents(ref: AnyActorRef, bus: AgentBus, follow: ModeFoll
   );
   ref.on('memory.warning', (e: Of<'memory.warning'>) => bus.emit({ type: 'error', at: at(), source: 'mode_memory', message: e.message }));
   ref.on('startup.failed', (e: Of<'startup.failed'>) => bus.emit({ type: 'error', at: at(), source: 'startup', message: e.reason }));
-  ref.subscribe({ complete: () => follow.onRunning(false), error: () => follow.onRunning(false) });
+  ref.subscribe({ complete: () => (view.running = false), error: () => (view.running = false) });
+  return view;
 }

@@ -7,7 +7,7 @@ import type { AgentBus } from '../../src/cortex/events.js';
 import { describeError } from '../../src/errors.js';
 import { EstopGate } from './estop-gate.js';
 import type { EstopWorkerData, FromEstopWorker, ToEstopWorker } from './estop-socket-worker.js';
-import { safetyStatusOf } from './status.js';
+import { GovernorView, type SafetyStatus } from './status.js';
 
 /*
  * Access control. connect(2) on a Unix socket needs write permission on the socket file and search
@@ -41,12 +41,12 @@ export interface EstopSocketOptions {
 
 export interface EstopSocketInput {
   options: EstopSocketOptions | undefined;
-  /** The governor: commands are sent to it, answers read from its snapshot. */
+  /** The governor (this actor's parent): commands are sent to it, its status followed by subscribing to it. */
   governor: AnyActorRef;
+  /** The governor's status when it invoked this actor (its snapshot stream only says what changes after). */
+  status: SafetyStatus;
   logger: Logger;
   bus: AgentBus;
-  /** Reads the status for STATUS and for the answers; default the governor's snapshot. */
-  status?: () => unknown;
   /** The latch shared with the socket's thread, which the governor checks before every motion command. */
   gate?: EstopGate;
 }
@@ -69,15 +69,13 @@ function workerUrl(): URL {
   return new URL(`./estop-socket-worker.${ext}`, import.meta.url);
 }
 
-/** The answer to RELEASE, given by the governor on this (the main) thread. */
-function release(input: EstopSocketInput, gate: EstopGate, status: () => unknown): string {
-  const latched = () => (status() as { estop?: unknown }).estop != null;
+/** The answer to RELEASE, decided by the governor on this (the main) thread. */
+async function release(input: EstopSocketInput, gate: EstopGate, governor: GovernorView): Promise<string> {
   // A latch the socket set but the governor has not taken yet is taken first: the release frees that one too.
   const pending = gate.take();
   if (pending) input.governor.send({ type: 'safety.estop', source: 'socket', reason: pending.reason });
-  if (!latched()) return 'ERR no emergency stop is latched';
-  input.governor.send({ type: 'safety.release', source: 'socket' });
-  return latched() ? 'ERR still latched' : 'OK released';
+  const r = await governor.release('socket');
+  return r.ok ? 'OK released' : `ERR ${r.reason ?? 'still latched'}`;
 }
 
 /**
@@ -92,7 +90,6 @@ export const estopSocketLogic = fromCallback<EventObject, EstopSocketInput>(({ i
   const options = input.options;
   if (!options) return;
   const gate = input.gate ?? new EstopGate();
-  const status = input.status ?? (() => safetyStatusOf(input.governor));
   let stopped = false;
   let listening = false;
   const fail = (message: string) => {
@@ -113,28 +110,22 @@ export const estopSocketLogic = fromCallback<EventObject, EstopSocketInput>(({ i
     if (!stopped) worker.postMessage(m);
   };
   // The thread's copy of the status, posted when it changes; `taken` tells it which socket latches it includes.
-  let shown = '';
-  const publish = () => {
-    const value = status() as Record<string, unknown>;
-    const text = JSON.stringify(value);
-    if (text === shown) return;
-    shown = text;
-    post({ type: 'status', status: value, taken: gate.taken() });
-  };
-  publish();
-  const sub = input.governor.subscribe({ next: publish, error: () => undefined });
-  setTimeout(publish, 0);
+  const publish = (status: SafetyStatus) => post({ type: 'status', status: status as unknown as Record<string, unknown>, taken: gate.taken() });
+  const feed = new GovernorView(input.governor, input.status, publish);
+  publish(input.status);
   worker.on('message', (m: FromEstopWorker) => {
     if (stopped) return;
     if (m.type === 'estop') {
       const pending = gate.take();
       if (pending) input.governor.send({ type: 'safety.estop', source: 'socket', reason: pending.reason });
-      publish();
+      // Posted again with the taken latch, also when the governor was latched already (its status did not change).
+      publish(feed.status);
     } else if (m.type === 'release') {
-      const line = release(input, gate, status);
-      // The status first: a STATUS behind the RELEASE on the same connection shows the release.
-      publish();
-      post({ type: 'answer', id: m.id, line });
+      void release(input, gate, feed).then((line) => {
+        // The status first: a STATUS behind the RELEASE on the same connection shows the release.
+        publish(feed.status);
+        post({ type: 'answer', id: m.id, line });
+      });
     } else if (m.type === 'listening') {
       listening = true;
       input.logger.info(`e-stop socket at ${options.path} (root and group ${gid}, answered on its own thread ${m.priority})`);
@@ -143,7 +134,7 @@ export const estopSocketLogic = fromCallback<EventObject, EstopSocketInput>(({ i
   worker.on('error', (err) => fail(describeError(err)));
   return () => {
     stopped = true;
-    sub.unsubscribe();
+    feed.close();
     // The file goes now, not when the thread gets to it: the process may exit first.
     if (listening) {
       try {

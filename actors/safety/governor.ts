@@ -25,7 +25,9 @@ import { SPEED_LIMIT_KEY, SpeedLimit, type ObstacleView } from '../../src/safety
 import type { LidarConfig } from '../../src/config/lidar.js';
 import { BodyBoard } from '../../src/cortex/bodies.js';
 
-export { safetyStatusOf, type SafetyStatus } from './status.js';
+import { initialStatus, type ReleaseAnswer } from './status.js';
+
+export type { SafetyStatus } from './status.js';
 
 export interface GovernorInput {
   policy: SafetyPolicy;
@@ -69,7 +71,8 @@ export type GovernorEvent =
   | { type: 'safety.register'; key: string; ref: AnyActorRef }
   | { type: 'safety.unregister'; key: string }
   | { type: 'safety.estop'; reason: string; source: string }
-  | { type: 'safety.release'; source: string }
+  /** Answered by the emitted `safety.release.answer` with the same `id` (status.ts `askRelease`). */
+  | { type: 'safety.release'; source: string; id?: string }
   | { type: 'safety.stopping'; reason: string }
   | { type: 'safety.context'; values: Record<string, unknown> }
   | { type: 'safety.bus'; event: AgentEvent }
@@ -129,7 +132,13 @@ function announce(s: GovernorInput, event: Omit<Extract<AgentEvent, { type: 'saf
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 /** The parts of enqueueActions' `enqueue` the helpers use (its generic type is not worth spelling out). */
-type Enqueue = { (fn: () => void): void; sendTo: (to: any, event: any) => void; assign: (a: any) => void; raise: (e: any) => void };
+type Enqueue = {
+  (fn: () => void): void;
+  sendTo: (to: any, event: any) => void;
+  assign: (a: any) => void;
+  raise: (e: any) => void;
+  emit: (e: any) => void;
+};
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 /**
@@ -206,7 +215,7 @@ const busWatch = fromCallback<EventObject, { bus: AgentBus }>(({ input, sendBack
  * failing source is reported without stopping the rest.
  */
 export const governorMachine = setup({
-  types: { context: {} as GovernorContext, events: {} as GovernorEvent, input: {} as GovernorInput },
+  types: { context: {} as GovernorContext, events: {} as GovernorEvent, input: {} as GovernorInput, emitted: {} as ReleaseAnswer },
   actors: { busWatch, estopSerial: estopSerialLogic, estopSocket: estopSocketLogic, lidarWatch: lidarWatchLogic, deviceSession: streamSessionMachine },
   delays: {
     deadman: ({ context }) => pol(context).deadmanMs,
@@ -310,6 +319,7 @@ export const governorMachine = setup({
       if (event.type !== 'safety.release') return;
       const was = c.latch;
       enqueue.assign({ latch: null });
+      if (event.id !== undefined) enqueue.emit({ type: 'safety.release.answer', id: event.id, ok: true });
       enqueue(() => {
         s.logger.warn(
           { safety: 'release', source: event.source, mode: c.mode },
@@ -318,6 +328,11 @@ export const governorMachine = setup({
         announce(s, { kind: 'release', source: event.source, reason: was ? `released (was ${was.source}: ${was.reason})` : 'released' });
         s.persist?.(null);
       });
+    }),
+    // Nothing is latched: the release is refused, and its asker told why.
+    refuseRelease: enqueueActions(({ event, enqueue }) => {
+      if (event.type !== 'safety.release' || event.id === undefined) return;
+      enqueue.emit({ type: 'safety.release.answer', id: event.id, ok: false, reason: 'no emergency stop is latched' });
     }),
     announceRestored: ({ context: c, self }) => {
       if (!c.latch) return;
@@ -449,9 +464,9 @@ export const governorMachine = setup({
     {
       id: 'estop:socket',
       src: 'estopSocket',
-      input: ({ self }) => {
+      input: ({ context, self }) => {
         const s = svc(self);
-        return { options: s.socket, governor: self, logger: s.logger, bus: s.bus, ...(s.gate ? { gate: s.gate } : {}) };
+        return { options: s.socket, governor: self, status: initialStatus(context.latch), logger: s.logger, bus: s.bus, ...(s.gate ? { gate: s.gate } : {}) };
       },
     },
     {
@@ -485,7 +500,7 @@ export const governorMachine = setup({
       initial: 'boot',
       states: {
         boot: { always: [{ guard: 'restoredLatch', target: 'latched' }, { target: 'released' }] },
-        released: { on: { 'safety.estop': { target: 'latched', actions: 'latch' } } },
+        released: { on: { 'safety.estop': { target: 'latched', actions: 'latch' }, 'safety.release': { actions: 'refuseRelease' } } },
         latched: {
           tags: ['estopped'],
           on: { 'safety.estop': { actions: 'relatch' }, 'safety.release': { target: 'released', actions: 'release' } },

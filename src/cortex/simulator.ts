@@ -18,8 +18,8 @@ export interface AgentControl {
    * released). `source` names who pressed it (`websim`, `fleet`, ...); it is on the bus and in the journal.
    */
   estop(reason: string, source: string): void;
-  /** Releases a latched emergency stop; refused (with the reason) when none is latched. */
-  release(source: string): { ok: boolean; reason?: string };
+  /** Releases a latched emergency stop, as the safety governor answers; refused (with the reason) when none is latched. */
+  release(source: string): Promise<{ ok: boolean; reason?: string }>;
   /** The safety governor's status: the latch, whether the robot is moving, why motion is paused. */
   safetyStatus(): import('./safety-status.js').SafetyStatus;
   /** Sets context values for `context_aware` rules; `source` names who set them on the bus (`fleet`, `websim`). */

@@ -72,7 +72,7 @@ export async function executeCommand(
         control.estop(cmd.reason ?? origin, 'fleet');
         return { ok: true };
       case 'release': {
-        const r = control.release('fleet');
+        const r = await control.release('fleet');
         return r.ok ? { ok: true } : { ok: false, reason: r.reason ?? 'refused' };
       }
       case 'reload':

@@ -21,7 +21,11 @@ export function isEstopMessage(m: { type: string }): m is EstopMessage {
  * session cookie: a person at the page types it, so an open tab cannot release by itself. A WebSim
  * without a token (loopback only) cannot release at all: `cortexd estop --release` does.
  */
-export function handleEstop(agent: AgentControl, token: string | undefined, m: EstopMessage): { type: 'reply'; id: number; ok: boolean; reason?: string } {
+export async function handleEstop(
+  agent: AgentControl,
+  token: string | undefined,
+  m: EstopMessage,
+): Promise<{ type: 'reply'; id: number; ok: boolean; reason?: string }> {
   if (m.type === 'estop') {
     agent.estop(m.reason || 'WebSim emergency stop button', 'websim');
     const latched = agent.safetyStatus().estop !== null;
@@ -30,6 +34,6 @@ export function handleEstop(agent: AgentControl, token: string | undefined, m: E
   if (token === undefined)
     return { type: 'reply', id: m.id, ok: false, reason: 'this WebSim has no token, so it cannot release the e-stop: use cortexd estop --release' };
   if (!secretEquals(m.token, token)) return { type: 'reply', id: m.id, ok: false, reason: 'wrong WebSim token' };
-  const r = agent.release('websim');
+  const r = await agent.release('websim');
   return { type: 'reply', id: m.id, ok: r.ok, ...(r.reason !== undefined ? { reason: r.reason } : {}) };
 }

@@ -137,9 +137,9 @@ t.test('an e-stop sentence on the serial line stops a running move (STOP on the 
   t.same(peer.got.slice(before), [], 'no motion command on the wire while latched');
 
   // Released by a person: motion is accepted again; a move in flight is interrupted by a second press.
-  t.same(agent.release('test'), { ok: true });
+  t.same(await agent.release('test'), { ok: true });
   t.match(await waitFor('release event', (e) => e.type === 'safety' && e.kind === 'release'), { source: 'test' });
-  t.same(agent.release('test'), { ok: false, reason: 'no emergency stop is latched' });
+  t.same(await agent.release('test'), { ok: false, reason: 'no emergency stop is latched' });
   agent.pushText('turn');
   await until('MOVE turn left on the wire', () => peer.got.includes('MOVE turn left'));
   await waitFor('turn left running', (e) => e.type === 'action' && e.state === 'running' && (e.value as { action: string }).action === 'turn left');

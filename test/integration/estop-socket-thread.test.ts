@@ -9,7 +9,7 @@ import { createActor } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
 import { EstopGate } from '../../actors/safety/estop-gate.js';
 import { governorMachine } from '../../actors/safety/governor.js';
-import { safetyStatusOf } from '../../actors/safety/status.js';
+import { statusOfSnapshot } from '../../actors/safety/status.js';
 import { SafetyConfig } from '../../src/config/safety.js';
 import type { AgentConfig } from '../../src/config/schema.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
@@ -80,14 +80,18 @@ t.test('ESTOP latches while the main thread is blocked; the next motion command 
   t.same(askBlocking(r.path, 'ESTOP pressed while busy'), ['OK latched']);
   const status = JSON.parse(askBlocking(r.path, 'STATUS')[0]!.replace(/^OK /, ''));
   t.match(status, { estop: { source: 'socket', reason: 'pressed while busy' } }, 'STATUS shows the latch at once');
-  t.equal(safetyStatusOf(r.governor).estop, null, 'the governor has not run yet');
+  t.equal(statusOfSnapshot(r.governor.getSnapshot()).estop, null, 'the governor has not run yet');
   r.handle.dispatch({ action: 'walk forward' }, 'model');
   t.same(
     wire.filter((w) => w.startsWith('MOVE')),
     ['MOVE walk forward'],
     'the command after the latch never reached the connector',
   );
-  t.match(safetyStatusOf(r.governor).estop, { source: 'socket', reason: 'pressed while busy' }, 'the governor latched when it decided on that command');
+  t.match(
+    statusOfSnapshot(r.governor.getSnapshot()).estop,
+    { source: 'socket', reason: 'pressed while busy' },
+    'the governor latched when it decided on that command',
+  );
 
   await settle();
   // Refused, or stopped by the halt of the latch it caused (both before the connector ran).
@@ -112,11 +116,11 @@ t.test('ESTOP latches while the main thread is blocked; the next motion command 
 t.test('an ESTOP the main thread hears of first (no motion command) latches the governor; stopping removes the socket', async (t) => {
   const r = await rig(t);
   t.same(await ask(r.path, 'ESTOP from the thread'), ['OK latched']);
-  for (let i = 0; !safetyStatusOf(r.governor).estop; i++) {
+  for (let i = 0; !statusOfSnapshot(r.governor.getSnapshot()).estop; i++) {
     if (i > 600) throw new Error('the governor never latched');
     await sleep(20);
   }
-  t.match(safetyStatusOf(r.governor).estop, { source: 'socket', reason: 'from the thread' });
+  t.match(statusOfSnapshot(r.governor.getSnapshot()).estop, { source: 'socket', reason: 'from the thread' });
   t.same(await ask(r.path, 'NOPE'), ['ERR unknown command "NOPE" (ESTOP [reason], RELEASE, STATUS)']);
   r.governor.stop();
   t.notOk(existsSync(r.path), 'the socket file is gone when the governor stops');

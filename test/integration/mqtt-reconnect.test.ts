@@ -132,7 +132,7 @@ t.test('fleet actor: the broker killed and restarted; its session actor fleet/mq
     pushText: () => true,
     setContext: () => undefined,
     estop: () => ({ ok: true }),
-    release: () => ({ ok: true }),
+    release: async () => ({ ok: true }),
     safetyStatus: () => ({ estop: null }),
   } as unknown as FleetControl;
   const closing: Array<Promise<unknown>> = [];

@@ -54,7 +54,7 @@ t.test('WebSim: /api/state (config and hooks panel) holds no secret', async (t) 
     switchMode: async () => ({ ok: true }),
     pushText: () => true,
     estop: () => {},
-    release: () => ({ ok: true }),
+    release: async () => ({ ok: true }),
     safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }),
     media: { frame: async () => undefined, level: () => undefined },
   };

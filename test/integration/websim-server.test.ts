@@ -48,7 +48,7 @@ function stubAgent(config: Config, opts: { switchOk?: boolean; media?: StubMedia
       return true;
     },
     estop: () => {},
-    release: () => ({ ok: false, reason: 'no emergency stop is latched' }),
+    release: async () => ({ ok: false, reason: 'no emergency stop is latched' }),
     safetyStatus: () => ({ estop: null, motion: 'still', stopping: false, faults: [] }),
     media: { frame: async () => opts.media?.frame, level: () => opts.media?.level },
   };

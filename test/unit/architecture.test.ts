@@ -27,8 +27,6 @@ const ALLOWED: Record<string, string> = {
   'getSnapshot actors/actions/action.ts handleOf':
     "the action's handle is its own read-only view for the tick and hooks (live, busy, queue length); commands still go as events",
   'getSnapshot actors/actions/action.ts governorOf': 'asks only whether the governor runs (its status), so a stopped one is not sent events',
-  'getSnapshot actors/safety/status.ts safetyStatusOf':
-    'the e-stop socket, the CLI and WebSim ask the safety status synchronously (the read-only view of the governor); the governor never reads it',
   // Memoised loads and pure caches: they hold what the code or the machine is, never what an actor decided.
   'module-let src/vision/opencv.ts loading': 'the native OpenCV module, loaded once per process on first use (a native addon cannot be loaded twice)',
   'module-let src/vision/opencv.ts loaded': 'the native OpenCV module, loaded once per process on first use',

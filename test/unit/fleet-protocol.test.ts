@@ -180,7 +180,7 @@ t.test('commands through the control surface: estop latches with source fleet, r
       calls.push(`estop ${source}: ${reason}`);
       latched = true;
     },
-    release: (source) => {
+    release: async (source) => {
       calls.push(`release ${source}`);
       if (!latched) return { ok: false, reason: 'no emergency stop is latched' };
       latched = false;

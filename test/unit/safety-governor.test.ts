@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { SimulatedClock, createActor } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
 import { governorMachine } from '../../actors/safety/governor.js';
-import { safetyStatusOf } from '../../actors/safety/status.js';
+import { GOVERNOR_NOT_RUNNING, GovernorView, initialStatus, statusOfSnapshot, type SafetyStatus } from '../../actors/safety/status.js';
 import { SafetyConfig } from '../../src/config/safety.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { distanceM, outsideFence } from '../../src/safety/geofence.js';
@@ -64,7 +64,7 @@ t.test('longest continuous motion stops the robot, then motion rests', async (t)
   }
   t.match(r.safetyEvents('stop').at(-1), { cause: 'max_continuous', reason: /longest continuous motion \(10 s\) reached; resting 5 s/ });
   t.equal(wire.at(-1), 'STOP');
-  t.equal(safetyStatusOf(r.governor.actor).motion, 'resting');
+  t.equal(statusOfSnapshot(r.governor.actor.getSnapshot()).motion, 'resting');
   t.match(await r.go('walk forward'), { state: 'failed', error: /resting after the longest continuous motion/ });
   r.clock.increment(5000);
   await settle();
@@ -141,7 +141,7 @@ t.test(
     r.bus.emit(progress(4, 'first_token'));
     r.bus.emit(progress(4, 'tool_call'));
     t.match(await r.go('walk forward'), { state: 'failed', error: /emergency stop latched \(serial: button\)/ });
-    t.equal(safetyStatusOf(r.governor.actor).estop?.source, 'serial');
+    t.equal(statusOfSnapshot(r.governor.actor.getSnapshot()).estop?.source, 'serial');
   },
 );
 
@@ -253,4 +253,25 @@ t.test('without a governor every motion command is refused', async (t) => {
   t.teardown(() => handle.stop());
   handle.dispatch({ action: 'sit' }, 'hook');
   t.match(await failed, { error: /no safety governor is running, so motion is refused/ });
+});
+
+t.test("the governor's status reaches subscribers as it changes, and a release is answered by the governor's event", async (t) => {
+  const r = rig(t, { deadman_seconds: 3 });
+  const seen: SafetyStatus[] = [];
+  const feed = new GovernorView(r.governor.actor, initialStatus(null), (s) => seen.push(s));
+  t.teardown(() => feed.close());
+  t.same(feed.status, { estop: null, motion: 'still', stopping: false, faults: [] }, 'the status it started with');
+  t.same(await feed.release('test'), { ok: false, reason: 'no emergency stop is latched' }, 'nothing latched: refused, with why');
+  await r.go('walk forward');
+  t.equal(feed.status.motion, 'moving', 'a granted motion is seen as it starts');
+  r.governor.actor.send({ type: 'safety.estop', reason: 'person in the way', source: 'test' });
+  t.match(feed.status, { estop: { source: 'test', reason: 'person in the way' }, motion: 'still' }, 'the latch (and the stop it sent) are seen at once');
+  const changes = seen.length;
+  r.governor.actor.send({ type: 'safety.context', values: {} });
+  t.equal(seen.length, changes, 'an event that changes nothing of the status is not told again');
+  t.same(await feed.release('test'), { ok: true }, 'latched: released');
+  t.equal(feed.status.estop, null);
+  r.governor.stop();
+  t.same(feed.status, GOVERNOR_NOT_RUNNING, 'a stopped governor: not running, which refuses motion');
+  t.same(await feed.release('test'), { ok: false, reason: 'the safety governor is not running' }, 'a stopped governor cannot release');
 });
