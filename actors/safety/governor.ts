@@ -137,7 +137,7 @@ type Enqueue = {
   sendTo: (to: any, event: any) => void;
   assign: (a: any) => void;
   raise: (e: any) => void;
-  emit: (e: any) => void;
+  emit: (e: ReleaseAnswer) => void;
 };
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
