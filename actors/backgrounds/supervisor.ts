@@ -1,11 +1,11 @@
-// The backgrounds of a mode: context producers, supervised and restarted with the one backoff, their health on the bus
+// The backgrounds of a mode: context producers, supervised and restarted on the one reconnect policy, their health on the bus.
 // The actor is `backgrounds`: each background is its child `background:<type>`, and a background's device session a child `device:<name>` of that.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
-import { backoffDelay } from '../../src/backoff.js';
+import { DEFAULT_RESTART, INITIAL_RESTARTS, restartText, runFailed, runHealthy, runStarted, type Restarts, type RestartSettings } from '../restart.js';
 import { inputOf } from '../input-of.js';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
 import { relayDeviceSession } from '../streams/device-session.js';
@@ -22,24 +22,22 @@ export interface BackgroundActorInput {
   bus: AgentBus;
   logger: Logger;
   /** Restart backoff after a failure; the attempt count resets once it has run for `healthyMs`. */
-  restart?: { initialMs: number; maxMs: number; healthyMs: number };
+  restart?: RestartSettings;
   /** Given the plugin's asynchronous stop, so the agent can wait for it. */
   track?: (closing: Promise<unknown>) => void;
 }
 
 /** The background's data; its services (create, bus, logger, track) stay in its input (`inputOf`): contexts hold data. */
 interface Ctx extends Pick<BackgroundActorInput, 'id' | 'type' | 'mode' | 'restart'> {
-  attempt: number;
+  /** Its restarts on the one reconnect policy (actors/restart.ts). */
+  restarts: Restarts;
   error: string | undefined;
-  nextDelayMs: number;
 }
 
 type Ev = { type: 'background.context'; values: Record<string, unknown> } | { type: 'background.error'; error: string; fatal: boolean };
 
 /** Events a background sends up (the supervisor relays them to the mode, which gives them to its mode machine). */
 export type BackgroundParentEvent = { type: 'context.update'; values: Record<string, unknown> };
-
-const DEFAULT_RESTART = { initialMs: 1000, maxMs: 30_000, healthyMs: 30_000 };
 
 /** Says `stopped` on the bus when the background stops (exit actions do not run when an actor is stopped). */
 const stoppedReport = fromCallback<{ type: 'none' }, Pick<BackgroundActorInput, 'bus' | 'mode' | 'type'>>(
@@ -116,7 +114,7 @@ type Health = 'running' | 'restarting' | 'failed';
 /** Says a background's health on the bus (and a failure in the log). */
 function reportHealth(context: Ctx, { logger, bus }: Pick<BackgroundActorInput, 'logger' | 'bus'>, state: Health): void {
   if (state === 'restarting' || state === 'failed')
-    logger.warn(`background ${context.type} ${state === 'failed' ? 'failed' : 'failed, restarting'}: ${context.error}`);
+    logger.warn(`background ${context.type} failed: ${context.error}${state === 'restarting' ? `; ${restartText(context.restarts)}` : ''}`);
   bus.emit({
     type: 'background',
     at: Date.now(),
@@ -124,7 +122,7 @@ function reportHealth(context: Ctx, { logger, bus }: Pick<BackgroundActorInput, 
     background: context.type,
     state,
     ...(state === 'restarting' || state === 'failed' ? { error: context.error ?? 'unknown error' } : {}),
-    ...(state === 'restarting' ? { retry_in_ms: context.nextDelayMs } : {}),
+    ...(state === 'restarting' ? { retry_in_ms: context.restarts.nextDelayMs } : {}),
   });
 }
 
@@ -139,17 +137,10 @@ function makePlugin(self: AnyActorRef): Made {
   }
 }
 
-/** The next attempt after a failure, and its delay on the one backoff (src/backoff.ts). */
-function nextRestart(context: Ctx, error: string): Pick<Ctx, 'attempt' | 'error' | 'nextDelayMs'> {
-  const r = context.restart ?? DEFAULT_RESTART;
-  const attempt = context.attempt + 1;
-  return { attempt, error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
-}
-
 /**
  * One background: `running` (tag `running`) makes a fresh plugin on entry, spawns its device session
- * (child `device:<name>`, stopped on exit) and produces; a failure goes to `restarting` (the backoff
- * of src/backoff.ts, attempts reset after `healthyMs` of running) and runs again with a new plugin; a
+ * (child `device:<name>`, stopped on exit) and produces; a failure goes to `restarting` (the one
+ * reconnect policy, actors/restart.ts: its backoff, attempts reset after `healthyMs` of running, and its breaker) and runs again with a new plugin; a
  * plugin that cannot be made goes to `failed`. Each state is a `background` event on the bus. The
  * plugin is this actor's own (a closure table by actor, never its context: contexts hold data).
  */
@@ -159,7 +150,7 @@ function backgroundMachine() {
     types: { context: {} as Ctx, events: {} as Ev, input: {} as BackgroundActorInput },
     actors: { produce, stoppedReport, deviceSession: streamSessionMachine },
     delays: {
-      restartDelay: ({ context }) => context.nextDelayMs,
+      restartDelay: ({ context }) => context.restarts.nextDelayMs,
       healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
     },
     actions: {
@@ -180,9 +171,8 @@ function backgroundMachine() {
       type: input.type,
       mode: input.mode,
       ...(input.restart ? { restart: input.restart } : {}),
-      attempt: 0,
+      restarts: INITIAL_RESTARTS,
       error: undefined,
-      nextDelayMs: 0,
     }),
     initial: 'running',
     invoke: { src: 'stoppedReport', input: ({ context, self }) => ({ bus: inputOf<BackgroundActorInput>(self).bus, mode: context.mode, type: context.type }) },
@@ -199,7 +189,7 @@ function backgroundMachine() {
     states: {
       running: {
         tags: ['running'],
-        entry: [{ type: 'health', params: { state: 'running' } }, 'make'],
+        entry: [{ type: 'health', params: { state: 'running' } }, 'make', assign(({ context }) => ({ restarts: runStarted(context.restarts) }))],
         exit: [stopChild('device:serial'), stopChild('device:microphone'), stopChild('device:camera'), ({ self }) => made.delete(self)],
         invoke: {
           src: 'produce',
@@ -209,13 +199,13 @@ function backgroundMachine() {
             return { made: made.get(self), device, type: context.type, logger, bus, ...(track ? { track } : {}) };
           },
         },
-        after: { healthy: { actions: assign({ attempt: 0 }) } },
+        after: { healthy: { actions: assign(({ context }) => ({ restarts: runHealthy(context.restarts) })) } },
         on: {
           'background.error': [
             { guard: ({ event }) => event.fatal, target: 'failed', actions: assign({ error: ({ event }) => event.error }) },
             {
               target: 'restarting',
-              actions: assign(({ context, event }) => nextRestart(context, event.error)),
+              actions: assign(({ context, event }) => ({ error: event.error, restarts: runFailed(context.restarts, context.restart) })),
             },
           ],
         },

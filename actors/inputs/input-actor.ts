@@ -4,7 +4,7 @@ import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, typ
 import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { InputContext, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
-import { backoffDelay } from '../../src/backoff.js';
+import { DEFAULT_RESTART, INITIAL_RESTARTS, restartText, runFailed, runHealthy, runStarted, type Restarts, type RestartSettings } from '../restart.js';
 import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
 import { forwardStreamEvents, toStreamEvent } from '../streams/stream-event.js';
 import { relayDeviceSession } from '../streams/device-session.js';
@@ -29,7 +29,7 @@ export interface InputActorInput {
   bus: AgentBus;
   logger: Logger;
   /** Restart backoff after a failure; the attempt count resets once the input has listened for `healthyMs`. */
-  restart?: { initialMs: number; maxMs: number; healthyMs: number };
+  restart?: RestartSettings;
   /** Given the plugin's asynchronous stop, so the agent can wait for it. */
   track?: (closing: Promise<unknown>) => void;
 }
@@ -43,9 +43,9 @@ interface Ctx extends Pick<InputActorInput, 'id' | 'type' | 'mode' | 'restart'> 
   made: boolean;
   /** The plugin has a socket session (its own retry layer). */
   streamed: boolean;
-  attempt: number;
+  /** Its restarts on the one reconnect policy (actors/restart.ts). */
+  restarts: Restarts;
   error: string | undefined;
-  nextDelayMs: number;
 }
 
 type Ev =
@@ -64,8 +64,6 @@ export type InputParentEvent =
 function isFatal(err: unknown): boolean {
   return Boolean(err && typeof err === 'object' && (err as { fatal?: unknown }).fatal === true);
 }
-
-const DEFAULT_RESTART = { initialMs: 1000, maxMs: 30_000, healthyMs: 30_000 };
 
 /**
  * Subscribes the plugin's raw stream for as long as it runs; every raw event is converted to text
@@ -163,9 +161,8 @@ function inputContext({ input }: { input: InputActorInput }): Ctx {
     ...(input.restart ? { restart: input.restart } : {}),
     made: false,
     streamed: false,
-    attempt: 0,
+    restarts: INITIAL_RESTARTS,
     error: undefined,
-    nextDelayMs: 0,
   };
 }
 
@@ -221,20 +218,13 @@ function reportMessage(slots: Slots, context: Ctx, message: InputMessage, self: 
   return { type: 'input.message', id: context.id, final: Boolean(message.final), text: message.text };
 }
 
-/** The next restart after a failure: the attempt count, the error, and the backoff's delay for it. */
-function nextRestart(context: Ctx, error: string): Partial<Ctx> {
-  const r = context.restart ?? DEFAULT_RESTART;
-  const attempt = context.attempt + 1;
-  return { attempt, error, nextDelayMs: backoffDelay(attempt, { initialMs: r.initialMs, maxMs: r.maxMs }) };
-}
-
 /** The input machine's types, children, delays, guards and named actions (its statechart is inputMachineOf's). */
 function inputSetup(slots: Slots) {
   return setup({
     types: { context: {} as Ctx, events: {} as Ev, input: {} as InputActorInput },
     actors: { listen, stream: streamSessionMachine },
     delays: {
-      restartDelay: ({ context }) => context.nextDelayMs,
+      restartDelay: ({ context }) => context.restarts.nextDelayMs,
       healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
     },
     guards: {
@@ -279,7 +269,7 @@ function inputMachineOf(slots: Slots) {
       listening: {
         tags: ['listening'],
         entry: [
-          assign(({ context, self }) => makePlugin(slots, context, self)),
+          assign(({ context, self }) => ({ ...makePlugin(slots, context, self), restarts: runStarted(context.restarts) })),
           enqueueActions(({ context, enqueue, self }) => {
             for (const child of sessionChildren(slots, context, self)) enqueue.spawnChild('stream', child);
           }),
@@ -299,12 +289,12 @@ function inputMachineOf(slots: Slots) {
           actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} not started: ${context.error ?? 'unknown error'}` }) },
         },
         invoke: { id: 'source', src: 'listen', input: ({ context, self }) => sourceInput(slots, context, self) },
-        after: { healthy: { actions: assign({ attempt: 0 }) } },
+        after: { healthy: { actions: assign(({ context }) => ({ restarts: runHealthy(context.restarts) })) } },
         on: {
           'input.raw': {
             actions: enqueueActions(({ context, event, enqueue, self }) => {
               const told = reportMessage(slots, context, event.message, self);
-              enqueue.assign({ attempt: 0 });
+              enqueue.assign({ restarts: runHealthy(context.restarts) });
               enqueue.sendParent(told);
             }),
           },
@@ -321,10 +311,10 @@ function inputMachineOf(slots: Slots) {
             {
               target: 'restarting',
               actions: [
-                assign(({ context, event }) => nextRestart(context, event.error)),
+                assign(({ context, event }) => ({ error: event.error, restarts: runFailed(context.restarts, context.restart) })),
                 {
                   type: 'report',
-                  params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; restarting in ${context.nextDelayMs} ms` }),
+                  params: ({ context }) => ({ message: `input ${context.type} failed: ${context.error}; ${restartText(context.restarts)}` }),
                 },
               ],
             },
