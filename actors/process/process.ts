@@ -54,9 +54,26 @@ export interface ProcessOutcome {
   serviceAtStart: boolean;
 }
 
+/** A generation as the root's context holds it: plain data; its configuration and plugins are in the process's table under `id`. */
+interface GenerationRef {
+  id: number;
+  config: string;
+  origin: string;
+}
+
 interface Ctx {
   config: string;
   generation: number;
+  /** The generation that runs (or ran last). */
+  current: GenerationRef;
+  /** A reload that was accepted and waits for the running agent to stop. */
+  pending: GenerationRef | null;
+  /** The generation to run again when the one of a reload does not start. */
+  fallback: GenerationRef | null;
+  /** The generation `connecting` prepares next, chosen when an agent ended; null: the process ends. */
+  next: GenerationRef | null;
+  /** Agents started so far. */
+  started: number;
   ending: boolean;
   ticked: boolean;
   code: number;
@@ -69,87 +86,75 @@ interface Ctx {
 type ProcessEvent =
   | StopRequest
   | ServiceReport
+  | { type: 'reload.offered'; generation: GenerationRef }
   | { type: 'reload.accepted'; origin: string }
   | { type: 'agent.ticked' }
   | { type: 'xstate.done.actor.agent' }
   | { type: 'xstate.error.actor.agent'; error: unknown };
 
 /**
- * The resources of the running process, held in the closures of the root's actors and actions (never
- * in a context): the running generation and its agent handle, the one waiting to start, the one to
- * fall back to, and the open service connection.
+ * The resources of the running process, held in the closure of the root's actors and actions (never
+ * in a context, which holds only which generation is which): each generation's configuration and
+ * plugins by id, the running agent's handle, and the service connection with its link.
  */
-class Generations implements ServiceHolder {
-  current: { generation: Generation; agent?: Agent };
-  pending: Generation | undefined;
-  fallback: Generation | undefined;
-  next: Generation | undefined;
-  ending = false;
+class Resources implements ServiceHolder {
+  readonly generations = new Map<number, Generation>();
+  agent: Agent | undefined;
+  /** The configuration whose service the newest service actor opens (set as it is spawned). */
+  wantedLoaded: LoadedConfig;
   service: ServiceConnection | undefined;
   link: ServiceLink | undefined;
   serviceClosed: Promise<void> = Promise.resolve();
-  started = 0;
-
   readonly logger: Logger;
 
   constructor(readonly deps: ProcessDeps) {
-    this.current = { generation: deps.first };
+    this.generations.set(0, deps.first);
+    this.wantedLoaded = deps.first.loaded;
     this.logger = deps.logger;
   }
 
-  /** The generation the `connecting` state prepares: the first one, then whatever `decide` chose. */
-  wantedGeneration(): Generation {
-    return this.next ?? this.current.generation;
-  }
-
   wanted(): LoadedConfig {
-    return this.wantedGeneration().loaded;
+    return this.wantedLoaded;
   }
 
   connect(loaded: LoadedConfig): Promise<ServiceConnection> {
     return this.deps.connectService(loaded);
   }
 
-  needsService(): boolean {
-    return this.link === undefined || this.link.key !== serviceKey(this.wanted());
+  of(ref: GenerationRef): Generation {
+    const generation = this.generations.get(ref.id);
+    if (!generation) throw new Error(`generation ${ref.id} (${ref.config}) is not in the process's table`);
+    return generation;
   }
 
-  /** The client of the service actor about to be spawned: its first call starts the service if it still waits. */
-  openLink(): void {
-    this.link = serviceLink(serviceKey(this.wanted()));
+  /** Forgets the generations the context no longer names. */
+  keepOnly(refs: Array<GenerationRef | null>): void {
+    const kept = new Set(refs.flatMap((r) => (r ? [r.id] : [])));
+    for (const id of this.generations.keys()) if (!kept.has(id)) this.generations.delete(id);
   }
+}
 
-  /** Makes the wanted generation's agent and makes it the current one (a reload's or the fallback is taken). */
-  begin(): { generation: Generation; agent: Agent; firstOne: boolean } {
-    const generation = this.wantedGeneration();
-    const firstOne = this.started === 0;
-    const agent = this.deps.makeAgent(generation, this.link!.deferred.cloud, firstOne);
-    this.deps.onGeneration(generation, firstOne);
-    this.started++;
-    this.current = { generation, agent };
-    this.next = undefined;
-    this.pending = undefined;
-    return { generation, agent, firstOne };
-  }
+/** The generation `connecting` prepares: the first one, then whatever `decide` chose. */
+const wantedOf = (c: Ctx): GenerationRef => c.next ?? c.current;
 
-  /** After an agent ended: the next generation (a reload's, or the previous one when a reload failed to start), or none. */
-  decide(ticked: boolean, ending: boolean): void {
-    const outcome = this.current.agent?.outcome ?? { code: 1, reason: 'the agent ended without an outcome', mode: '' };
-    const failedStart = outcome.code !== 0 && !ticked && this.fallback !== undefined;
-    const next = ending ? undefined : (this.pending ?? (failedStart ? this.fallback : undefined));
-    this.next = next;
-    if (!next) return;
-    if (failedStart && !this.pending) {
-      this.deps.logger.error(`reload: the new configuration did not start (${outcome.reason ?? 'failed'}); running ${next.loaded.configName} as before`);
-      this.deps.bus.emit({
-        type: 'error',
-        at: Date.now(),
-        source: 'reload',
-        message: `the new configuration did not start: ${outcome.reason ?? 'failed'}; the previous one runs again`,
-      });
-    }
-    this.fallback = this.pending ? this.current.generation : undefined;
+/**
+ * After an agent ended: the next generation (a reload's, or the previous one when a reload failed to
+ * start) or none, and the fallback for it; says so when a reload did not start.
+ */
+function decide(c: Ctx, outcome: { code: number; reason: string | null }, deps: ProcessDeps): Pick<Ctx, 'next' | 'fallback'> {
+  const failedStart = outcome.code !== 0 && !c.ticked && c.fallback !== null;
+  const next = c.ending ? null : (c.pending ?? (failedStart ? c.fallback : null));
+  if (!next) return { next: null, fallback: c.fallback };
+  if (failedStart && !c.pending) {
+    deps.logger.error(`reload: the new configuration did not start (${outcome.reason ?? 'failed'}); running ${next.config} as before`);
+    deps.bus.emit({
+      type: 'error',
+      at: Date.now(),
+      source: 'reload',
+      message: `the new configuration did not start: ${outcome.reason ?? 'failed'}; the previous one runs again`,
+    });
   }
+  return { next, fallback: c.pending ? c.current : null };
 }
 
 /** The hertz of every mode of a configuration, for the watchdog's "ticked recently". */
@@ -167,25 +172,24 @@ function stopReason(event: ProcessEvent): string {
 }
 
 /** The root's types, children, guards and named actions (its statechart is processMachine's). */
-function processSetup(deps: ProcessDeps, g: Generations, finish: (outcome: ProcessOutcome) => void) {
+function processSetup(deps: ProcessDeps, r: Resources, finish: (outcome: ProcessOutcome) => void) {
   return setup({
     types: { context: {} as Ctx, events: {} as ProcessEvent, output: {} as ProcessOutcome },
     actors: {
       signals: signalsMachine(deps),
       watchdog: watchdogMachine(deps),
-      service: serviceMachine(g),
+      service: serviceMachine(r),
       close: fromPromise(async () => {
-        await g.serviceClosed;
+        await r.serviceClosed;
         await deps.closeRest();
       }),
     },
     guards: {
       ending: ({ context }) => context.ending,
-      hasNext: () => g.next !== undefined,
+      hasNext: ({ context }) => context.next !== null,
     },
     actions: {
-      stopAgent: ({ event }) => g.current.agent?.stop(stopReason(event)),
-      markEnding: () => void (g.ending = true),
+      stopAgent: ({ event }) => r.agent?.stop(stopReason(event)),
       finish: ({ context }) => finish({ code: context.code, reason: context.reason, serviceAtStart: context.serviceAtStart }),
       // The first tick is done: the service (waiting since the agent started) opens now.
       openService: enqueueActions(({ enqueue, system }) => {
@@ -194,15 +198,30 @@ function processSetup(deps: ProcessDeps, g: Generations, finish: (outcome: Proce
       // The generation's service actor (a new one when its addresses or key changed): it waits for the
       // agent's first tick or first call, so the agent starts as soon as the actor runs, with a client
       // that waits for the service.
-      linkService: enqueueActions(({ enqueue }) => {
-        if (!g.needsService()) return enqueue.raise({ type: 'service.linked' });
+      linkService: enqueueActions(({ enqueue, context }) => {
+        const wanted = r.of(wantedOf(context)).loaded;
+        if (r.link !== undefined && r.link.key === serviceKey(wanted)) return enqueue.raise({ type: 'service.linked' });
         enqueue.stopChild('service');
-        g.openLink();
-        enqueue.spawnChild('service', { id: 'service', systemId: 'service', input: { config: g.wanted().configName } });
+        r.wantedLoaded = wanted;
+        r.link = serviceLink(serviceKey(wanted));
+        enqueue.spawnChild('service', { id: 'service', systemId: 'service', input: { config: wanted.configName } });
       }),
       startGeneration: enqueueActions(({ enqueue, context }) => {
-        const { generation, agent, firstOne } = g.begin();
-        enqueue.assign({ config: generation.loaded.configName, generation: context.generation + (firstOne ? 0 : 1), ticked: false });
+        const ref = wantedOf(context);
+        const generation = r.of(ref);
+        const firstOne = context.started === 0;
+        const agent = deps.makeAgent(generation, r.link!.deferred.cloud, firstOne);
+        deps.onGeneration(generation, firstOne);
+        r.agent = agent;
+        enqueue.assign({
+          config: generation.loaded.configName,
+          generation: context.generation + (firstOne ? 0 : 1),
+          current: ref,
+          next: null,
+          pending: null,
+          started: context.started + 1,
+          ticked: false,
+        });
         if (!firstOne) enqueue.sendTo('watchdog', { type: 'watchdog.generation', ...hertzOf(generation.loaded) });
         // --for counts from the first agent's start, as a signal would stop it (a reload does not reset it).
         if (firstOne && deps.forMs !== undefined)
@@ -221,9 +240,10 @@ function processSetup(deps: ProcessDeps, g: Generations, finish: (outcome: Proce
       }),
       endGeneration: enqueueActions(({ enqueue, context }) => {
         enqueue.stopChild('agent');
-        const outcome = g.current.agent?.outcome;
-        if (!context.serviceFailed) enqueue.assign({ code: outcome?.code ?? 1, reason: outcome?.reason ?? null });
-        g.decide(context.ticked, context.ending);
+        const outcome = r.agent?.outcome ?? { code: 1, reason: 'the agent ended without an outcome' };
+        const chosen = decide(context, outcome, deps);
+        r.keepOnly([context.current, context.pending, chosen.next, chosen.fallback]);
+        enqueue.assign({ ...chosen, ...(context.serviceFailed ? {} : { code: outcome.code, reason: outcome.reason }) });
       }),
       stopServices: enqueueActions(({ enqueue }) => {
         enqueue.stopChild('watchdog');
@@ -239,16 +259,38 @@ function processSetup(deps: ProcessDeps, g: Generations, finish: (outcome: Proce
  * another one; `agent` (the agent's whole tree, actors/agent/agent.ts) is spawned in `running` and, after
  * it ended, replaced by the next generation's (a reload) under the same root.
  */
-function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: ProcessOutcome) => void) {
+/** The root's context at start: the first generation (id 0) is wanted, nothing ran yet. */
+function initialContext(deps: ProcessDeps): Ctx {
   const first = deps.first.loaded;
-  return processSetup(deps, g, finish).createMachine({
+  return {
+    config: first.configName,
+    generation: 0,
+    current: { id: 0, config: first.configName, origin: deps.first.origin },
+    pending: null,
+    fallback: null,
+    next: null,
+    started: 0,
+    ending: false,
+    ticked: false,
+    code: 0,
+    reason: null,
+    serviceAtStart: false,
+    serviceFailed: false,
+  };
+}
+
+function processMachine(deps: ProcessDeps, r: Resources, finish: (outcome: ProcessOutcome) => void) {
+  const first = deps.first.loaded;
+  return processSetup(deps, r, finish).createMachine({
     id: 'cortexd',
-    context: { config: first.configName, generation: 0, ending: false, ticked: false, code: 0, reason: null, serviceAtStart: false, serviceFailed: false },
+    context: initialContext(deps),
     invoke: [
       { id: 'signals', systemId: 'signals', src: 'signals' },
       { id: 'watchdog', systemId: 'watchdog', src: 'watchdog', input: hertzOf(first) },
     ],
     output: ({ context }) => ({ code: context.code, reason: context.reason, serviceAtStart: context.serviceAtStart }),
+    // A reload the CLI took (checked, and refused while busy() says why): it waits for the running agent to stop.
+    on: { 'reload.offered': { actions: assign({ pending: ({ event }) => event.generation }) } },
     initial: 'live',
     states: {
       live: {
@@ -257,7 +299,6 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
             guard: ({ context }) => !context.ending,
             actions: [
               assign({ ending: true }),
-              'markEnding',
               enqueueActions(({ enqueue, event }) => enqueue.sendTo('watchdog', { type: 'watchdog.stopping', status: event.status })),
               'stopAgent',
             ],
@@ -274,7 +315,6 @@ function processMachine(deps: ProcessDeps, g: Generations, finish: (outcome: Pro
                 reason: ({ event }) => event.message,
                 serviceAtStart: ({ context }) => context.generation === 0,
               }),
-              'markEnding',
               enqueueActions(({ enqueue }) => enqueue.sendTo('watchdog', { type: 'watchdog.stopping', status: 'stopping: the service did not start' })),
               'stopAgent',
             ],
@@ -325,25 +365,33 @@ export interface ProcessHandle {
 }
 
 export function createProcess(deps: ProcessDeps): ProcessHandle {
-  const g = new Generations(deps);
+  const r = new Resources(deps);
   let resolveDone: (outcome: ProcessOutcome) => void = () => {};
   const done = new Promise<ProcessOutcome>((resolve) => (resolveDone = resolve));
   const root = createActor(
-    processMachine(deps, g, (o) => resolveDone(o)),
+    processMachine(deps, r, (o) => resolveDone(o)),
     { ...(deps.inspect ? { inspect: deps.inspect } : {}) },
   );
-  root.subscribe({ error: (err) => resolveDone({ code: 1, reason: describeError(err), serviceAtStart: false }) });
+  // The root's context as it last changed (XState's observer interface): which generation runs, and whether one waits.
+  let seen: Ctx = initialContext(deps);
+  root.subscribe({
+    next: (snapshot) => (seen = snapshot.context),
+    error: (err) => resolveDone({ code: 1, reason: describeError(err), serviceAtStart: false }),
+  });
+  let offered = 0;
   return {
     root,
     done,
     start: () => void root.start(),
-    running: () => g.current.generation,
-    busy: () => (g.ending ? 'the agent is stopping' : g.pending || g.next ? 'a reload is already in progress' : undefined),
+    running: () => r.of(seen.current),
+    busy: () => (seen.ending ? 'the agent is stopping' : seen.pending || seen.next ? 'a reload is already in progress' : undefined),
     accept: (next) => {
-      g.pending = next;
+      const generation = { id: ++offered, config: next.loaded.configName, origin: next.origin };
+      r.generations.set(generation.id, next);
+      root.send({ type: 'reload.offered', generation });
       // After this answer is on its way: the fleet channel replies before the stop reaches the agent.
       setImmediate(() => root.send({ type: 'reload.accepted', origin: next.origin }));
     },
-    config: () => g.current.generation.loaded.config,
+    config: () => r.of(seen.current).loaded.config,
   };
 }
