@@ -16,7 +16,17 @@ export interface OpenableDevice {
   attach(link: StreamLink): () => void;
   /** The wait before a reopen after a quick failure, doubling from `initialMs` to `maxMs` (src/backoff.ts). */
   backoff: { initialMs: number; maxMs: number };
+  /**
+   * When a run is healthy (the engine's count of failures in a row starts again): `time`, once open for
+   * the engine's healthy time (1 s; the default); `data`, only once the run proved it (`LinkEnd.proven`).
+   */
+  health?: 'time' | 'data';
+  /** Runs in a row that failed before they were healthy after which the engine gives up (`failed`), and what they lacked ("with no audio"). */
+  giveUp?: { after: number; what: string };
 }
+
+/** What a listener hears when the run proved healthy: a message the engine counts as the run's health. */
+const PROVEN: LinkEvent = { type: 'message', message: { proven: true } };
 
 /**
  * The listeners of one open run of a device and its end: `end` tells every listener once, and a
@@ -26,13 +36,26 @@ export interface OpenableDevice {
 export class LinkEnd {
   private readonly listeners = new Set<(event: LinkEvent) => void>();
   private ended: LinkEvent | undefined;
+  private wasProven = false;
 
   /** `StreamLink.subscribe`: the listener hears the end (at once, on a microtask, when it came already). */
   subscribe(listener: (event: LinkEvent) => void): () => void {
     this.listeners.add(listener);
     const missed = this.ended;
-    if (missed) queueMicrotask(() => this.listeners.has(listener) && listener(missed));
+    const proven = this.wasProven;
+    if (missed || proven)
+      queueMicrotask(() => {
+        if (proven && this.listeners.has(listener)) listener(PROVEN);
+        if (missed && this.listeners.has(listener)) listener(missed);
+      });
     return () => this.listeners.delete(listener);
+  }
+
+  /** The run proved healthy (its first data): every listener, and any that subscribes later, hears it once (a `message`). */
+  proven(): void {
+    if (this.ended || this.wasProven) return;
+    this.wasProven = true;
+    for (const listener of this.listeners) listener(PROVEN);
   }
 
   /** The run ended: every listener hears `event`, later ones too. Only the first end counts. */

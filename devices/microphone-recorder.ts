@@ -66,13 +66,12 @@ const isRecorderLink = (link: StreamLink): link is RecorderLink => 'pcm$' in lin
 /**
  * Starts the recorder once. Resolves when the program has spawned; rejects (typed) when it cannot run
  * or `signal` aborts first. The link's `close` comes when the program exits, with the reason in our
- * words (`fatal` when there is no capture device); `close()` kills it. `ended` hears every exit the
- * link did not cause, with whether audio came first.
+ * words (`fatal` when there is no capture device); `close()` kills it. Its first audio proves the run
+ * healthy (`LinkEnd.proven`): the engine counts only runs without audio toward giving up.
  */
 function openRecording(
   config: Pick<RecorderMicrophoneConfig, 'recorder' | 'device' | 'rate'>,
   signal: AbortSignal,
-  ended: (error: DeviceError, heard: boolean) => DeviceError,
   logger: Logger | undefined,
 ): Promise<RecorderLink> {
   return new Promise<RecorderLink>((resolve, reject) => {
@@ -89,11 +88,10 @@ function openRecording(
     const ends = new LinkEnd();
     let output = '';
     let spawned = false;
-    let heard = false;
     let closing = false;
     proc.stderr?.on('data', (d: Buffer | string) => (output = (output + d.toString()).slice(-KEPT_OUTPUT)));
     stream.on('data', (chunk: Buffer | string) => {
-      heard = true;
+      ends.proven();
       pcm$.next(typeof chunk === 'string' ? Buffer.from(chunk, 'binary') : chunk);
     });
     // The library reports a non-zero exit as an error string on the stream: the close below says it in our words.
@@ -117,12 +115,12 @@ function openRecording(
       if (spawned) return;
       signal.removeEventListener('abort', onAbort);
       closing = true;
-      reject(ended(recorderFailure(config.recorder, err, `cannot run ${config.recorder}`, output), false));
+      reject(recorderFailure(config.recorder, err, `cannot run ${config.recorder}`, output));
     });
     proc.once('close', (code: number | null, sig: NodeJS.Signals | null) => {
       pcm$.complete();
       if (closing || !spawned) return;
-      const error = ended(recorderExit(config.recorder, { code, signal: sig }, output), heard);
+      const error = recorderExit(config.recorder, { code, signal: sig }, output);
       if (error.detail) logger?.debug({ device_output: error.detail }, 'microphone output');
       ends.end({ type: 'close', code: RECORDER_ENDED, reason: error.message, ...(error.fatal ? { fatal: true } : {}) });
     });
@@ -142,30 +140,22 @@ function openRecording(
 /**
  * The recorder binding. Its program runs while a session actor holds the device open
  * (`device.connect`); the actor reopens it with the engine's backoff and breaker when it exits, and
- * stops in `failed` on a fatal end (no capture device, no recorder program) or once `max_restarts`
- * ends in a row brought no audio. `pcm()` is hot: the audio of whichever run is open.
+ * stops in `failed` on a fatal end (no capture device, no recorder program) or, by the engine's count,
+ * once `max_restarts` runs in a row brought no audio. `pcm()` is hot: the audio of whichever run is open.
  */
 export function createRecorderMicrophone(config: RecorderMicrophoneConfig, logger?: Logger): Microphone {
   const heard = new Subject<Buffer>();
-  /** Ends in a row with no audio (`max_restarts` counts them): the device's measure of giving up, the engine's is time. */
-  let silentEnds = 0;
-  const ended = (error: DeviceError, gotAudio: boolean): DeviceError => {
-    silentEnds = gotAudio ? 0 : silentEnds + 1;
-    if (error.fatal || config.max_restarts === undefined || silentEnds <= config.max_restarts) return error;
-    return new DeviceError('microphone', `gave up restarting (${silentEnds} failures in a row with no audio): ${error.message.replace(/^microphone: /, '')}`, {
-      code: error.code,
-      ...(error.detail ? { detail: error.detail } : {}),
-      fatal: true,
-    });
-  };
   const device: OpenableDevice = {
-    connect: (signal) => openRecording(config, signal, ended, logger),
+    connect: (signal) => openRecording(config, signal, logger),
     attach: (link) => {
       if (!isRecorderLink(link)) throw new DeviceError('microphone', 'not a recorder link');
       const sub = link.pcm$.subscribe((pcm) => heard.next(pcm));
       return () => sub.unsubscribe();
     },
     backoff: { initialMs: config.restart_initial_ms, maxMs: config.restart_max_ms },
+    // Only audio proves a run: a recorder that runs silent and exits counts toward max_restarts however long it ran.
+    health: 'data',
+    ...(config.max_restarts !== undefined ? { giveUp: { after: config.max_restarts, what: 'with no audio' } } : {}),
   };
   return { binding: 'recorder', rate: config.rate, hearsPage: false, device, pcm: () => heard.asObservable() };
 }

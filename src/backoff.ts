@@ -75,6 +75,8 @@ export interface ReconnectOptions {
   breakerMaxMs: number;
   /** A healthy connection that dropped is replaced at once, but never sooner than this after it opened. */
   minCycleMs: number;
+  /** Failures in a row since the last healthy connection after which the policy gives up (kind `give-up`); unset: never. */
+  giveUpAfter?: number;
 }
 
 export const DEFAULT_RECONNECT: ReconnectOptions = {
@@ -109,7 +111,9 @@ export type ReconnectKind =
   /** It failed before it was healthy: capped exponential backoff. */
   | 'backoff'
   /** Too many quick failures in a row: the breaker is open and the next connection is a probe. */
-  | 'breaker';
+  | 'breaker'
+  /** `giveUpAfter` failures in a row: no next attempt. */
+  | 'give-up';
 
 export interface ReconnectPlan {
   /** The state to keep until the next connection opens or fails. */
@@ -144,6 +148,7 @@ export function isHealthy(state: ReconnectState, now: number, options: Pick<Reco
  * - healthy connection: attempt 1 at once (`minCycleMs` after it opened at the earliest);
  * - otherwise attempt + 1 after backoffDelay(attempt); a connection that opened and died before it
  *   was healthy is a quick failure; `breakerThreshold` of them in a row open the breaker;
+ * - `giveUpAfter` set and that many failures in a row already: `give-up`, no next attempt;
  * - breaker open: the wait is the breaker's (breakerInitialMs doubling per failed probe, capped at
  *   breakerMaxMs) or the backoff's, whichever is longer; it closes at the next healthy connection.
  */
@@ -154,6 +159,8 @@ export function planReconnect(state: ReconnectState, now: number, options: Recon
   }
   const quickFailure = state.openedAt !== undefined;
   const quickFailures = state.quickFailures + (quickFailure ? 1 : 0);
+  if (options.giveUpAfter !== undefined && state.attempt > options.giveUpAfter)
+    return { state: { ...state, quickFailures, openedAt: undefined }, kind: 'give-up', delayMs: 0, attempt: state.attempt, quickFailure };
   const attempt = state.attempt + 1;
   const backoffMs = backoffDelay(state.attempt, options.backoff, random);
   const breakerOpen = state.breakerTrips > 0 || quickFailures >= options.breakerThreshold;

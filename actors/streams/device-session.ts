@@ -4,7 +4,7 @@
 import { createActor, type Actor } from 'xstate';
 import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { OpenableDevice } from '../../devices/device-link.js';
-import { streamSessionMachine, type SessionInput, type SessionStateEvent, type SessionTiming } from './session-machine.js';
+import { HEALTHY_ONLY_BY_MESSAGE_MS, streamSessionMachine, type SessionInput, type SessionStateEvent, type SessionTiming } from './session-machine.js';
 import { forwardStreamEvents, toStreamEvent, type EmittingActor } from './stream-event.js';
 
 /**
@@ -12,14 +12,21 @@ import { forwardStreamEvents, toStreamEvent, type EmittingActor } from './stream
  * the device's consumers (RxJS, never actor events), `detach` unwires it. Reopens follow the engine's
  * policy with the device's backoff: a run that lasted `healthyAfterMs` (1 s) and ended is reopened at
  * once; one that ended sooner backs off, and five such in a row open the breaker; a fatal end stops
- * it in `failed`. It emits `<prefix>.state` events like a socket's.
+ * it in `failed`. A device may count only runs that proved themselves (`health: 'data'`) as healthy,
+ * and give up after a number of failures in a row (`giveUp`): the engine's count, not its own. It emits `<prefix>.state` events like a socket's.
  */
 export function deviceSessionInput(device: OpenableDevice, prefix: StreamKind, timing: Partial<SessionTiming> = {}): SessionInput {
   let unwire: (() => void) | undefined;
   return {
     prefix,
     connect: device.connect,
-    timing: { backoffInitialMs: device.backoff.initialMs, backoffMaxMs: device.backoff.maxMs, ...timing },
+    timing: {
+      backoffInitialMs: device.backoff.initialMs,
+      backoffMaxMs: device.backoff.maxMs,
+      ...(device.health === 'data' ? { healthyAfterMs: HEALTHY_ONLY_BY_MESSAGE_MS } : {}),
+      ...(device.giveUp ? { giveUpAfter: device.giveUp.after, giveUpWhat: device.giveUp.what } : {}),
+      ...timing,
+    },
     hooks: {
       attach: (link) => {
         unwire = device.attach(link);

@@ -33,7 +33,14 @@ export interface SessionTiming {
   breakerMaxMs: number;
   /** A healthy connection that dropped is replaced at once, but never sooner than this after it opened. */
   minCycleMs: number;
+  /** Failures in a row without a healthy connection after which the session stops in `failed`; unset: never (a device's `max_restarts`). */
+  giveUpAfter?: number;
+  /** What those failures lacked, said in the reason when it gives up (default "before it was healthy"; a microphone: "with no audio"). */
+  giveUpWhat?: string;
 }
+
+/** The longest timer Node keeps (ms): as `healthyAfterMs`, a connection is healthy only once it says so (a message), never by time. */
+export const HEALTHY_ONLY_BY_MESSAGE_MS = 2 ** 31 - 1;
 
 export const DEFAULT_TIMING: SessionTiming = {
   connectTimeoutMs: 10_000,
@@ -201,7 +208,16 @@ function policyOf(timing: SessionTiming): ReconnectOptions {
     breakerInitialMs: timing.breakerInitialMs,
     breakerMaxMs: timing.breakerMaxMs,
     minCycleMs: timing.minCycleMs,
+    ...(timing.giveUpAfter !== undefined ? { giveUpAfter: timing.giveUpAfter } : {}),
   });
+}
+
+/** The reason of giving up: the failures in a row and the last one's reason (whose source, such as `microphone: `, stays first). */
+function giveUpReason(context: Ctx): string {
+  const last = (context.reason ?? 'unknown error').replace(/^connect failed: /, '');
+  const source = /^([a-z][\w-]*): /i.exec(last)?.[0] ?? '';
+  const n = context.plan?.attempt ?? 0;
+  return `${source}gave up restarting (${n} failure${n === 1 ? '' : 's'} in a row ${context.timing.giveUpWhat ?? 'before it was healthy'}): ${last.slice(source.length)}`;
 }
 
 export const streamSessionMachine = setup({
@@ -244,6 +260,7 @@ export const streamSessionMachine = setup({
     fatalClose: ({ event }) => fatalCloseOf(event) !== undefined,
     isClose: ({ event }) => closeOf(event) !== undefined,
     immediate: ({ context }) => (context.plan?.delayMs ?? 0) === 0,
+    gaveUp: ({ context }) => context.plan?.kind === 'give-up',
   },
   actions: {
     /** The connection attempt or the open connection ended: remember why and plan the next attempt. */
@@ -342,7 +359,11 @@ export const streamSessionMachine = setup({
         health: {
           initial: 'probation',
           states: {
-            probation: { after: { healthyAfter: { target: 'healthy', actions: 'markHealthy' } } },
+            // Healthy after healthyAfterMs open, or as soon as the link said something (a message marks it).
+            probation: {
+              always: { guard: ({ context }) => context.reconnect.healthy, target: 'healthy' },
+              after: { healthyAfter: { target: 'healthy', actions: 'markHealthy' } },
+            },
             healthy: { tags: ['healthy'] },
           },
         },
@@ -399,7 +420,11 @@ export const streamSessionMachine = setup({
     },
     /** Transient: a zero wait goes straight back to connecting, any other wait through backingOff. */
     planning: {
-      always: [{ guard: 'immediate', target: 'connecting' }, { target: 'backingOff' }],
+      always: [
+        { guard: 'gaveUp', target: 'failed', actions: assign(({ context }) => ({ reason: giveUpReason(context) })) },
+        { guard: 'immediate', target: 'connecting' },
+        { target: 'backingOff' },
+      ],
     },
     backingOff: {
       tags: ['retrying'],

@@ -82,9 +82,12 @@ t.test('a recorder killed mid-stream is reopened by its session actor; the socke
     'the recorder opened, reported like a socket',
   );
 
-  // A run that stayed up (1 s) is healthy: its end is an outage to repair at once, not a failure to back off from.
+  // A run that brought audio is healthy; once it stayed up the engine's shortest cycle (1 s), its end is
+  // an outage to repair at once, not a failure to back off from.
   const session = host.ref().getSnapshot().children['device:microphone'] as { getSnapshot(): { hasTag(tag: string): boolean } };
   await until('the recorder healthy', () => session.getSnapshot().hasTag('healthy'));
+  const openedAt = streams(host.events, 'mic').find((e) => e.state === 'streaming')!.at;
+  await new Promise((r) => setTimeout(r, Math.max(0, openedAt + 1100 - Date.now())));
   const [first] = recorder.pids();
   // Killed from outside (the sound server, the OOM killer): not a stop the input asked for.
   const reopened = onBus(host.bus, streamState('mic', 'streaming'), 'the recorder reopened');

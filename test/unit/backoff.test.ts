@@ -148,3 +148,21 @@ t.test('while the breaker is open the wait is at least the backoff', async (t) =
   s = plan.state;
   t.equal(s.breakerTrips, 1);
 });
+
+t.test('giveUpAfter: that many failures in a row, then give-up; a healthy connection starts the count again', async (t) => {
+  const o = { ...opts, giveUpAfter: 2 };
+  let s: ReconnectState = { ...INITIAL_RECONNECT };
+  const kinds: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const plan = planReconnect(connectionOpened(s, i * 10), i * 10 + 5, o, top);
+    kinds.push(plan.kind);
+    s = plan.state;
+  }
+  t.same(kinds, ['backoff', 'backoff', 'give-up'], 'the third failure in a row gives up');
+  let h: ReconnectState = { ...INITIAL_RECONNECT };
+  h = planReconnect(connectionOpened(h, 0), 5, o, top).state;
+  h = planReconnect(connectionOpened(h, 10), 15, o, top).state;
+  h = connectionHealthy(connectionOpened(h, 20));
+  t.equal(planReconnect(h, 30, o, top).kind, 'reconnect', 'a healthy connection that ended is replaced');
+  t.equal(planReconnect(connectionOpened({ ...INITIAL_RECONNECT }, 0), 5, { ...opts }, top).kind, 'backoff', 'unset: never gives up');
+});
