@@ -54,6 +54,12 @@ if [ $# -eq 0 ]; then
   # other files two at a time first, then the serial ones alone, one after another.
   mapfile -t all < <(npx tap list)
   mapfile -t serial_paths < <(node -p 'require("./package.json").tap.serial.join("\n")')
+  # The longest files (one to three minutes each; docs/testing.md lists the timings) run first, two at a
+  # time among themselves: tap orders the files it is given by name, so among the others they would
+  # start wherever their names fall and leave one core alone with one of them at the end.
+  longest=(test/integration/bench-quick.test.ts test/integration/setup-no-opencv.test.ts
+    test/integration/templates-simulate.test.ts test/integration/test-command-machine.test.ts)
+  first=()
   together=()
   alone=()
   for f in "${all[@]}"; do
@@ -61,8 +67,11 @@ if [ $# -eq 0 ]; then
     for s in "${serial_paths[@]}"; do
       if [ "$f" = "$s" ] || [ "${f#"$s"/}" != "$f" ]; then is_serial=1; fi
     done
-    if [ "$is_serial" = 1 ]; then alone+=("$f"); else together+=("$f"); fi
+    is_long=0
+    for l in "${longest[@]}"; do [ "$f" = "$l" ] && is_long=1; done
+    if [ "$is_serial" = 1 ]; then alone+=("$f"); elif [ "$is_long" = 1 ]; then first+=("$f"); else together+=("$f"); fi
   done
+  [ ${#first[@]} -gt 0 ] && run_tap "${first[@]}"
   run_tap "${together[@]}"
   run_tap --jobs=1 "${alone[@]}"
 else
