@@ -65,9 +65,17 @@ t.test('chunks close every flush period: a file cut mid-write reads up to its la
   const rec = await Recorder.open({ file, flushMs: 50 });
   const t0 = Date.now();
   for (let i = 0; i < 10; i++) rec.write(eventChannel('tick'), { type: 'tick', at: t0 + i, n: i }, t0 + i);
-  // Wait until the flush has written a chunk: the file grows past its header.
+  // Wait until the flush has written a chunk: the file grows past its header, then stays the same for
+  // 100 ms (the chunk goes out in several writes; a copy taken between them would hold half of it).
   const sizeBefore = statSync(file).size;
-  for (let k = 0; k < 200 && statSync(file).size === sizeBefore; k++) await new Promise((r) => setTimeout(r, 20));
+  let last = sizeBefore;
+  let still = 0;
+  for (let k = 0; k < 400 && (last === sizeBefore || still < 5); k++) {
+    await new Promise((r) => setTimeout(r, 20));
+    const size = statSync(file).size;
+    still = size === last ? still + 1 : 0;
+    last = size;
+  }
   t.ok(statSync(file).size > sizeBefore, 'the open chunk was written without closing the file');
   for (let i = 10; i < 20; i++) rec.write(eventChannel('tick'), { type: 'tick', at: t0 + i, n: i }, t0 + i);
   // A copy of the file as a kill -9 would leave it now (no footer, maybe a partial chunk).
