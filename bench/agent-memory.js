@@ -7,7 +7,7 @@ import { finish, option, quick, spawn, verdict } from './lib/bench.js';
 const SECONDS = option('seconds', 300, 4);
 const SAMPLE_MS = quick ? 500 : 5000;
 const TARGET_MB = 150;
-const main = join(import.meta.dirname, '..', 'dist', 'src', 'cli', 'main.js');
+const main = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 const rssMb = (pid) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;

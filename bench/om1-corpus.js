@@ -12,7 +12,7 @@ const quick = values.quick;
 const seconds = quick ? 6 : Number(values.seconds);
 const parallel = Number(values.parallel);
 const root = join(import.meta.dirname, '..');
-const MAIN = join(root, 'dist', 'src', 'cli', 'main.js');
+const MAIN = join(root, 'dist', 'cli', 'main.js');
 /** The target: of the files that do not only talk to third-party web services, this share runs. */
 const TARGET_SHARE = 0.9;
 

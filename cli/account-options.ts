@@ -1,6 +1,6 @@
 // What `cortexd keys` and `cortexd balance` share at registration: their options and the process's output; the client loads when they run.
 import type { Command } from 'commander';
-import type { CliIo } from '../cloud/account-cli.js';
+import type { CliIo } from '../src/cloud/account-cli.js';
 
 /** Adds the options every account command shares. */
 export function accountOptions(cmd: Command): Command {

@@ -1,12 +1,12 @@
 // `cortexd balance`: prints the account's compute-unit balance as a table or JSON.
 import type { Command } from 'commander';
-import type { AccountOptions, CliIo } from '../cloud/account-cli.js';
+import type { AccountOptions, CliIo } from '../src/cloud/account-cli.js';
 import { accountOptions, processIo } from './account-options.js';
 
 export function register(program: Command, io: CliIo = processIo): void {
   accountOptions(program.command('balance').description('show the compute-unit (CU) balance of the account (needs a JWT)')).action(
     async (opts: AccountOptions) => {
-      const { accountClientFrom, runAccountCommand, table } = await import('../cloud/account-cli.js');
+      const { accountClientFrom, runAccountCommand, table } = await import('../src/cloud/account-cli.js');
       return runAccountCommand(io, async () => {
         const balance = await accountClientFrom(opts, io).balance();
         if (opts.json) return io.out(JSON.stringify(balance, null, 2));

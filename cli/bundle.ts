@@ -29,7 +29,7 @@ type Factory = (root: string, dynamicImport: (spec: string) => Promise<unknown>,
 /** The commands that have a bundle. */
 export type BundledCommand = 'check' | 'run';
 
-/** A command's bundle beside this module (dist/src/cli/check.bundle.cjs, run.bundle.cjs). */
+/** A command's bundle beside this module (dist/cli/check.bundle.cjs, run.bundle.cjs). */
 export function bundleFile(command: BundledCommand = 'check'): string {
   return join(dirname(fileURLToPath(import.meta.url)), `${command}.bundle.cjs`);
 }
@@ -93,10 +93,10 @@ export function loadCheckBundle(file = bundleFile()): { run(argv: string[]): voi
   const cachedData = readCache(cacheFile, id);
   try {
     const script = new Script(source, { filename: file, cachedData });
-    const root = join(dirname(file), '..', '..', '..');
+    const root = join(dirname(file), '..', '..');
     const bundle = (script.runInThisContext() as Factory)(root, (spec) => import(spec), createRequire(file));
     if (!current(bundle, root, made)) return undefined;
-    const program = bundle.load('dist/src/cli/program.js') as { run(argv: string[]): void };
+    const program = bundle.load('dist/cli/program.js') as { run(argv: string[]): void };
     if (cachedData === undefined || script.cachedDataRejected) keepCache(script, cacheFile, id);
     return program;
   } catch {

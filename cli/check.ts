@@ -1,7 +1,7 @@
 // `cortexd check NAME|--all|--config PATH` and `cortexd list-configs`: validate configurations before anything starts.
 import { readdirSync } from 'node:fs';
 import type { Command } from 'commander';
-import { configSearchPath, findConfigFile } from '../paths.js';
+import { configSearchPath, findConfigFile } from '../src/paths.js';
 import { EXIT, out, reportError, warnLine } from './output.js';
 
 /** The configuration names in `dir`, or in every directory of the search path (your config/, then the shipped one), sorted. */
@@ -21,8 +21,8 @@ export function listConfigNames(dir?: string): string[] {
 /** Checks one target; prints `ok: FILE (N modes)` or one line per problem; returns the exit code. */
 export async function checkOne(target: { name?: string; file?: string }, as: { om1?: boolean; simulate?: boolean } = {}): Promise<number> {
   try {
-    const { displayName } = await import('../config/load.js');
-    const { loadAs } = await import('../compat/om1/load.js');
+    const { displayName } = await import('../src/config/load.js');
+    const { loadAs } = await import('../src/compat/om1/load.js');
     const { loaded, om1, simulated } = await loadAs(target, as).catch((err: unknown) => {
       // OM1's translations are printed before what is missing, so a user sees both.
       const report = (err as { report?: { translations: string[] } }).report;

@@ -1,6 +1,6 @@
 // `cortexd cloud`: runs the local hosted-API service in the foreground; `cloud token` and `cloud key` issue credentials from its database.
 import type { Command } from 'commander';
-import { PLAN_KEY_LIMITS } from '../cloud/catalog.js';
+import { PLAN_KEY_LIMITS } from '../src/cloud/catalog.js';
 import { UsageError } from './output.js';
 
 interface ServeOptions {
@@ -20,7 +20,7 @@ function port(value: string): number {
 const PLAN_NAMES = Object.keys(PLAN_KEY_LIMITS);
 
 async function plan(value: string | undefined): Promise<string | undefined> {
-  const { PLANS } = await import('../service/accounts.js');
+  const { PLANS } = await import('../src/service/accounts.js');
   if (value !== undefined && !PLANS.includes(value)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   return value;
 }
@@ -29,10 +29,10 @@ async function plan(value: string | undefined): Promise<string | undefined> {
 async function serve(opts: ServeOptions): Promise<void> {
   // The service (fastify, sqlite, the backends) loads only when this command runs.
   const [{ createLogger }, { startService }, { Notifier }, { Watchdog }] = await Promise.all([
-    import('../log.js'),
-    import('../service/index.js'),
-    import('../systemd/notify.js'),
-    import('../systemd/watchdog.js'),
+    import('../src/log.js'),
+    import('../src/service/index.js'),
+    import('../src/systemd/notify.js'),
+    import('../src/systemd/watchdog.js'),
   ]);
   const logger = createLogger({ base: { component: 'cloud' } });
   const grammar = opts.grammar === undefined ? undefined : opts.grammar === 'open' ? ('open' as const) : opts.grammar.split('|');
@@ -80,7 +80,7 @@ export function register(program: Command): void {
     .action(async (opts: { user: string; plan?: string; ttlDays: string; db?: string }) => {
       const days = Number(opts.ttlDays);
       if (!(days > 0)) throw new UsageError('--ttl-days must be a positive number');
-      const { openAdmin } = await import('../service/index.js');
+      const { openAdmin } = await import('../src/service/index.js');
       const { admin, close } = openAdmin({ dbPath: opts.db });
       try {
         const p = await plan(opts.plan);
@@ -99,7 +99,7 @@ export function register(program: Command): void {
     .option('--test', 'issue a key_test_ key instead of key_live_')
     .option('--db <path>', 'SQLite database (default <state dir>/cloud.sqlite)')
     .action(async (opts: { user: string; test?: boolean; db?: string }) => {
-      const { openAdmin } = await import('../service/index.js');
+      const { openAdmin } = await import('../src/service/index.js');
       const { admin, close } = openAdmin({ dbPath: opts.db });
       try {
         const key = admin.createApiKey(opts.user, opts.test ? 'key_test_' : 'key_live_').apiKey;

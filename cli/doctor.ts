@@ -16,7 +16,7 @@ export function register(program: Command): void {
       'only load the native modules (better-sqlite3, unix-dgram, the serial binding, OpenCV and the DDS addon when compiled) and check the notify path',
     )
     .action(async (name: string | undefined, opts: { config?: string; envFile?: string; timeout: string; json?: boolean; native?: boolean }) => {
-      const { formatResult, formatSummary, runDoctor, runNativeDoctor } = await import('../doctor/run.js');
+      const { formatResult, formatSummary, runDoctor, runNativeDoctor } = await import('../src/doctor/run.js');
       const configName = name ?? process.env.CONFIG;
       const target = opts.config ? { file: opts.config } : configName ? { name: configName } : undefined;
       const report = opts.native

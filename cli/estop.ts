@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import { existsSync, readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { CortexError } from '../errors.js';
-import { estopLookupDir, estopSocketPath } from '../paths.js';
+import { CortexError } from '../src/errors.js';
+import { estopLookupDir, estopSocketPath } from '../src/paths.js';
 import { EXIT, errLine, reportError } from './output.js';
 
 export interface EstopOptions {

@@ -1,9 +1,9 @@
 // `cortexd fleet ls|watch|switch|say|context|estop|release|reload|keygen`: the robots on the broker in CORTEX_MQTT_URL, and commands to them.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { CommandBody, FleetCommand, FleetReply } from '../fleet/protocol.js';
-import type { FleetOperator, RobotListing } from '../fleet/operator.js';
-import { CortexError } from '../errors.js';
+import type { CommandBody, FleetCommand, FleetReply } from '../src/fleet/protocol.js';
+import type { FleetOperator, RobotListing } from '../src/fleet/operator.js';
+import { CortexError } from '../src/errors.js';
 import { EXIT, errLine, out, reportError } from './output.js';
 import { parseDuration } from './run.js';
 
@@ -34,8 +34,8 @@ const common = (cmd: Command): Command =>
 async function withOperator(opts: Common, fn: (op: FleetOperator) => Promise<number>): Promise<number> {
   try {
     const [{ FleetOperator, operatorSettings, FleetUsageError }, { configEnvironment }] = await Promise.all([
-      import('../fleet/operator.js'),
-      import('../config/env.js'),
+      import('../src/fleet/operator.js'),
+      import('../src/config/env.js'),
     ]);
     let settings: ReturnType<typeof operatorSettings>;
     try {
@@ -168,7 +168,7 @@ type WatchOpts = Common & { metrics?: boolean; count?: string; for?: string };
 
 /** `fleet watch`: prints each message as it arrives (one robot's, or all) until --count messages, --for, a signal or a lost broker. */
 async function watchMessages(op: FleetOperator, robot: string | undefined, opts: WatchOpts): Promise<number> {
-  const { checkRobotId } = await import('../fleet/operator.js');
+  const { checkRobotId } = await import('../src/fleet/operator.js');
   if (robot) checkRobotId(robot);
   const limit = opts.count !== undefined ? Number(opts.count) : Infinity;
   if (!(limit > 0)) throw new CortexError('fleet_usage', `--count must be a positive number, got ${JSON.stringify(opts.count)}`);
@@ -220,12 +220,12 @@ async function sendReload(robot: string, file: string, opts: SendOpts): Promise<
     errLine(`cortexd: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
     return EXIT.invalid;
   }
-  const { MAX_RELOAD_BYTES } = await import('../fleet/protocol.js');
+  const { MAX_RELOAD_BYTES } = await import('../src/fleet/protocol.js');
   if (text.length > MAX_RELOAD_BYTES) {
     errLine(`cortexd: ${file} is ${text.length} bytes; a pushed configuration is at most ${MAX_RELOAD_BYTES} bytes`);
     return EXIT.invalid;
   }
-  const { sha256Hex } = await import('../fleet/operator.js');
+  const { sha256Hex } = await import('../src/fleet/operator.js');
   const sha = sha256Hex(text);
   return sendCommand(robot, { command: 'reload', config: text.toString('utf8') }, opts, async (op) => {
     const running = await op.waitForConfig(robot, sha, parseDuration(opts.timeout ?? '10s') * 3);
@@ -238,7 +238,7 @@ async function sendReload(robot: string, file: string, opts: SendOpts): Promise<
 
 /** `fleet keygen`: writes a new operator's private key (0600, never over an existing file or through a link) and prints its public key. */
 async function writeOperatorKey(file: string): Promise<number> {
-  const { generateOperatorKey } = await import('../fleet/identity.js');
+  const { generateOperatorKey } = await import('../src/fleet/identity.js');
   const { openSync, writeSync, closeSync, constants } = await import('node:fs');
   const key = generateOperatorKey();
   let fd: number;

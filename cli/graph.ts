@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { writeFileSync } from 'node:fs';
-import type { AgentConfig } from '../config/schema.js';
-import { CortexError } from '../errors.js';
+import type { AgentConfig } from '../src/config/schema.js';
+import { CortexError } from '../src/errors.js';
 import { EXIT, reportError, warnLine } from './output.js';
 
 export const GRAPH_FORMATS = ['mermaid', 'dot', 'svg', 'json'] as const;
@@ -12,10 +12,10 @@ export type GraphFormat = (typeof GRAPH_FORMATS)[number];
 /** The drawing of `config` in `format`; svg uses Graphviz when installed, else elkjs (no browser, no network). */
 export async function renderGraph(config: AgentConfig, format: GraphFormat, signal?: AbortSignal): Promise<string> {
   if (format === 'svg') {
-    const { renderSvg } = await import('../modes/svg.js');
+    const { renderSvg } = await import('../src/modes/svg.js');
     return (await renderSvg(config, { signal })).svg;
   }
-  const { toDot, toMermaid, toStatelyJson } = await import('../modes/graph.js');
+  const { toDot, toMermaid, toStatelyJson } = await import('../src/modes/graph.js');
   switch (format) {
     case 'mermaid':
       return toMermaid(config);
@@ -28,8 +28,8 @@ export async function renderGraph(config: AgentConfig, format: GraphFormat, sign
 
 /** The safety governor's statechart in `format` (it does not depend on a configuration; its limits do). */
 export async function renderSafetyGraph(format: GraphFormat, signal?: AbortSignal): Promise<string> {
-  const [{ governorMachine }, chart] = await Promise.all([import('../../actors/safety/governor.js'), import('../safety/graph.js')]);
-  const root = chart.definitionOf(governorMachine.root as unknown as import('../safety/graph.js').StateNodeLike);
+  const [{ governorMachine }, chart] = await Promise.all([import('../actors/safety/governor.js'), import('../src/safety/graph.js')]);
+  const root = chart.definitionOf(governorMachine.root as unknown as import('../src/safety/graph.js').StateNodeLike);
   switch (format) {
     case 'mermaid':
       return chart.chartMermaid(root);
@@ -38,7 +38,7 @@ export async function renderSafetyGraph(format: GraphFormat, signal?: AbortSigna
     case 'json':
       return `${JSON.stringify(chart.chartJson(root), null, 2)}\n`;
     case 'svg': {
-      const { runDot } = await import('../modes/svg.js');
+      const { runDot } = await import('../src/modes/svg.js');
       try {
         return await runDot(process.env.CORTEX_DOT ?? 'dot', chart.chartDot(root), signal);
       } catch (err) {
@@ -68,7 +68,7 @@ export function register(program: Command): void {
           return;
         }
         // Plugin types do not change the statechart, so a configuration naming unknown plugins still draws.
-        const { loadConfig } = await import('../config/load.js');
+        const { loadConfig } = await import('../src/config/load.js');
         const loaded = await loadConfig(opts.config ? { file: opts.config } : { name }, { plugins: false, unknownFields: 'warn' });
         for (const w of loaded.warnings) warnLine(w);
         const text = await renderGraph(loaded.config, opts.format);

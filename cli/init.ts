@@ -3,7 +3,7 @@
 import { closeSync, constants, cpSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { configDir, projectRoot, shippedConfigDir } from '../paths.js';
+import { configDir, projectRoot, shippedConfigDir } from '../src/paths.js';
 import { checkOne } from './check.js';
 import { EXIT, errLine, out } from './output.js';
 

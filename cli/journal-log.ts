@@ -1,7 +1,7 @@
 // Under systemd's journal, where there is no view: the agent's start, mode changes and stop as log records.
 import type { Subscription } from 'rxjs';
-import type { AgentBus } from '../cortex/events.js';
-import type { Logger } from '../log.js';
+import type { AgentBus } from '../src/cortex/events.js';
+import type { Logger } from '../src/log.js';
 
 /**
  * Logs what the view's first and last lines say, so `journalctl -u cortexd@NAME` shows when the agent

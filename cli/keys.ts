@@ -1,14 +1,14 @@
 // `cortexd keys list|create|delete ID`: manages the account's API keys; a new key's secret is printed once, with a warning.
 import type { Command } from 'commander';
-import type { AccountOptions, CliIo } from '../cloud/account-cli.js';
-import type { ApiKeyRecord } from '../cloud/protocol.js';
+import type { AccountOptions, CliIo } from '../src/cloud/account-cli.js';
+import type { ApiKeyRecord } from '../src/cloud/protocol.js';
 import { accountOptions, processIo } from './account-options.js';
 
 const keyRows = (keys: ApiKeyRecord[]) => keys.map((k) => [k.id, k.name, k.prefix, k.total_cost, k.created_at]);
 const KEY_HEAD = ['id', 'name', 'prefix', 'total_cost (CU)', 'created_at'];
 
 /** The account client and its output helpers, loaded when a command runs. */
-const account = () => import('../cloud/account-cli.js');
+const account = () => import('../src/cloud/account-cli.js');
 
 export function register(program: Command, io: CliIo = processIo): void {
   const keys = program.command('keys').description('list, create and delete API keys (needs a JWT)');

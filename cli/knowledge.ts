@@ -1,7 +1,7 @@
 // `cortexd knowledge index | query TEXT|- [--json]`: builds a configuration's knowledge base index and shows the passages a turn would get.
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { CortexError } from '../errors.js';
+import { CortexError } from '../src/errors.js';
 import { EXIT, out, reportError, warnLine } from './output.js';
 
 export interface ConfigOptions {
@@ -21,7 +21,7 @@ export function configOptions(cmd: Command): Command {
 /** Loads the configuration a command names (no plugin code: only its blocks are read). */
 export async function loadFor(opts: ConfigOptions) {
   (await import('zod')).config({ jitless: true });
-  const { loadAs } = await import('../compat/om1/load.js');
+  const { loadAs } = await import('../src/compat/om1/load.js');
   const { loaded, om1 } = await loadAs(
     { ...(opts.config ? { file: opts.config } : {}), ...(opts.name ? { name: opts.name } : {}) },
     { om1: opts.om1 === true, plugins: false },
@@ -33,11 +33,11 @@ export async function loadFor(opts: ConfigOptions) {
 
 async function openIndex(opts: ConfigOptions) {
   const loaded = await loadFor(opts);
-  const { knowledgeSettings } = await import('../config/memory.js');
+  const { knowledgeSettings } = await import('../src/config/memory.js');
   const settings = knowledgeSettings(loaded.config.knowledge_base, loaded.file);
   if (!settings) throw new CortexError('no_knowledge_base', `${loaded.file} has no knowledge_base block with a knowledge_base_root`);
-  const { KnowledgeIndex } = await import('../memory/knowledge.js');
-  const { stateDir } = await import('../paths.js');
+  const { KnowledgeIndex } = await import('../src/memory/knowledge.js');
+  const { stateDir } = await import('../src/paths.js');
   const index = new KnowledgeIndex(settings, stateDir());
   if (index.recovered) warnLine(`knowledge base: ${index.recovered}`);
   const report = index.sync();

@@ -7,7 +7,7 @@ import { packageVersion } from './version.js';
  * modules are loaded, so it answers within 40 ms of a bare node start. Everything else,
  * `--version` among other arguments included, goes through the program as before. `check` and
  * `run` run the same program from the bundles scripts/bundle-cli.mjs makes at build time
- * (src/cli/bundle.ts), or from the ES modules when there is none or it is stale.
+ * (cli/bundle.ts), or from the ES modules when there is none or it is stale.
  */
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) process.stdout.write(`${packageVersion()}\n`);

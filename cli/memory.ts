@@ -1,15 +1,15 @@
 // `cortexd memory ls | search TEXT | forget ID...|--person NAME | export`: what the robot remembers about people, for the people it is about.
 import type { Command } from 'commander';
-import type { Memory } from '../memory/memories.js';
+import type { Memory } from '../src/memory/memories.js';
 import { configOptions, type ConfigOptions, loadFor } from './knowledge.js';
 import { EXIT, oneLine, out, reportError, UsageError, warnLine } from './output.js';
 
 async function openStore(opts: ConfigOptions) {
   const loaded = await loadFor(opts);
   if (!loaded.config.memory?.enabled) warnLine(`${loaded.file}: memory is not enabled (memory: {enabled: true}); showing what is kept from before`);
-  const { MemoryStore, memoryFileOf } = await import('../memory/memories.js');
-  const { stateDir } = await import('../paths.js');
-  const { DEFAULT_MAX_MEMORIES } = await import('../config/memory.js');
+  const { MemoryStore, memoryFileOf } = await import('../src/memory/memories.js');
+  const { stateDir } = await import('../src/paths.js');
+  const { DEFAULT_MAX_MEMORIES } = await import('../src/config/memory.js');
   const store = new MemoryStore(memoryFileOf(stateDir(), loaded.configName), loaded.config.memory?.max_memories ?? DEFAULT_MAX_MEMORIES);
   if (store.recovered) warnLine(`memory: ${store.recovered}`);
   return store;

@@ -1,6 +1,6 @@
 // The modes, rules and hooks of a loaded configuration as text tables, for `cortexd modes`.
 import Table from 'cli-table3';
-import type { LoadedConfig } from '../config/schema.js';
+import type { LoadedConfig } from '../src/config/schema.js';
 
 const plain = { style: { head: [], border: [] } };
 

@@ -12,9 +12,9 @@ export function register(program: Command): void {
     .action(async (name: string | undefined, opts: { config?: string; json?: boolean }) => {
       try {
         const [{ loadConfig }, { renderModes }, { redactDeep }] = await Promise.all([
-          import('../config/load.js'),
+          import('../src/config/load.js'),
           import('./modes-table.js'),
-          import('../redact.js'),
+          import('../src/redact.js'),
         ]);
         const loaded = await loadConfig(opts.config ? { file: opts.config } : { name }, { unknownFields: 'warn' });
         for (const w of loaded.warnings) warnLine(w);

@@ -15,12 +15,12 @@ export async function convertCommand(file: string, opts: { output?: string; simu
       { configEnvironment },
       { basename, extname },
     ] = await Promise.all([
-      import('../compat/om1/convert.js'),
-      import('../compat/om1/read.js'),
-      import('../config/read-file.js'),
-      import('../config/load.js'),
-      import('../compat/om1/load.js'),
-      import('../config/env.js'),
+      import('../src/compat/om1/convert.js'),
+      import('../src/compat/om1/read.js'),
+      import('../src/config/read-file.js'),
+      import('../src/config/load.js'),
+      import('../src/compat/om1/load.js'),
+      import('../src/config/env.js'),
       import('node:path'),
     ]);
     const read = readOm1Text(readRegularFile(file, MAX_CONFIG_BYTES), configEnvironment());
@@ -30,7 +30,7 @@ export async function convertCommand(file: string, opts: { output?: string; simu
     let config = converted.config;
     // use_sim (or --simulate): the devices are written as the simulated bindings `--simulate` would choose.
     if (converted.simulate) {
-      const { simulateConfig } = await import('../config/simulate.js');
+      const { simulateConfig } = await import('../src/config/simulate.js');
       const sim = simulateConfig(config);
       config = sim.config;
       for (const line of sim.lines) out(`simulate: ${line}`);

@@ -1,5 +1,5 @@
 // How commands print: results on stdout, warnings and errors on stderr, one line each, never a stack trace.
-import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
+import { ConfigError, CortexError, describeError, formatIssue } from '../src/errors.js';
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 invalid configuration or usage. */
 export const EXIT = { ok: 0, failure: 1, invalid: 2 } as const;

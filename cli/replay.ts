@@ -1,8 +1,8 @@
 // `cortexd replay FILE.mcap`: re-runs a recording's inputs through the agent on a simulated clock and prints where the decisions differ
 // It exits 1 when they differ; with --summary it prints what the recording holds instead.
 import { InvalidArgumentError, type Command } from 'commander';
-import { ConfigError, CortexError, describeError, formatIssue } from '../errors.js';
-import type { HookConfig, LoadedConfig } from '../config/schema.js';
+import { ConfigError, CortexError, describeError, formatIssue } from '../src/errors.js';
+import type { HookConfig, LoadedConfig } from '../src/config/schema.js';
 import { EXIT, errLine, oneLine, out } from './output.js';
 
 export interface ReplayCliOptions {
@@ -46,7 +46,7 @@ function withoutCommandHooks(loaded: LoadedConfig, dropped: string[]): LoadedCon
 }
 
 export async function runReplay(file: string, opts: ReplayCliOptions): Promise<number> {
-  const { readRecording, summarise } = await import('../record/reader.js');
+  const { readRecording, summarise } = await import('../src/record/reader.js');
   let recording: Awaited<ReturnType<typeof readRecording>>;
   try {
     recording = await readRecording(file);
@@ -70,11 +70,11 @@ export async function runReplay(file: string, opts: ReplayCliOptions): Promise<n
   }
 
   const [{ loadConfig }, { builtinPlugins }, { replayRecording }, { createLogger, envLogLevel }, { formatDiff }] = await Promise.all([
-    import('../config/load.js'),
-    import('../../actors/plugin-registry.js'),
-    import('../../actors/replay/replay.js'),
-    import('../log.js'),
-    import('../record/decisions.js'),
+    import('../src/config/load.js'),
+    import('../actors/plugin-registry.js'),
+    import('../actors/replay/replay.js'),
+    import('../src/log.js'),
+    import('../src/record/decisions.js'),
   ]);
   const dropped: string[] = [];
   let loaded: Awaited<ReturnType<typeof loadConfig>>;
@@ -94,9 +94,9 @@ export async function runReplay(file: string, opts: ReplayCliOptions): Promise<n
   }
   for (const d of dropped) errLine(`replay: not run (a recorded configuration is data): ${d}`);
   const logger = createLogger({ level: envLogLevel() ?? 'silent' });
-  let service: { cloud: import('../cloud/client.js').CloudClient; close(): Promise<void> } | undefined;
+  let service: { cloud: import('../src/cloud/client.js').CloudClient; close(): Promise<void> } | undefined;
   if (opts.model === 'live') {
-    const { connectService } = await import('../cortex/embedded.js');
+    const { connectService } = await import('../src/cortex/embedded.js');
     service = await connectService(loaded, { logger });
   }
   try {

@@ -1,9 +1,9 @@
 // `run --record` and `run --foxglove`: starts the capture of a run (the recording file, the live Foxglove socket) and says where it goes.
 import { readFile } from 'node:fs/promises';
-import type { LoadedConfig } from '../config/schema.js';
-import type { AgentBus } from '../cortex/events.js';
-import { CortexError, describeError } from '../errors.js';
-import { stateDir } from '../paths.js';
+import type { LoadedConfig } from '../src/config/schema.js';
+import type { AgentBus } from '../src/cortex/events.js';
+import { CortexError, describeError } from '../src/errors.js';
+import { stateDir } from '../src/paths.js';
 import { errLine } from './output.js';
 import type { RunOptions } from './run-options.js';
 
@@ -13,8 +13,8 @@ import type { RunOptions } from './run-options.js';
  * both views of the robot; where it is kept is said, never the token.
  */
 export async function foxgloveToken(loaded: LoadedConfig): Promise<{ token: string; where: string }> {
-  const { resolveWebSimOptions } = await import('../websim/options.js');
-  const { loadOrCreateToken, tokenPath } = await import('../websim/token.js');
+  const { resolveWebSimOptions } = await import('../src/websim/options.js');
+  const { loadOrCreateToken, tokenPath } = await import('../src/websim/token.js');
   for (const mode of Object.values(loaded.config.modes))
     for (const sim of mode.simulators ?? [])
       if (sim.type === 'WebSim') {
@@ -31,7 +31,7 @@ export async function foxgloveToken(loaded: LoadedConfig): Promise<{ token: stri
 export const FOXGLOVE_PORT = 8765;
 
 export async function startRunCapture(bus: AgentBus, loaded: LoadedConfig, opts: RunOptions) {
-  const { startCapture } = await import('../record/capture.js');
+  const { startCapture } = await import('../src/record/capture.js');
   // The file as written (variables not expanded, so no secret from the environment enters it); secret fields are blanked by the capture.
   let config: unknown;
   try {

@@ -1,5 +1,5 @@
 // How `cortexd run` loads its configuration with --om1 and --simulate: the first lines say what was translated and simulated.
-import type { LoadedConfig } from '../config/schema.js';
+import type { LoadedConfig } from '../src/config/schema.js';
 import { errLine } from './output.js';
 
 export interface RunLoadOptions {
@@ -18,7 +18,7 @@ export interface RunLoadOptions {
  * simulated configuration opens are made as serialport mock ports before anything starts.
  */
 export async function loadForRun(name: string | undefined, opts: RunLoadOptions, print: (line: string) => void = errLine): Promise<LoadedConfig> {
-  const { loadAs } = await import('../compat/om1/load.js');
+  const { loadAs } = await import('../src/compat/om1/load.js');
   const file = typeof opts.om1 === 'string' ? opts.om1 : opts.config;
   const banner = (why: string) =>
     print(`cortexd: SIMULATION (${why}): every device is simulated and every service address is the embedded service; no robot is moved`);
@@ -39,14 +39,14 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
   for (const line of loaded.notes ?? []) print(line);
   // OM1's use_tracer: the run is recorded (as --record does) under the state directory's traces/, unless --record names a file.
   if (tracer && !opts.record) {
-    const [{ stateDir }, { join }, { mkdirSync }] = await Promise.all([import('../paths.js'), import('node:path'), import('node:fs')]);
+    const [{ stateDir }, { join }, { mkdirSync }] = await Promise.all([import('../src/paths.js'), import('node:path'), import('node:fs')]);
     const dir = join(stateDir(), 'traces');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     opts.record = join(dir, `${loaded.configName}-${new Date().toISOString().slice(0, 10)}.mcap`);
     print(`cortexd: use_tracer: recording this run to ${opts.record}`);
   }
   if (opts.simulate) {
-    const { mockSerialPaths, simulatedControllerPaths, simulatedGpsPaths } = await import('../config/simulate.js');
+    const { mockSerialPaths, simulatedControllerPaths, simulatedGpsPaths } = await import('../src/config/simulate.js');
     const users = loaded.config as Parameters<typeof mockSerialPaths>[0];
     const paths = mockSerialPaths(users);
     if (paths.length > 0) {
@@ -59,10 +59,10 @@ export async function loadForRun(name: string | undefined, opts: RunLoadOptions,
         }
       }
       // The motor controller of the serial protocol, simulated: `OK` to each command, so moves and faces succeed.
-      const { simulateControllers } = await import('../../devices/serial-sim-controller.js');
+      const { simulateControllers } = await import('../devices/serial-sim-controller.js');
       simulateControllers(simulatedControllerPaths(users));
       // A GPS receiver, simulated: a fix standing still, in NMEA once a second.
-      const { simulateGpsReceivers } = await import('../../devices/serial-sim-gps.js');
+      const { simulateGpsReceivers } = await import('../devices/serial-sim-gps.js');
       simulateGpsReceivers(simulatedGpsPaths(users));
     }
   }

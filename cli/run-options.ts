@@ -17,7 +17,7 @@ export interface RunOptions {
   recordFps?: number;
   /** `--foxglove [PORT]`: true for the default port. */
   foxglove?: number | true;
-  /** `--om1 [file]` and `--simulate` (src/cli/run-load.ts). */
+  /** `--om1 [file]` and `--simulate` (cli/run-load.ts). */
   om1?: string | boolean;
   simulate?: boolean;
 }

@@ -1,14 +1,14 @@
 // `cortexd run`'s reload: a pushed configuration (the fleet's, a --watch save) checked like `cortexd check`, then handed to the process root.
-import type { LoadedConfig } from '../config/schema.js';
-import type { ConfigWatcher } from '../config/watch.js';
-import type { AgentBus } from '../cortex/events.js';
-import type { Plugins } from '../cortex/plugins.js';
-import { ConfigError, describeError, formatIssue } from '../errors.js';
-import type { CommandResult } from '../fleet/execute.js';
-import type { ReloadPolicy } from '../fleet/reload.js';
-import type { Sender } from '../fleet/trust.js';
-import type { Logger } from '../log.js';
-import type { ProcessHandle } from '../../actors/process/process.js';
+import type { LoadedConfig } from '../src/config/schema.js';
+import type { ConfigWatcher } from '../src/config/watch.js';
+import type { AgentBus } from '../src/cortex/events.js';
+import type { Plugins } from '../src/cortex/plugins.js';
+import { ConfigError, describeError, formatIssue } from '../src/errors.js';
+import type { CommandResult } from '../src/fleet/execute.js';
+import type { ReloadPolicy } from '../src/fleet/reload.js';
+import type { Sender } from '../src/fleet/trust.js';
+import type { Logger } from '../src/log.js';
+import type { ProcessHandle } from '../actors/process/process.js';
 import { oneLine } from './output.js';
 
 /** How a configuration arrives: from the fleet channel or not, pushed (not the robot's own trusted file) or not, and who sent it. */
@@ -28,9 +28,9 @@ export interface ReloadDeps {
   /** The configuration from the robot's own files at start: where its secrets may go. */
   own: LoadedConfig;
   logger: Logger;
-  loadConfig: typeof import('../config/load.js').loadConfig;
+  loadConfig: typeof import('../src/config/load.js').loadConfig;
   resolvePlugins(config: LoadedConfig['config']): Promise<Plugins>;
-  refusals: Pick<typeof import('../fleet/reload.js'), 'fleetReloadRefusal' | 'programRefusal' | 'variableRefusal' | 'destinationRefusal'>;
+  refusals: Pick<typeof import('../src/fleet/reload.js'), 'fleetReloadRefusal' | 'programRefusal' | 'variableRefusal' | 'destinationRefusal'>;
 }
 
 /**
@@ -41,7 +41,7 @@ export interface ReloadDeps {
  */
 async function relaxationRefusal(running: LoadedConfig, next: LoadedConfig, sender: Sender): Promise<CommandResult | undefined> {
   if (sender !== 'anyone') return undefined;
-  const { safetyRelaxations } = await import('../safety/relaxes.js');
+  const { safetyRelaxations } = await import('../src/safety/relaxes.js');
   const loosened = safetyRelaxations(running.config, next.config);
   if (loosened.length === 0) return undefined;
   return {

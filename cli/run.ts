@@ -1,16 +1,16 @@
 // `cortexd run NAME`: loads a configuration, starts the process root (service, watchdog, signals, agent) until a signal or --for, and stops it gracefully.
 import { fstatSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { hooksDirFor } from '../paths.js';
+import { hooksDirFor } from '../src/paths.js';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { LoadedConfig } from '../config/schema.js';
-import type { AgentBus } from '../cortex/events.js';
-import type { FleetTrust } from '../fleet/trust.js';
-import { CortexError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { ModeMemoryStore } from '../modes/memory.js';
-import type { Plugins } from '../cortex/plugins.js';
-import type { ProcessDeps, ProcessHandle, ProcessOutcome } from '../../actors/process/process.js';
+import type { LoadedConfig } from '../src/config/schema.js';
+import type { AgentBus } from '../src/cortex/events.js';
+import type { FleetTrust } from '../src/fleet/trust.js';
+import { CortexError } from '../src/errors.js';
+import type { Logger } from '../src/log.js';
+import type { ModeMemoryStore } from '../src/modes/memory.js';
+import type { Plugins } from '../src/cortex/plugins.js';
+import type { ProcessDeps, ProcessHandle, ProcessOutcome } from '../actors/process/process.js';
 import { EXIT, errLine, warnLine } from './output.js';
 import { startRunCapture } from './run-capture.js';
 import type { RunOptions } from './run-options.js';
@@ -22,21 +22,21 @@ export type { RunOptions };
 /** Everything a run needs, loaded when `cortexd run` runs (the agent and its plugins live in actors/, above src/). */
 async function loadRunModules() {
   const [agent, plugins, load, embedded, events, log, notify, proc, view, memory, paths, reloadPolicy, watch] = await Promise.all([
-    import('../../actors/agent/agent.js'),
-    import('../../actors/plugin-registry.js'),
-    import('../config/load.js'),
-    import('../cortex/embedded.js'),
-    import('../cortex/events.js'),
-    import('../log.js'),
-    import('../systemd/notify.js'),
-    import('../../actors/process/process.js'),
+    import('../actors/agent/agent.js'),
+    import('../actors/plugin-registry.js'),
+    import('../src/config/load.js'),
+    import('../src/cortex/embedded.js'),
+    import('../src/cortex/events.js'),
+    import('../src/log.js'),
+    import('../src/systemd/notify.js'),
+    import('../actors/process/process.js'),
     import('./view.js'),
-    import('../modes/memory.js'),
-    import('../paths.js'),
-    import('../fleet/reload.js'),
-    import('../config/watch.js'),
+    import('../src/modes/memory.js'),
+    import('../src/paths.js'),
+    import('../src/fleet/reload.js'),
+    import('../src/config/watch.js'),
   ]);
-  const { canPlaySound } = await import('../sound-output.js');
+  const { canPlaySound } = await import('../src/sound-output.js');
   const { join } = await import('node:path');
   return {
     ...agent,
@@ -135,7 +135,7 @@ function startOutput(m: RunModules, opts: RunOptions) {
  */
 async function startMetrics(logger: Logger) {
   if (!process.env.CORTEX_METRICS_PORT?.trim()) return undefined;
-  const code = { ...(await import('../metrics/prometheus.js')), ...(await import('../metrics/feed.js')) };
+  const code = { ...(await import('../src/metrics/prometheus.js')), ...(await import('../src/metrics/feed.js')) };
   const options = code.metricsOptionsFromEnv();
   if (!options) return undefined;
   const metrics = new code.Metrics();
@@ -160,7 +160,7 @@ async function startInspector(opts: RunOptions) {
     errLine(
       `cortexd: --inspect: nothing listens at ${url} yet; the statecharts are sent once something does (retried every 5 s; see docs/running.md, "Inspecting a run")`,
     );
-  return (await import('../../actors/modes/inspect.js')).createModeInspector({ url });
+  return (await import('../actors/modes/inspect.js')).createModeInspector({ url });
 }
 
 /**
@@ -231,7 +231,7 @@ async function startSupervisor(m: RunModules, opts: RunOptions, parts: Superviso
   const notifier = new m.Notifier({ onError: (w) => logger.warn(w) });
   const configureView = viewConfigurer(m, view, opts, memory.restored);
   // The robot's bodies outlive the agents of this process: a reload keeps the simulated body's pose.
-  const bodies = new (await import('../cortex/bodies.js')).BodyBoard();
+  const bodies = new (await import('../src/cortex/bodies.js')).BodyBoard();
   return m.createProcess({
     first: { loaded, plugins, origin: 'start' },
     bus,
@@ -292,7 +292,7 @@ export async function runAgent(name: string | undefined, opts: RunOptions): Prom
   // What a pushed configuration may do, decided by this robot's own file and environment, once, now.
   const policy = m.readReloadPolicy(loaded.config);
   // Whom the fleet channel believes (operator keys, an open broker accepted or not): this file's, for the life of the process.
-  const trust = loaded.fleet ? (await import('../fleet/trust.js')).trustOf(loaded.fleet) : undefined;
+  const trust = loaded.fleet ? (await import('../src/fleet/trust.js')).trustOf(loaded.fleet) : undefined;
   // The code of exactly the plugins this configuration uses, loaded before anything starts.
   const resolvePlugins = (config: LoadedConfig['config']) => m.resolvePlugins(m.builtinPlugins, config);
   const plugins = await resolvePlugins(loaded.config);

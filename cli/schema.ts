@@ -7,7 +7,7 @@ export function register(program: Command): void {
     .command('schema')
     .description('print the JSON Schema of configuration files, for editors')
     .action(async () => {
-      const { configJsonSchema } = await import('../config/json-schema.js');
+      const { configJsonSchema } = await import('../src/config/json-schema.js');
       out(JSON.stringify(configJsonSchema(), null, 2));
     });
 }

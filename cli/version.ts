@@ -1,7 +1,7 @@
 // The runtime's version: read from package.json, the one place it is written.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../src/paths.js';
 
 /** The version in package.json. */
 export function packageVersion(): string {

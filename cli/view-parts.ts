@@ -1,5 +1,5 @@
 // The pieces of the terminal view that hold no state of the run: styled text, the repeat limiter, and what the start lines say about a configuration.
-import type { AgentConfig } from '../config/schema.js';
+import type { AgentConfig } from '../src/config/schema.js';
 
 export const CODES = { dim: 2, bold: 1, red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36 } as const;
 export type Style = keyof typeof CODES;

@@ -1,5 +1,5 @@
 // How the terminal view reports sockets, brokers and devices: the first connection, failures, and reconnect storms as one summary line per 30 s.
-import type { StreamEvent } from '../cortex/events.js';
+import type { StreamEvent } from '../src/cortex/events.js';
 
 /** At most one line per stream in this time, failures excepted. */
 export const STREAM_SUMMARY_MS = 30_000;

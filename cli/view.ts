@@ -1,12 +1,12 @@
 // The terminal view of `cortexd run`: one readable line per thing a person watching the robot cares about.
 import { readFileSync } from 'node:fs';
 import type { Subscription } from 'rxjs';
-import type { AgentBus, AgentEvent } from '../cortex/events.js';
-import { colorAllowed } from '../log.js';
-import { redact } from '../redact.js';
+import type { AgentBus, AgentEvent } from '../src/cortex/events.js';
+import { colorAllowed } from '../src/log.js';
+import { redact } from '../src/redact.js';
 import { Repeats, renderParts, shapeOf, type Part, type StartFacts, type Style } from './view-parts.js';
 import { StreamSummary, type StreamLine } from './view-streams.js';
-import { oneLine } from '../device-output.js';
+import { oneLine } from '../src/device-output.js';
 
 export { replayFacts, speechFacts, type StartFacts } from './view-parts.js';
 

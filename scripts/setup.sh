@@ -205,13 +205,13 @@ fi
 
 # Each native module must load now, not when the robot first needs it.
 say "loading the native modules"
-node dist/src/cli/main.js doctor --native || die "a native module does not load (the line above names it and the fix)"
+node dist/cli/main.js doctor --native || die "a native module does not load (the line above names it and the fix)"
 
 if [ "$run_main" = 1 ]; then
-  node dist/src/cli/main.js check --all
+  node dist/cli/main.js check --all
   # The main job: the default companion agent, offline (embedded local service, no keys, no hardware).
   # Type to it; Ctrl-C stops it (on_shutdown hooks run). Another configuration: CONFIG=NAME.
   # With the runtime's environment defaults (systemd/runtime.env), as every launcher starts it.
   . systemd/runtime-env.sh && cortexd_runtime_env systemd/runtime.env
-  exec node dist/src/cli/main.js run "${CONFIG:-default}"
+  exec node dist/cli/main.js run "${CONFIG:-default}"
 fi

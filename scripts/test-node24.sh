@@ -32,7 +32,7 @@ finish() {
   exit
 }
 
-[ -f dist/src/cli/main.js ] || {
+[ -f dist/cli/main.js ] || {
   not_ok "dist/ is not built: run npm run build (or scripts/setup.sh) first"
   finish
 }
@@ -106,7 +106,7 @@ if out=$(run24 --expose-gc --input-type=module -e "$sqlite_probe" 2>&1) && [[ "$
 else
   not_ok "native modules do not load on Node $node_v: $out"
 fi
-if out=$(run24 dist/src/cli/main.js check --all 2>&1); then
+if out=$(run24 dist/cli/main.js check --all 2>&1); then
   ok "cortexd check --all"
 else
   not_ok "cortexd check --all failed: $(echo "$out" | tail -n 5)"
@@ -114,7 +114,7 @@ fi
 
 # 4. The default agent end to end: typed "hello" switches it to conversation and it speaks (the embedded service synthesises).
 events=$tmp/events.jsonl
-printf 'hello\n' | run24 dist/src/cli/main.js run default --for 12s --fresh --events >"$events" 2>"$tmp/agent.err"
+printf 'hello\n' | run24 dist/cli/main.js run default --for 12s --fresh --events >"$events" 2>"$tmp/agent.err"
 code=$?
 if [ "$code" -eq 0 ] &&
   grep -q '"type":"agent.started"' "$events" &&

@@ -194,7 +194,7 @@ size_mb() { du -sm "$1" | cut -f1; }
 
 # Copies the package beside the old one and swaps it in, so a running service never sees a half-copied tree.
 install_package() {
-  [[ -f "$SOURCE/dist/src/cli/main.js" ]] || die "$SOURCE/dist/src/cli/main.js is missing: run 'bash scripts/setup.sh --no-run' (or npm run build) first"
+  [[ -f "$SOURCE/dist/cli/main.js" ]] || die "$SOURCE/dist/cli/main.js is missing: run 'bash scripts/setup.sh --no-run' (or npm run build) first"
   [[ -d "$SOURCE/node_modules" ]] || die "$SOURCE/node_modules is missing: run 'bash scripts/setup.sh --no-run' first"
   if package_current; then
     say "package in $OPT is up to date"
@@ -209,7 +209,7 @@ install_package() {
     production_tree "$staging"
     node_modules_fingerprint >"$staging/$FINGERPRINT"
     # Every native module must load from the new tree before it replaces the old one.
-    if ! (cd "$staging" && "$NODE_BIN" dist/src/cli/main.js doctor --native); then
+    if ! (cd "$staging" && "$NODE_BIN" dist/cli/main.js doctor --native); then
       rm -rf "$staging"
       die "a native module does not load from the production tree (see above); $OPT is unchanged"
     fi
@@ -230,7 +230,7 @@ install_package() {
 # cortexd launcher written by install.sh: runs the compiled CLI with the Node.js chosen at install,
 # with the runtime's environment defaults (systemd/runtime.env) for each variable not already set.
 . "$OPT/systemd/runtime-env.sh" && cortexd_runtime_env "$OPT/systemd/runtime.env"
-exec "$NODE_BIN" "$OPT/dist/src/cli/main.js" "\$@"
+exec "$NODE_BIN" "$OPT/dist/cli/main.js" "\$@"
 EOF
 }
 

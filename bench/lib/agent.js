@@ -3,7 +3,7 @@ import { spawn } from './bench.js';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
 
 /** Starts an agent (`args`: more `run` options); `waitFor(pred, ms)` resolves with the first event matching (since the start). */
 export function startAgent(config, stateDir, env = {}, args = []) {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { MAIN } from '../helpers/agent-process.js';
 import { loadConfig } from '../../src/config/load.js';
-import { renderGraph } from '../../src/cli/graph.js';
+import { renderGraph } from '../../cli/graph.js';
 
 // The callbacks of page.evaluate run in Chromium, where these exist (the test tsconfig has no DOM library).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentEvent } from '../../src/cortex/events.js';
 
-export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+export const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
 export const built = existsSync(MAIN);
 
 export interface AgentProcess {

@@ -6,18 +6,19 @@ import { join } from 'node:path';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /**
- * Copies what `cortexd estop` runs (dist/src, package.json, and commander, its one dependency) into a
+ * Copies what `cortexd estop` runs (dist/cli, dist/src, package.json, and commander, its one dependency) into a
  * world-readable temporary directory, removed when `t` ends; returns the copy's main.js. The command
  * must run without NODE_OPTIONS: tap's loader there lives in the checkout too (see `asOtherUser`).
  */
 export function readableCli(t: { teardown: (fn: () => void) => void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'cortexd-cli-copy-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(join(ROOT, 'dist', 'cli'), join(dir, 'dist', 'cli'), { recursive: true });
   cpSync(join(ROOT, 'dist', 'src'), join(dir, 'dist', 'src'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   cpSync(join(ROOT, 'node_modules', 'commander'), join(dir, 'node_modules', 'commander'), { recursive: true, dereference: true });
   chmodSync(dir, 0o755);
-  return join(dir, 'dist', 'src', 'cli', 'main.js');
+  return join(dir, 'dist', 'cli', 'main.js');
 }
 
 /** The environment for a command run as another user: without the test runner's loader options. */

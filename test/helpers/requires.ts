@@ -7,7 +7,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Throws unless `npm run build` has produced the CLI (and the WebSim page, when asked). */
 export function requireBuild(what: { page?: boolean } = {}): void {
-  const missing = [join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...(what.page ? [join(ROOT, 'dist', 'websim', 'app.js')] : [])].filter((f) => !existsSync(f));
+  const missing = [join(ROOT, 'dist', 'cli', 'main.js'), ...(what.page ? [join(ROOT, 'dist', 'websim', 'app.js')] : [])].filter((f) => !existsSync(f));
   if (missing.length) throw new Error(`${missing.join(', ')} missing: run \`npm run build\` before these tests`);
 }
 

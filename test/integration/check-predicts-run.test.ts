@@ -14,7 +14,7 @@ t.setTimeout(300_000);
 
 requireBuild();
 const ROOT = join(import.meta.dirname, '..', '..');
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 /** The corpus sits beside the clone (`../shared`, as in CI); a worktree one level deeper finds it one more up. */
 const CORPUS = [resolve(ROOT, '..', 'shared', 'reference', 'om1-configs'), resolve(ROOT, '..', '..', 'shared', 'reference', 'om1-configs')].find(existsSync);
 

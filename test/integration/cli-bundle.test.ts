@@ -12,8 +12,8 @@ import { descriptors } from '../../src/plugins/index.js';
 import { legacyConfig, mode, tempDir, validConfig, writeConfig } from '../helpers/config-fixtures.js';
 
 const ROOT = projectRoot();
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const BUNDLE = join(ROOT, 'dist', 'src', 'cli', 'check.bundle.cjs');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const BUNDLE = join(ROOT, 'dist', 'cli', 'check.bundle.cjs');
 const TRACER = join(ROOT, 'test', 'fixtures', 'load-trace', 'tracer.mjs');
 
 requireBuild();
@@ -54,7 +54,7 @@ requireBuild();
   };
 
   t.test('the build made the bundle and its code cache; it holds check, not the server stack or plugin code', async (t) => {
-    t.ok(existsSync(BUNDLE), 'npm run build wrote dist/src/cli/check.bundle.cjs');
+    t.ok(existsSync(BUNDLE), 'npm run build wrote dist/cli/check.bundle.cjs');
     t.ok(existsSync(`${BUNDLE}.cache`), 'and its code cache');
     const { files } = (runInThisContext(readFileSync(BUNDLE, 'utf8')) as (...a: unknown[]) => { files: Record<string, unknown> })(
       ROOT,
@@ -62,7 +62,7 @@ requireBuild();
       createRequire(BUNDLE),
     );
     const ids = Object.keys(files);
-    t.ok(ids.includes('dist/src/cli/check.js') && ids.includes('dist/src/config/load.js'), 'check and the config loader');
+    t.ok(ids.includes('dist/cli/check.js') && ids.includes('dist/src/config/load.js'), 'check and the config loader');
     const packages = ids.filter((f) => f.includes('node_modules/')).map((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)\/package\.json$/.exec(f)?.[1]);
     t.same(packages.sort(), ['@humanwhocodes/momoa', 'commander', 'dotenv', 'json5', 'zod'], 'the packages check uses, each listed by its package.json');
     t.same(
@@ -94,7 +94,7 @@ requireBuild();
         )
         .map((l) => l.slice(l.indexOf('/dist/') + 1))
         .sort(),
-      ['dist/src/cli/bundle.js', 'dist/src/cli/main.js', 'dist/src/cli/version.js', 'dist/src/paths.js'],
+      ['dist/cli/bundle.js', 'dist/cli/main.js', 'dist/cli/version.js', 'dist/src/paths.js'],
       'the entry and the loader only',
     );
   });

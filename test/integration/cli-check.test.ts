@@ -11,7 +11,7 @@ import { legacyConfig, mode, tempDir, validConfig, writeConfig } from '../helper
 const { llms } = descriptors;
 
 const ROOT = projectRoot();
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 
 requireBuild();
 {

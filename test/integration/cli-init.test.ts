@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireBuild } from '../helpers/requires.js';
 import { MAIN } from '../helpers/agent-process.js';
-import { TEMPLATES } from '../../src/cli/init.js';
+import { TEMPLATES } from '../../cli/init.js';
 
 requireBuild();
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-init-'));

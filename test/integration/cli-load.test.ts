@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { projectRoot } from '../../src/paths.js';
 
 const ROOT = projectRoot();
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const TRACER = join(ROOT, 'test', 'fixtures', 'load-trace', 'tracer.mjs');
 
 /** Packages no read-only command may load (servers, sockets, native addons, the statechart and media runtimes). */
@@ -39,7 +39,7 @@ interface Trace {
   stderr: string;
   /** Package names of every module loaded, e.g. `zod`, `@u4/opencv4nodejs`. */
   packages: Set<string>;
-  /** Project files loaded, relative to the project (`dist/src/cli/main.js`). */
+  /** Project files loaded, relative to the project (`dist/cli/main.js`). */
   files: string[];
 }
 
@@ -97,7 +97,7 @@ requireBuild();
     t.match(svg.stdout, /<svg/);
     t.ok(svg.packages.has('elkjs'), 'elkjs (CommonJS) was seen');
     t.ok(svg.packages.has('zod'), 'zod (ESM) was seen');
-    t.ok(svg.files.includes('dist/src/cli/main.js'), 'project files were seen');
+    t.ok(svg.files.includes('dist/cli/main.js'), 'project files were seen');
   });
 
   t.test('--version prints the version of package.json and loads no dependency, only the entry and paths', async (t) => {
@@ -111,7 +111,7 @@ requireBuild();
         [],
         `${flag} loads no dependency`,
       );
-      t.same(r.files, ['dist/src/cli/main.js', 'dist/src/cli/version.js', 'dist/src/paths.js'], `${flag} loads the entry and the version reader only`);
+      t.same(r.files, ['dist/cli/main.js', 'dist/cli/version.js', 'dist/src/paths.js'], `${flag} loads the entry and the version reader only`);
     }
     // With other arguments the program (commander) answers, as before.
     const r = traced(['--version', 'check']);

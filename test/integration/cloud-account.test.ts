@@ -2,8 +2,8 @@
 import { Command } from 'commander';
 import t from 'tap';
 import { createAccountClient } from '../../src/cloud/client.js';
-import { register as registerBalance } from '../../src/cli/balance.js';
-import { register as registerKeys } from '../../src/cli/keys.js';
+import { register as registerBalance } from '../../cli/balance.js';
+import { register as registerKeys } from '../../cli/keys.js';
 import type { CliIo } from '../../src/cloud/account-cli.js';
 import { startService, type RunningService } from '../../src/service/index.js';
 

@@ -10,7 +10,7 @@ import { configEnvironment } from '../../src/config/env.js';
 import { tempDir, tryLoad, validConfig, writeConfig } from '../helpers/config-fixtures.js';
 import { tsLoaderArgs } from '../helpers/ts-loader.js';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../cli/main.ts', import.meta.url));
 
 function mkfifo(path: string): void {
   const r = spawnSync('mkfifo', [path]);

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const repo = join(import.meta.dirname, '../..');
-const built = join(repo, 'dist/src/cli/main.js');
+const built = join(repo, 'dist/cli/main.js');
 
 /** Runs doctor through its commander registration, the way main.ts wires it. */
 const RUNNER = `
 import { Command } from ${JSON.stringify(pathToFileURL(join(repo, 'node_modules/commander/esm.mjs')).href)};
-import { register } from ${JSON.stringify(pathToFileURL(join(repo, 'src/cli/doctor.ts')).href)};
+import { register } from ${JSON.stringify(pathToFileURL(join(repo, 'cli/doctor.ts')).href)};
 const program = new Command('cortexd').exitOverride();
 register(program);
 await program.parseAsync(process.argv.slice(2), { from: 'user' });

@@ -7,7 +7,7 @@ import { getAdjacencyMap } from '@xstate/graph';
 import { loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
 import { configDir } from '../../src/paths.js';
-import { renderGraph, GRAPH_FORMATS } from '../../src/cli/graph.js';
+import { renderGraph, GRAPH_FORMATS } from '../../cli/graph.js';
 import { drawnEdges, modeEdges } from '../../src/modes/graph.js';
 import { MAX_WIDTH_PX } from '../../src/modes/svg.js';
 import { renderSvg } from '../../src/modes/svg.js';

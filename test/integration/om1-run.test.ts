@@ -10,7 +10,7 @@ import { runMany, runOm1 } from '../support/om1-runs.js';
 // A hang guard for the whole file on a loaded 2-core CI machine (tap's default is 120 s), not a timing assertion.
 t.setTimeout(300_000);
 
-const MAIN = join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
+const MAIN = join(projectRoot(), 'dist', 'cli', 'main.js');
 const CORPUS = resolve(projectRoot(), '..', 'shared', 'reference', 'om1-configs');
 if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build first`);
 

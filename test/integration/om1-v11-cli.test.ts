@@ -12,7 +12,7 @@ import { runOm1 } from '../support/om1-runs.js';
 t.setTimeout(300_000);
 requireBuild();
 const ROOT = projectRoot();
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 const V11 = join(ROOT, 'test', 'fixtures', 'om1', 'v1.1', 'conversation.json5');
 const dir = tempDir(t, 'om1-v11-');
 

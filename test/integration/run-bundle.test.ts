@@ -10,8 +10,8 @@ import { projectRoot } from '../../src/paths.js';
 
 t.setTimeout(300_000);
 const ROOT = projectRoot();
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const BUNDLE = join(ROOT, 'dist', 'src', 'cli', 'run.bundle.cjs');
+const MAIN = join(ROOT, 'dist', 'cli', 'main.js');
+const BUNDLE = join(ROOT, 'dist', 'cli', 'run.bundle.cjs');
 const TRACER = join(ROOT, 'test', 'fixtures', 'load-trace', 'tracer.mjs');
 
 requireBuild();
@@ -94,14 +94,14 @@ t.test('run default from the bundle: typed text reaches the agent, the e-stop th
   );
   const fromDist = new Set(loaded.filter((l) => l.includes(`${ROOT}/dist/`)).map((l) => l.slice(l.indexOf('/dist/') + 1)));
   t.ok(
-    ['dist/src/cli/main.js', 'dist/src/cli/bundle.js', 'dist/actors/safety/estop-socket-worker.js'].every((f) => fromDist.has(f)),
+    ['dist/cli/main.js', 'dist/cli/bundle.js', 'dist/actors/safety/estop-socket-worker.js'].every((f) => fromDist.has(f)),
     'the entry, the loader and the worker file',
   );
   // The e-stop worker thread loads its own few modules (estop-gate.js) from dist, as it did before the bundle.
   t.same(
     [
-      'dist/src/cli/program.js',
-      'dist/src/cli/run.js',
+      'dist/cli/program.js',
+      'dist/cli/run.js',
       'dist/actors/agent/agent.js',
       'dist/actors/process/process.js',
       'dist/src/service/index.js',

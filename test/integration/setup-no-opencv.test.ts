@@ -70,7 +70,7 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
   t.match(onPath.out, /^ok: .*default\.json5 \(4 modes\)$/m, '`cortexd check default` works from any directory through the link');
 
   // A configuration that needs OpenCV is named, with the fix, before anything starts.
-  const check = await run(process.execPath, ['dist/src/cli/main.js', 'check', 'default'], src, shellEnv());
+  const check = await run(process.execPath, ['dist/cli/main.js', 'check', 'default'], src, shellEnv());
   t.equal(check.code, 0, 'a warning, not an error: the file itself is valid');
   t.match(
     check.out,
@@ -117,7 +117,7 @@ t.test('set-up --no-opencv, install.sh, and an audio-only agent from the product
            { name: "speak", llm_label: "speak", connector: "local_tts", config: { speaker: { binding: "file", dir: ${JSON.stringify(speech)}, realtime: false } } },
            { name: "move", llm_label: "move", connector: "console" } ] } } }`,
   );
-  const agent = startAgent(config, join(dir, 'state'), ['--for', '120s'], { NODE_OPTIONS: '' }, join(opt, 'dist/src/cli/main.js'));
+  const agent = startAgent(config, join(dir, 'state'), ['--for', '120s'], { NODE_OPTIONS: '' }, join(opt, 'dist/cli/main.js'));
   t.teardown(() => void agent.child.kill('SIGKILL'));
 
   await agent.waitFor((e) => e.type === 'agent.started', 30_000, 'the agent to start');

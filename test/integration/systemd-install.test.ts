@@ -18,10 +18,10 @@ const isRoot = process.getuid?.() === 0;
  */
 function fakeSource(dir: string): string {
   const src = join(dir, 'src');
-  mkdirSync(join(src, 'dist/src/cli'), { recursive: true });
+  mkdirSync(join(src, 'dist/cli'), { recursive: true });
   // Prints its arguments, and with `env` two of the allocator settings it was started with.
   writeFileSync(
-    join(src, 'dist/src/cli/main.js'),
+    join(src, 'dist/cli/main.js'),
     "console.log(JSON.stringify(process.argv.slice(2)));\nif (process.argv[2] === 'env') console.log(process.env.MALLOC_ARENA_MAX ?? '(unset)', process.env.MALLOC_MMAP_THRESHOLD_ ?? '(unset)');\n",
   );
   const dep = join(src, 'node_modules/dep');
@@ -102,7 +102,7 @@ t.test('install.sh --prefix installs, is idempotent, keeps edits and uninstalls'
   t.match(first.out, /systemctl enable --now cortexd@NAME/, 'prints the enable command');
 
   const opt = join(root, 'opt/cortexd');
-  t.equal(readFileSync(join(opt, 'dist/src/cli/main.js'), 'utf8'), readFileSync(join(src, 'dist/src/cli/main.js'), 'utf8'));
+  t.equal(readFileSync(join(opt, 'dist/cli/main.js'), 'utf8'), readFileSync(join(src, 'dist/cli/main.js'), 'utf8'));
   t.ok(existsSync(join(opt, 'node_modules/dep/index.js')), 'production dependencies are installed');
   t.notOk(existsSync(join(opt, 'node_modules/devdep')), 'dev dependencies are not');
   t.ok(existsSync(join(src, 'node_modules/devdep')), 'the source tree is left as it was');
@@ -154,7 +154,7 @@ t.test('install.sh --prefix installs, is idempotent, keeps edits and uninstalls'
 
   writeFileSync(env, 'OM_API_KEY=key_live_edited\n', { mode: 0o600 });
   writeFileSync(join(root, 'etc/cortexd/config/default.json5'), '{ name: "mine" }\n');
-  writeFileSync(join(src, 'dist/src/cli/main.js'), 'console.log("v2");\n');
+  writeFileSync(join(src, 'dist/cli/main.js'), 'console.log("v2");\n');
   const third = run(args);
   t.equal(third.code, 0, third.out);
   t.equal(readFileSync(env, 'utf8'), 'OM_API_KEY=key_live_edited\n', 'an edited env file is kept');

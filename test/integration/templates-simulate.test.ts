@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TEMPLATES } from '../../src/cli/init.js';
+import { TEMPLATES } from '../../cli/init.js';
 import { MAIN } from '../helpers/agent-process.js';
 import { requireBuild, requireCommands } from '../helpers/requires.js';
 

@@ -48,7 +48,7 @@ t.test('scripts/test.sh --setup-only in a throwaway clone changes no cortexd on 
     child.once('close', (code) => resolve({ code, out }));
   });
   t.equal(run.code, 0, 'the set-up step succeeds', { output: run.out.slice(-3000) });
-  t.ok(existsSync(join(clone, 'dist/src/cli/main.js')), 'it built the clone');
+  t.ok(existsSync(join(clone, 'dist/cli/main.js')), 'it built the clone');
   t.equal(pathState(join(bin, 'cortexd')), `-> ${installed}`, 'the installed cortexd still points at the checkout it was installed from');
   t.same(machine.map(pathState), before, 'no cortexd link made or changed in /usr/local/bin or ~/.local/bin');
   t.match(

@@ -18,7 +18,7 @@ import { client, stubAgent } from '../helpers/websim.js';
 t.setTimeout(300_000);
 
 const logger = pino({ level: 'silent' });
-const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+const MAIN = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
 const loaded = await loadConfig({ name: 'default' });
 const TOKEN = 'Xk2-pQ9_vR4mT7wZs1nB8cY3';
 

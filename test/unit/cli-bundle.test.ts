@@ -3,14 +3,15 @@ import t, { type Test } from 'tap';
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadCheckBundle, readCache } from '../../src/cli/bundle.js';
+import { loadCheckBundle, readCache } from '../../cli/bundle.js';
 
 /** A project with dist/src/a.js and a bundle that lists it as it is now and answers `run` with the id it was asked to load. */
 function project(t: Test) {
   const root = mkdtempSync(join(tmpdir(), 'cortexd-bundle-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  const cli = join(root, 'dist', 'src', 'cli');
+  const cli = join(root, 'dist', 'cli');
   mkdirSync(cli, { recursive: true });
+  mkdirSync(join(root, 'dist', 'src'), { recursive: true });
   const source = join(root, 'dist', 'src', 'a.js');
   writeFileSync(source, 'export const a = 1;\n');
   const past = new Date(Date.now() - 60_000);
@@ -28,7 +29,7 @@ t.test('a current bundle gives the program module it holds', async (t) => {
   const program = loadCheckBundle(file) as unknown as { run(): unknown[] } | undefined;
   t.ok(program, 'loaded');
   const [id, , req] = program!.run();
-  t.equal(id, 'dist/src/cli/program.js');
+  t.equal(id, 'dist/cli/program.js');
   t.equal(req, 'function', 'the bundle gets a require for builtins and what it does not hold');
 });
 

@@ -1,6 +1,6 @@
 // The terminal view's lines: escaping before colour, repeated warnings held back, socket storms summarised, answers not spoken, cancelled hooks, partials hidden.
 import t from 'tap';
-import { TerminalView, replayFacts, speechFacts } from '../../src/cli/view.js';
+import { TerminalView, replayFacts, speechFacts } from '../../cli/view.js';
 import type { AgentEvent, StreamEvent } from '../../src/cortex/events.js';
 import { loadConfig } from '../../src/config/load.js';
 

@@ -3,7 +3,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkOne } from '../../src/cli/check.js';
+import { checkOne } from '../../cli/check.js';
 import { descriptors } from '../../src/plugins/index.js';
 import { mode, tempDir } from '../helpers/config-fixtures.js';
 

@@ -1,6 +1,6 @@
 // Proves a legacy single-mode file becomes one default mode (manual switching and memory off, no rules), shown so by `modes`.
 import t from 'tap';
-import { renderModes } from '../../src/cli/modes-table.js';
+import { renderModes } from '../../cli/modes-table.js';
 import { legacyConfig, loadObject } from '../helpers/config-fixtures.js';
 
 t.test('a file without modes is one mode named after name, default, switching and memory off, no rules', async (t) => {

@@ -1,6 +1,6 @@
 // `run --events` prints every event as a JSON line with keys, JWTs and bearer tokens in its text redacted as the logs redact them; field names and other text are kept.
 import t from 'tap';
-import { attachEventLines } from '../../src/cli/view.js';
+import { attachEventLines } from '../../cli/view.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 
 t.test('a key typed into a prompt, a bearer token in an answer and a JWT never reach --events output', async (t) => {

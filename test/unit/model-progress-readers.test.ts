@@ -1,6 +1,6 @@
 // Proves the readers of the bus take `model.progress` (a streamed answer arriving) in their stride: no terminal line, no metric, no WebSim or fleet state change, nothing on the fleet's events topic.
 import t from 'tap';
-import { TerminalView } from '../../src/cli/view.js';
+import { TerminalView } from '../../cli/view.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { operatorEvent } from '../../src/fleet/events.js';
 import { MetricsFold } from '../../src/fleet/metrics.js';

@@ -1,6 +1,6 @@
 // What a turn recalled is shown: a terminal view line with sources and scores, WebSim's Recalled list state, and a replay that flags changed passages.
 import t from 'tap';
-import { TerminalView } from '../../src/cli/view.js';
+import { TerminalView } from '../../cli/view.js';
 import type { AgentEvent } from '../../src/cortex/events.js';
 import { decisionsOf, diffDecisions } from '../../src/record/decisions.js';
 import { initialState, reduce } from '../../src/websim/page/state.js';

@@ -1,6 +1,6 @@
 // The safety events on the bus reach metrics (latch gauge, e-stops, stops, refusals by cause) and the terminal view.
 import t from 'tap';
-import { TerminalView } from '../../src/cli/view.js';
+import { TerminalView } from '../../cli/view.js';
 import { AgentBus } from '../../src/cortex/events.js';
 import { Metrics } from '../../src/metrics/prometheus.js';
 import { feedMetrics } from '../../src/metrics/feed.js';

@@ -1,6 +1,6 @@
 // `cortexd graph --safety`: the governor's statechart drawn from its own definition, as Mermaid, DOT (and SVG through Graphviz) and JSON.
 import t from 'tap';
-import { renderSafetyGraph } from '../../src/cli/graph.js';
+import { renderSafetyGraph } from '../../cli/graph.js';
 import { findOnPath } from '../../src/which.js';
 
 t.test('Mermaid shows the four regions, the latch, the dead-man timer and what every state handles', async (t) => {

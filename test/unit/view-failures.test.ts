@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { TerminalView } from '../../src/cli/view.js';
+import { TerminalView } from '../../cli/view.js';
 import { lastLine, noAudioDevice, oneLine } from '../../src/device-output.js';
 import { recorderFailure } from '../../devices/microphone.js';
 import { createSpeaker, playerFailure } from '../../devices/speaker.js';
