@@ -82,6 +82,10 @@ interface Own {
    * cleanup: the connector's session lets go of its link (a serial port closes) only once it settled.
    */
   halting: Promise<void> | undefined;
+  /** The governor given in the input (an action that is its own root) stopped: as if none ran. */
+  governorEnded: boolean;
+  /** Ends the watch of the given governor (when there is one). */
+  unwatchGovernor: () => void;
 }
 
 /** Each action actor's own connector and commands, by actor (made when it starts, dropped with it): one map per logic. */
@@ -111,10 +115,14 @@ function reportPending(owns: Owns, self: AnyActorRef, c: ActionContext, ids: rea
   reportDropped(at(owns, self, c), ids, error, queue);
 }
 
-/** The governor this action asks: the one given, else the agent tree's (`safety`), when it runs. */
-function governorOf(self: AnyActorRef): AnyActorRef | undefined {
-  const ref = inputOf<ActionActorInput>(self).safety ?? (self.system.get(SAFETY_ID) as AnyActorRef | undefined);
-  return ref && ref.getSnapshot().status === 'active' ? ref : undefined;
+/**
+ * The governor this action asks, when it runs: the one given (watched by subscription since the action
+ * started), else the agent tree's (`safety`), which XState's system forgets once it stopped.
+ */
+function governorOf(owns: Owns, self: AnyActorRef): AnyActorRef | undefined {
+  const given = inputOf<ActionActorInput>(self).safety;
+  if (given) return owns.get(self)?.governorEnded ? undefined : given;
+  return self.system.get(SAFETY_ID) as AnyActorRef | undefined;
 }
 
 /** The reason a governor's refusal or halt gives ('' for any other event). */
@@ -125,14 +133,15 @@ function ownerInput(owns: Owns, self: AnyActorRef, context: ActionContext): { on
   return {
     // A motion action tells the governor it exists, so a halt (e-stop, dead-man, stopping) reaches it.
     onStart: () => {
-      if (context.motion) governorOf(self)?.send({ type: 'safety.register', key: self.sessionId, ref: self });
+      if (context.motion) governorOf(owns, self)?.send({ type: 'safety.register', key: self.sessionId, ref: self });
     },
     onStop: () => {
       const last = self.getSnapshot().context;
       reportCurrent(owns, self, last, 'interrupted', ACTION_STOPPED);
       reportPending(owns, self, last, last.pending, ACTION_STOPPED);
-      if (context.motion) governorOf(self)?.send({ type: 'safety.unregister', key: self.sessionId });
+      if (context.motion) governorOf(owns, self)?.send({ type: 'safety.unregister', key: self.sessionId });
       const o = own(owns, self);
+      o.unwatchGovernor();
       if (!o.connector) return;
       const { deps, track } = inputOf<ActionActorInput>(self);
       // The session, stopped next, lets go of its link once the halt settled.
@@ -146,7 +155,21 @@ function ownerInput(owns: Owns, self: AnyActorRef, context: ActionContext): { on
 /** The context of a new action actor; makes its connector and keeps what it owns (`Own`). */
 function actionContext(owns: Owns, { input, self }: { input: ActionActorInput; self: AnyActorRef }): ActionContext {
   const made = makeConnector(input.entry, input.deps, (values) => self.send({ type: 'action.context', values }));
-  owns.set(self, { spec: made.spec, connector: made.connector, commands: new Map(), deps: input.deps, halting: undefined });
+  const o: Own = {
+    spec: made.spec,
+    connector: made.connector,
+    commands: new Map(),
+    deps: input.deps,
+    halting: undefined,
+    governorEnded: false,
+    unwatchGovernor: () => undefined,
+  };
+  if (input.safety) {
+    const ended = () => void (o.governorEnded = true);
+    const sub = input.safety.subscribe({ complete: ended, error: ended });
+    o.unwatchGovernor = () => sub.unsubscribe();
+  }
+  owns.set(self, o);
   return {
     entry: input.entry,
     broken: made.broken,
@@ -253,7 +276,7 @@ function haltConnector(owns: Owns, { context, self }: Args): void {
 function governorRequest(owns: Owns, { context, self }: Args): { governor: AnyActorRef; request: SafetyRequest } | { refused: SafetyReply } | undefined {
   const current = context.current === undefined ? undefined : own(owns, self).commands.get(context.current);
   if (!current) return undefined;
-  const governor = governorOf(self);
+  const governor = governorOf(owns, self);
   if (!governor) return { refused: { type: 'safety.refused', id: current.id, reason: NO_GOVERNOR } };
   const mode = inputOf<ActionActorInput>(self).deps.mode;
   return {

@@ -26,7 +26,6 @@ const ALLOWED: Record<string, string> = {
   // Read-only views an actor offers of itself, read in the same turn (not a decision about another actor).
   'getSnapshot actors/actions/action.ts handleOf':
     "the action's handle is its own read-only view for the tick and hooks (live, busy, queue length); commands still go as events",
-  'getSnapshot actors/actions/action.ts governorOf': 'asks only whether the governor runs (its status), so a stopped one is not sent events',
   // Memoised loads and pure caches: they hold what the code or the machine is, never what an actor decided.
   'module-let src/vision/opencv.ts loading': 'the native OpenCV module, loaded once per process on first use (a native addon cannot be loaded twice)',
   'module-let src/vision/opencv.ts loaded': 'the native OpenCV module, loaded once per process on first use',

@@ -275,3 +275,18 @@ t.test("the governor's status reaches subscribers as it changes, and a release i
   t.same(feed.status, GOVERNOR_NOT_RUNNING, 'a stopped governor: not running, which refuses motion');
   t.same(await feed.release('test'), { ok: false, reason: 'the safety governor is not running' }, 'a stopped governor cannot release');
 });
+
+t.test('a motion action whose governor stopped refuses motion at once (it does not wait for an answer)', async (t) => {
+  const bus = new AgentBus();
+  const governor = startGovernor({} as never, { clock: new SimulatedClock(), bus, modes: { m: {} } });
+  const handle = createActionHandle(
+    entry,
+    { logger: pino({ level: 'silent' }), bus, mode: 'm', stateDir: '/nonexistent', write: () => {}, plugins },
+    { safety: governor.actor },
+  );
+  t.teardown(() => handle.stop());
+  governor.stop();
+  const failed = new Promise<Ev<'action'>>((resolve) => bus.events$.subscribe((e) => e.type === 'action' && e.state === 'failed' && resolve(e)));
+  handle.dispatch({ action: 'sit' }, 'model');
+  t.match(await failed, { error: /no safety governor is running, so motion is refused/ });
+});
