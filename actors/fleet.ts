@@ -12,7 +12,7 @@ import type { FleetChannel } from '../src/fleet/channel.js';
 import type { CommandGuard } from '../src/fleet/guard.js';
 import type { FleetTrust } from '../src/fleet/trust.js';
 import { mqttSessionInput } from './streams/mqtt-session.js';
-import { streamSessionMachine } from './streams/session-machine.js';
+import { streamSessionLogic } from './streams/session-machine.js';
 import { projectRoot } from '../src/paths.js';
 
 /** What `cortexd run` gives the agent's fleet channel: the narrow way to replace the running configuration. */
@@ -97,7 +97,7 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
         // The ids seen that are not on disk yet are written before the agent ends (a restart refuses their replay).
         return () => deps.track(input.channel.stop(deps.stopReason()).finally(() => input.guard.close()));
       }),
-      session: streamSessionMachine,
+      session: streamSessionLogic(),
     },
   }).createMachine({
     id: 'fleet',

@@ -1,6 +1,6 @@
 // The cortex loop of one mode (actor `loop`): ticks on a fixed schedule at the mode's hertz, never overlapping, woken at once by final input.
 import { assign, createActor, fromPromise, setup, type Actor, type AnyActorRef } from 'xstate';
-import { inputOf } from './input-of.js';
+import { ActorServices } from './actor-services.js';
 import { realClock, type Clock } from './modes/types.js';
 
 /** What a tick is told when it starts. */
@@ -45,7 +45,7 @@ export interface CortexLoopOptions {
   onPartial?: (id: string, text: string) => void;
 }
 
-/** The loop's data; its tick, onTick, onPartial and clock stay in its input (`inputOf`): contexts hold data. */
+/** The loop's data; its tick, onTick, onPartial and clock are its services (`LoopServices`): contexts hold data. */
 interface LoopContext {
   /** When slot 0 was due: the loop's start. */
   origin: number;
@@ -75,12 +75,14 @@ export const slotTime = (origin: number, hertz: number, k: number): number => or
 /** The first slot at or after `t` (a slot due exactly at `t` has not been missed). */
 export const firstSlotFrom = (origin: number, hertz: number, t: number): number => Math.max(0, Math.ceil(((t - origin) * hertz) / 1000 - 1e-9));
 
-const optionsOf = (self: AnyActorRef) => inputOf<CortexLoopOptions>(self);
-const nowOf = (self: AnyActorRef) => (optionsOf(self).clock ?? realClock).now();
+/** The services of the loops of one logic: each loop's options, by actor. */
+type LoopServices = ActorServices<CortexLoopOptions>;
+
+const nowOf = (svc: LoopServices, self: AnyActorRef) => (svc.of(self).clock ?? realClock).now();
 
 /** The next tick's request; it takes the finals waiting so far (the loop's context keeps none of them). */
-function request(ctx: LoopContext, self: AnyActorRef, wake: boolean): Pick<LoopContext, 'current' | 'finals'> {
-  const now = nowOf(self);
+function request(svc: LoopServices, ctx: LoopContext, self: AnyActorRef, wake: boolean): Pick<LoopContext, 'current' | 'finals'> {
+  const now = nowOf(svc, self);
   const dueAt = wake ? now : slotTime(ctx.origin, ctx.hertz, ctx.next);
   const req: TickRequest = {
     seq: ctx.seq,
@@ -98,13 +100,13 @@ function request(ctx: LoopContext, self: AnyActorRef, wake: boolean): Pick<LoopC
 const keepFinal = (ctx: LoopContext, event: CortexLoopEvent): readonly string[] =>
   event.type !== 'loop.wake' || event.text === undefined ? ctx.finals : [...ctx.finals, event.text].slice(-MAX_FINALS);
 
-function finish(ctx: LoopContext, self: AnyActorRef, outcome: { calledModel: boolean; error?: unknown }): Partial<LoopContext> {
+function finish(svc: LoopServices, ctx: LoopContext, self: AnyActorRef, outcome: { calledModel: boolean; error?: unknown }): Partial<LoopContext> {
   const req = ctx.current!;
-  const endedAt = nowOf(self);
+  const endedAt = nowOf(svc, self);
   const after = req.wake ? ctx.next : req.slot + 1;
   const next = Math.max(after, firstSlotFrom(ctx.origin, ctx.hertz, endedAt));
   const skipped = ctx.skipped + (next - after);
-  optionsOf(self).onTick?.({ ...req, skipped, endedAt, calledModel: outcome.calledModel, ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
+  svc.of(self).onTick?.({ ...req, skipped, endedAt, calledModel: outcome.calledModel, ...(outcome.error !== undefined ? { error: outcome.error } : {}) });
   return { next, skipped, current: null };
 }
 
@@ -116,71 +118,77 @@ function finish(ctx: LoopContext, self: AnyActorRef, outcome: { calledModel: boo
  * runs a tick at once, or right after the running one; the schedule stays as it was. The running
  * tick is a child promise actor: stopping the loop aborts its signal.
  */
-export const cortexLoopMachine = setup({
-  types: { context: {} as LoopContext, events: {} as CortexLoopEvent, input: {} as CortexLoopOptions },
-  actors: {
-    tick: fromPromise<TickResult, { tick: TickFn; request: TickRequest }>(({ input, signal }) => input.tick(input.request, signal)),
-  },
-  delays: {
-    untilDue: ({ context }) => Math.max(0, context.dueInMs),
-  },
-  guards: {
-    wakePending: ({ context }) => context.wakePending,
-    dueNow: ({ context }) => context.dueInMs <= 0,
-  },
-}).createMachine({
-  id: 'cortex',
-  context: ({ input }) => ({
-    origin: (input.clock ?? realClock).now(),
-    periodMs: 1000 / input.hertz,
-    hertz: input.hertz,
-    next: 0,
-    seq: 0,
-    skipped: 0,
-    wakePending: false,
-    current: null,
-    dueInMs: 0,
-    finals: [],
-  }),
-  initial: 'waiting',
-  on: { 'loop.partial': { actions: ({ event, self }) => optionsOf(self).onPartial?.(event.id, event.text) } },
-  states: {
-    waiting: {
-      // The clock is read here, once per wait, so the guard and the delay below read data.
-      entry: assign(({ context, self }) => ({ dueInMs: slotTime(context.origin, context.hertz, context.next) - nowOf(self) })),
-      always: [
-        { guard: 'wakePending', target: 'ticking', actions: assign(({ context, self }) => ({ wakePending: false, ...request(context, self, true) })) },
-        // A slot due now starts without a zero-delay timer (one event-loop turn less, and exact under a simulated clock).
-        { guard: 'dueNow', target: 'ticking', actions: assign(({ context, self }) => request(context, self, false)) },
-      ],
-      after: { untilDue: { target: 'ticking', actions: assign(({ context, self }) => request(context, self, false)) } },
-      on: {
-        'loop.wake': {
-          target: 'ticking',
-          actions: assign(({ context, event, self }) => request({ ...context, finals: keepFinal(context, event) }, self, true)),
+export function cortexLoopLogic() {
+  const svc: LoopServices = new ActorServices();
+  return setup({
+    types: { context: {} as LoopContext, events: {} as CortexLoopEvent, input: {} as CortexLoopOptions },
+    actors: {
+      tick: fromPromise<TickResult, { tick: TickFn; request: TickRequest }>(({ input, signal }) => input.tick(input.request, signal)),
+    },
+    delays: {
+      untilDue: ({ context }) => Math.max(0, context.dueInMs),
+    },
+    guards: {
+      wakePending: ({ context }) => context.wakePending,
+      dueNow: ({ context }) => context.dueInMs <= 0,
+    },
+  }).createMachine({
+    id: 'cortex',
+    context: ({ input, self }) => {
+      svc.keep(self, input);
+      return {
+        origin: (input.clock ?? realClock).now(),
+        periodMs: 1000 / input.hertz,
+        hertz: input.hertz,
+        next: 0,
+        seq: 0,
+        skipped: 0,
+        wakePending: false,
+        current: null,
+        dueInMs: 0,
+        finals: [],
+      };
+    },
+    initial: 'waiting',
+    on: { 'loop.partial': { actions: ({ event, self }) => svc.of(self).onPartial?.(event.id, event.text) } },
+    states: {
+      waiting: {
+        // The clock is read here, once per wait, so the guard and the delay below read data.
+        entry: assign(({ context, self }) => ({ dueInMs: slotTime(context.origin, context.hertz, context.next) - nowOf(svc, self) })),
+        always: [
+          { guard: 'wakePending', target: 'ticking', actions: assign(({ context, self }) => ({ wakePending: false, ...request(svc, context, self, true) })) },
+          // A slot due now starts without a zero-delay timer (one event-loop turn less, and exact under a simulated clock).
+          { guard: 'dueNow', target: 'ticking', actions: assign(({ context, self }) => request(svc, context, self, false)) },
+        ],
+        after: { untilDue: { target: 'ticking', actions: assign(({ context, self }) => request(svc, context, self, false)) } },
+        on: {
+          'loop.wake': {
+            target: 'ticking',
+            actions: assign(({ context, event, self }) => request(svc, { ...context, finals: keepFinal(context, event) }, self, true)),
+          },
+        },
+      },
+      ticking: {
+        tags: ['ticking'],
+        entry: assign(({ context }) => ({ seq: context.seq + 1 })),
+        on: { 'loop.wake': { actions: assign(({ context, event }) => ({ wakePending: true, finals: keepFinal(context, event) })) } },
+        invoke: {
+          id: 'tick',
+          src: 'tick',
+          input: ({ context, self }) => ({ tick: svc.of(self).tick, request: context.current! }),
+          onDone: { target: 'waiting', actions: assign(({ context, event, self }) => finish(svc, context, self, { calledModel: event.output.calledModel })) },
+          onError: { target: 'waiting', actions: assign(({ context, event, self }) => finish(svc, context, self, { calledModel: false, error: event.error })) },
         },
       },
     },
-    ticking: {
-      tags: ['ticking'],
-      entry: assign(({ context }) => ({ seq: context.seq + 1 })),
-      on: { 'loop.wake': { actions: assign(({ context, event }) => ({ wakePending: true, finals: keepFinal(context, event) })) } },
-      invoke: {
-        id: 'tick',
-        src: 'tick',
-        input: ({ context, self }) => ({ tick: optionsOf(self).tick, request: context.current! }),
-        onDone: { target: 'waiting', actions: assign(({ context, event, self }) => finish(context, self, { calledModel: event.output.calledModel })) },
-        onError: { target: 'waiting', actions: assign(({ context, event, self }) => finish(context, self, { calledModel: false, error: event.error })) },
-      },
-    },
-  },
-});
+  });
+}
 
-export type CortexLoopActor = Actor<typeof cortexLoopMachine>;
+export type CortexLoopActor = Actor<ReturnType<typeof cortexLoopLogic>>;
 
 /** Creates and starts a loop as its own root actor (tests, benchmarks); `stop()` cancels the timer and aborts the running tick. */
 export function startCortexLoop(options: CortexLoopOptions & { clock?: Clock }): CortexLoopActor {
-  const actor = createActor(cortexLoopMachine, { input: options, ...(options.clock ? { clock: options.clock } : {}) });
+  const actor = createActor(cortexLoopLogic(), { input: options, ...(options.clock ? { clock: options.clock } : {}) });
   actor.start();
   return actor;
 }

@@ -6,7 +6,7 @@ import type { AgentBus } from '../src/cortex/events.js';
 import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
 import { callMcpTool, connectMcpServer, MCP_DEFAULTS, McpCallError, type McpConnection, type McpOptions, type McpToolEntry } from '../src/cortex/mcp.js';
 import { redact } from '../src/redact.js';
-import { streamSessionMachine, type SessionInput } from './streams/session-machine.js';
+import { streamSessionLogic, type SessionInput } from './streams/session-machine.js';
 
 export interface McpServerInput {
   config: McpServerConfig;
@@ -124,7 +124,7 @@ export function mcpSessionInput(input: McpServerInput): SessionInput {
 }
 
 /** The actor of one tool server (`mcp:<server>`): the session machine, with `mcpSessionInput` as its input. */
-export const mcpServerMachine = streamSessionMachine;
+export const mcpServerLogic = streamSessionLogic;
 
 /** The hub the loop calls tools through, and where the `mcp:<server>` actors tell it their links. */
 export interface McpBoard extends McpHub {

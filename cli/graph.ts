@@ -28,8 +28,8 @@ export async function renderGraph(config: AgentConfig, format: GraphFormat, sign
 
 /** The safety governor's statechart in `format` (it does not depend on a configuration; its limits do). */
 export async function renderSafetyGraph(format: GraphFormat, signal?: AbortSignal): Promise<string> {
-  const [{ governorMachine }, chart] = await Promise.all([import('../actors/safety/governor.js'), import('../src/safety/graph.js')]);
-  const root = chart.definitionOf(governorMachine.root as unknown as import('../src/safety/graph.js').StateNodeLike);
+  const [{ governorLogic }, chart] = await Promise.all([import('../actors/safety/governor.js'), import('../src/safety/graph.js')]);
+  const root = chart.definitionOf(governorLogic().root as unknown as import('../src/safety/graph.js').StateNodeLike);
   switch (format) {
     case 'mermaid':
       return chart.chartMermaid(root);

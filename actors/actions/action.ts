@@ -1,17 +1,28 @@
 // One action of a mode as an XState actor (`action:<llm_label>`): validates commands, applies its queue policy, runs them through its connector.
 import { BehaviorSubject, Observable, distinctUntilChanged } from 'rxjs';
 import { and, assign, createActor, enqueueActions, fromCallback, fromPromise, sendParent, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
-import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
+import { streamSessionLogic, type SessionInput } from '../streams/session-machine.js';
 import { withStatesOnBus } from '../streams/device-session.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import type { ActionConnector } from '../../src/cortex/action.js';
 import type { ActionDescriptor } from '../../src/plugins/types.js';
 import type { ActionHandle, ActionHandleDeps } from '../../src/cortex/contracts.js';
-import { inputOf } from '../input-of.js';
 import type { SafetyRequest } from '../safety/governor.js';
 import type { ActionState } from '../../src/cortex/events.js';
 import { describeError } from '../../src/errors.js';
-import { ACTION_STOPPED, ActionError, type At, type Command, enqueue, jobOf, report, reportDropped, runNow, validated } from './command-queue.js';
+import {
+  ACTION_STOPPED,
+  ActionError,
+  type At,
+  type Command,
+  enqueue,
+  jobOf,
+  type ReportDeps,
+  report,
+  reportDropped,
+  runNow,
+  validated,
+} from './command-queue.js';
 import { makeConnector, releasedAfter, stopConnector } from './connector-wiring.js';
 
 export { ACTION_QUEUE_LIMIT, ACTION_STOPPED, ActionError, type Command, coerceValue } from './command-queue.js';
@@ -48,9 +59,9 @@ export interface ActionActorInput {
 }
 
 /**
- * The action actor's data. Its services (deps, track, safety) stay in its input (`inputOf`); its
- * connector and the commands it holds (their callers' callbacks, a prepared head start) are its own,
- * kept by this module per actor (`Own`); the context names commands by id.
+ * The action actor's data. Its services (deps, track, safety: its input), its connector and the
+ * commands it holds (their callers' callbacks, a prepared head start) are kept by its logic per actor
+ * (`Own`); the context names commands by id.
  */
 interface ActionContext {
   entry: ActionConfig;
@@ -75,8 +86,11 @@ interface Own {
   connector: ActionConnector | undefined;
   /** The commands waiting or running, by id; a command leaves when it is reported done, failed, dropped or interrupted. */
   commands: Map<number, Command>;
-  /** The actor's input's deps (kept here too: one lookup per report instead of two). */
+  /** The actor's input's services. */
   deps: ActionHandleDeps;
+  track: ((closing: Promise<unknown>) => void) | undefined;
+  /** The governor given in the input (an action that is its own root). */
+  safety: AnyActorRef | undefined;
   /**
    * The halt the actor's stop sent (a motion connector's stop line, written), set by the owner's
    * cleanup: the connector's session lets go of its link (a serial port closes) only once it settled.
@@ -120,8 +134,8 @@ function reportPending(owns: Owns, self: AnyActorRef, c: ActionContext, ids: rea
  * started), else the agent tree's (`safety`), which XState's system forgets once it stopped.
  */
 function governorOf(owns: Owns, self: AnyActorRef): AnyActorRef | undefined {
-  const given = inputOf<ActionActorInput>(self).safety;
-  if (given) return owns.get(self)?.governorEnded ? undefined : given;
+  const o = owns.get(self);
+  if (o?.safety) return o.governorEnded ? undefined : o.safety;
   return self.system.get(SAFETY_ID) as AnyActorRef | undefined;
 }
 
@@ -143,7 +157,7 @@ function ownerInput(owns: Owns, self: AnyActorRef, context: ActionContext): { on
       const o = own(owns, self);
       o.unwatchGovernor();
       if (!o.connector) return;
-      const { deps, track } = inputOf<ActionActorInput>(self);
+      const { deps, track } = o;
       // The session, stopped next, lets go of its link once the halt settled.
       const { halting, closing } = stopConnector(o.connector, context.motion, context.entry.llm_label, deps);
       o.halting = halting;
@@ -160,6 +174,8 @@ function actionContext(owns: Owns, { input, self }: { input: ActionActorInput; s
     connector: made.connector,
     commands: new Map(),
     deps: input.deps,
+    track: input.track,
+    safety: input.safety,
     halting: undefined,
     governorEnded: false,
     unwatchGovernor: () => undefined,
@@ -269,7 +285,7 @@ function haltConnector(owns: Owns, { context, self }: Args): void {
   if (!context.motion) return;
   own(owns, self)
     .connector?.halt?.()
-    .catch((err: unknown) => inputOf<ActionActorInput>(self).deps.logger.error(`halting ${context.entry.llm_label}: ${describeError(err)}`));
+    .catch((err: unknown) => own(owns, self).deps.logger.error(`halting ${context.entry.llm_label}: ${describeError(err)}`));
 }
 
 /** The request for the current command to the governor, or the refusal when none runs (undefined when no command is current). */
@@ -278,7 +294,7 @@ function governorRequest(owns: Owns, { context, self }: Args): { governor: AnyAc
   if (!current) return undefined;
   const governor = governorOf(owns, self);
   if (!governor) return { refused: { type: 'safety.refused', id: current.id, reason: NO_GOVERNOR } };
-  const mode = inputOf<ActionActorInput>(self).deps.mode;
+  const mode = own(owns, self).deps.mode;
   return {
     governor,
     request: { type: 'safety.request', id: current.id, mode, label: context.entry.llm_label, value: current.value, origin: current.origin, replyTo: self },
@@ -286,9 +302,9 @@ function governorRequest(owns: Owns, { context, self }: Args): { governor: AnyAc
 }
 
 /** Context values a connector published: on the bus as a `context` event from `action.<label>`. */
-function publishContext({ context, event, self }: Args): void {
+function publishContext(owns: Owns, { context, event, self }: Args): void {
   if (event.type !== 'action.context') return;
-  inputOf<ActionActorInput>(self).deps.bus.emit({ type: 'context', at: Date.now(), source: `action.${context.entry.llm_label}`, values: event.values });
+  own(owns, self).deps.bus.emit({ type: 'context', at: Date.now(), source: `action.${context.entry.llm_label}`, values: event.values });
 }
 
 /** The children the action machine can start: the running command, the connector's session and the owner of the connector. */
@@ -299,8 +315,6 @@ const actionActors = {
       ...(input.command ? jobOf(input.command) : {}),
     }),
   ),
-  // The connector's connection, when it has one that reconnects (the mqtt connector): the one reconnect engine.
-  session: streamSessionMachine,
   // Owns the connector: the cleanup runs when the action actor stops (XState runs no exit actions then), before its session's.
   owner: fromCallback<{ type: 'none' }, { onStart: () => void; onStop: () => void }>(({ input }) => {
     input.onStart();
@@ -330,7 +344,8 @@ const actionGuards = {
 function actionSetup(owns: Owns) {
   return setup({
     types: { context: {} as ActionContext, events: {} as ActionEvent, input: {} as ActionActorInput },
-    actors: actionActors,
+    // The connector's connection, when it has one that reconnects (the mqtt connector): the session machine.
+    actors: { ...actionActors, session: streamSessionLogic() },
     guards: actionGuards,
     actions: {
       accept: assign((a) => acceptCommand(owns, a)),
@@ -362,7 +377,7 @@ function actionSetup(owns: Owns) {
       }),
       haltConnector: (a) => haltConnector(owns, a),
       removeCancelled: assign((a) => removeCancelled(owns, a)),
-      publishContext,
+      publishContext: (a) => publishContext(owns, a),
     },
   });
 }
@@ -474,9 +489,9 @@ let nextCommandId = 1;
  * sent after the actor stopped are reported `dropped`. `stop` is given for actors this module made
  * as their own root (`createActionHandle`); actors of the tree are stopped by their mode.
  */
-export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => Promise<void> = async () => {}): ActionHandle {
+export function handleOf(ref: ActionActorRef, entry: ActionConfig, deps: ReportDeps, stop: () => Promise<void> = async () => {}): ActionHandle {
   const live = () => ref.getSnapshot().status === 'active';
-  const dropped = (command: Command) => report({ deps: inputOf<ActionActorInput>(ref).deps, entry }, command, 'dropped', ACTION_STOPPED);
+  const dropped = (command: Command) => report({ deps, entry }, command, 'dropped', ACTION_STOPPED);
   const send = (command: Command): boolean => {
     if (!live()) {
       dropped(command);
@@ -544,7 +559,7 @@ export function handleOf(ref: ActionActorRef, entry: ActionConfig, stop: () => P
 export function createActionHandle(entry: ActionConfig, deps: ActionHandleDeps, options: { safety?: AnyActorRef } = {}): ActionHandle {
   const actor = createActor(actionLogic(), { input: { entry, deps, ...(options.safety ? { safety: options.safety } : {}) } });
   actor.start();
-  return handleOf(actor, entry, async () => {
+  return handleOf(actor, entry, deps, async () => {
     actor.stop();
   });
 }

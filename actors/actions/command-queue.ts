@@ -48,8 +48,11 @@ export interface Command {
 }
 
 /** Where a report goes and what it says of the queue: the action's services and entry, its queue now. */
+/** What a report needs of an action's services: the bus, the logger and the mode's name. */
+export type ReportDeps = Pick<ActionHandleDeps, 'bus' | 'logger' | 'mode'>;
+
 export interface At {
-  deps: ActionHandleDeps;
+  deps: ReportDeps;
   entry: ActionConfig;
   pending?: readonly number[];
   overflowed?: number;

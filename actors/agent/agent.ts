@@ -39,7 +39,7 @@ import { createModeLogic, modeActions, modeParts, type ModeActorDeps, type ModeP
 import { restoreInput } from '../modes/context.js';
 import { createModeMachine, type ModeOutput } from '../modes/machine.js';
 import { realClock, type Clock } from '../modes/types.js';
-import { governorMachine, type SafetyStatus } from '../safety/governor.js';
+import { governorLogic, type SafetyStatus } from '../safety/governor.js';
 import { GOVERNOR_NOT_RUNNING, GovernorView, initialStatus } from '../safety/status.js';
 import { motionLabels, safetyNoticeOf, safetySetup, type SafetySetup } from '../safety/wiring.js';
 
@@ -188,7 +188,7 @@ export class Agent implements AgentControl {
       shutdownBudgetMs: options.shutdownBudgetMs ?? 10_000,
       closeBudgetMs: options.closeBudgetMs ?? 5_000,
       simulators: this.simulatorLogics(),
-      safety: { logic: governorMachine, input: this.safety.input },
+      safety: { logic: governorLogic(), input: this.safety.input },
       fleet: this.fleetChildren(stateDir),
       closeAll: () => this.closeAll(),
       drain: () => this.cleanups.settled(),
@@ -440,7 +440,7 @@ export class Agent implements AgentControl {
   private partsOf(mode: string): ModeParts | undefined {
     const config = this.config.modes[mode];
     return this.actor && this.ref(`mode:${mode}`) && config
-      ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? [], this.inputs)
+      ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? [], this.inputs, { bus: this.bus, logger: this.logger.child({ mode }) })
       : undefined;
   }
 
@@ -512,7 +512,7 @@ interface RootParts {
   closeBudgetMs: number;
   simulators: Array<{ id: string; logic: AnyActorLogic }>;
   /** The safety governor: invoked for the root's whole life (systemId `safety`), told first when the agent stops. */
-  safety: { logic: typeof governorMachine; input: import('../safety/governor.js').GovernorInput };
+  safety: { logic: ReturnType<typeof governorLogic>; input: import('../safety/governor.js').GovernorInput };
   /** The fleet channel (none, or one actor `fleet`); like simulators it lives through `up`, so it reports the shutdown hooks. */
   fleet: Array<{ id: string; logic: AnyActorLogic }>;
   /** Waits for the cleanups of the stopped modes and flushes the interaction log. */

@@ -6,8 +6,8 @@ import type { AgentBus } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
 import { DEFAULT_RESTART, INITIAL_RESTARTS, restartText, runFailed, runHealthy, runStarted, type Restarts, type RestartSettings } from '../restart.js';
-import { inputOf } from '../input-of.js';
-import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
+import { ActorServices } from '../actor-services.js';
+import { streamSessionLogic, type SessionInput } from '../streams/session-machine.js';
 import { relayDeviceSession } from '../streams/device-session.js';
 
 /** Builds a fresh plugin of the background with the callback it publishes context through. */
@@ -27,7 +27,7 @@ export interface BackgroundActorInput {
   track?: (closing: Promise<unknown>) => void;
 }
 
-/** The background's data; its services (create, bus, logger, track) stay in its input (`inputOf`): contexts hold data. */
+/** The background's data; its services (create, bus, logger, track: its input) are kept by its logic (`ActorServices`): contexts hold data. */
 interface Ctx extends Pick<BackgroundActorInput, 'id' | 'type' | 'mode' | 'restart'> {
   /** Its restarts on the one reconnect policy (actors/restart.ts). */
   restarts: Restarts;
@@ -127,10 +127,10 @@ function reportHealth(context: Ctx, { logger, bus }: Pick<BackgroundActorInput, 
 }
 
 /** A fresh plugin of the background, publishing its context values to the background actor; or why it could not be made. */
-function makePlugin(self: AnyActorRef): Made {
+function makePlugin(input: BackgroundActorInput, self: AnyActorRef): Made {
   try {
     return {
-      plugin: inputOf<BackgroundActorInput>(self).create({ publishContext: (values) => self.send({ type: 'background.context', values } satisfies Ev) }),
+      plugin: input.create({ publishContext: (values) => self.send({ type: 'background.context', values } satisfies Ev) }),
     };
   } catch (err) {
     return { error: describeError(err) };
@@ -146,18 +146,19 @@ function makePlugin(self: AnyActorRef): Made {
  */
 function backgroundMachine() {
   const made = new WeakMap<AnyActorRef, Made>();
+  const services = new ActorServices<BackgroundActorInput>();
   return setup({
     types: { context: {} as Ctx, events: {} as Ev, input: {} as BackgroundActorInput },
-    actors: { produce, stoppedReport, deviceSession: streamSessionMachine },
+    actors: { produce, stoppedReport, deviceSession: streamSessionLogic() },
     delays: {
       restartDelay: ({ context }) => context.restarts.nextDelayMs,
       healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
     },
     actions: {
-      health: ({ context, self }, params: { state: Health }) => reportHealth(context, inputOf<BackgroundActorInput>(self), params.state),
+      health: ({ context, self }, params: { state: Health }) => reportHealth(context, services.of(self), params.state),
       // Made while the entry resolves (an enqueueActions body runs in order; a plain action runs after the invoke's input is read).
       make: enqueueActions(({ context, enqueue, self }) => {
-        const m = makePlugin(self);
+        const m = makePlugin(services.of(self), self);
         made.set(self, m);
         const device = m.plugin?.device;
         if (device)
@@ -166,22 +167,25 @@ function backgroundMachine() {
     },
   }).createMachine({
     id: 'background',
-    context: ({ input }) => ({
-      id: input.id,
-      type: input.type,
-      mode: input.mode,
-      ...(input.restart ? { restart: input.restart } : {}),
-      restarts: INITIAL_RESTARTS,
-      error: undefined,
-    }),
+    context: ({ input, self }) => {
+      services.keep(self, input);
+      return {
+        id: input.id,
+        type: input.type,
+        mode: input.mode,
+        ...(input.restart ? { restart: input.restart } : {}),
+        restarts: INITIAL_RESTARTS,
+        error: undefined,
+      };
+    },
     initial: 'running',
-    invoke: { src: 'stoppedReport', input: ({ context, self }) => ({ bus: inputOf<BackgroundActorInput>(self).bus, mode: context.mode, type: context.type }) },
+    invoke: { src: 'stoppedReport', input: ({ context, self }) => ({ bus: services.of(self).bus, mode: context.mode, type: context.type }) },
     on: {
       'background.context': {
         actions: [
           // On the bus too: readers of the bus (WebSim, the fleet's state) see what the rules see.
           ({ context, event, self }) =>
-            inputOf<BackgroundActorInput>(self).bus.emit({ type: 'context', at: Date.now(), source: `background.${context.type}`, values: event.values }),
+            services.of(self).bus.emit({ type: 'context', at: Date.now(), source: `background.${context.type}`, values: event.values }),
           sendParent(({ event }) => ({ type: 'context.update', values: event.values }) satisfies BackgroundParentEvent),
         ],
       },
@@ -194,7 +198,7 @@ function backgroundMachine() {
         invoke: {
           src: 'produce',
           input: ({ context, self }) => {
-            const { logger, track, bus } = inputOf<BackgroundActorInput>(self);
+            const { logger, track, bus } = services.of(self);
             const device = () => self.system.get(deviceSystemId(context)) as AnyActorRef | undefined;
             return { made: made.get(self), device, type: context.type, logger, bus, ...(track ? { track } : {}) };
           },

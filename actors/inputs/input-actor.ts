@@ -5,10 +5,10 @@ import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { InputContext, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
 import { DEFAULT_RESTART, INITIAL_RESTARTS, restartText, runFailed, runHealthy, runStarted, type Restarts, type RestartSettings } from '../restart.js';
-import { streamSessionMachine, type SessionInput } from '../streams/session-machine.js';
+import { streamSessionLogic, type SessionInput } from '../streams/session-machine.js';
 import { forwardStreamEvents, toStreamEvent } from '../streams/stream-event.js';
 import { relayDeviceSession } from '../streams/device-session.js';
-import { inputOf } from '../input-of.js';
+import { ActorServices } from '../actor-services.js';
 
 /** What the loop reads of a listening input: its plugin (formatted buffer). Its finals go to the loop as events. */
 export interface InputSlot {
@@ -35,8 +35,8 @@ export interface InputActorInput {
 }
 
 /**
- * The input actor's data. Its services (create, bus, logger, track) stay in its input (`inputOf`), and
- * the plugin it made is kept by its logic per actor (`InputLogic.slotOf`).
+ * The input actor's data. Its services (create, bus, logger, track: its input) and the plugin it made
+ * are kept by its logic per actor (`ActorServices`, `InputLogic.slotOf`).
  */
 interface Ctx extends Pick<InputActorInput, 'id' | 'type' | 'mode' | 'restart'> {
   /** A plugin was made on entering `listening` (false: `error` says why). */
@@ -149,11 +149,12 @@ const listen = fromCallback<
   };
 });
 
-/** The input actor's services (create, bus, logger, track), from its input. */
-const services = (self: AnyActorRef) => inputOf<InputActorInput>(self);
+/** The services of one logic's input actors (create, bus, logger, track): each one's input, by actor. */
+type Services = ActorServices<InputActorInput>;
 
-/** The context of a new input actor: its names and restart policy, no plugin yet. */
-function inputContext({ input }: { input: InputActorInput }): Ctx {
+/** The context of a new input actor: its names and restart policy, no plugin yet; its services are kept by its logic. */
+function inputContext(svc: Services, { input, self }: { input: InputActorInput; self: AnyActorRef }): Ctx {
+  svc.keep(self, input);
   return {
     id: input.id,
     type: input.type,
@@ -167,9 +168,9 @@ function inputContext({ input }: { input: InputActorInput }): Ctx {
 }
 
 /** Makes a fresh plugin on entering `listening` and keeps it in the actor's slot; a plugin that cannot be made leaves `made` false and why. */
-function makePlugin(slots: Slots, context: Ctx, self: AnyActorRef): Partial<Ctx> {
+function makePlugin(slots: Slots, svc: Services, context: Ctx, self: AnyActorRef): Partial<Ctx> {
   try {
-    const plugin = services(self).create({
+    const plugin = svc.of(self).create({
       publishContext: (values) => self.send({ type: 'input.context', values }),
     });
     slots.set(self, { slot: { id: context.id, type: context.type, plugin }, listening: true });
@@ -190,8 +191,8 @@ function sessionChildren(slots: Slots, context: Ctx, self: AnyActorRef): { id: s
 }
 
 /** What the `listen` child is given: the plugin's slot, the services, and where its session children are found. */
-function sourceInput(slots: Slots, context: Ctx, self: AnyActorRef) {
-  const { logger, bus, track } = services(self);
+function sourceInput(slots: Slots, svc: Services, context: Ctx, self: AnyActorRef) {
+  const { logger, bus, track } = svc.of(self);
   const slot = slots.get(self)?.slot;
   return {
     slot,
@@ -204,9 +205,9 @@ function sourceInput(slots: Slots, context: Ctx, self: AnyActorRef) {
 }
 
 /** Reports a message of the plugin on the bus as an `input` event; returns what the parent (the mode actor) is told. */
-function reportMessage(slots: Slots, context: Ctx, message: InputMessage, self: AnyActorRef): InputParentEvent {
+function reportMessage(slots: Slots, svc: Services, context: Ctx, message: InputMessage, self: AnyActorRef): InputParentEvent {
   const descriptor = slots.get(self)?.slot?.plugin.descriptor;
-  services(self).bus.emit({
+  svc.of(self).bus.emit({
     type: 'input',
     at: message.timestamp,
     mode: context.mode,
@@ -219,10 +220,10 @@ function reportMessage(slots: Slots, context: Ctx, message: InputMessage, self: 
 }
 
 /** The input machine's types, children, delays, guards and named actions (its statechart is inputMachineOf's). */
-function inputSetup(slots: Slots) {
+function inputSetup(slots: Slots, svc: Services) {
   return setup({
     types: { context: {} as Ctx, events: {} as Ev, input: {} as InputActorInput },
-    actors: { listen, stream: streamSessionMachine },
+    actors: { listen, stream: streamSessionLogic() },
     delays: {
       restartDelay: ({ context }) => context.restarts.nextDelayMs,
       healthy: ({ context }) => (context.restart ?? DEFAULT_RESTART).healthyMs,
@@ -232,12 +233,12 @@ function inputSetup(slots: Slots) {
     },
     actions: {
       report: ({ context, self }, params: { message: string }) => {
-        services(self).logger.warn(params.message);
-        services(self).bus.emit({ type: 'error', at: Date.now(), source: `input.${context.type}`, message: params.message });
+        svc.of(self).logger.warn(params.message);
+        svc.of(self).bus.emit({ type: 'error', at: Date.now(), source: `input.${context.type}`, message: params.message });
       },
       // On the bus too, so readers of the bus (the fleet's state: battery, position) see what rules see.
       publishContext: ({ context, event, self }) => {
-        if (event.type === 'input.context') services(self).bus.emit({ type: 'context', at: Date.now(), source: `input.${context.type}`, values: event.values });
+        if (event.type === 'input.context') svc.of(self).bus.emit({ type: 'context', at: Date.now(), source: `input.${context.type}`, values: event.values });
       },
       notListening: ({ self }) => {
         const own = slots.get(self);
@@ -256,9 +257,10 @@ function inputSetup(slots: Slots) {
  * `failed`. Every failure and restart is an `error` event on the bus; the mode goes on without it.
  */
 function inputMachineOf(slots: Slots) {
-  return inputSetup(slots).createMachine({
+  const svc: Services = new ActorServices();
+  return inputSetup(slots, svc).createMachine({
     id: 'input',
-    context: inputContext,
+    context: (a) => inputContext(svc, a),
     initial: 'listening',
     on: {
       'input.context': {
@@ -269,7 +271,7 @@ function inputMachineOf(slots: Slots) {
       listening: {
         tags: ['listening'],
         entry: [
-          assign(({ context, self }) => ({ ...makePlugin(slots, context, self), restarts: runStarted(context.restarts) })),
+          assign(({ context, self }) => ({ ...makePlugin(slots, svc, context, self), restarts: runStarted(context.restarts) })),
           enqueueActions(({ context, enqueue, self }) => {
             for (const child of sessionChildren(slots, context, self)) enqueue.spawnChild('stream', child);
           }),
@@ -288,12 +290,12 @@ function inputMachineOf(slots: Slots) {
           target: 'failed',
           actions: { type: 'report', params: ({ context }) => ({ message: `input ${context.type} not started: ${context.error ?? 'unknown error'}` }) },
         },
-        invoke: { id: 'source', src: 'listen', input: ({ context, self }) => sourceInput(slots, context, self) },
+        invoke: { id: 'source', src: 'listen', input: ({ context, self }) => sourceInput(slots, svc, context, self) },
         after: { healthy: { actions: assign(({ context }) => ({ restarts: runHealthy(context.restarts) })) } },
         on: {
           'input.raw': {
             actions: enqueueActions(({ context, event, enqueue, self }) => {
-              const told = reportMessage(slots, context, event.message, self);
+              const told = reportMessage(slots, svc, context, event.message, self);
               enqueue.assign({ restarts: runHealthy(context.restarts) });
               enqueue.sendParent(told);
             }),

@@ -3,7 +3,7 @@ import { assign, enqueueActions, fromPromise, sendParent, setup, spawnChild, typ
 import type { HookConfig } from '../../src/config/schema.js';
 import { describeError } from '../../src/errors.js';
 import { childWith } from '../../src/log.js';
-import { inputOf } from '../input-of.js';
+import { ActorServices } from '../actor-services.js';
 import { HookCancelled, HookError, runAction, runCommand, runFunction, runMessage } from './handlers.js';
 import type { HandlerInput, HookEnv, HookFailure, HookRun, HookVars } from './types.js';
 
@@ -40,7 +40,7 @@ export interface HookOutput {
   failure?: HookFailure;
 }
 
-/** The hook's data; its environment (clock, logger, speak, dispatchAction) stays in its input (`inputOf`). */
+/** The hook's data; its environment (clock, logger, speak, dispatchAction: in its input) is kept by its logic (`ActorServices`). */
 interface HookContext extends Omit<HandlerInput, 'env'> {
   startedAt: number;
   error: string | undefined;
@@ -52,52 +52,58 @@ interface HookContext extends Omit<HandlerInput, 'env'> {
  * signal: a command gets SIGTERM) and `timeout_seconds` is an XState delay, so the actor's clock
  * (a SimulatedClock in tests) drives it. Ends with a HookOutput, never with an error.
  */
-export const hookMachine = setup({
-  types: { input: {} as HandlerInput, context: {} as HookContext, output: {} as HookOutput },
-  actors: {
-    message: fromPromise<void, HandlerInput>(({ input, signal }) => runMessage(input, signal)),
-    command: fromPromise<void, HandlerInput>(({ input, signal }) => runCommand(input, signal)),
-    function: fromPromise<void, HandlerInput>(({ input, signal }) => runFunction(input, signal)),
-    action: fromPromise<void, HandlerInput>(({ input, signal }) => runAction(input, signal)),
-  },
-  delays: { hookTimeout: ({ context }) => context.hook.timeout_seconds * 1000 },
-  guards: {
-    handler: ({ context }, params: { type: HookConfig['handler_type'] }) => context.hook.handler_type === params.type,
-  },
-  actions: {
-    fail: assign((_, params: { error: unknown }) => ({ error: describeError(params.error), cancelled: params.error instanceof HookCancelled })),
-  },
-}).createMachine({
-  id: 'hook',
-  context: ({ input }) => ({ hook: input.hook, vars: input.vars, startedAt: input.env.clock.now(), error: undefined, cancelled: false }),
-  initial: 'running',
-  states: {
-    running: {
-      after: {
-        hookTimeout: {
-          target: 'done',
-          actions: { type: 'fail', params: ({ context }) => ({ error: new HookError(`timed out after ${context.hook.timeout_seconds} s`) }) },
-        },
-      },
-      initial: 'pick',
-      states: {
-        pick: {
-          always: [
-            { guard: { type: 'handler', params: { type: 'message' } }, target: 'message' },
-            { guard: { type: 'handler', params: { type: 'command' } }, target: 'command' },
-            { guard: { type: 'handler', params: { type: 'function' } }, target: 'function' },
-            { target: 'action' },
-          ],
-        },
-        ...handlerStates(['message', 'command', 'function', 'action'] as const),
-      },
+export function hookLogic() {
+  const envs = new ActorServices<HookEnv>();
+  return setup({
+    types: { input: {} as HandlerInput, context: {} as HookContext, output: {} as HookOutput },
+    actors: {
+      message: fromPromise<void, HandlerInput>(({ input, signal }) => runMessage(input, signal)),
+      command: fromPromise<void, HandlerInput>(({ input, signal }) => runCommand(input, signal)),
+      function: fromPromise<void, HandlerInput>(({ input, signal }) => runFunction(input, signal)),
+      action: fromPromise<void, HandlerInput>(({ input, signal }) => runAction(input, signal)),
     },
-    done: { type: 'final' },
-  },
-  output: ({ context, self }) => outputOf(context, inputOf<HandlerInput>(self).env),
-});
+    delays: { hookTimeout: ({ context }) => context.hook.timeout_seconds * 1000 },
+    guards: {
+      handler: ({ context }, params: { type: HookConfig['handler_type'] }) => context.hook.handler_type === params.type,
+    },
+    actions: {
+      fail: assign((_, params: { error: unknown }) => ({ error: describeError(params.error), cancelled: params.error instanceof HookCancelled })),
+    },
+  }).createMachine({
+    id: 'hook',
+    context: ({ input, self }) => {
+      envs.keep(self, input.env);
+      return { hook: input.hook, vars: input.vars, startedAt: input.env.clock.now(), error: undefined, cancelled: false };
+    },
+    initial: 'running',
+    states: {
+      running: {
+        after: {
+          hookTimeout: {
+            target: 'done',
+            actions: { type: 'fail', params: ({ context }) => ({ error: new HookError(`timed out after ${context.hook.timeout_seconds} s`) }) },
+          },
+        },
+        initial: 'pick',
+        states: {
+          pick: {
+            always: [
+              { guard: { type: 'handler', params: { type: 'message' } }, target: 'message' },
+              { guard: { type: 'handler', params: { type: 'command' } }, target: 'command' },
+              { guard: { type: 'handler', params: { type: 'function' } }, target: 'function' },
+              { target: 'action' },
+            ],
+          },
+          ...handlerStates(envs, ['message', 'command', 'function', 'action'] as const),
+        },
+      },
+      done: { type: 'final' },
+    },
+    output: ({ context, self }) => outputOf(context, envs.of(self)),
+  });
+}
 
-function handlerStates<T extends HookConfig['handler_type']>(types: readonly T[]) {
+function handlerStates<T extends HookConfig['handler_type']>(envs: ActorServices<HookEnv>, types: readonly T[]) {
   const states: Record<string, object> = {};
   for (const type of types) {
     states[type] = {
@@ -107,7 +113,7 @@ function handlerStates<T extends HookConfig['handler_type']>(types: readonly T[]
         input: ({ context, self }: { context: HookContext; self: AnyActorRef }) => ({
           hook: context.hook,
           vars: context.vars,
-          env: inputOf<HandlerInput>(self).env,
+          env: envs.of(self),
         }),
         onDone: '#hook.done',
         onError: { target: '#hook.done', actions: { type: 'fail', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } },
@@ -180,7 +186,7 @@ export interface HookRanEvent {
   run: HookRun;
 }
 
-/** The sequence's data; its environment stays in its input (`envOf`). */
+/** The sequence's data; its environment (in its input) is kept by its logic (`envOf`). */
 interface SequenceContext extends Omit<HookRunInput, 'env'> {
   index: number;
   failures: HookFailure[];
@@ -190,9 +196,6 @@ interface SequenceContext extends Omit<HookRunInput, 'env'> {
 
 type SequenceEvent = { type: `xstate.done.actor.${string}`; output: HookOutput } | { type: 'hook.async.started' };
 
-/** The environment of a sequence's hooks: its input's, with a logger naming the mode and the event. */
-const envOf = (self: AnyActorRef, vars: HookVars): HookEnv => hookEnv(inputOf<HookRunInput>(self).env, vars);
-
 /**
  * The hooks of one event, in order. A synchronous hook (`async_execution: false`) runs as a child
  * `hook:<hook_type>:<handler_type>` to its end before the next. An async hook is handed to the parent
@@ -201,64 +204,72 @@ const envOf = (self: AnyActorRef, vars: HookVars): HookEnv => hookEnv(inputOf<Ho
  * logs and goes on, `ignore` goes on silently, `abort` stops the remaining hooks and the output says
  * `aborted`. Stopping the sequence (its state is left) stops the running hook and its handler.
  */
-export const hookSequence = setup({
-  types: { input: {} as HookRunInput, context: {} as SequenceContext, output: {} as HookRunOutput, events: {} as SequenceEvent },
-  actors: { hook: hookMachine },
-  guards: {
-    finished: ({ context }) => context.aborted || context.index >= context.hooks.length,
-    nextIsAsync: ({ context }) => context.hooks[context.index]!.async_execution,
-  },
-}).createMachine({
-  id: 'hooks',
-  context: ({ input }) => ({ hooks: input.hooks, vars: input.vars, index: 0, failures: [], aborted: false, reason: undefined }),
-  initial: 'next',
-  states: {
-    next: {
-      always: [{ guard: 'finished', target: 'finished' }, { guard: 'nextIsAsync', target: 'handingOver' }, { target: 'running' }],
+export function hookSequenceLogic() {
+  const envs = new ActorServices<HookEnv>();
+  /** The environment of a sequence's hooks: its input's, with a logger naming the mode and the event. */
+  const envOf = (self: AnyActorRef, vars: HookVars): HookEnv => hookEnv(envs.of(self), vars);
+  return setup({
+    types: { input: {} as HookRunInput, context: {} as SequenceContext, output: {} as HookRunOutput, events: {} as SequenceEvent },
+    actors: { hook: hookLogic() },
+    guards: {
+      finished: ({ context }) => context.aborted || context.index >= context.hooks.length,
+      nextIsAsync: ({ context }) => context.hooks[context.index]!.async_execution,
     },
-    handingOver: {
-      entry: sendParent(
-        ({ context, self }) =>
-          ({
-            type: 'hook.async',
-            input: { hook: context.hooks[context.index]!, vars: context.vars, env: envOf(self, context.vars) },
-            replyTo: self,
-          }) satisfies HookAsyncEvent,
-      ),
-      on: { 'hook.async.started': { target: 'next', actions: assign({ index: ({ context }) => context.index + 1 }) } },
+  }).createMachine({
+    id: 'hooks',
+    context: ({ input, self }) => {
+      envs.keep(self, input.env);
+      return { hooks: input.hooks, vars: input.vars, index: 0, failures: [], aborted: false, reason: undefined };
     },
-    running: {
-      entry: spawnChild('hook', {
-        id: ({ context }) => hookActorId(context.hooks[context.index]!),
-        input: ({ context, self }) => ({ hook: context.hooks[context.index]!, vars: context.vars, env: envOf(self, context.vars) }),
-      }),
-      on: {
-        'xstate.done.actor.*': {
-          target: 'next',
-          actions: enqueueActions(({ context, event, enqueue, self }) => {
-            const out = (event as Extract<SequenceEvent, { output: HookOutput }>).output;
-            enqueue.sendParent({ type: 'hook.ran', run: out.run } satisfies HookRanEvent);
-            const hook = context.hooks[context.index]!;
-            const next: Partial<SequenceContext> = { index: context.index + 1 };
-            if (out.failure) {
-              logFailure(envOf(self, context.vars), out.failure);
-              if (hook.on_failure !== 'ignore') next.failures = [...context.failures, out.failure];
-              if (hook.on_failure === 'abort') {
-                next.aborted = true;
-                next.reason = `${out.failure.hook_type} hook ${out.failure.handler} failed: ${out.failure.error}`;
+    initial: 'next',
+    states: {
+      next: {
+        always: [{ guard: 'finished', target: 'finished' }, { guard: 'nextIsAsync', target: 'handingOver' }, { target: 'running' }],
+      },
+      handingOver: {
+        entry: sendParent(
+          ({ context, self }) =>
+            ({
+              type: 'hook.async',
+              input: { hook: context.hooks[context.index]!, vars: context.vars, env: envOf(self, context.vars) },
+              replyTo: self,
+            }) satisfies HookAsyncEvent,
+        ),
+        on: { 'hook.async.started': { target: 'next', actions: assign({ index: ({ context }) => context.index + 1 }) } },
+      },
+      running: {
+        entry: spawnChild('hook', {
+          id: ({ context }) => hookActorId(context.hooks[context.index]!),
+          input: ({ context, self }) => ({ hook: context.hooks[context.index]!, vars: context.vars, env: envOf(self, context.vars) }),
+        }),
+        on: {
+          'xstate.done.actor.*': {
+            target: 'next',
+            actions: enqueueActions(({ context, event, enqueue, self }) => {
+              const out = (event as Extract<SequenceEvent, { output: HookOutput }>).output;
+              enqueue.sendParent({ type: 'hook.ran', run: out.run } satisfies HookRanEvent);
+              const hook = context.hooks[context.index]!;
+              const next: Partial<SequenceContext> = { index: context.index + 1 };
+              if (out.failure) {
+                logFailure(envOf(self, context.vars), out.failure);
+                if (hook.on_failure !== 'ignore') next.failures = [...context.failures, out.failure];
+                if (hook.on_failure === 'abort') {
+                  next.aborted = true;
+                  next.reason = `${out.failure.hook_type} hook ${out.failure.handler} failed: ${out.failure.error}`;
+                }
               }
-            }
-            enqueue.assign(next);
-          }),
+              enqueue.assign(next);
+            }),
+          },
         },
       },
+      finished: { type: 'final' },
     },
-    finished: { type: 'final' },
-  },
-  output: ({ context }) => ({ aborted: context.aborted, ...(context.reason !== undefined ? { reason: context.reason } : {}), failures: context.failures }),
-});
+    output: ({ context }) => ({ aborted: context.aborted, ...(context.reason !== undefined ? { reason: context.reason } : {}), failures: context.failures }),
+  });
+}
 
-export type HookActor = ActorRefFrom<typeof hookMachine>;
+export type HookActor = ActorRefFrom<ReturnType<typeof hookLogic>>;
 
 /**
  * The output of an async hook that ended: logged as a failure at most `log` level (its event has

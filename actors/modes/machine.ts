@@ -16,7 +16,7 @@ import {
   selectTimeoutRule,
 } from '../../src/modes/rules.js';
 import { commit, initialContext, memoryOf, restoreInput, takeManual, takeRule, type ModeContext, type ModeMachineInput } from './context.js';
-import { hookActorId, hookMachine, hookSequence, logAsyncOutput, orderHooks, type HookAsyncEvent, type HookOutput, type HookRunOutput } from './hooks.js';
+import { hookActorId, hookLogic, hookSequenceLogic, logAsyncOutput, orderHooks, type HookAsyncEvent, type HookOutput, type HookRunOutput } from './hooks.js';
 import { modeState, type Delay, type ModeStateKit } from './mode-states.js';
 import { realClock, type HookEnv, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
 
@@ -109,7 +109,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
       emitted: {} as ModeEmitted,
       output: {} as ModeOutput,
     },
-    actors: { hookSequence, hook: hookMachine, ...modeLogics },
+    actors: { hookSequence: hookSequenceLogic(), hook: hookLogic(), ...modeLogics },
     actions: {
       assignValues: assign({ values: ({ context, event }) => updateValues(context.values, event) }),
       // Context values (gps_fix, latitude, longitude) reach the safety governor's geofence, when it runs in this system.

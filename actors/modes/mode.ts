@@ -16,12 +16,13 @@ import type { McpOptions } from '../../src/cortex/mcp.js';
 import { historyFileOf } from '../../src/cortex/history-store.js';
 import { describeError } from '../../src/errors.js';
 import { actionLogic, handleOf, type ActionActorRef } from '../actions/action.js';
+import type { ReportDeps } from '../actions/command-queue.js';
 import type { InteractionLog } from '../actions/interactions.js';
 import { implicitActions, LocationStore } from '../actions/locations.js';
 import type { Recall } from '../../src/memory/recall.js';
 import { inputIds, inputLogic, type InputLogic, type InputParentEvent, type InputSlot } from '../inputs/input-actor.js';
-import { cortexLoopMachine, type TickReport } from '../loop.js';
-import { mcpHub, mcpServerMachine, mcpSessionInput, type McpBoard } from '../mcp.js';
+import { cortexLoopLogic, type TickReport } from '../loop.js';
+import { mcpHub, mcpServerLogic, mcpSessionInput, type McpBoard } from '../mcp.js';
 import type { Clock } from './types.js';
 import { assembleTurn, runTick, speakHandle, type Assembled } from '../tick.js';
 import { TurnPreparer } from '../speculation.js';
@@ -130,13 +131,17 @@ export const modeMemberId = (mode: string, id: string): string => `mode:${mode}/
 /** Anything that has the actor system (an actor ref, the agent's root). */
 type HasSystem = Pick<AnyActorRef, 'system'>;
 
-/** The parts of mode `mode`'s running actor, addressed through the actor system by system id. */
+/**
+ * The parts of mode `mode`'s running actor, addressed through the actor system by system id. `reports`
+ * is where a command sent to an action that has stopped is reported dropped.
+ */
 export function modeParts(
   at: HasSystem,
   mode: string,
   actions: readonly ActionConfig[],
   inputIdsOfMode: readonly string[],
   inputs: Pick<InputLogic, 'listeningSlotOf'>,
+  reports: Omit<ReportDeps, 'mode'>,
 ): ModeParts {
   const cache = new WeakMap<AnyActorRef, ActionHandle>();
   const get = (id: string) => at.system.get(modeMemberId(mode, id)) as AnyActorRef | undefined;
@@ -144,7 +149,7 @@ export function modeParts(
     const ref = get(`action:${entry.llm_label}`);
     if (!ref) return undefined;
     let h = cache.get(ref);
-    if (!h) cache.set(ref, (h = handleOf(ref as ActionActorRef, entry)));
+    if (!h) cache.set(ref, (h = handleOf(ref as ActionActorRef, entry, { ...reports, mode })));
     return h;
   };
   return {
@@ -195,6 +200,9 @@ function runOf(m: ModeShape, self: AnyActorRef): Run {
   if (!run) throw new Error(`mode ${m.name}: no run (read outside \`running\`)`);
   return run;
 }
+
+/** Where the mode's action reports go: the bus and the mode's logger. */
+const reportsOf = (m: ModeShape): Omit<ReportDeps, 'mode'> => ({ bus: m.deps.bus, logger: m.logger });
 
 /** What every action actor of the mode gets (ActionHandleDeps). */
 function actionDepsOf({ deps, logger, name }: ModeShape) {
@@ -248,7 +256,7 @@ function inputInvocations(m: ModeShape) {
     systemId: modeMemberId(name, ids[i]!),
     src: 'input' as const,
     input: ({ self }: { self: AnyActorRef }) => {
-      const speaker = speakerOf(modeParts(self, name, m.actions, ids, m.inputs));
+      const speaker = speakerOf(modeParts(self, name, m.actions, ids, m.inputs, reportsOf(m)));
       return {
         id: ids[i]!,
         type: entry.type,
@@ -391,7 +399,7 @@ function tickDepsOf(m: ModeShape, run: Run, parts: ModeParts, t: TickRun): Param
 /** The loop's input for a run of mode actor `self`: its rate and clock, and each tick run with the mode's tick dependencies. */
 function loopInput(m: ModeShape, self: AnyActorRef) {
   const { deps, mode, name } = m;
-  const parts = modeParts(self, name, m.actions, m.ids, m.inputs);
+  const parts = modeParts(self, name, m.actions, m.ids, m.inputs, reportsOf(m));
   const run = runOf(m, self);
   let offers = 0;
   const shared = {
@@ -466,7 +474,7 @@ export function createModeLogic(name: string, deps: ModeActorDeps) {
   const backgrounds = backgroundsOf(m);
   return setup({
     types: { context: {} as ModeCtx, events: {} as ModeEv },
-    actors: { action: actionLogic(), input: m.inputs.logic, loop: cortexLoopMachine, mcp: mcpServerMachine, owner, backgrounds: backgrounds.logic },
+    actors: { action: actionLogic(), input: m.inputs.logic, loop: cortexLoopLogic(), mcp: mcpServerLogic(), owner, backgrounds: backgrounds.logic },
     guards: {
       final: ({ event }) => event.type === 'input.message' && event.final,
       hasTextInput: () => textInput !== undefined,

@@ -8,7 +8,7 @@ import { muteWhile } from '../../src/pipelines/mute.js';
 import { loadVoiceDetector, voiceGate, type VoiceDetector, type VoiceGateStats } from '../../src/pipelines/voice-gate.js';
 import { AudioPump } from './audio-pump.js';
 import type { LinkConnector } from '../../src/cloud/link.js';
-import { streamSessionMachine, type SessionInput, type SessionTiming, type StreamCounters } from './session-machine.js';
+import { streamSessionLogic, type StreamSessionLogic, type SessionInput, type SessionTiming, type StreamCounters } from './session-machine.js';
 
 export interface SpeakerControl {
   playing$: Observable<boolean>;
@@ -183,7 +183,7 @@ export function asrSession(options: Omit<AsrStreamOptions, 'systemId' | 'clock' 
 }
 
 export interface AsrStream {
-  actor: Actor<typeof streamSessionMachine>;
+  actor: Actor<StreamSessionLogic>;
   pump: AudioPump;
   gate: VoiceGateStats;
   stop(): void;
@@ -192,7 +192,7 @@ export interface AsrStream {
 /** An ASR session as its own root actor (benchmarks and stream tests); the agent runs sessions inside input actors. */
 export function startAsrStream(options: AsrStreamOptions): AsrStream {
   const session = asrSession(options);
-  const actor = createActor(streamSessionMachine, {
+  const actor = createActor(streamSessionLogic(), {
     systemId: options.systemId ?? 'asr',
     ...(options.clock ? { clock: options.clock } : {}),
     input: session.input,

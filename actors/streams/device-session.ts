@@ -4,7 +4,14 @@
 import { createActor, type Actor } from 'xstate';
 import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { OpenableDevice } from '../../devices/device-link.js';
-import { HEALTHY_ONLY_BY_MESSAGE_MS, streamSessionMachine, type SessionInput, type SessionStateEvent, type SessionTiming } from './session-machine.js';
+import {
+  HEALTHY_ONLY_BY_MESSAGE_MS,
+  streamSessionLogic,
+  type StreamSessionLogic,
+  type SessionInput,
+  type SessionStateEvent,
+  type SessionTiming,
+} from './session-machine.js';
 import { forwardStreamEvents, toStreamEvent, type EmittingActor } from './stream-event.js';
 
 /**
@@ -43,7 +50,7 @@ export function deviceSessionInput(device: OpenableDevice, prefix: StreamKind, t
 }
 
 export interface DeviceSession {
-  actor: Actor<typeof streamSessionMachine>;
+  actor: Actor<StreamSessionLogic>;
   stop(): void;
 }
 
@@ -58,7 +65,7 @@ export function startDeviceSession(
   prefix: StreamKind,
   options: { timing?: Partial<SessionTiming>; onEvent?: (event: { type: string; [k: string]: unknown }) => void } = {},
 ): DeviceSession {
-  const actor = createActor(streamSessionMachine, { input: deviceSessionInput(device, prefix, options.timing) });
+  const actor = createActor(streamSessionLogic(), { input: deviceSessionInput(device, prefix, options.timing) });
   if (options.onEvent) actor.on('*', options.onEvent);
   actor.start();
   return {

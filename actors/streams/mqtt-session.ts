@@ -1,7 +1,7 @@
 // An MQTT session (src/mqtt/session.ts) as a session actor: the session machine's input for it, and a runner for owners outside an agent's tree.
 import { createActor } from 'xstate';
 import type { MqttSession } from '../../src/mqtt/session.js';
-import { streamSessionMachine, type SessionInput, type SessionTiming } from './session-machine.js';
+import { streamSessionLogic, type SessionInput, type SessionTiming } from './session-machine.js';
 
 /** mqtt.js gives up on a CONNACK after 10 s (its `connectTimeout`); the session machine's own guard is later, so the client's reason wins. */
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -47,11 +47,11 @@ export function mqttSessionInput(session: MqttSession, timing: Partial<SessionTi
 
 /**
  * Runs the engine of `session` as an actor of its own, for an owner that is not in an agent's tree
- * (bench/fleet.js's robots). In an agent, the owner invokes `streamSessionMachine` with
+ * (bench/fleet.js's robots). In an agent, the owner invokes `streamSessionLogic()` with
  * `mqttSessionInput` instead, so the inspector shows the connection. `stop()` ends the session too.
  */
 export function runMqttSession(session: MqttSession): { stop(): Promise<void> } {
-  const actor = createActor(streamSessionMachine, { input: mqttSessionInput(session) }).start();
+  const actor = createActor(streamSessionLogic(), { input: mqttSessionInput(session) }).start();
   return {
     stop: async () => {
       const ending = session.stop();

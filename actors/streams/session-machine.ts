@@ -13,7 +13,7 @@ import {
 import type { StreamState } from '../../src/cortex/events.js';
 import { describeError } from '../../src/errors.js';
 import type { LinkConnector, LinkEvent, StreamLink } from '../../src/cloud/link.js';
-import { inputOf } from '../input-of.js';
+import { ActorServices } from '../actor-services.js';
 
 /** Close code of a policy violation (RFC 6455): the server refuses us (revoked key, no balance); retrying would hammer it. */
 export const POLICY_VIOLATION = 1008;
@@ -130,7 +130,7 @@ interface Plan {
 
 /**
  * Data only (`--inspect` shows it as it is). The connector, the hooks and the clock are the
- * actor's `input` (`servicesOf(self)`); the open link lives in the `session` child that owns it.
+ * actor's `input` (`services.of(self)`); the open link lives in the `session` child that owns it.
  */
 interface Ctx {
   timing: SessionTiming;
@@ -155,10 +155,8 @@ type Ev =
 /** What the `session` child is told while the machine streams. */
 type SessionCommand = { type: 'keepalive' };
 
-/** The services this actor was started with (its input), for its actions. */
-function servicesOf(self: AnyActorRef): SessionInput {
-  return inputOf<SessionInput>(self);
-}
+/** The services of the sessions of one logic: each one's input (connector, hooks, clock), by actor. */
+type Services = ActorServices<SessionInput>;
 
 function isFatalConnectError(err: unknown): boolean {
   return Boolean(err && typeof err === 'object' && (err as { fatal?: unknown }).fatal === true);
@@ -193,8 +191,8 @@ function stateEvent(context: Ctx, hooks: SessionHooks, state: StreamState, extra
 }
 
 /** The state event, also handed to the owner's `state` hook (once per entry: emit runs this once). */
-function reported(context: Ctx, self: AnyActorRef, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
-  const { hooks } = servicesOf(self);
+function reported(services: Services, context: Ctx, self: AnyActorRef, state: StreamState, extra: Partial<SessionStateEvent> = {}): Emitted {
+  const { hooks } = services.of(self);
   const event = stateEvent(context, hooks, state, extra);
   hooks.state?.(event as unknown as SessionStateEvent);
   return event;
@@ -220,239 +218,252 @@ function giveUpReason(context: Ctx): string {
   return `${source}gave up restarting (${n} failure${n === 1 ? '' : 's'} in a row ${context.timing.giveUpWhat ?? 'before it was healthy'}): ${last.slice(source.length)}`;
 }
 
-export const streamSessionMachine = setup({
-  types: {
-    context: {} as Ctx,
-    events: {} as Ev,
-    input: {} as SessionInput,
-    emitted: {} as Emitted,
-  },
-  actors: {
-    connect: fromPromise<StreamLink, { connect: LinkConnector }>(({ input, signal }) => input.connect(signal)),
-    /**
-     * Owns an open link for as long as the machine streams: listens to it, attaches the data pipeline,
-     * runs the keepalive hook on it when told, and on stop (state exit, or the parent stopping this
-     * machine) detaches and closes it.
-     */
-    session: fromCallback<SessionCommand, { link: StreamLink; hooks: SessionHooks }, Ev>(({ input, sendBack, receive }) => {
-      const unsubscribe = input.link.subscribe((event) => sendBack({ type: 'link.event', event }));
-      input.hooks.attach(input.link);
-      receive(() => {
-        input.hooks.keepalive(input.link);
-        sendBack({ type: 'link.kept' });
-      });
-      return () => {
-        unsubscribe();
-        input.hooks.detach();
-        input.link.close(1000, 'client closing');
-      };
-    }),
-  },
-  delays: {
-    connectTimeout: ({ context }) => context.timing.connectTimeoutMs,
-    keepalive: ({ context }) => context.timing.keepaliveMs,
-    healthyAfter: ({ context }) => context.timing.healthyAfterMs,
-    retryDelay: ({ context }) => context.plan?.delayMs ?? 0,
-  },
-  guards: {
-    fatalConnectError: ({ event }) => isFatalConnectError((event as { error?: unknown }).error),
-    policyClose: ({ event }) => closeOf(event)?.code === POLICY_VIOLATION,
-    fatalClose: ({ event }) => fatalCloseOf(event) !== undefined,
-    isClose: ({ event }) => closeOf(event) !== undefined,
-    immediate: ({ context }) => (context.plan?.delayMs ?? 0) === 0,
-    gaveUp: ({ context }) => context.plan?.kind === 'give-up',
-  },
-  actions: {
-    /** The connection attempt or the open connection ended: remember why and plan the next attempt. */
-    planRetry: assign(({ context, self }, params: { reason: string; healthy?: boolean }) => {
-      const { now = Date.now, random = Math.random } = servicesOf(self);
-      const state = params.healthy ? connectionHealthy(context.reconnect) : context.reconnect;
-      const plan = planReconnect(state, now(), context.policy, random);
-      return {
-        reconnect: plan.state,
-        plan: { kind: plan.kind, delayMs: plan.delayMs, attempt: plan.attempt, routine: params.healthy === true },
-        reason: params.reason,
-      };
-    }),
-    markHealthy: assign(({ context }) => ({ reconnect: connectionHealthy(context.reconnect) })),
-    emitStats: enqueueActions(({ context, self, enqueue }) => {
-      const { hooks } = servicesOf(self);
-      const counters = hooks.counters?.();
-      if (!counters) return;
-      const text = JSON.stringify(counters);
-      if (text === context.lastCounters) return;
-      enqueue.assign({ lastCounters: text });
-      enqueue.emit({ ...stateEvent(context, hooks, 'streaming'), type: `${context.prefix}.stats` });
-    }),
-    rememberCounters: assign(({ self }) => ({ lastCounters: JSON.stringify(servicesOf(self).hooks.counters?.() ?? {}) })),
-  },
-}).createMachine({
-  id: 'streamSession',
-  context: ({ input }) => {
-    const timing = { ...DEFAULT_TIMING, ...input.timing };
-    return {
-      timing,
-      policy: policyOf(timing),
-      prefix: input.prefix,
-      reconnect: { ...INITIAL_RECONNECT },
-      plan: undefined,
-      reason: undefined,
-      connections: 0,
-      lastCounters: '',
-    };
-  },
-  initial: 'connecting',
-  on: { stop: '.stopped' },
-  states: {
-    connecting: {
-      tags: ['retrying'],
-      entry: [
-        emit(({ context, self }) =>
-          reported(
-            context,
-            self,
-            'connecting',
-            context.plan && context.reason
-              ? {
-                  reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason,
-                  ...(context.plan.kind === 'reconnect' && context.plan.routine ? { routine: true } : {}),
-                }
-              : {},
-          ),
-        ),
-        'rememberCounters',
-      ],
-      invoke: {
-        id: 'connect',
-        src: 'connect',
-        input: ({ self }) => ({ connect: servicesOf(self).connect }),
-        onDone: {
-          target: 'streaming',
-          actions: assign(({ context, self }) => ({
-            reconnect: connectionOpened(context.reconnect, (servicesOf(self).now ?? Date.now)()),
-            connections: context.connections + 1,
-          })),
-        },
-        onError: [
-          { guard: 'fatalConnectError', target: 'failed', actions: assign(({ event }) => ({ reason: describeError(event.error) })) },
-          { target: 'planning', actions: { type: 'planRetry', params: ({ event }) => ({ reason: `connect failed: ${describeError(event.error)}` }) } },
-        ],
-      },
-      after: {
-        connectTimeout: {
-          target: 'planning',
-          actions: { type: 'planRetry', params: ({ context }) => ({ reason: `no connection within ${context.timing.connectTimeoutMs} ms` }) },
-        },
-      },
+// long: one statechart, its setup() table and its states typed together by XState; when to reconnect is src/backoff.ts's plan.
+export function streamSessionLogic() {
+  const services: Services = new ActorServices();
+  return setup({
+    types: {
+      context: {} as Ctx,
+      events: {} as Ev,
+      input: {} as SessionInput,
+      emitted: {} as Emitted,
     },
-    streaming: {
-      tags: ['streaming'],
-      type: 'parallel',
-      entry: [emit(({ context, self }) => reported(context, self, 'streaming')), 'rememberCounters'],
-      // Entered only from the connect actor's done event: its output is the open link, handed to the child that owns it.
-      invoke: {
-        id: 'link',
-        src: 'session',
-        input: ({ event, self }) => ({ link: (event as unknown as { output: StreamLink }).output, hooks: servicesOf(self).hooks }),
-      },
-      states: {
-        health: {
-          initial: 'probation',
-          states: {
-            // Healthy after healthyAfterMs open, or as soon as the link said something (a message marks it).
-            probation: {
-              always: { guard: ({ context }) => context.reconnect.healthy, target: 'healthy' },
-              after: { healthyAfter: { target: 'healthy', actions: 'markHealthy' } },
-            },
-            healthy: { tags: ['healthy'] },
+    actors: {
+      connect: fromPromise<StreamLink, { connect: LinkConnector }>(({ input, signal }) => input.connect(signal)),
+      /**
+       * Owns an open link for as long as the machine streams: listens to it, attaches the data pipeline,
+       * runs the keepalive hook on it when told, and on stop (state exit, or the parent stopping this
+       * machine) detaches and closes it.
+       */
+      session: fromCallback<SessionCommand, { link: StreamLink; hooks: SessionHooks }, Ev>(({ input, sendBack, receive }) => {
+        const unsubscribe = input.link.subscribe((event) => sendBack({ type: 'link.event', event }));
+        input.hooks.attach(input.link);
+        receive(() => {
+          input.hooks.keepalive(input.link);
+          sendBack({ type: 'link.kept' });
+        });
+        return () => {
+          unsubscribe();
+          input.hooks.detach();
+          input.link.close(1000, 'client closing');
+        };
+      }),
+    },
+    delays: {
+      connectTimeout: ({ context }) => context.timing.connectTimeoutMs,
+      keepalive: ({ context }) => context.timing.keepaliveMs,
+      healthyAfter: ({ context }) => context.timing.healthyAfterMs,
+      retryDelay: ({ context }) => context.plan?.delayMs ?? 0,
+    },
+    guards: {
+      fatalConnectError: ({ event }) => isFatalConnectError((event as { error?: unknown }).error),
+      policyClose: ({ event }) => closeOf(event)?.code === POLICY_VIOLATION,
+      fatalClose: ({ event }) => fatalCloseOf(event) !== undefined,
+      isClose: ({ event }) => closeOf(event) !== undefined,
+      immediate: ({ context }) => (context.plan?.delayMs ?? 0) === 0,
+      gaveUp: ({ context }) => context.plan?.kind === 'give-up',
+    },
+    actions: {
+      /** The connection attempt or the open connection ended: remember why and plan the next attempt. */
+      planRetry: assign(({ context, self }, params: { reason: string; healthy?: boolean }) => {
+        const { now = Date.now, random = Math.random } = services.of(self);
+        const state = params.healthy ? connectionHealthy(context.reconnect) : context.reconnect;
+        const plan = planReconnect(state, now(), context.policy, random);
+        return {
+          reconnect: plan.state,
+          plan: { kind: plan.kind, delayMs: plan.delayMs, attempt: plan.attempt, routine: params.healthy === true },
+          reason: params.reason,
+        };
+      }),
+      markHealthy: assign(({ context }) => ({ reconnect: connectionHealthy(context.reconnect) })),
+      emitStats: enqueueActions(({ context, self, enqueue }) => {
+        const { hooks } = services.of(self);
+        const counters = hooks.counters?.();
+        if (!counters) return;
+        const text = JSON.stringify(counters);
+        if (text === context.lastCounters) return;
+        enqueue.assign({ lastCounters: text });
+        enqueue.emit({ ...stateEvent(context, hooks, 'streaming'), type: `${context.prefix}.stats` });
+      }),
+      rememberCounters: assign(({ self }) => ({ lastCounters: JSON.stringify(services.of(self).hooks.counters?.() ?? {}) })),
+    },
+  }).createMachine({
+    id: 'streamSession',
+    context: ({ input, self }) => {
+      services.keep(self, input);
+      const timing = { ...DEFAULT_TIMING, ...input.timing };
+      return {
+        timing,
+        policy: policyOf(timing),
+        prefix: input.prefix,
+        reconnect: { ...INITIAL_RECONNECT },
+        plan: undefined,
+        reason: undefined,
+        connections: 0,
+        lastCounters: '',
+      };
+    },
+    initial: 'connecting',
+    on: { stop: '.stopped' },
+    states: {
+      connecting: {
+        tags: ['retrying'],
+        entry: [
+          emit(({ context, self }) =>
+            reported(
+              services,
+              context,
+              self,
+              'connecting',
+              context.plan && context.reason
+                ? {
+                    reason: context.plan.kind === 'reconnect' ? `reconnecting at once: ${context.reason}` : context.reason,
+                    ...(context.plan.kind === 'reconnect' && context.plan.routine ? { routine: true } : {}),
+                  }
+                : {},
+            ),
+          ),
+          'rememberCounters',
+        ],
+        invoke: {
+          id: 'connect',
+          src: 'connect',
+          input: ({ self }) => ({ connect: services.of(self).connect }),
+          onDone: {
+            target: 'streaming',
+            actions: assign(({ context, self }) => ({
+              reconnect: connectionOpened(context.reconnect, (services.of(self).now ?? Date.now)()),
+              connections: context.connections + 1,
+            })),
+          },
+          onError: [
+            { guard: 'fatalConnectError', target: 'failed', actions: assign(({ event }) => ({ reason: describeError(event.error) })) },
+            { target: 'planning', actions: { type: 'planRetry', params: ({ event }) => ({ reason: `connect failed: ${describeError(event.error)}` }) } },
+          ],
+        },
+        after: {
+          connectTimeout: {
+            target: 'planning',
+            actions: { type: 'planRetry', params: ({ context }) => ({ reason: `no connection within ${context.timing.connectTimeoutMs} ms` }) },
           },
         },
-        tick: {
-          initial: 'live',
-          states: {
-            live: {
-              after: {
-                keepalive: {
-                  target: 'live',
-                  reenter: true,
-                  actions: sendTo('link', { type: 'keepalive' } satisfies SessionCommand),
+      },
+      streaming: {
+        tags: ['streaming'],
+        type: 'parallel',
+        entry: [emit(({ context, self }) => reported(services, context, self, 'streaming')), 'rememberCounters'],
+        // Entered only from the connect actor's done event: its output is the open link, handed to the child that owns it.
+        invoke: {
+          id: 'link',
+          src: 'session',
+          input: ({ event, self }) => ({ link: (event as unknown as { output: StreamLink }).output, hooks: services.of(self).hooks }),
+        },
+        states: {
+          health: {
+            initial: 'probation',
+            states: {
+              // Healthy after healthyAfterMs open, or as soon as the link said something (a message marks it).
+              probation: {
+                always: { guard: ({ context }) => context.reconnect.healthy, target: 'healthy' },
+                after: { healthyAfter: { target: 'healthy', actions: 'markHealthy' } },
+              },
+              healthy: { tags: ['healthy'] },
+            },
+          },
+          tick: {
+            initial: 'live',
+            states: {
+              live: {
+                after: {
+                  keepalive: {
+                    target: 'live',
+                    reenter: true,
+                    actions: sendTo('link', { type: 'keepalive' } satisfies SessionCommand),
+                  },
                 },
               },
             },
           },
         },
+        on: {
+          'link.event': [
+            { guard: 'fatalClose', target: 'failed', actions: assign(({ event }) => ({ reason: fatalCloseOf(event) })) },
+            {
+              guard: 'policyClose',
+              target: 'failed',
+              actions: assign(({ event }) => ({ reason: `server closed with policy violation: ${closeOf(event)?.reason ?? ''}` })),
+            },
+            {
+              guard: 'isClose',
+              target: 'planning',
+              actions: enqueueActions(({ context, event, self, enqueue }) => {
+                const close = closeOf(event)!;
+                const benign = services.of(self).hooks.isBenignClose(close.code, close.reason);
+                enqueue.emit({ type: `${context.prefix}.closed`, code: close.code, reason: close.reason, benign });
+                enqueue({ type: 'planRetry', params: { reason: closeText(close), healthy: benign } });
+              }),
+            },
+            {
+              actions: enqueueActions(({ context, event, self, enqueue }) => {
+                if (event.event.type === 'invalid') {
+                  enqueue.emit({ type: `${context.prefix}.invalid`, reason: event.event.reason });
+                  return;
+                }
+                if (event.event.type !== 'message') return;
+                if (!context.reconnect.healthy) enqueue('markHealthy');
+                const out = services.of(self).hooks.onMessage(event.event.message);
+                if (typeof out === 'string') enqueue.raise({ type: 'link.fatal', reason: out });
+                else for (const e of out) enqueue.emit(e);
+              }),
+            },
+          ],
+          'link.fatal': { target: 'failed', actions: assign(({ event }) => ({ reason: event.reason })) },
+          'link.kept': { actions: 'emitStats' },
+        },
       },
-      on: {
-        'link.event': [
-          { guard: 'fatalClose', target: 'failed', actions: assign(({ event }) => ({ reason: fatalCloseOf(event) })) },
-          {
-            guard: 'policyClose',
-            target: 'failed',
-            actions: assign(({ event }) => ({ reason: `server closed with policy violation: ${closeOf(event)?.reason ?? ''}` })),
-          },
-          {
-            guard: 'isClose',
-            target: 'planning',
-            actions: enqueueActions(({ context, event, self, enqueue }) => {
-              const close = closeOf(event)!;
-              const benign = servicesOf(self).hooks.isBenignClose(close.code, close.reason);
-              enqueue.emit({ type: `${context.prefix}.closed`, code: close.code, reason: close.reason, benign });
-              enqueue({ type: 'planRetry', params: { reason: closeText(close), healthy: benign } });
-            }),
-          },
-          {
-            actions: enqueueActions(({ context, event, self, enqueue }) => {
-              if (event.event.type === 'invalid') {
-                enqueue.emit({ type: `${context.prefix}.invalid`, reason: event.event.reason });
-                return;
-              }
-              if (event.event.type !== 'message') return;
-              if (!context.reconnect.healthy) enqueue('markHealthy');
-              const out = servicesOf(self).hooks.onMessage(event.event.message);
-              if (typeof out === 'string') enqueue.raise({ type: 'link.fatal', reason: out });
-              else for (const e of out) enqueue.emit(e);
-            }),
-          },
+      /** Transient: a zero wait goes straight back to connecting, any other wait through backingOff. */
+      planning: {
+        always: [
+          { guard: 'gaveUp', target: 'failed', actions: assign(({ context }) => ({ reason: giveUpReason(context) })) },
+          { guard: 'immediate', target: 'connecting' },
+          { target: 'backingOff' },
         ],
-        'link.fatal': { target: 'failed', actions: assign(({ event }) => ({ reason: event.reason })) },
-        'link.kept': { actions: 'emitStats' },
+      },
+      backingOff: {
+        tags: ['retrying'],
+        entry: emit(({ context, self }) => {
+          const plan = context.plan!;
+          const breaker = plan.kind === 'breaker';
+          const why = context.reason ?? 'connection lost';
+          const reason = breaker
+            ? `${why}; ${context.reconnect.quickFailures} connections in a row closed before they were healthy: breaker open, probing again in ${(plan.delayMs / 1000).toFixed(1)} s`
+            : why;
+          return reported(services, context, self, 'backingOff', {
+            attempt: plan.attempt,
+            delay_ms: plan.delayMs,
+            reason,
+            ...(breaker ? { breaker: true } : {}),
+          });
+        }),
+        after: { retryDelay: 'connecting' },
+      },
+      failed: {
+        type: 'final',
+        tags: ['final'],
+        entry: [
+          emit(({ context, self }) => reported(services, context, self, 'failed', { reason: context.reason ?? 'unknown error' })),
+          emit(({ context }) => ({ type: `${context.prefix}.failed`, reason: context.reason ?? 'unknown error' })),
+        ],
+      },
+      stopped: {
+        type: 'final',
+        tags: ['final'],
+        entry: emit(({ context, self }) => reported(services, context, self, 'stopped', { reason: 'stopped' })),
       },
     },
-    /** Transient: a zero wait goes straight back to connecting, any other wait through backingOff. */
-    planning: {
-      always: [
-        { guard: 'gaveUp', target: 'failed', actions: assign(({ context }) => ({ reason: giveUpReason(context) })) },
-        { guard: 'immediate', target: 'connecting' },
-        { target: 'backingOff' },
-      ],
-    },
-    backingOff: {
-      tags: ['retrying'],
-      entry: emit(({ context, self }) => {
-        const plan = context.plan!;
-        const breaker = plan.kind === 'breaker';
-        const why = context.reason ?? 'connection lost';
-        const reason = breaker
-          ? `${why}; ${context.reconnect.quickFailures} connections in a row closed before they were healthy: breaker open, probing again in ${(plan.delayMs / 1000).toFixed(1)} s`
-          : why;
-        return reported(context, self, 'backingOff', { attempt: plan.attempt, delay_ms: plan.delayMs, reason, ...(breaker ? { breaker: true } : {}) });
-      }),
-      after: { retryDelay: 'connecting' },
-    },
-    failed: {
-      type: 'final',
-      tags: ['final'],
-      entry: [
-        emit(({ context, self }) => reported(context, self, 'failed', { reason: context.reason ?? 'unknown error' })),
-        emit(({ context }) => ({ type: `${context.prefix}.failed`, reason: context.reason ?? 'unknown error' })),
-      ],
-    },
-    stopped: {
-      type: 'final',
-      tags: ['final'],
-      entry: emit(({ context, self }) => reported(context, self, 'stopped', { reason: 'stopped' })),
-    },
-  },
-});
+  });
+}
 
-export type StreamSessionActor = ActorRefFrom<typeof streamSessionMachine>;
+/** The session machine's logic (one per `streamSessionLogic()` call). */
+export type StreamSessionLogic = ReturnType<typeof streamSessionLogic>;
+export type StreamSessionActor = ActorRefFrom<StreamSessionLogic>;

@@ -8,7 +8,7 @@ import { DEFAULT_JPEG_QUALITY, encodeJpegLatest, type EncodedFrame, type Frame }
 import type { LatestWinsStats } from '../../src/pipelines/latest-wins.js';
 import { FrameSender, type FrameSenderOptions, type FrameSenderStats } from './frame-sender.js';
 import type { LinkConnector } from '../../src/cloud/link.js';
-import { streamSessionMachine, type SessionInput, type SessionTiming, type StreamCounters } from './session-machine.js';
+import { streamSessionLogic, type StreamSessionLogic, type SessionInput, type SessionTiming, type StreamCounters } from './session-machine.js';
 
 export interface VlmStreamOptions {
   connect: LinkConnector;
@@ -53,7 +53,7 @@ export interface VlmStreamStats extends FrameSenderStats {
 }
 
 export interface VlmStream {
-  actor: Actor<typeof streamSessionMachine>;
+  actor: Actor<StreamSessionLogic>;
   stats(): VlmStreamStats;
   stop(): void;
 }
@@ -134,7 +134,7 @@ export function vlmSession(options: Omit<VlmStreamOptions, 'systemId' | 'clock' 
 /** A VLM session as its own root actor (benchmarks and stream tests); the agent runs sessions inside input actors. */
 export function startVlmStream(options: VlmStreamOptions): VlmStream {
   const session = vlmSession(options);
-  const actor = createActor(streamSessionMachine, {
+  const actor = createActor(streamSessionLogic(), {
     systemId: options.systemId ?? 'vlm',
     ...(options.clock ? { clock: options.clock } : {}),
     input: session.input,

@@ -5,7 +5,7 @@ import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin
 import type { ConnectorFactory } from '../../src/cortex/action.js';
 import type { ActionConfig } from '../../src/config/schema.js';
 import { createActor, type AnyActorRef } from 'xstate';
-import { governorMachine } from '../../actors/safety/governor.js';
+import { governorLogic } from '../../actors/safety/governor.js';
 import { ModeSafety, SafetyConfig, type SafetyConfigInput } from '../../src/config/safety.js';
 import type { AgentConfig } from '../../src/config/schema.js';
 import { AgentBus } from '../../src/cortex/events.js';
@@ -31,7 +31,7 @@ export function startGovernor(
   const mode = options.mode ?? 'm';
   const modes = Object.fromEntries(Object.entries(options.modes ?? { [mode]: {} }).map(([k, v]) => [k, { safety: ModeSafety.parse(v) }]));
   const config = { modes, safety: SafetyConfig.parse({ estop_socket: { enabled: false }, ...safety }) } as unknown as Pick<AgentConfig, 'modes' | 'safety'>;
-  const actor = createActor(governorMachine, {
+  const actor = createActor(governorLogic(), {
     input: { policy: resolvePolicy(config), bus, logger: pino({ level: 'silent' }), now: () => clock.now(), mode },
     ...(options.clock ? { clock: options.clock } : {}),
   });

@@ -11,7 +11,7 @@ import { serialConfigOf } from '../../actors/inputs/serial-reader.js';
 import { createSerialLine, sharedSerialLine, type SerialLine } from '../../devices/serial.js';
 import { formatNmea } from '../../devices/nmea.js';
 import { estopSerialLogic, type HoldSerialSession } from '../../actors/safety/estop-serial.js';
-import { streamSessionMachine, type SessionInput } from '../../actors/streams/session-machine.js';
+import { streamSessionLogic, type SessionInput } from '../../actors/streams/session-machine.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { hostInput } from '../helpers/input-host.js';
 import { ptyPair } from '../helpers/socat-pty.js';
@@ -124,7 +124,7 @@ t.test('the e-stop watcher holds the shared port with its own session: an outage
   // The first holder's settings apply to the shared line: fast reopens for the test.
   const line = sharedSerialLine({ binding: 'serialport', path: pty.robot, baud_rate: 115200, reopen_initial_ms: 50, reopen_max_ms: 400 });
   // The governor's part: it spawns the session the watcher asks for as its child `device:serial`.
-  const parent = setup({ actors: { watcher: estopSerialLogic, deviceSession: streamSessionMachine } }).createMachine({
+  const parent = setup({ actors: { watcher: estopSerialLogic, deviceSession: streamSessionLogic() } }).createMachine({
     invoke: { src: 'watcher', input: { policy, logger: pino({ level: 'silent' }), bus } },
     on: {
       'safety.serial.hold': {
@@ -184,7 +184,7 @@ function moveConnector(path: string, teardown: (fn: () => unknown) => void, ackS
     { path, ack_timeout_seconds: ackSeconds },
     { logger: pino({ level: 'silent' }), stateDir: tmpdir(), write: () => {} },
   );
-  const session = createActor(streamSessionMachine, { input: connector.session as SessionInput }).start();
+  const session = createActor(streamSessionLogic(), { input: connector.session as SessionInput }).start();
   teardown(() => {
     session.stop();
     return connector.stop();

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { createActor } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
 import { EstopGate } from '../../actors/safety/estop-gate.js';
-import { governorMachine } from '../../actors/safety/governor.js';
+import { governorLogic } from '../../actors/safety/governor.js';
 import { statusOfSnapshot } from '../../actors/safety/status.js';
 import { SafetyConfig } from '../../src/config/safety.js';
 import type { AgentConfig } from '../../src/config/schema.js';
@@ -49,7 +49,7 @@ async function rig(t: Test) {
   const events: AgentEvent[] = [];
   bus.events$.subscribe((e) => events.push(e));
   const config = { modes: { m: { safety: {} } }, safety: SafetyConfig.parse({ deadman_seconds: 600 }) } as unknown as Pick<AgentConfig, 'modes' | 'safety'>;
-  const governor = createActor(governorMachine, {
+  const governor = createActor(governorLogic(), {
     input: { policy: resolvePolicy(config), bus, logger: pino({ level: 'silent' }), now: Date.now, mode: 'm', socket: { path }, gate: new EstopGate() },
   });
   governor.start();

@@ -9,7 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createActor, waitFor, type AnyActorRef } from 'xstate';
 import { mcpToolName } from '../../src/cortex/mcp.js';
-import { mcpHub, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
+import { mcpHub, mcpServerLogic, mcpSessionInput } from '../../actors/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { ToolDefinitionSchema } from '../../src/cloud/protocol.js';
 import type { McpServerConfig } from '../../src/config/schema.js';
@@ -39,7 +39,7 @@ function hub(options: { retryMs?: number; callTimeoutMs?: number } = {}) {
     call: board.call,
     async start(configs: McpServerConfig[]) {
       const actors = configs.map((config) =>
-        createActor(mcpServerMachine, {
+        createActor(mcpServerLogic(), {
           input: mcpSessionInput({ config, logger, bus, options, track: (p) => void closing.push(p), onLink: board.linkOf(config.name) }),
         }).start(),
       );

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createActor, type AnyActorRef, type InspectionEvent } from 'xstate';
-import { mcpHub, mcpServerMachine, mcpSessionInput } from '../../actors/mcp.js';
+import { mcpHub, mcpServerLogic, mcpSessionInput } from '../../actors/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { freePort } from '../support/mosquitto.js';
 import { until } from '../helpers/wait.js';
@@ -50,7 +50,7 @@ t.test('sse: the server killed and started again; the session actor backs off, r
     states.push({ state: e.state, attempt: e.attempt, ...(e.delay_ms !== undefined ? { delay_ms: e.delay_ms } : {}) });
     hook(e);
   };
-  const actor = createActor(mcpServerMachine, {
+  const actor = createActor(mcpServerLogic(), {
     input,
     systemId: 'mode:test/mcp:calc',
     inspect: (e: InspectionEvent) => {

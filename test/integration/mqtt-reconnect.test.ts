@@ -237,7 +237,7 @@ t.test(
       },
     }).start();
     t.teardown(() => actor.stop());
-    const handle = handleOf(actor, entry);
+    const handle = handleOf(actor, entry, { logger, bus, mode: 'm' });
     const settled = (from: number) =>
       until('the command settled', () => events.slice(from).some((e) => e.type === 'action' && (e.state === 'done' || e.state === 'failed'))).then(
         () => events.slice(from).find((e) => e.type === 'action' && (e.state === 'done' || e.state === 'failed')) as Extract<AgentEvent, { type: 'action' }>,

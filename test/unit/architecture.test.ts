@@ -1,4 +1,4 @@
-// Proves the tree is driven by events: no snapshot reads outside the CLI's read-only views, no state names, no module-level mutable state in the production source.
+// Proves the tree is driven by events: no snapshot reads outside the CLI's read-only views, no state names, no module-level mutable state or logic, no XState internals read in the production source.
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -7,7 +7,7 @@ import ts from 'typescript';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PRODUCTION = ['cli', 'src', 'actors', 'devices'];
 
-type Rule = 'getSnapshot' | 'state-name' | 'module-let' | 'module-mutable';
+type Rule = 'getSnapshot' | 'state-name' | 'module-let' | 'module-mutable' | 'xstate-internal';
 
 interface Finding {
   rule: Rule;
@@ -155,6 +155,8 @@ export function findingsOf(file: string, text: string): Finding[] {
         ts.isArrayLiteralExpression(init) ||
         ts.isObjectLiteralExpression(init);
       if (collection) collections.set(d.name.text, d);
+      // A logic made at load time (`streamSessionLogic()`) keeps its actors' services for the whole process: logics are made by their owner.
+      else if (ts.isCallExpression(init) && /Logic$/.test(rootName(init.expression) ?? '')) add('module-mutable', d, d.name.text);
       // Any other instance made at load time holds state of its own (a gate, a registry): one per process.
       else if (ts.isNewExpression(init) && !STATELESS.has(rootName(init.expression) ?? '')) add('module-mutable', d, d.name.text);
     }
@@ -162,6 +164,14 @@ export function findingsOf(file: string, text: string): Finding[] {
 
   const mutated = new Set<string>();
   const visit = (node: ts.Node): void => {
+    // `actor.options.input`: XState keeps it on the actor but does not document it; services reach actors through their logic (ActorServices).
+    if (
+      ts.isPropertyAccessExpression(node) &&
+      node.name.text === 'input' &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      node.expression.name.text === 'options'
+    )
+      add('xstate-internal', node);
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const method = node.expression.name.text;
       if (method === 'getSnapshot' && !readOnlyView(file) && !ownData(node)) add('getSnapshot', node);
@@ -226,6 +236,8 @@ t.test('the scanner sees snapshot reads, state names and module-level mutable st
     '  const own = (self: any) => self.getSnapshot().context;',
     "  return fixed.has(1) && snap.hasTag('running') && own(ref);",
     '}',
+    'const shared = sessionLogic();',
+    'const inputOf = (self: any) => self.options?.input;',
   ].join('\n');
   const found = findingsOf('actors/x.ts', text).map((f) => `${f.rule} ${f.where} ${f.line}`);
   t.same(found.sort(), [
@@ -234,8 +246,10 @@ t.test('the scanner sees snapshot reads, state names and module-level mutable st
     'module-let counter 1',
     'module-mutable cache 2',
     'module-mutable list 4',
+    'module-mutable shared 13',
     'state-name f 8',
     'state-name f 9',
+    'xstate-internal inputOf 14',
   ]);
   t.same(findingsOf('cli/view.ts', 'export const v = (r: any) => r.getSnapshot().context;'), [], 'the read-only views may read snapshots');
 });
@@ -248,7 +262,7 @@ t.test('the production source drives the tree by events and keeps no module-leve
   t.same(
     unexpected.map((f) => `${f.file}:${f.line} ${f.rule} in ${f.where}: ${f.text}`),
     [],
-    'no getSnapshot() outside the read-only views, no `.value ===` on a snapshot, no module-level mutable state',
+    'no getSnapshot() outside the read-only views, no `.value ===` on a snapshot, no module-level mutable state or logic, no `options.input`',
   );
   const used = new Set(findings.map(key));
   t.same(

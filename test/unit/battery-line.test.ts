@@ -6,7 +6,7 @@ import { SerialPortMock } from 'serialport';
 import { BatteryInput, BatteryInputSchema, type BatteryReading } from '../../actors/inputs/battery-input.js';
 import { createSerialLine } from '../../devices/serial.js';
 import { createActor } from 'xstate';
-import { streamSessionMachine, type SessionInput } from '../../actors/streams/session-machine.js';
+import { streamSessionLogic, type SessionInput } from '../../actors/streams/session-machine.js';
 import { serialConfigOf } from '../../src/plugins/schemas/inputs.js';
 import { mockSerialPaths, simulateConfig } from '../../src/config/simulate.js';
 import { waitFor } from '../helpers/wait.js';
@@ -56,7 +56,7 @@ t.test('the serial binding on a mock port: readings publish the sysfs context ke
   const logger = { warn: (m: string) => warnings.push(m) } as unknown as Logger;
   const input = new BatteryInput(config, { logger, signal: new AbortController().signal, publishContext: (v) => void contexts.push(v) }, undefined, serial);
   // The port's session, as the input actor runs it (child `device:serial`).
-  const device = createActor(streamSessionMachine, { input: input.device!.input as SessionInput }).start();
+  const device = createActor(streamSessionLogic(), { input: input.device!.input as SessionInput }).start();
   t.teardown(() => device.stop());
   const readings: BatteryReading[] = [];
   const finals: boolean[] = [];

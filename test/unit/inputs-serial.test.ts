@@ -9,11 +9,11 @@ import { createSerialLine } from '../../devices/serial.js';
 import { formatNmea, parseNmea, type NmeaSentence } from '../../devices/nmea.js';
 import { createLogger } from '../../src/log.js';
 import { createActor } from 'xstate';
-import { streamSessionMachine, type SessionInput } from '../../actors/streams/session-machine.js';
+import { streamSessionLogic, type SessionInput } from '../../actors/streams/session-machine.js';
 import type { InputPlugin } from '../../src/cortex/input.js';
 
 /** The input's device session, as the input actor runs it (child `device:serial`). */
-const session = (input: Pick<InputPlugin, 'device'>) => createActor(streamSessionMachine, { input: input.device!.input as SessionInput }).start();
+const session = (input: Pick<InputPlugin, 'device'>) => createActor(streamSessionLogic(), { input: input.device!.input as SessionInput }).start();
 import { waitFor } from '../helpers/wait.js';
 
 const mock = (port: unknown) => (port as SerialPortMock).port!;

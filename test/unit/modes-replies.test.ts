@@ -2,7 +2,7 @@
 import t from 'tap';
 import { createActor, createMachine, fromCallback, type AnyActorRef } from 'xstate';
 import { createModeMachine } from '../../actors/modes/machine.js';
-import { cortexLoopMachine, type TickRequest } from '../../actors/loop.js';
+import { cortexLoopLogic, type TickRequest } from '../../actors/loop.js';
 import { SimulatedClock } from 'xstate';
 import { config, start } from '../fixtures/modes/harness.js';
 
@@ -74,7 +74,7 @@ t.test('the loop keeps the finals it is woken with and hands them to the next ti
   const clock = new SimulatedClock();
   const requests: TickRequest[] = [];
   let release: () => void = () => {};
-  const loop = createActor(cortexLoopMachine, {
+  const loop = createActor(cortexLoopLogic(), {
     clock,
     input: {
       hertz: 1,

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap';
 import { pino } from 'pino';
 import { SimulatedClock, createActor } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
-import { governorMachine } from '../../actors/safety/governor.js';
+import { governorLogic } from '../../actors/safety/governor.js';
 import { GOVERNOR_NOT_RUNNING, GovernorView, initialStatus, statusOfSnapshot, type SafetyStatus } from '../../actors/safety/status.js';
 import { SafetyConfig } from '../../src/config/safety.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
@@ -230,7 +230,7 @@ t.test('when the agent stops, motion stops and only the stop value passes; a lat
   const events: AgentEvent[] = [];
   bus.events$.subscribe((e) => events.push(e));
   const policy = resolvePolicy({ modes: { m: {} }, safety: SafetyConfig.parse({ estop_socket: { enabled: false } }) } as never);
-  const restored = createActor(governorMachine, {
+  const restored = createActor(governorLogic(), {
     input: { policy, bus, logger: pino({ level: 'silent' }), now: Date.now, mode: 'm', latch: { source: 'socket', reason: 'before the crash', at: 1 } },
   });
   restored.start();

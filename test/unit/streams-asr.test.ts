@@ -4,7 +4,7 @@ import { SimulatedClock, createActor, setup } from 'xstate';
 import { Subject, BehaviorSubject } from 'rxjs';
 import { startAsrStream, asrEvents } from '../../actors/streams/asr-stream.js';
 import type { StreamLink } from '../../src/cloud/link.js';
-import { streamSessionMachine } from '../../actors/streams/session-machine.js';
+import { streamSessionLogic } from '../../actors/streams/session-machine.js';
 import { CloudSocketAuthError } from '../../src/cloud/errors.js';
 import { FakeLink } from '../support/fake-link.js';
 
@@ -267,7 +267,7 @@ t.test('counters move while streaming: asr.stats on the keepalive tick; keepaliv
 t.test('as a child actor: stopping the parent closes the open socket', async (t) => {
   const link = new FakeLink();
   let detached = 0;
-  const parent = setup({ actors: { session: streamSessionMachine } }).createMachine({
+  const parent = setup({ actors: { session: streamSessionLogic() } }).createMachine({
     invoke: {
       src: 'session',
       input: {
