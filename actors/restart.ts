@@ -1,4 +1,4 @@
-// The restart of a plugin that failed (an input without a session, a background): the one reconnect policy of src/backoff.ts, its backoff and its breaker, as plain data for a machine's context.
+// The restart of a failed plugin (an input without a session, a background) on src/backoff.ts's policy and breaker, as data for a machine's context.
 import { connectionHealthy, connectionOpened, INITIAL_RECONNECT, planReconnect, reconnectOptions, type ReconnectState } from '../src/backoff.js';
 
 /** How a plugin is restarted: the backoff's first delay and cap, and how long it must run to count as healthy (all ms). */

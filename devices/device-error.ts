@@ -1,4 +1,4 @@
-// Typed errors of the device bindings (the devices never reopen themselves: session actors of the one reconnect engine do, actors/streams/session-machine.ts).
+// Typed errors of the device bindings (the devices never reopen themselves: session actors do, actors/streams/session-machine.ts).
 import { CortexError, describeError } from '../src/errors.js';
 
 export type DeviceKind = 'microphone' | 'camera' | 'serial' | 'speaker' | 'lidar';

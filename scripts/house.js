@@ -1,4 +1,4 @@
-// The state of the house: longest functions in actors/ and src/, import circles and upward imports between layers; `--check` exits 1 past the limits.
+// The state of the house: longest functions, files without a one-line first comment, import circles and upward imports between layers; `--check` exits 1 past the limits.
 // Usage: node scripts/house.js [--check] [--top N] [--json]
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,6 +11,8 @@ const JSON_OUT = args.includes('--json');
 const TOP = args.includes('--top') ? Number(args[args.indexOf('--top') + 1]) : 20;
 /** A function longer than this many lines needs `// long: <reason>` on the line above it (or on its first line). */
 const MAX_FUNCTION_LINES = 80;
+/** A file's first line (after a shebang) says what it is, in one `//` comment of at most this many characters. */
+const MAX_FIRST_LINE = 160;
 /** The folders whose functions are measured. */
 const MEASURED = ['cli', 'actors', 'src'];
 
@@ -170,6 +172,16 @@ functions.sort((a, b) => b.lines - a.lines);
 const overLimit = functions.filter((f) => f.lines > MAX_FUNCTION_LINES);
 const unexplained = overLimit.filter((f) => !f.reason);
 
+// First lines: what each file is, in one short comment (the rationale goes to docs/, the history to git).
+const firstLines = files
+  .map((file) => {
+    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+    const first = lines[0]?.startsWith('#!') ? lines[1] : lines[0];
+    return { file, first: first ?? '' };
+  })
+  .filter(({ first }) => !first.startsWith('// ') || first.length > MAX_FIRST_LINE)
+  .map(({ file, first }) => `${file}: ${first.startsWith('// ') ? `${first.length} characters` : 'no first-line comment'}`);
+
 // Imports: circles (every import, type-only included: a type-only circle is an interface in the wrong file) and upward arrows.
 const graph = new Map();
 const upward = [];
@@ -196,11 +208,12 @@ for (const u of upward) {
 }
 
 const report = {
-  limits: { max_function_lines: MAX_FUNCTION_LINES, circles: 0, upward_imports: 0 },
+  limits: { max_function_lines: MAX_FUNCTION_LINES, max_first_line: MAX_FIRST_LINE, circles: 0, upward_imports: 0 },
   functions_measured: functions.length,
   functions_over_limit: overLimit.length,
   functions_over_limit_without_reason: unexplained.length,
   longest: functions.slice(0, TOP).map((f) => ({ where: `${f.file}:${f.line}`, name: f.name, lines: f.lines, reason: f.reason })),
+  first_lines: firstLines,
   circles: loops,
   upward_layer_pairs: upwardPairs,
   upward_imports: upward.map((u) => `${u.file}:${u.line} -> ${u.target}${u.typeOnly ? ' (type)' : ''}${u.dynamic ? ' (dynamic)' : ''}`),
@@ -211,6 +224,8 @@ else {
   console.log(`Longest functions in ${MEASURED.join('/, ')}/ (limit ${MAX_FUNCTION_LINES} lines without a "// long: <reason>" next to it):`);
   for (const f of report.longest) console.log(`  ${String(f.lines).padStart(4)}  ${f.name}  ${f.where}${f.reason ? '  (long: reason given)' : ''}`);
   console.log(`  ${overLimit.length} of ${functions.length} functions over ${MAX_FUNCTION_LINES} lines, ${unexplained.length} without a reason`);
+  console.log(`\nFiles whose first line is not one \`//\` comment of at most ${MAX_FIRST_LINE} characters: ${firstLines.length}`);
+  for (const f of firstLines) console.log(`  ${f}`);
   console.log(`\nImport circles (type-only imports included): ${loops.length}`);
   for (const c of loops) console.log(`  ${c.join(' <-> ')}`);
   console.log(`\nUpward imports between layers (${LAYERS.map((l) => l.join(' ')).join(' > ')}): ${upward.length}`);
@@ -220,8 +235,9 @@ else {
 
 const failures = [];
 if (unexplained.length) failures.push(`${unexplained.length} functions over ${MAX_FUNCTION_LINES} lines without a "// long:" reason`);
+if (firstLines.length) failures.push(`${firstLines.length} files without a short first-line comment`);
 if (loops.length) failures.push(`${loops.length} import circles`);
 if (upward.length) failures.push(`${upward.length} upward imports`);
-const summary = `house: ${unexplained.length} long functions without a reason, ${loops.length} import circles, ${upward.length} upward imports`;
+const summary = `house: ${unexplained.length} long functions without a reason, ${firstLines.length} first lines to fix, ${loops.length} import circles, ${upward.length} upward imports`;
 console.log(failures.length ? `${summary}; past the limits: ${failures.join('; ')}` : `${summary}; within the limits`);
 if (CHECK && failures.length) process.exit(1);

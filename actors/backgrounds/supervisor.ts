@@ -1,4 +1,4 @@
-// The backgrounds of a mode: context producers, supervised and restarted on the one reconnect policy, their health on the bus.
+// The backgrounds of a mode: context producers, supervised and restarted on the reconnect policy, their health on the bus.
 // The actor is `backgrounds`: each background is its child `background:<type>`, and a background's device session a child `device:<name>` of that.
 import type { Logger } from 'pino';
 import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, type AnyActorRef } from 'xstate';
@@ -29,7 +29,7 @@ export interface BackgroundActorInput {
 
 /** The background's data; its services (create, bus, logger, track: its input) are kept by its logic (`ActorServices`): contexts hold data. */
 interface Ctx extends Pick<BackgroundActorInput, 'id' | 'type' | 'mode' | 'restart'> {
-  /** Its restarts on the one reconnect policy (actors/restart.ts). */
+  /** Its restarts on the reconnect policy (actors/restart.ts). */
   restarts: Restarts;
   error: string | undefined;
 }

@@ -43,7 +43,7 @@ interface Ctx extends Pick<InputActorInput, 'id' | 'type' | 'mode' | 'restart'> 
   made: boolean;
   /** The plugin has a socket session (its own retry layer). */
   streamed: boolean;
-  /** Its restarts on the one reconnect policy (actors/restart.ts). */
+  /** Its restarts on the reconnect policy (actors/restart.ts). */
   restarts: Restarts;
   error: string | undefined;
 }

@@ -1,5 +1,5 @@
 // The mode statechart built from a configuration: one state per mode, rules as transitions, timers, hooks, memory.
-import { assign, createActor, emit, enqueueActions, setup, type Actor, type AnyActorLogic } from 'xstate';
+import { assign, createActor, emit, enqueueActions, setup, type Actor, type AnyActorLogic, type DoneActorEvent, type EventObject } from 'xstate';
 import type { AgentConfig } from '../../src/config/schema.js';
 import { log } from '../../src/log.js';
 import { configDir } from '../../src/paths.js';
@@ -16,7 +16,7 @@ import {
   selectTimeoutRule,
 } from '../../src/modes/rules.js';
 import { commit, initialContext, memoryOf, restoreInput, takeManual, takeRule, type ModeContext, type ModeMachineInput } from './context.js';
-import { hookActorId, hookLogic, hookSequenceLogic, logAsyncOutput, orderHooks, type HookAsyncEvent, type HookOutput, type HookRunOutput } from './hooks.js';
+import { hookActorId, hookLogic, hookSequenceLogic, logAsyncOutput, orderHooks, type HookOutput, type HookRunOutput } from './hooks.js';
 import { modeState, type Delay, type ModeStateKit } from './mode-states.js';
 import { realClock, type HookEnv, type HookVars, type ModeDeps, type ModeEmitted, type ModeEvent } from './types.js';
 
@@ -36,13 +36,30 @@ const updateValues = (values: Record<string, unknown>, event: ModeEvent): Record
   return { ...values, [event.key]: event.value };
 };
 
+/** What a finished child said, when `event` is its done event (`xstate.done.actor.<id>`); undefined for any other event. */
+function doneOutput(event: EventObject): HookRunOutput | HookOutput | undefined {
+  return event.type.startsWith('xstate.done.actor.') ? (event as DoneActorEvent<HookRunOutput | HookOutput>).output : undefined;
+}
+
+/** The output of a finished hook sequence (`hookSequence`: the hooks of one event). */
+function runOutput(event: EventObject): HookRunOutput | undefined {
+  const output = doneOutput(event);
+  return output && !('kind' in output) ? output : undefined;
+}
+
+/** The output of a finished async hook (`hook`, a child of this machine). */
+function hookOutput(event: EventObject): HookOutput | undefined {
+  const output = doneOutput(event);
+  return output && 'kind' in output && output.kind === 'hook.output' ? output : undefined;
+}
+
 /** The arguments XState gives a guard of the mode machine. */
 type G = { context: ModeContext; event: ModeEvent };
 
 /** The mode machine's named guards: which rule fires, whether a hook run aborted, which mode the machine is in. */
 function modeGuards(config: AgentConfig, rules: CompiledRule[], now: () => number) {
   return {
-    aborted: ({ event }: G) => Boolean((event as unknown as { output?: HookRunOutput }).output?.aborted),
+    aborted: ({ event }: G) => Boolean(runOutput(event)?.aborted),
     starting: ({ context }: G) => context.starting,
     canRollback: ({ context }: G) => !context.rollingBack && context.previous !== null && Object.hasOwn(config.modes, context.previous),
     inputRule: ({ context, event }: G) =>
@@ -60,7 +77,7 @@ function modeGuards(config: AgentConfig, rules: CompiledRule[], now: () => numbe
     ruleTimerReady: ({ context }: G, p: { index: number }) =>
       appliesIn(rules[p.index]!, context.mode) && !coolingDown(rules[p.index]!, context.lastFired, now()),
     isMode: ({ context }: G, p: { mode: string }) => context.mode === p.mode,
-    hookOutput: ({ event }: G) => (event as unknown as { output?: HookOutput }).output?.kind === 'hook.output',
+    hookOutput: ({ event }: G) => hookOutput(event) !== undefined,
   };
 }
 
@@ -162,7 +179,7 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
         memory?.save(memoryOf(configName, next));
       }),
       rollback: enqueueActions(({ context, event, enqueue }) => {
-        const reason = (event as unknown as { output: HookRunOutput }).output.reason ?? 'on_entry hook aborted';
+        const reason = runOutput(event)?.reason ?? 'on_entry hook aborted';
         const back = { from: context.mode, to: context.previous!, rule_index: null, trigger: 'rollback', reason };
         const next = { ...context, ...commit(context, back, now()) };
         enqueue.emit({ type: 'mode.aborted', from: context.previous!, to: context.mode, reason });
@@ -179,14 +196,13 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
         enqueue.emit({ type: 'mode.ready', mode: context.mode });
       }),
       failStartup: enqueueActions(({ context, event, enqueue }) => {
-        const reason = (event as unknown as { output?: HookRunOutput }).output?.reason ?? 'start-up failed';
+        const reason = runOutput(event)?.reason ?? 'start-up failed';
         enqueue.assign({ failure: reason });
         enqueue.emit({ type: 'startup.failed', reason });
         logger.error({ mode: context.mode }, `start-up failed: ${reason}`);
       }),
       emitFailures: enqueueActions(({ event, enqueue }) => {
-        const out = (event as unknown as { output?: HookRunOutput }).output;
-        for (const f of out?.failures ?? []) enqueue.emit({ type: 'hook.failed', ...f });
+        for (const f of runOutput(event)?.failures ?? []) enqueue.emit({ type: 'hook.failed', ...f });
       }),
       emitTimeout: enqueueActions(({ context, enqueue }) => {
         enqueue.emit({ type: 'mode.timeout', mode: context.mode, at: now() });
@@ -197,13 +213,15 @@ export function createModeMachine(config: AgentConfig, deps: ModeDeps = {}) {
       // An async hook outlives the sequence that started it: it runs as a child of this machine until
       // it ends, reaches its timeout, or the machine stops (shutdown).
       spawnAsyncHook: enqueueActions(({ context, event, enqueue }) => {
-        const { input, replyTo } = event as unknown as HookAsyncEvent;
+        if (event.type !== 'hook.async') return;
+        const { input, replyTo } = event;
         enqueue.assign({ asyncHooks: context.asyncHooks + 1 });
         enqueue.spawnChild('hook', { id: hookActorId(input.hook, context.asyncHooks + 1), input });
         enqueue.sendTo(replyTo, { type: 'hook.async.started' });
       }),
       endAsyncHook: enqueueActions(({ event, enqueue }) => {
-        const out = (event as unknown as { output: HookOutput }).output;
+        const out = hookOutput(event);
+        if (!out) return;
         logAsyncOutput(env, out);
         enqueue.emit({ type: 'hook.run', ...out.run });
       }),

@@ -1,4 +1,4 @@
-// The safety governor's status as others see it (AgentControl.safetyStatus, the socket's STATUS, WebSim): followed from the governor's snapshots as it emits them.
+// The safety governor's status as others see it (the agent's handle, the socket's STATUS, WebSim), followed by subscription to the governor.
 import { randomUUID } from 'node:crypto';
 import type { AnyActorRef, Subscription } from 'xstate';
 import type { Latch, SafetyStatus } from '../../src/safety/policy.js';

@@ -1,5 +1,17 @@
-// The one reconnect engine of every connection and device: connecting, streaming, backingOff, failed, stopped, with src/backoff.ts's policy.
-import { assign, emit, enqueueActions, fromCallback, fromPromise, sendTo, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
+// The session machine of every connection and device (connecting, streaming, backingOff, failed, stopped) on src/backoff.ts's reconnect policy.
+import {
+  assign,
+  emit,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  sendTo,
+  setup,
+  type ActorRefFrom,
+  type AnyActorRef,
+  type DoneActorEvent,
+  type EventObject,
+} from 'xstate';
 import {
   INITIAL_RECONNECT,
   connectionHealthy,
@@ -157,6 +169,9 @@ type SessionCommand = { type: 'keepalive' };
 
 /** The services of the sessions of one logic: each one's input (connector, hooks, clock), by actor. */
 type Services = ActorServices<SessionInput>;
+
+/** The link the `connect` child opened: the output of its done event, the only event that enters `streaming`. */
+const openedLink = (event: EventObject): StreamLink => (event as DoneActorEvent<StreamLink>).output;
 
 function isFatalConnectError(err: unknown): boolean {
   return Boolean(err && typeof err === 'object' && (err as { fatal?: unknown }).fatal === true);
@@ -356,7 +371,7 @@ export function streamSessionLogic() {
         invoke: {
           id: 'link',
           src: 'session',
-          input: ({ event, self }) => ({ link: (event as unknown as { output: StreamLink }).output, hooks: services.of(self).hooks }),
+          input: ({ event, self }) => ({ link: openedLink(event), hooks: services.of(self).hooks }),
         },
         states: {
           health: {

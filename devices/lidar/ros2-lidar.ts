@@ -1,4 +1,4 @@
-// A lidar over ROS 2: `sensor_msgs/LaserScan` on a topic of the DDS layer, opened by a session of the one reconnect engine while scans arrive.
+// A lidar over ROS 2: `sensor_msgs/LaserScan` on a topic of the DDS layer, opened by a session-machine actor while scans arrive.
 import type { Logger } from 'pino';
 import { Subject, type Subscription } from 'rxjs';
 import { LinkEnd, type OpenableDevice } from '../device-link.js';

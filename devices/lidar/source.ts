@@ -4,7 +4,7 @@ import type { Scan } from '../../src/lidar/scan.js';
 import type { OpenableDevice } from '../device-link.js';
 
 /**
- * One lidar. Nothing flows until a session of the one reconnect engine (actors/streams/session-machine.ts)
+ * One lidar. Nothing flows until a session (actors/streams/session-machine.ts)
  * opens `device`: the safety governor runs it as its child `device:lidar` for as long as the agent
  * runs, and inputs only subscribe to `scans$`. A source never reopens itself.
  *

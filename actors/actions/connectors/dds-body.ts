@@ -43,7 +43,7 @@ export function capped(m: { vx: number; vy: number; wz: number }, speed: SpeedLi
 }
 
 /**
- * The connector. The robot's presence is a session of the one reconnect engine (the action actor's
+ * The connector. The robot's presence is a session-machine actor (the action actor's
  * child `device:dds`, its states on the bus as `stream` events of kind `dds`): lost, it is reported
  * ("lost the robot: ...") and commands are refused until it is back. A command repeats its velocity
  * at `command_hz` for its duration, each time capped by the governor's limits and the obstacle guard
