@@ -1,5 +1,5 @@
 // Benchmark: period error and drift of the cortex loop (fixed schedule) at 10 and 100 Hz against a sleep-after-tick loop, run side by side.
-import { startCortexLoop } from '../dist/actors/loop.js';
+import { startCortexLoop } from '../dist/actors/cortex/loop.js';
 import { finish, option, verdict } from './lib/bench.js';
 
 const SECONDS = option('seconds', 60, 1);

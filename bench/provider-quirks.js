@@ -2,7 +2,7 @@
 // Run after `npm run build`: node bench/provider-quirks.js [--reps N] [--piece BYTES]
 import { BehaviorSubject, EMPTY } from 'rxjs';
 import { pino } from 'pino';
-import { runTick } from '../dist/actors/tick.js';
+import { runTick } from '../dist/actors/cortex/tick.js';
 import { createLocalLlm } from '../dist/src/cortex/llm/local-llm.js';
 import { toolsForMode } from '../dist/src/cortex/tools.js';
 import { AgentBus } from '../dist/src/cortex/events.js';

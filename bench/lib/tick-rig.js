@@ -1,7 +1,7 @@
 // The tick of bench/tick-overhead.js and bench/record.js: 10 inputs, 5 actions, 3 tool calls, an instant model, on a given bus.
 import { EMPTY } from 'rxjs';
 import { pino } from 'pino';
-import { runTick } from '../../dist/actors/tick.js';
+import { runTick } from '../../dist/actors/cortex/tick.js';
 import { createActionHandle } from '../../dist/actors/actions/action.js';
 import { toolsForMode } from '../../dist/src/cortex/tools.js';
 import { WakeGate } from '../../dist/src/cortex/wake.js';

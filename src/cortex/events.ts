@@ -112,7 +112,7 @@ export type AgentEvent =
       kind?: string;
     }
   /**
-   * A streamed answer is arriving (actors/live-handout.ts): its first token, then at most one event per
+   * A streamed answer is arriving (actors/cortex/live-handout.ts): its first token, then at most one event per
    * batch of sentences or completed tool call, never per token. No text: it only says the model is alive
    * (the safety governor ends a failed call's pause and restarts its stall timer on it).
    */

@@ -42,7 +42,7 @@ export interface InputPlugin<Raw = unknown> {
   meaningfulChange?(previous: string | undefined, next: string): boolean;
   /**
    * What `formattedLatestBuffer()` would give if `text` were its one final message (a voice input's
-   * partial transcript): the turn is prepared on it while the person still speaks (actors/speculation.ts).
+   * partial transcript): the turn is prepared on it while the person still speaks (actors/cortex/speculation.ts).
    */
   bufferIf?(text: string): string;
   /** Live media for a person watching (WebSim's camera and microphone panels); read on request, never put on the bus. */

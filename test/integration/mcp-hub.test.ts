@@ -9,7 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createActor, waitFor, type AnyActorRef } from 'xstate';
 import { mcpToolName } from '../../src/cortex/mcp.js';
-import { mcpHub, mcpServerLogic, mcpSessionInput } from '../../actors/mcp.js';
+import { mcpHub, mcpServerLogic, mcpSessionInput } from '../../actors/mcp/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { ToolDefinitionSchema } from '../../src/cloud/protocol.js';
 import type { McpServerConfig } from '../../src/config/schema.js';

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createActor, type AnyActorRef, type InspectionEvent } from 'xstate';
-import { mcpHub, mcpServerLogic, mcpSessionInput } from '../../actors/mcp.js';
+import { mcpHub, mcpServerLogic, mcpSessionInput } from '../../actors/mcp/mcp.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import { freePort } from '../support/mosquitto.js';
 import { until } from '../helpers/wait.js';

@@ -7,7 +7,7 @@ import mqtt from 'mqtt';
 import { pino } from 'pino';
 import { createActor, setup, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { createMqttInput } from '../../actors/inputs/mqtt-input.js';
-import { fleetLogic } from '../../actors/fleet.js';
+import { fleetLogic } from '../../actors/fleet/fleet.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { FleetControl } from '../../src/fleet/execute.js';
 import { haveMosquitto, type Broker } from '../support/mosquitto.js';

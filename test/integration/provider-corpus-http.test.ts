@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { BehaviorSubject, EMPTY } from 'rxjs';
 import { pino } from 'pino';
 import t from 'tap';
-import { runTick, type TickDeps } from '../../actors/tick.js';
+import { runTick, type TickDeps } from '../../actors/cortex/tick.js';
 import type { ResolvedAddresses } from '../../src/cloud/addresses.js';
 import { createCloudClient } from '../../src/cloud/client.js';
 import { NO_RETRY } from '../../src/cloud/retry.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY } from 'rxjs';
 import { pino } from 'pino';
-import { runTick, type TickDeps } from '../../actors/tick.js';
+import { runTick, type TickDeps } from '../../actors/cortex/tick.js';
 import { createActionHandle } from '../../actors/actions/action.js';
 import { builtinPlugins, resolvePlugins } from '../../actors/plugin-registry.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';

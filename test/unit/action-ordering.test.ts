@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { filter, firstValueFrom } from 'rxjs';
 import { createActionHandle } from '../../actors/actions/action.js';
 import { ActionSequence, AnswerOrder, type ExecutionMode } from '../../actors/actions/ordering.js';
-import { runTick } from '../../actors/tick.js';
+import { runTick } from '../../actors/cortex/tick.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin-registry.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionHandle } from '../../src/cortex/contracts.js';

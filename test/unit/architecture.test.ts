@@ -33,7 +33,7 @@ const ALLOWED: Record<string, string> = {
     'the voice-activity WebAssembly module while detectors use it, shared by them and dropped with the last (its 16 MB memory is not kept after a mode stops listening)',
   'module-let src/systemd/notify.ts cachedDgram': 'the optional unix datagram addon, loaded once per process on first use',
   'module-let src/service/backends/tts.ts voices': 'the espeak-ng voices installed on this machine, listed once',
-  'module-let actors/fleet.ts version': "the runtime's version from package.json, read once",
+  'module-let actors/fleet/fleet.ts version': "the runtime's version from package.json, read once",
   'module-mutable src/plugins/args.ts entryArgs':
     "a memo of a pure function (an entry's config block to the zod arguments it declares) keyed by the immutable block",
   'module-mutable src/cortex/tools.ts converted': "a memo of a pure function (an action's zod schema to JSON Schema) keyed by the immutable schema",

@@ -1,7 +1,7 @@
 // The cortex loop keeps a fixed schedule under a simulated clock: no drift, late slots skipped and counted, final input wakes it at once.
 import t from 'tap';
 import { SimulatedClock } from 'xstate';
-import { firstSlotFrom, slotTime, startCortexLoop, type TickReport, type TickRequest } from '../../actors/loop.js';
+import { firstSlotFrom, slotTime, startCortexLoop, type TickReport, type TickRequest } from '../../actors/cortex/loop.js';
 
 const flush = async () => {
   for (let i = 0; i < 5; i++) await Promise.resolve();

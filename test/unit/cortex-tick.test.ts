@@ -2,7 +2,7 @@
 import t from 'tap';
 import { BehaviorSubject, EMPTY } from 'rxjs';
 import { pino } from 'pino';
-import { runTick, type TickDeps, type TickInput } from '../../actors/tick.js';
+import { runTick, type TickDeps, type TickInput } from '../../actors/cortex/tick.js';
 import { AgentBus, type AgentEvent } from '../../src/cortex/events.js';
 import type { ActionHandle, McpHub } from '../../src/cortex/contracts.js';
 import type { AnswerObserver, LlmAnswer, LlmRequest } from '../../src/cortex/llm.js';

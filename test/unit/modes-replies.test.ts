@@ -2,7 +2,7 @@
 import t from 'tap';
 import { createActor, createMachine, fromCallback, type AnyActorRef } from 'xstate';
 import { createModeMachine } from '../../actors/modes/machine.js';
-import { cortexLoopLogic, type TickRequest } from '../../actors/loop.js';
+import { cortexLoopLogic, type TickRequest } from '../../actors/cortex/loop.js';
 import { SimulatedClock } from 'xstate';
 import { config, start } from '../fixtures/modes/harness.js';
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { SimulatedClock } from 'xstate';
 import { createActionHandle } from '../../actors/actions/action.js';
 import { builtinPlugins, resolvePlugins, withPlugins } from '../../actors/plugin-registry.js';
-import { runTick } from '../../actors/tick.js';
+import { runTick } from '../../actors/cortex/tick.js';
 import { AgentConfig, type ActionConfig } from '../../src/config/schema.js';
 import type { ConnectorFactory } from '../../src/cortex/action.js';
 import { AgentBus } from '../../src/cortex/events.js';

@@ -2,8 +2,8 @@
 import t from 'tap';
 import { pino } from 'pino';
 import { BehaviorSubject, EMPTY } from 'rxjs';
-import { TurnPreparer, type AssembledTurn } from '../../actors/speculation.js';
-import { assembleTurn, runTick, type Assembled, type TickDeps, type TickInput } from '../../actors/tick.js';
+import { TurnPreparer, type AssembledTurn } from '../../actors/cortex/speculation.js';
+import { assembleTurn, runTick, type Assembled, type TickDeps, type TickInput } from '../../actors/cortex/tick.js';
 import { AgentBus } from '../../src/cortex/events.js';
 import type { ActionHandle } from '../../src/cortex/contracts.js';
 import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { BehaviorSubject } from 'rxjs';
 import { pino } from 'pino';
-import { runTick, type TickDeps, type TickInput } from '../../actors/tick.js';
+import { runTick, type TickDeps, type TickInput } from '../../actors/cortex/tick.js';
 import { LocalVlmInput, LocalVLMInputSchema } from '../../actors/inputs/local-vlm-input.js';
 import { BatteryInput, BatteryInputSchema } from '../../actors/inputs/battery-input.js';
 import { TextInput } from '../../actors/inputs/text-input.js';

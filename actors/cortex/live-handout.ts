@@ -1,11 +1,11 @@
 // Hands out a streamed answer while it arrives: speak sentences to synthesis one by one, other tool calls as soon as their arguments are complete.
 import type { Logger } from 'pino';
-import type { ActionHandle, McpHub } from '../src/cortex/contracts.js';
-import type { ModelProgressStage } from '../src/cortex/events.js';
-import type { AnswerObserver, LlmToolCall } from '../src/cortex/llm.js';
-import { SentenceSplitter } from '../src/cortex/llm/sentences.js';
-import { actionForTool } from '../src/cortex/tools.js';
-import { describeError } from '../src/errors.js';
+import type { ActionHandle, McpHub } from '../../src/cortex/contracts.js';
+import type { ModelProgressStage } from '../../src/cortex/events.js';
+import type { AnswerObserver, LlmToolCall } from '../../src/cortex/llm.js';
+import { SentenceSplitter } from '../../src/cortex/llm/sentences.js';
+import { actionForTool } from '../../src/cortex/tools.js';
+import { describeError } from '../../src/errors.js';
 import type { Turn } from './turn.js';
 
 /** The result of an MCP tool called while the answer was still streaming. */

@@ -4,16 +4,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assign, fromCallback, fromPromise, setup, type AnyActorLogic } from 'xstate';
 import type { Logger } from 'pino';
-import type { FleetSettings } from '../src/config/fleet.js';
-import type { AgentBus } from '../src/cortex/events.js';
-import { describeError } from '../src/errors.js';
-import type { FleetControl, ReloadHandler } from '../src/fleet/execute.js';
-import type { FleetChannel } from '../src/fleet/channel.js';
-import type { CommandGuard } from '../src/fleet/guard.js';
-import type { FleetTrust } from '../src/fleet/trust.js';
-import { mqttSessionInput } from './streams/mqtt-session.js';
-import { streamSessionLogic } from './streams/session-machine.js';
-import { projectRoot } from '../src/paths.js';
+import type { FleetSettings } from '../../src/config/fleet.js';
+import type { AgentBus } from '../../src/cortex/events.js';
+import { describeError } from '../../src/errors.js';
+import type { FleetControl, ReloadHandler } from '../../src/fleet/execute.js';
+import type { FleetChannel } from '../../src/fleet/channel.js';
+import type { CommandGuard } from '../../src/fleet/guard.js';
+import type { FleetTrust } from '../../src/fleet/trust.js';
+import { mqttSessionInput } from '../streams/mqtt-session.js';
+import { streamSessionLogic } from '../streams/session-machine.js';
+import { projectRoot } from '../../src/paths.js';
 
 /** What `cortexd run` gives the agent's fleet channel: the narrow way to replace the running configuration. */
 export interface FleetHost {
@@ -71,7 +71,7 @@ export function fleetLogic(deps: FleetActorDeps): AnyActorLogic {
     types: { context: {} as { robot: string; loaded: boolean } },
     actors: {
       load: fromPromise<Loaded>(async () => {
-        const [{ FleetChannel }, { CommandGuard }] = await Promise.all([import('../src/fleet/channel.js'), import('../src/fleet/guard.js')]);
+        const [{ FleetChannel }, { CommandGuard }] = await Promise.all([import('../../src/fleet/channel.js'), import('../../src/fleet/guard.js')]);
         const guard = new CommandGuard({
           maxTtlMs: deps.settings.commandMaxTtlMs,
           file: join(deps.stateDir, 'fleet', `${deps.settings.robotId}.commands.json`),

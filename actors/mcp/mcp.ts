@@ -1,12 +1,12 @@
 // The tool servers of a mode as session actors (`mcp:<server>`, actors/streams/session-machine.ts); and the hub the loop calls tools through.
 import type { Logger } from 'pino';
-import type { McpServerConfig } from '../src/config/schema.js';
-import type { McpHub } from '../src/cortex/contracts.js';
-import type { AgentBus } from '../src/cortex/events.js';
-import type { LinkEvent, StreamLink } from '../src/cloud/link.js';
-import { callMcpTool, connectMcpServer, MCP_DEFAULTS, McpCallError, type McpConnection, type McpOptions, type McpToolEntry } from '../src/cortex/mcp.js';
-import { redact } from '../src/redact.js';
-import { streamSessionLogic, type SessionInput } from './streams/session-machine.js';
+import type { McpServerConfig } from '../../src/config/schema.js';
+import type { McpHub } from '../../src/cortex/contracts.js';
+import type { AgentBus } from '../../src/cortex/events.js';
+import type { LinkEvent, StreamLink } from '../../src/cloud/link.js';
+import { callMcpTool, connectMcpServer, MCP_DEFAULTS, McpCallError, type McpConnection, type McpOptions, type McpToolEntry } from '../../src/cortex/mcp.js';
+import { redact } from '../../src/redact.js';
+import { streamSessionLogic, type SessionInput } from '../streams/session-machine.js';
 
 export interface McpServerInput {
   config: McpServerConfig;

@@ -1,26 +1,26 @@
 // One tick of a mode: drain the inputs, let keyword rules see the text, fuse the prompt, ask the model, hand out its tool calls.
 import type { Logger } from 'pino';
-import type { ChatMessage, ToolDefinition } from '../src/cloud/protocol.js';
-import type { ActionConfig, AgentConfig, ModeConfig } from '../src/config/schema.js';
-import type { ActionHandle, McpHub, ToolsForMode } from '../src/cortex/contracts.js';
-import type { AgentBus } from '../src/cortex/events.js';
-import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } from '../src/cortex/fuser.js';
-import type { InputPlugin } from '../src/cortex/input.js';
-import type { LlmAnswer, LlmPlugin } from '../src/cortex/llm.js';
-import { answerText, lastPrompt } from '../src/cortex/history.js';
-import type { TurnStage } from '../src/cortex/events.js';
-import { actionForTool } from '../src/cortex/tools.js';
-import { WakeGate } from '../src/cortex/wake.js';
-import { descriptors, entryDescription } from '../src/plugins/index.js';
-import type { Plugins } from '../src/cortex/plugins.js';
-import { describeError } from '../src/errors.js';
+import type { ChatMessage, ToolDefinition } from '../../src/cloud/protocol.js';
+import type { ActionConfig, AgentConfig, ModeConfig } from '../../src/config/schema.js';
+import type { ActionHandle, McpHub, ToolsForMode } from '../../src/cortex/contracts.js';
+import type { AgentBus } from '../../src/cortex/events.js';
+import { fuse, promptActions, promptText, type FusedPrompt, type FuserInput } from '../../src/cortex/fuser.js';
+import type { InputPlugin } from '../../src/cortex/input.js';
+import type { LlmAnswer, LlmPlugin } from '../../src/cortex/llm.js';
+import { answerText, lastPrompt } from '../../src/cortex/history.js';
+import type { TurnStage } from '../../src/cortex/events.js';
+import { actionForTool } from '../../src/cortex/tools.js';
+import { WakeGate } from '../../src/cortex/wake.js';
+import { descriptors, entryDescription } from '../../src/plugins/index.js';
+import type { Plugins } from '../../src/cortex/plugins.js';
+import { describeError } from '../../src/errors.js';
 import type { TickRequest, TickResult } from './loop.js';
-import type { InteractionRecord } from './actions/interactions.js';
+import type { InteractionRecord } from '../actions/interactions.js';
 import { LiveHandout } from './live-handout.js';
 import type { AssembledTurn, TurnPreparer } from './speculation.js';
-import { type ActionSequence, AnswerOrder } from './actions/ordering.js';
+import { type ActionSequence, AnswerOrder } from '../actions/ordering.js';
 import { Turn } from './turn.js';
-import type { Recalled } from '../src/memory/recall.js';
+import type { Recalled } from '../../src/memory/recall.js';
 
 /** A running input of the mode (its formatted buffer); the finals of a tick come with its request (the loop keeps them). */
 export interface TickInput {

@@ -1,7 +1,7 @@
 // The cortex loop of one mode (actor `loop`): ticks on a fixed schedule at the mode's hertz, never overlapping, woken at once by final input.
 import { assign, createActor, fromPromise, setup, type Actor, type AnyActorRef } from 'xstate';
-import { ActorServices } from './actor-services.js';
-import { realClock, type Clock } from './modes/types.js';
+import { ActorServices } from '../actor-services.js';
+import { realClock, type Clock } from '../modes/types.js';
 
 /** What a tick is told when it starts. */
 export interface TickRequest {

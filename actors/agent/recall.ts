@@ -1,9 +1,9 @@
 // Opens the agent's knowledge base and memory (src/memory/recall.ts), feeds it what the robot says, and closes both at stop
 // A failure leaves the agent without them; it never stops the agent.
 import type { Logger } from 'pino';
-import type { AgentBus } from '../src/cortex/events.js';
-import { describeError } from '../src/errors.js';
-import { Recall, type RecallOptions } from '../src/memory/recall.js';
+import type { AgentBus } from '../../src/cortex/events.js';
+import { describeError } from '../../src/errors.js';
+import { Recall, type RecallOptions } from '../../src/memory/recall.js';
 
 /** The agent's Recall and the subscription that tells it what was said. */
 export interface OpenRecall {

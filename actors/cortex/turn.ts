@@ -1,12 +1,12 @@
 // One voice turn of a tick: its latency stages, the sentences it speaks and what became of them, reported once as a `turn` event.
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { AgentBus, TurnStage } from '../src/cortex/events.js';
-import { TURN_STAGES } from '../src/cortex/events.js';
-import type { ActionHandle } from '../src/cortex/contracts.js';
-import type { CommandMark } from '../src/cortex/action.js';
-import { describeError } from '../src/errors.js';
-import { ActionError } from './actions/action.js';
+import type { AgentBus, TurnStage } from '../../src/cortex/events.js';
+import { TURN_STAGES } from '../../src/cortex/events.js';
+import type { ActionHandle } from '../../src/cortex/contracts.js';
+import type { CommandMark } from '../../src/cortex/action.js';
+import { describeError } from '../../src/errors.js';
+import { ActionError } from '../actions/action.js';
 
 /** What became of one sentence the turn gave to the speak action. */
 interface Sentence {

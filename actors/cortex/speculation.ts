@@ -1,7 +1,7 @@
 // Work on a voice turn done while the person still speaks: the prompt assembled on each partial transcript, optionally the model asked on it
 // An answer asked for on a partial is kept only if the final transcript says the same.
 import type { Logger } from 'pino';
-import type { AnswerObserver, LlmAnswer, LlmPlugin, LlmRequest } from '../src/cortex/llm.js';
+import type { AnswerObserver, LlmAnswer, LlmPlugin, LlmRequest } from '../../src/cortex/llm.js';
 
 /** A prompt and tools assembled for given input texts: `key` names those texts, so a tick with the same texts uses it as is. */
 export interface AssembledTurn<P> {
