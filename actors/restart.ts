@@ -25,6 +25,26 @@ export interface Restarts {
 
 export const INITIAL_RESTARTS: Restarts = { policy: INITIAL_RECONNECT, attempt: 1, nextDelayMs: 0, breaker: false };
 
+/** What a supervised plugin's actor is named by and restarted with (an input's, a background's). */
+export interface Supervised {
+  id: string;
+  type: string;
+  mode: string;
+  restart?: RestartSettings;
+}
+
+/** The context of a new supervised plugin's actor: its names, its restart settings when given, no restart yet, no error. */
+export function supervisedContext(input: Supervised): Supervised & { restarts: Restarts; error: string | undefined } {
+  return {
+    id: input.id,
+    type: input.type,
+    mode: input.mode,
+    ...(input.restart ? { restart: input.restart } : {}),
+    restarts: INITIAL_RESTARTS,
+    error: undefined,
+  };
+}
+
 /** A run started (a fresh plugin listens or produces): until it is healthy, its failure is a quick one, which the breaker counts. */
 export function runStarted(r: Restarts): Restarts {
   // The run's time is the machine's (its `healthy` delay on the actor system's clock), so the policy is

@@ -440,7 +440,7 @@ export class Agent implements AgentControl {
   private partsOf(mode: string): ModeParts | undefined {
     const config = this.config.modes[mode];
     return this.actor && this.ref(`mode:${mode}`) && config
-      ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? [], this.inputs, { bus: this.bus, logger: this.logger.child({ mode }) })
+      ? modeParts(this.actor, mode, modeActions(config), this.inputIdsOf.get(mode) ?? [], this.inputs, { bus: this.bus, logger: this.logger })
       : undefined;
   }
 

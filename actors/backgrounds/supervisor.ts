@@ -5,7 +5,7 @@ import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, typ
 import type { AgentBus } from '../../src/cortex/events.js';
 import type { InputContext, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
-import { DEFAULT_RESTART, INITIAL_RESTARTS, restartText, runFailed, runHealthy, runStarted, type Restarts, type RestartSettings } from '../restart.js';
+import { DEFAULT_RESTART, restartText, runFailed, runHealthy, runStarted, supervisedContext, type Restarts, type RestartSettings } from '../restart.js';
 import { ActorServices } from '../actor-services.js';
 import { streamSessionLogic, type SessionInput } from '../streams/session-machine.js';
 import { relayDeviceSession } from '../streams/device-session.js';
@@ -169,14 +169,7 @@ function backgroundMachine() {
     id: 'background',
     context: ({ input, self }) => {
       services.keep(self, input);
-      return {
-        id: input.id,
-        type: input.type,
-        mode: input.mode,
-        ...(input.restart ? { restart: input.restart } : {}),
-        restarts: INITIAL_RESTARTS,
-        error: undefined,
-      };
+      return supervisedContext(input);
     },
     initial: 'running',
     invoke: { src: 'stoppedReport', input: ({ context, self }) => ({ bus: services.of(self).bus, mode: context.mode, type: context.type }) },

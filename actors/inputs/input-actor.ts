@@ -4,7 +4,7 @@ import { assign, enqueueActions, fromCallback, sendParent, setup, stopChild, typ
 import type { AgentBus, StreamKind } from '../../src/cortex/events.js';
 import type { InputContext, InputMessage, InputPlugin } from '../../src/cortex/input.js';
 import { describeError } from '../../src/errors.js';
-import { DEFAULT_RESTART, INITIAL_RESTARTS, restartText, runFailed, runHealthy, runStarted, type Restarts, type RestartSettings } from '../restart.js';
+import { DEFAULT_RESTART, restartText, runFailed, runHealthy, runStarted, supervisedContext, type Restarts, type RestartSettings } from '../restart.js';
 import { streamSessionLogic, type SessionInput } from '../streams/session-machine.js';
 import { forwardStreamEvents, toStreamEvent } from '../streams/stream-event.js';
 import { relayDeviceSession } from '../streams/device-session.js';
@@ -155,16 +155,7 @@ type Services = ActorServices<InputActorInput>;
 /** The context of a new input actor: its names and restart policy, no plugin yet; its services are kept by its logic. */
 function inputContext(svc: Services, { input, self }: { input: InputActorInput; self: AnyActorRef }): Ctx {
   svc.keep(self, input);
-  return {
-    id: input.id,
-    type: input.type,
-    mode: input.mode,
-    ...(input.restart ? { restart: input.restart } : {}),
-    made: false,
-    streamed: false,
-    restarts: INITIAL_RESTARTS,
-    error: undefined,
-  };
+  return { ...supervisedContext(input), made: false, streamed: false };
 }
 
 /** Makes a fresh plugin on entering `listening` and keeps it in the actor's slot; a plugin that cannot be made leaves `made` false and why. */

@@ -1,21 +1,15 @@
 // Every `cortexd` command line the docs show names a real command and only options that command has, as the CLI's own program defines them.
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { ALL_PAGES, DOCS_ROOT } from '../helpers/docs-pages.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { buildProgram } from '../../cli/program.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
+const ROOT = DOCS_ROOT;
 
-/** The pages whose command lines are checked, as repository paths. */
-const PAGES = [
-  'README.md',
-  'QUICKSTART.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+/** The pages checked: the README, the quickstart and every topic page. */
+const PAGES = ALL_PAGES;
 
 interface Shown {
   where: string;

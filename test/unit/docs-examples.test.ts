@@ -1,6 +1,7 @@
 // Every JSON5 example of docs/*.md is what the page says it is: put where the page says it goes (a top-level key, a mode's model, an input or an action) into a shipped configuration, the result passes `cortexd check`'s loader.
 import t from 'tap';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { TOPIC_PAGES } from '../helpers/docs-pages.js';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import JSON5 from 'json5';
@@ -45,9 +46,6 @@ function placed(base: Config, example: Record<string, unknown>): Config {
   return config;
 }
 
-const pages = readdirSync(join(ROOT, 'docs'))
-  .filter((f) => f.endsWith('.md'))
-  .sort();
 const dir = mkdtempSync(join(tmpdir(), 'cortexd-docs-examples-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 // What the knowledge base example names: a folder of one page beside the configuration.
@@ -56,10 +54,10 @@ writeFileSync(join(dir, 'knowledge', 'museum', 'hours.md'), '# Hours\n\nThe muse
 
 const base = JSON5.parse(readFileSync(BASE, 'utf8')) as Config;
 let examples = 0;
-for (const page of pages) {
-  for (const { line, code } of json5Blocks(readFileSync(join(ROOT, 'docs', page), 'utf8'))) {
+for (const page of TOPIC_PAGES) {
+  for (const { line, code } of json5Blocks(readFileSync(join(ROOT, page), 'utf8'))) {
     examples++;
-    t.test(`docs/${page}:${line}`, async (t) => {
+    t.test(`${page}:${line}`, async (t) => {
       const example = parseBlock(code);
       const file = join(dir, `example-${page.replace(/\W/g, '_')}-${line}.json5`);
       writeFileSync(file, JSON.stringify(placed(base, example), null, 2));

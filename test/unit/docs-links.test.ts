@@ -1,20 +1,14 @@
 // Proves the docs hold together: README.md stays a short map, every relative link of README.md, QUICKSTART.md and docs/*.md reaches a file and a heading.
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { ALL_PAGES, DOCS_ROOT } from '../helpers/docs-pages.js';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
+const ROOT = DOCS_ROOT;
 const README_MAX_LINES = 250;
 
-/** The pages whose links are checked, as repository paths. */
-const PAGES = [
-  'README.md',
-  'QUICKSTART.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+/** The pages checked: the README, the quickstart and every topic page. */
+const PAGES = ALL_PAGES;
 
 /** The lines of a Markdown text outside fenced code blocks (``` or ~~~), with their line numbers. */
 function proseLines(text: string): { line: number; text: string }[] {
