@@ -71,10 +71,10 @@ t.test('the watchdog pings at half the interval and stops when told', async (t) 
   w.start();
   t.ok(w.running);
   const isPing = (m: string): boolean => m === 'WATCHDOG=1';
+  // Pings keep coming on the timer (its period is pingIntervalMs, checked above). Their gaps are not
+  // asserted: a receive time is when this process read the datagram, which a busy core delays.
   const first = await rx.next(isPing);
-  const fourth = await rx.next(isPing, 5000, first.index + 3);
-  // Timers never fire early (Node may round by about a millisecond), so three gaps take at least 3 x 50 ms.
-  t.ok(fourth.at - first.at >= 3 * 50 - 5, `three pings took ${Math.round(fourth.at - first.at)} ms`);
+  await rx.next(isPing, 5000, first.index + 3);
   w.stop();
   t.notOk(w.running);
   const stoppedAt = rx.messages.length;
