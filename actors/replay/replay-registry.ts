@@ -104,17 +104,25 @@ export type RecordedOutcome = ({ answer: Pick<LlmAnswer, 'text' | 'toolCalls' | 
   latencyMs: number;
   /** When the run asked, ms after the run's start. */
   askedAtMs: number;
+  /** The final inputs the asking tick took (`TickFinals`): '' for a tick no typed line or transcript woke. */
+  finals?: string;
 };
 
 /**
- * Serves the recorded outcomes of each mode by when they were asked: a call gets the next outcome of
- * its mode asked within `toleranceMs(mode)` of it (outcomes the replay never asked for are skipped
- * and counted), after the recorded latency on the replay's clock; a call with no such outcome gets an
- * empty answer at once (counted). A streamed answer goes through the observer as a stream does (so
- * speech is cut into the same sentences).
+ * Serves the recorded outcomes of each mode to the replay's calls. A call may take an outcome asked
+ * within `toleranceMs(mode)` of it, and takes, of those no call took yet:
+ * - the first whose tick took the same final inputs as the call's tick (`finals`), so a typed line's
+ *   answer reaches the tick that answers that line even when the replay's ticks fall differently
+ *   (a run's first tick that saw devices come up, a tick a loaded run woke late);
+ * - else the first in order.
+ *
+ * It answers after the recorded latency on the replay's clock. Outcomes the window passed untaken are
+ * counted (`missed`); a call with no outcome in its window gets an empty answer at once (`extra`).
+ * A streamed answer goes through the observer as a stream does (so speech is cut into the same sentences).
  */
 export class RecordedModel {
   private readonly next = new Map<string, number>();
+  private readonly taken = new Set<RecordedOutcome>();
   /** Calls that had no recorded outcome near them. */
   extra = 0;
   /** Recorded outcomes no replayed call asked for. */
@@ -125,19 +133,24 @@ export class RecordedModel {
     private readonly toleranceMs: (mode: string) => number,
   ) {}
 
-  /** The outcome for a call in `mode` now, or undefined. */
-  private take(mode: string): RecordedOutcome | undefined {
+  /** The outcome for a call in `mode` now whose tick took `finals` (unknown: undefined), or undefined. */
+  private take(mode: string, finals: string | undefined): RecordedOutcome | undefined {
     const list = this.outcomes.get(mode) ?? [];
     const now = this.clock.now();
     const tolerance = this.toleranceMs(mode);
     let k = this.next.get(mode) ?? 0;
-    while (k < list.length && list[k]!.askedAtMs < now - tolerance) k++, this.missed++;
-    const outcome = list[k];
-    if (!outcome || outcome.askedAtMs > now + tolerance) {
-      this.next.set(mode, k);
-      return undefined;
+    for (; k < list.length; k++) {
+      const o = list[k]!;
+      if (this.taken.has(o)) continue;
+      if (o.askedAtMs >= now - tolerance) break;
+      this.taken.add(o);
+      this.missed++;
     }
-    this.next.set(mode, k + 1);
+    this.next.set(mode, k);
+    const window: RecordedOutcome[] = [];
+    for (let i = k; i < list.length && list[i]!.askedAtMs <= now + tolerance; i++) if (!this.taken.has(list[i]!)) window.push(list[i]!);
+    const outcome = (finals !== undefined ? window.find((o) => o.finals === finals) : undefined) ?? window[0];
+    if (outcome) this.taken.add(outcome);
     return outcome;
   }
 
@@ -148,11 +161,13 @@ export class RecordedModel {
     });
   }
 
-  plugin(mode: () => string): LlmPlugin {
+  /** The model plugin: `mode` is the mode running now, `finals(mode)` what its latest prompt took (`TickFinals`). */
+  plugin(mode: () => string, finals: (mode: string) => string | undefined = () => undefined): LlmPlugin {
     return {
       type: 'RecordedModel',
       ask: async (_request, signal, observer) => {
-        const outcome = this.take(mode());
+        const now = mode();
+        const outcome = this.take(now, finals(now));
         if (!outcome) {
           this.extra++;
           return { toolCalls: [], model: 'recorded', latencyMs: 0 };
@@ -248,6 +263,8 @@ export interface ReplayRegistryOptions {
   live?: LiveModelCalls;
   /** The mode running now (the recorded model answers per mode). */
   currentMode: () => string;
+  /** The final inputs the mode's latest prompt took (`TickFinals`), which pair a call with its recorded answer. */
+  tickFinals?: (mode: string) => string | undefined;
 }
 
 /** `base` with every input, connector and (optionally) model replaced; descriptors (args, motion flags, typed text) are kept. */
@@ -270,7 +287,7 @@ export function replayRegistry(base: PluginRegistry, options: ReplayRegistryOpti
   const llms: PluginLoaders['llms'] = {};
   for (const [type, loader] of Object.entries(base.loaders.llms)) {
     const { model, live } = options;
-    if (model) llms[type] = async () => () => model.plugin(options.currentMode);
+    if (model) llms[type] = async () => () => model.plugin(options.currentMode, options.tickFinals);
     else if (live)
       llms[type] = async () => {
         const factory = await loader();

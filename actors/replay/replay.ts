@@ -13,6 +13,7 @@ import { resolvePlugins } from '../../src/cortex/plugins-resolve.js';
 import type { PluginRegistry } from '../../src/cortex/plugins.js';
 import { Agent } from '../agent/agent.js';
 import { ReplayClock } from './replay-clock.js';
+import { TickFinals } from './tick-finals.js';
 import { LiveModelCalls, RecordedModel, type RecordedOutcome, ReplayFeeds, replayRegistry } from './replay-registry.js';
 
 export interface ReplayOptions {
@@ -65,6 +66,12 @@ function outcomesOf(events: Ev[], start: number): Map<string, RecordedOutcome[]>
   // A tick whose turn streamed (its turn event comes after its answer).
   const streamed = new Set(events.filter((e) => e.type === 'turn' && e.streamed === true).map((e) => `${String(e.mode)}#${String(e.tick)}`));
   const prompts = new Map(events.filter((e) => e.type === 'prompt').map((e) => [`${String(e.mode)}#${String(e.tick)}`, e.at]));
+  const took = new TickFinals();
+  const finals = new Map<string, string>();
+  for (const e of events) {
+    const key = took.see(e);
+    if (key !== undefined) finals.set(`${String(e.mode)}#${String(e.tick)}`, key);
+  }
   for (const e of events) {
     if (e.type !== 'model.answer' && e.type !== 'model.error') continue;
     const mode = String(e.mode);
@@ -72,7 +79,9 @@ function outcomesOf(events: Ev[], start: number): Map<string, RecordedOutcome[]>
     const list = out.get(mode) ?? [];
     const latencyMs = typeof e.latency_ms === 'number' ? e.latency_ms : Math.max(0, e.at - (prompts.get(key) ?? e.at));
     const askedAtMs = e.at - latencyMs - start;
-    if (e.type === 'model.error') list.push({ error: String(e.error), latencyMs, askedAtMs });
+    const heard = finals.get(key);
+    const tookFinals = heard === undefined ? {} : { finals: heard };
+    if (e.type === 'model.error') list.push({ error: String(e.error), latencyMs, askedAtMs, ...tookFinals });
     else {
       const calls = Array.isArray(e.tool_calls) ? (e.tool_calls as Array<{ name: string; arguments: unknown }>) : [];
       list.push({
@@ -84,6 +93,7 @@ function outcomesOf(events: Ev[], start: number): Map<string, RecordedOutcome[]>
         streamed: streamed.has(key),
         latencyMs,
         askedAtMs,
+        ...tookFinals,
       });
     }
     out.set(mode, list);
@@ -115,9 +125,25 @@ function deliver(e: Ev, agent: Agent, feeds: ReplayFeeds): boolean {
   return true;
 }
 
-/** The recorded answers, each given to the call asked within 1.5 ticks and 250 ms of when the run asked it, after its recorded latency. */
+/** The recorded answers, each given to a call asked within 1.5 ticks and 250 ms of when the run asked it (the one that took the same finals first), after its recorded latency. */
 function recordedModel(events: Ev[], start: number, clock: ReplayClock, loaded: LoadedConfig): RecordedModel {
   return new RecordedModel(outcomesOf(events, start), clock, (mode) => 1.5 * (1000 / (loaded.config.modes[mode]?.hertz ?? 1)) + 250);
+}
+
+/**
+ * Watches the replay's bus: every event, stamped on the recording's time line, and the finals each of
+ * its prompts took (`TickFinals`), seen as the recorded ones were on the run's bus.
+ */
+function watch(bus: AgentBus, clock: ReplayClock, start: number): { replayed: Ev[]; tickFinals: (mode: string) => string | undefined; stop: () => void } {
+  const replayed: Ev[] = [];
+  const took = new TickFinals();
+  const lastFinals = new Map<string, string>();
+  const sub = bus.events$.subscribe((e: AgentEvent) => {
+    replayed.push({ ...(e as unknown as Ev), at: start + clock.now() });
+    const key = took.see(e);
+    if (key !== undefined && e.type === 'prompt') lastFinals.set(e.mode, key);
+  });
+  return { replayed, tickFinals: (mode) => lastFinals.get(mode), stop: () => sub.unsubscribe() };
 }
 
 /** Runs the agent again on the replay clock with the recording's inputs, context values and manual switches, and compares its decisions with the recorded ones. */
@@ -135,11 +161,10 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
   const live = model ? undefined : new LiveModelCalls();
   const settle = settlerFor(live);
   const currentMode = () => agent?.currentMode() ?? loaded.config.default_mode;
-  const registry = replayRegistry(options.registry, { feeds, ...(model ? { model } : {}), ...(live ? { live } : {}), currentMode });
+  const { replayed, tickFinals, stop: stopWatching } = watch(bus, clock, start);
+  const registry = replayRegistry(options.registry, { feeds, ...(model ? { model } : {}), ...(live ? { live } : {}), currentMode, tickFinals });
   const plugins = await resolvePlugins(registry, loaded.config);
   const stateDir = await mkdtemp(join(tmpdir(), 'cortexd-replay-'));
-  const replayed: Ev[] = [];
-  const sub = bus.events$.subscribe((e: AgentEvent) => replayed.push({ ...(e as unknown as Ev), at: start + clock.now() }));
   let undelivered = 0;
   try {
     agent = new Agent({
@@ -181,7 +206,7 @@ export async function replayRecording(options: ReplayOptions): Promise<ReplayRes
       await clock.advanceTo(clock.now() + stepMs, stepMs, settle);
     }
   } finally {
-    sub.unsubscribe();
+    stopWatching();
     await rm(stateDir, { recursive: true, force: true });
   }
   const recordedDecisions = decisionsOf(events);

@@ -129,5 +129,5 @@ t.test('ROS 2 topics in and out through a running agent, recorded as Foxglove re
     timeout: 120_000,
   });
   t.match(replay.stdout, /replayed .* recorded decisions/, `replay ran: ${replay.stdout}${replay.stderr}`);
-  t.match(replay.stdout, /same decisions/, 'the replay makes the recorded decisions');
+  t.match(replay.stdout, /same decisions/, `the replay makes the recorded decisions: ${replay.stdout}`);
 });
