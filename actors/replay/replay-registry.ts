@@ -166,8 +166,8 @@ export class RecordedModel {
     return {
       type: 'RecordedModel',
       ask: async (_request, signal, observer) => {
-        const now = mode();
-        const outcome = this.take(now, finals(now));
+        const current = mode();
+        const outcome = this.take(current, finals(current));
         if (!outcome) {
           this.extra++;
           return { toolCalls: [], model: 'recorded', latencyMs: 0 };
