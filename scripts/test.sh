@@ -54,8 +54,9 @@ if [ $# -eq 0 ]; then
   # other files two at a time first, then the serial ones alone, one after another.
   mapfile -t all < <(npx tap list)
   mapfile -t serial_paths < <(node -p 'require("./package.json").tap.serial.join("\n")')
-  # test/unit's files come as two batches, test/batches/unit-1 and unit-2 (each runs its share of them in one process;
-  # tap.exclude leaves the files themselves out of tap's list): they sort first among the "together" files below.
+  # test/unit's files, and most of test/integration's and test/hil's, come as batches, test/batches/integration-N and unit-N
+  # (each runs its share of them in one process; tap.exclude leaves the files themselves out of tap's list): they sort
+  # first among the "together" files below, longest first.
   # The longest files (one to three minutes each; docs/testing.md lists the timings) run first, two at a
   # time among themselves: tap orders the files it is given by name, so among the others they would
   # start wherever their names fall and leave one core alone with one of them at the end.

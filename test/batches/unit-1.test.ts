@@ -1,4 +1,4 @@
-// One of the unit batches: its share of the test/unit files, in this one process, each a subtest named after its file (test/support/unit-batch.ts).
-import { runUnitBatch } from '../support/unit-batch.js';
+// One of the unit batches: its share of the test/unit files, in this one process, each a subtest named after its file (test/support/batch.ts).
+import { runBatch } from '../support/batch.js';
 
-await runUnitBatch(import.meta.filename);
+await runBatch(import.meta.filename);

@@ -22,7 +22,10 @@ const bin = join(dir, 'bin');
 mkdirSync(bin);
 writeFileSync(join(bin, 'arecord'), `#!/bin/sh\necho "$@" > "${join(dir, 'args')}"\ncat "${raw}"\nexec sleep 3600\n`);
 chmodSync(join(bin, 'arecord'), 0o755);
-process.env.PATH = `${bin}:${process.env.PATH ?? ''}`;
+const pathWas = process.env.PATH;
+process.env.PATH = `${bin}:${pathWas ?? ''}`;
+// Put back when the file ends (its process may be a batch's, with other files after it).
+t.teardown(() => void (process.env.PATH = pathWas));
 
 t.test('recorded PCM reaches the socket byte-exact, framed as ASR messages', async (t) => {
   const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });

@@ -34,6 +34,13 @@ t.test('the scanner itself: data passes, functions and instances are named with 
   t.equal(firstNonData({ loop }), 'context.loop.self (a cycle)');
 });
 
+// The agent below reads its state folder from the environment: put back as it was when the file ends (its process may be a batch's).
+const stateDirWas = process.env.CORTEX_STATE_DIR;
+t.teardown(() => {
+  if (stateDirWas === undefined) delete process.env.CORTEX_STATE_DIR;
+  else process.env.CORTEX_STATE_DIR = stateDirWas;
+});
+
 t.test('every actor of a running default agent holds data in its context', async (t) => {
   const d = await defaultAgentDir();
   process.env.CORTEX_STATE_DIR = d.state;
