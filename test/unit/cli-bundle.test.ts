@@ -5,6 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCheckBundle, readCache } from '../../cli/bundle.js';
 
+// A loaded bundle keeps V8's code cache when the process exits (one exit listener each, as a CLI
+// process loads one). These bundles are temporary: their listeners go when this file's tests end.
+const exitListeners = new Set(process.listeners('exit'));
+t.teardown(() => {
+  for (const listener of process.listeners('exit')) if (!exitListeners.has(listener)) process.removeListener('exit', listener);
+});
+
 /** A project with dist/src/a.js and a bundle that lists it as it is now and answers `run` with the id it was asked to load. */
 function project(t: Test) {
   const root = mkdtempSync(join(tmpdir(), 'cortexd-bundle-'));
