@@ -368,10 +368,10 @@ export async function runBatch(batchFile: string): Promise<void> {
     t.setTimeout(perFile + 30_000);
     await t.test(file, { timeout: perFile }, async (sub) => {
       listenersBefore = listeners();
-      const setTimeout = sub.setTimeout.bind(sub);
+      const fileLimit = sub.setTimeout.bind(sub);
       sub.setTimeout = (n: number) => {
         t.setTimeout(n + 30_000);
-        setTimeout(n);
+        fileLimit(n);
       };
       tests.set(url.pathname, sub);
       await import(url.href);
