@@ -116,6 +116,11 @@ t.test('the default agent with WebSim: current mode highlighted, typed text to a
   // A manual switch the configuration does not allow (its only manual rule leads to idle) is refused, with the reason shown.
   await page.locator('#switch-buttons button[data-mode="sleep"]').click();
   await page.locator('#switch-note.bad', { hasText: /Switch to Sleep refused: .+/ }).waitFor({ timeout: 10_000 });
+  // Every event re-renders the page; the note keeps the reply's words through the next tick's events.
+  const refusedAt = agent.events.find((e) => e.type === 'mode.refused')?.at ?? Date.now();
+  await agent.waitFor((e) => e.type === 'tick' && e.at > refusedAt + 100, 15_000, 'a tick after the refusal');
+  await new Promise((r) => setTimeout(r, 200));
+  t.match(await page.locator('#switch-note.bad').textContent(), /^Switch to Sleep refused: .+/, 'a later render keeps the refusal note as the reply wrote it');
   t.ok(await page.locator('#graph g.node.current[data-mode="conversation"]').isVisible(), 'still in conversation');
 
   // An allowed manual switch from the page changes the runtime's mode and the highlight.

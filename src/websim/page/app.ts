@@ -105,7 +105,9 @@ function renderButtons(): void {
   if (off) {
     note.textContent = `Switch buttons disabled: ${off}.`;
   } else if (state.lastRefusal && (!state.lastTransition || state.lastRefusal.at > state.lastTransition.at)) {
-    note.textContent = `Switch to ${state.lastRefusal.requested} refused: ${state.lastRefusal.reason}`;
+    // The same words as the reply's note (switchTo), so a later render never rewrites what the page said.
+    note.textContent = `Switch to ${label(state.lastRefusal.requested)} refused: ${state.lastRefusal.reason}`;
+    note.classList.add('bad');
   }
 }
 
