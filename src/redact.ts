@@ -40,6 +40,20 @@ function wordsOf(name: string): string[] {
  * `key_frames`) are not secret.
  */
 export function isSecretField(name: string): boolean {
+  let secret = verdicts.get(name);
+  if (secret === undefined) {
+    // Bounded: names come from events and configurations (a few hundred), but a context's keys are anyone's.
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(name, (secret = judgeField(name)));
+  }
+  return secret;
+}
+
+/** isSecretField's answers by name: a recording or a log asks about the same few field names for every event. */
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 4096;
+
+function judgeField(name: string): boolean {
   if (SECRET_PART.test(name)) return true;
   const words = wordsOf(name);
   for (let i = 0; i < words.length; i++) {
@@ -88,36 +102,59 @@ function redactJwts(text: string): string {
 }
 
 /**
- * Patterns of secrets. Each keeps a recognisable prefix so a reader knows what was removed:
- * `key_live_[REDACTED]`, `Bearer [REDACTED]`, `api_key=[REDACTED]`, `https://[REDACTED]@host`.
- * Every pattern runs in linear time: log lines and chat text pass through here.
+ * Patterns of secrets, each with what a text must contain for it to match (`needs`: a plain substring,
+ * or a case-insensitive word), so a text is scanned only by the patterns it could hold. Each keeps a
+ * recognisable prefix so a reader knows what was removed: `key_live_[REDACTED]`, `Bearer [REDACTED]`,
+ * `api_key=[REDACTED]`, `https://[REDACTED]@host`. Every pattern runs in linear time: log lines and
+ * chat text pass through here.
  */
-const PATTERNS: Array<[RegExp, string | ((...m: string[]) => string)]> = [
+const PATTERNS: Array<{ needs: string | RegExp; re: RegExp; rep: string | ((...m: string[]) => string) }> = [
   // API keys of the hosted service: key_live_<secret>, key_test_<secret>.
-  [/\b(key_(?:live|test)_)[A-Za-z0-9_-]+/g, `$1${REPLACEMENT}`],
+  { needs: 'key_', re: /\b(key_(?:live|test)_)[A-Za-z0-9_-]+/g, rep: `$1${REPLACEMENT}` },
   // Credentials in URLs: scheme://user:password@host and scheme://token@host lose the whole user part.
-  [/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"'<>]+(?::[^\s/@"'<>]*)?@/gi, `$1${REPLACEMENT}@`],
+  { needs: '://', re: /(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"'<>]+(?::[^\s/@"'<>]*)?@/gi, rep: `$1${REPLACEMENT}@` },
   // name=value pairs (query strings, environment assignments) whose name is secret-like.
   // A placeholder such as `api_key=<API_KEY>` in a server's help text is left readable.
-  [/(?<![\w.-])([A-Za-z_][\w.-]*=)[^&\s"'#<][^&\s"'#]*/g, (whole, name) => (isSecretField(name!.slice(0, -1)) ? `${name}${REPLACEMENT}` : whole)],
+  {
+    needs: '=',
+    re: /(?<![\w.-])([A-Za-z_][\w.-]*=)[^&\s"'#<][^&\s"'#]*/g,
+    rep: (whole, name) => (isSecretField(name!.slice(0, -1)) ? `${name}${REPLACEMENT}` : whole),
+  },
   // Command-line flags: --password=x, --password x, -token "x y" (flags whose name is secret-like);
   // a placeholder such as `--jwt <token>` in help text is left readable.
-  [
-    /(?<![^\s"'])(--?)([A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)("[^"]*"|'[^']*'|[^\s"'<][^\s"']*)/g,
-    (whole, dashes, name, sep) => (isSecretField(name!) ? `${dashes}${name}${sep}${REPLACEMENT}` : whole),
-  ],
+  {
+    needs: '-',
+    re: /(?<![^\s"'])(--?)([A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)("[^"]*"|'[^']*'|[^\s"'<][^\s"']*)/g,
+    rep: (whole, dashes, name, sep) => (isSecretField(name!) ? `${dashes}${name}${sep}${REPLACEMENT}` : whole),
+  },
   // JSON text: "password": "x", "client_secret":"x".
-  [/"([A-Za-z0-9_.-]+)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g, (whole, name, colon) => (isSecretField(name!) ? `"${name}"${colon}"${REPLACEMENT}"` : whole)],
+  {
+    needs: '"',
+    re: /"([A-Za-z0-9_.-]+)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g,
+    rep: (whole, name, colon) => (isSecretField(name!) ? `"${name}"${colon}"${REPLACEMENT}"` : whole),
+  },
   // Authorization headers and bearer tokens in text.
-  [/\b(Bearer\s+)[A-Za-z0-9_\-.~+/=]+/gi, `$1${REPLACEMENT}`],
+  { needs: /bearer/i, re: /\b(Bearer\s+)[A-Za-z0-9_\-.~+/=]+/gi, rep: `$1${REPLACEMENT}` },
   // Common vendor key shapes that may come from upstream providers (sk-..., long hex secrets after "key").
-  [/\b(sk-[A-Za-z0-9]{2,})[A-Za-z0-9_-]{8,}/g, `$1${REPLACEMENT}`],
+  { needs: 'sk-', re: /\b(sk-[A-Za-z0-9]{2,})[A-Za-z0-9_-]{8,}/g, rep: `$1${REPLACEMENT}` },
 ];
+
+/**
+ * A text without any of these holds none of the shapes above (each `needs` one of them) nor a JWT
+ * (`eyJ`): it is returned after this one scan. Most of what a robot says, hears and logs is such text.
+ */
+const MAY_HOLD_SECRET = /[=:"-]|key_|eyJ|bearer/i;
+
+const holds = (text: string, needs: string | RegExp) => (typeof needs === 'string' ? text.includes(needs) : needs.test(text));
 
 /** Returns `text` with every known secret shape replaced (JSON Web Tokens first). Idempotent. */
 export function redact(text: string): string {
+  if (!MAY_HOLD_SECRET.test(text)) return text;
   let out = redactJwts(text);
-  for (const [re, rep] of PATTERNS) out = typeof rep === 'string' ? out.replace(re, rep) : out.replace(re, rep as (...m: string[]) => string);
+  for (const { needs, re, rep } of PATTERNS) {
+    if (!holds(out, needs)) continue;
+    out = typeof rep === 'string' ? out.replace(re, rep) : out.replace(re, rep as (...m: string[]) => string);
+  }
   return out;
 }
 
@@ -157,4 +194,38 @@ export function redactDeep(value: unknown, depth = 0): unknown {
     return out;
   }
   return value;
+}
+
+/**
+ * `value` itself when redactDeep would change nothing in it, else redactDeep's copy: what is only
+ * read or serialised (a recording's event) skips the copy in the common case of no secret. The
+ * check walks as redactDeep does and allocates nothing; anything redactDeep rewrites by its kind (an
+ * Error, an object that is not plain, a nesting past its depth) counts as a change.
+ */
+export function redactedView(value: unknown): unknown {
+  return unchanged(value, 0) ? value : redactDeep(value);
+}
+
+function unchanged(value: unknown, depth: number): boolean {
+  if (depth > 32) return false;
+  if (typeof value === 'string') return !MAY_HOLD_SECRET.test(value) || redact(value) === value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      if (i > 0 && typeof v === 'string' && isSecretFlag(value[i - 1])) return false;
+      if (!unchanged(v, depth + 1)) return false;
+    }
+    return true;
+  }
+  if (value && typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const k of Object.keys(value)) {
+      const v = (value as Record<string, unknown>)[k];
+      if (isSecretField(k) && v !== undefined && v !== '' && v !== null) return false;
+      if (!unchanged(v, depth + 1)) return false;
+    }
+    return true;
+  }
+  return true;
 }

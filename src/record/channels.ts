@@ -1,6 +1,6 @@
 // The channels of a recording and of the live Foxglove socket: topics, schemas (JSON Schema; ros2msg for DDS), and how samples become messages.
 import type { AgentEvent } from '../cortex/events.js';
-import { redact, redactDeep } from '../redact.js';
+import { redact, redactedView } from '../redact.js';
 
 /**
  * One channel: a topic, its message encoding and its schema. JSON messages with a JSON Schema (so
@@ -189,7 +189,7 @@ export const timeOf = (atMs: number) => ({ sec: Math.floor(atMs / 1000), nsec: M
 
 /** A bus event as recorded: secrets redacted like the logs (prompts and answers may quote a key). */
 export function eventMessage(event: AgentEvent): Record<string, unknown> {
-  return redactDeep(event) as Record<string, unknown>;
+  return redactedView(event) as Record<string, unknown>;
 }
 
 export function frameMessage(input: string, jpeg: Buffer, atMs: number): Record<string, unknown> {
