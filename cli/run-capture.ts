@@ -58,6 +58,7 @@ export async function startRunCapture(bus: AgentBus, loaded: LoadedConfig, opts:
       ...(opts.foxglove !== undefined && live ? { foxglove: opts.foxglove === true ? FOXGLOVE_PORT : opts.foxglove, foxgloveToken: live.token } : {}),
       config,
       onError: (m) => errLine(`cortexd: ${m}`),
+      onWarning: (m) => errLine(`cortexd: ${m}`),
     });
     if (opts.record) errLine(`cortexd: recording to ${opts.record} (cortexd replay ${opts.record} --summary shows what it holds)`);
     if (capture.foxgloveUrl)

@@ -38,6 +38,8 @@ export interface CaptureOptions {
   /** The configuration that ran; stored redacted as the recording's attachment. */
   config?: unknown;
   onError?: (message: string) => void;
+  /** What the recording lost because writing fell behind: said at the first dropped event, and counted at close. */
+  onWarning?: (message: string) => void;
 }
 
 export interface Capture {
@@ -59,7 +61,11 @@ function requiredToken(token: string | undefined): string {
 }
 
 /** The MCAP recorder, with the configuration (secrets redacted) attached. */
-function openRecorder(record: NonNullable<CaptureOptions['record']>, config: unknown, onError: CaptureOptions['onError']): Promise<Recorder> {
+function openRecorder(
+  record: NonNullable<CaptureOptions['record']>,
+  config: unknown,
+  { onError, onWarning }: Pick<CaptureOptions, 'onError' | 'onWarning'>,
+): Promise<Recorder> {
   return Recorder.open({
     file: record.file,
     ...(record.rotateBytes !== undefined ? { rotateBytes: record.rotateBytes } : {}),
@@ -68,6 +74,7 @@ function openRecorder(record: NonNullable<CaptureOptions['record']>, config: unk
       ? { attachments: [{ name: CONFIG_ATTACHMENT, mediaType: 'application/json', data: Buffer.from(JSON.stringify(redactDeep(config), null, 2)) }] }
       : {}),
     ...(onError ? { onError } : {}),
+    ...(onWarning ? { onDrop: onWarning } : {}),
   });
 }
 
@@ -109,7 +116,7 @@ function mediaTap(emit: Sink, minFrameGapMs: number): MediaTap {
 
 /** Starts recording (MCAP) and/or the live Foxglove socket; everything the bus, the inputs and the log say goes to both. */
 export async function startCapture(options: CaptureOptions): Promise<Capture> {
-  const recorder = options.record ? await openRecorder(options.record, options.config, options.onError) : undefined;
+  const recorder = options.record ? await openRecorder(options.record, options.config, options) : undefined;
   let live: FoxgloveLive | undefined;
   try {
     live =
@@ -153,7 +160,12 @@ export async function startCapture(options: CaptureOptions): Promise<Capture> {
     async close() {
       sub.unsubscribe();
       await live?.close();
-      return recorder?.close();
+      const stats = await recorder?.close();
+      if (stats && (stats.droppedEvents > 0 || stats.droppedMedia > 0))
+        options.onWarning?.(
+          `recording to ${options.record?.file} lost ${stats.droppedEvents} events and ${stats.droppedMedia} media messages (camera, microphone, lidar, DDS samples heard) because writing fell behind`,
+        );
+      return stats;
     },
   };
 }

@@ -14,11 +14,13 @@ export interface RecorderOptions {
   keep?: number;
   /** How often the open chunk is closed and written, ms (default 1000). */
   flushMs?: number;
-  /** Messages waiting to be written before media is dropped (counted); events are never dropped below twice this. */
+  /** Messages waiting to be written before media is dropped (counted); events are dropped (counted) only past twice this. */
   maxPending?: number;
   /** Attachments written at the start of every file (the configuration that ran). */
   attachments?: Array<{ name: string; mediaType: string; data: Buffer }>;
   onError?: (message: string) => void;
+  /** Told once, at the first event dropped because writing fell behind (the recording then misses events; `droppedEvents` counts them). */
+  onDrop?: (message: string) => void;
   /** ms since the epoch (tests). */
   now?: () => number;
 }
@@ -27,6 +29,8 @@ export interface RecorderStats {
   messages: number;
   bytes: number;
   droppedMedia: number;
+  /** Bus events and log lines not recorded because twice `maxPending` messages waited. */
+  droppedEvents: number;
   files: number;
 }
 
@@ -62,7 +66,7 @@ export class Recorder {
   private closed = false;
   private readonly timer: NodeJS.Timeout;
   private fileBytes = 0;
-  private readonly counters: RecorderStats = { messages: 0, bytes: 0, droppedMedia: 0, files: 0 };
+  private readonly counters: RecorderStats = { messages: 0, bytes: 0, droppedMedia: 0, droppedEvents: 0, files: 0 };
   private readonly rotateBytes: number;
   private readonly keep: number;
   private readonly maxPending: number;
@@ -93,6 +97,10 @@ export class Recorder {
     if (this.closed || this.failed) return;
     if ((media && this.pendingMedia >= this.maxPending) || this.queue.length >= 2 * this.maxPending) {
       if (media) this.counters.droppedMedia++;
+      else if (this.counters.droppedEvents++ === 0)
+        this.options.onDrop?.(
+          `recording to ${this.options.file} fell behind (${this.queue.length} messages waiting): events are being dropped from it; the count is printed when it closes`,
+        );
       return;
     }
     this.queue.push({ topic: spec.topic, spec, message, atMs, media });

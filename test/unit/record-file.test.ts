@@ -12,6 +12,8 @@ import { cameraChannel, eventChannel, eventMessage, frameMessage } from '../../s
 import { decisionsOf, diffDecisions, formatDiff } from '../../src/record/decisions.js';
 import { readRecording, summarise } from '../../src/record/reader.js';
 import { Recorder } from '../../src/record/recorder.js';
+import { startCapture } from '../../src/record/capture.js';
+import { AgentBus } from '../../src/cortex/events.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'cortexd-record-'));
 const ev = (e: Record<string, unknown>) => e as unknown as AgentEvent;
@@ -117,6 +119,29 @@ t.test('media is dropped (and counted) when writing falls behind; events are kep
   t.ok(stats.droppedMedia > 0, `frames dropped (${stats.droppedMedia})`);
   const back = await readRecording(file);
   t.equal(back.messages.filter((m) => m.topic === '/events/tick').length, 1, 'the event is in the file');
+});
+
+t.test('events past twice maxPending are dropped, counted, and said once; the capture says at close what the file lost', async (t) => {
+  const file = join(dir(), 'behind.mcap');
+  const said: string[] = [];
+  const rec = await Recorder.open({ file, maxPending: 4, onDrop: (m) => said.push(m) });
+  for (let i = 0; i < 50; i++) rec.write(eventChannel('tick'), { type: 'tick', at: i, n: i }, i);
+  const stats = await rec.close();
+  t.equal(stats.messages + stats.droppedEvents, 50, `every event is written or counted (${stats.messages} written, ${stats.droppedEvents} dropped)`);
+  t.ok(stats.droppedEvents > 0);
+  t.equal(said.length, 1, 'said once');
+  t.match(said[0], /behind\.mcap fell behind \(\d+ messages waiting\): events are being dropped/);
+  t.equal((await readRecording(file)).messages.filter((m) => m.topic === '/events/tick').length, stats.messages, 'what was written is in the file');
+
+  // The same through the capture a run attaches: a burst of bus events with no turn of the event loop between them.
+  const bus = new AgentBus();
+  const warnings: string[] = [];
+  const capture = await startCapture({ bus, record: { file: join(dir(), 'burst.mcap') }, onWarning: (m) => warnings.push(m) });
+  for (let i = 0; i < 1500; i++) bus.emit({ type: 'tick', at: Date.now(), mode: 'idle', n: i, late_skipped: 0, lateness_ms: 0, called_model: false });
+  const burst = await capture.close();
+  t.ok(burst && burst.droppedEvents > 0, 'a burst of 1500 events passes the limit (1024 waiting)');
+  t.equal(warnings.length, 2, 'said at the first drop and at close');
+  t.match(warnings[1], new RegExp(`burst\\.mcap lost ${burst?.droppedEvents} events and 0 media messages`));
 });
 
 t.test('decisions: a changed keyword shows as exactly the mode switch that differs', async (t) => {
