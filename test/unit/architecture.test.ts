@@ -37,6 +37,7 @@ const ALLOWED: Record<string, string> = {
   'module-mutable src/plugins/args.ts entryArgs':
     "a memo of a pure function (an entry's config block to the zod arguments it declares) keyed by the immutable block",
   'module-mutable src/cortex/tools.ts converted': "a memo of a pure function (an action's zod schema to JSON Schema) keyed by the immutable schema",
+  'module-mutable src/redact.ts verdicts': 'a memo of a pure function (a field name to whether it names a secret), bounded to 4,096 names',
   'module-mutable devices/camera-sim.ts backgrounds': 'a memo of drawn backgrounds per size (pure pixels), keyed by the OpenCV module',
   'module-mutable src/config/issues.ts OPEN_OBJECTS':
     'marks schema objects as open while the schema modules load (like a symbol on the schema); read only after',
