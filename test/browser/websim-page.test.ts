@@ -10,6 +10,9 @@ import { startAgent, workDir, type AgentProcess } from '../helpers/agent-process
 import type { AgentEvent } from '../../src/cortex/events.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+// The callbacks of page.waitForFunction run in Chromium, where this exists (the test tsconfig has no DOM library).
+// biome-ignore lint/suspicious/noExplicitAny: the page's document, typed by the browser
+declare const document: any;
 const CHROMIUM = '/usr/bin/chromium';
 const pageBuilt = existsSync(join(ROOT, 'dist', 'websim', 'app.js'));
 requireBuild({ page: true });
@@ -116,10 +119,11 @@ t.test('the default agent with WebSim: current mode highlighted, typed text to a
   // A manual switch the configuration does not allow (its only manual rule leads to idle) is refused, with the reason shown.
   await page.locator('#switch-buttons button[data-mode="sleep"]').click();
   await page.locator('#switch-note.bad', { hasText: /Switch to Sleep refused: .+/ }).waitFor({ timeout: 10_000 });
-  // Every event re-renders the page; the note keeps the reply's words through the next tick's events.
-  const refusedAt = agent.events.find((e) => e.type === 'mode.refused')?.at ?? Date.now();
-  await agent.waitFor((e) => e.type === 'tick' && e.at > refusedAt + 100, 15_000, 'a tick after the refusal');
-  await new Promise((r) => setTimeout(r, 200));
+  // Every event re-renders the page; the note keeps the reply's words once the page has drawn a later tick.
+  const drawn = Number(/ticks(\d+)/.exec((await page.locator('#counters').textContent()) ?? '')?.[1]);
+  await page.waitForFunction((n) => Number(/ticks(\d+)/.exec(document.querySelector('#counters')?.textContent ?? '')?.[1]) > n, drawn, {
+    timeout: 15_000,
+  });
   t.match(await page.locator('#switch-note.bad').textContent(), /^Switch to Sleep refused: .+/, 'a later render keeps the refusal note as the reply wrote it');
   t.ok(await page.locator('#graph g.node.current[data-mode="conversation"]').isVisible(), 'still in conversation');
 
