@@ -76,7 +76,7 @@ t.test('16 sockets of 3840x2160 frames from 8 keys: chat stays fast, keys take t
           viewer.send({ timestamp: Date.now() / 1000, frame: normal.base64 });
           peak = Math.max(peak, workerMb(svc.pid));
           viewerReplies = viewer.messages.slice(before).filter((m) => 'vlm_reply' in m).length;
-          if (viewerReplies >= 1) child.kill('SIGTERM');
+          if (viewerReplies >= 1 && !child.killed) child.kill('SIGTERM');
         }, 200);
       });
       child.on('exit', (code) => {
